@@ -1,0 +1,68 @@
+#include "common/status_util.h"
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
+
+namespace npuperf {
+namespace {
+
+constexpr char kBadRequestUrl[] = "type.googleapis.com/google.rpc.BadRequest";
+constexpr size_t kMaxMessageBytes = 1024;
+
+}  // namespace
+
+absl::Status InvalidArgumentWithFields(const std::vector<FieldViolation>& violations) {
+  google::rpc::BadRequest bad;
+  std::string message = "invalid request:";
+  for (const auto& v : violations) {
+    auto* fv = bad.add_field_violations();
+    fv->set_field(v.field);
+    fv->set_description(v.description);
+    absl::StrAppend(&message, " ", v.field, ": ", v.description, ";");
+  }
+  message.pop_back();
+  absl::Status status = absl::InvalidArgumentError(message);
+  status.SetPayload(kBadRequestUrl, absl::Cord(bad.SerializeAsString()));
+  return status;
+}
+
+std::vector<FieldViolation> FieldViolationsOf(const absl::Status& status) {
+  std::vector<FieldViolation> out;
+  auto payload = status.GetPayload(kBadRequestUrl);
+  google::rpc::BadRequest bad;
+  if (!payload.has_value() || !bad.ParseFromString(std::string(*payload))) return out;
+  for (const auto& fv : bad.field_violations()) out.push_back({fv.field(), fv.description()});
+  return out;
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  std::string message(status.message().substr(0, kMaxMessageBytes));
+  const auto code = static_cast<grpc::StatusCode>(status.raw_code());
+  google::rpc::Status details;
+  status.ForEachPayload([&](std::string_view url, const absl::Cord& payload) {
+    auto* any = details.add_details();
+    any->set_type_url(std::string(url));
+    any->set_value(std::string(payload));
+  });
+  if (details.details().empty()) return grpc::Status(code, message);
+  details.set_code(status.raw_code());
+  details.set_message(message);
+  return grpc::Status(code, message, details.SerializeAsString());
+}
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  absl::Status out(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+  google::rpc::Status details;
+  if (!status.error_details().empty() && details.ParseFromString(status.error_details())) {
+    for (const auto& any : details.details()) {
+      out.SetPayload(any.type_url(), absl::Cord(any.value()));
+    }
+  }
+  return out;
+}
+
+}  // namespace npuperf
