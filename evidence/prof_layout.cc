@@ -1,0 +1,162 @@
+#include "evidence/prof_layout.h"
+
+#include <algorithm>
+#include <map>
+#include <system_error>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "evidence/str_util.h"
+#include "absl/strings/str_join.h"
+
+namespace npuperf::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(c); });
+}
+
+std::vector<fs::path> SortedChildren(const fs::path& dir, std::error_code& ec) {
+  std::vector<fs::path> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string JoinNames(const std::vector<fs::path>& paths) {
+  return absl::StrJoin(paths, ", ", [](std::string* out, const fs::path& p) {
+    absl::StrAppend(out, p.string());
+  });
+}
+
+// Parses "<name>_<ts>.csv" or "<name>_slice_<k>_<ts>.csv". slice = -1 for the
+// unsliced form.
+bool ParseCsvName(std::string_view file, std::string_view name, std::string* ts, int* slice) {
+  if (!internal::StartsWith(file, name) || !internal::EndsWith(file, ".csv")) return false;
+  file.remove_prefix(name.size());
+  file.remove_suffix(4);
+  if (!internal::ConsumePrefix(&file, "_")) return false;
+  *slice = -1;
+  if (internal::ConsumePrefix(&file, "slice_")) {
+    size_t us = file.find('_');
+    if (us == std::string_view::npos || !absl::SimpleAtoi(internal::ToAbsl(file.substr(0, us)), slice) ||
+        !AllDigits(file.substr(0, us))) {
+      return false;
+    }
+    file.remove_prefix(us + 1);
+  }
+  if (!AllDigits(file)) return false;
+  *ts = std::string(file);
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(output_dir, ec)) {
+    return absl::NotFoundError(internal::Cat(output_dir.string(), ": not a directory"));
+  }
+  std::vector<fs::path> found;
+  for (const fs::path& p : SortedChildren(output_dir, ec)) {
+    if (internal::StartsWith(p.filename().string(), "PROF_") && fs::is_directory(p, ec)) {
+      found.push_back(p);
+    }
+  }
+  if (ec) return absl::InternalError(internal::Cat(output_dir.string(), ": ", ec.message()));
+  if (found.empty()) {
+    return absl::NotFoundError(internal::Cat("no PROF_* directory in ", output_dir.string()));
+  }
+  if (found.size() > 1) {
+    return absl::FailedPreconditionError(internal::Cat("expected exactly one PROF_* directory in ",
+                                                      output_dir.string(), "; found ", found.size(),
+                                                      ": ", JoinNames(found)));
+  }
+  return found.front();
+}
+
+absl::StatusOr<fs::path> ProfilerOutputDir(const fs::path& prof_dir) {
+  fs::path out = prof_dir / "mindstudio_profiler_output";
+  std::error_code ec;
+  if (!fs::is_directory(out, ec)) {
+    return absl::NotFoundError(internal::Cat("no mindstudio_profiler_output in ", prof_dir.string(),
+                                            " (was msprof's export step run?)"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<fs::path>> FindCsvParts(const fs::path& output_dir,
+                                                   std::string_view name) {
+  std::error_code ec;
+  // timestamp -> slice -> path
+  std::map<std::string, std::map<int, fs::path>> exports;
+  for (const fs::path& p : SortedChildren(output_dir, ec)) {
+    std::string ts;
+    int slice = -1;
+    if (!ParseCsvName(p.filename().string(), name, &ts, &slice)) continue;
+    exports[ts][slice] = p;
+  }
+  if (ec) return absl::InternalError(internal::Cat(output_dir.string(), ": ", ec.message()));
+  if (exports.empty()) return std::vector<fs::path>();
+  if (exports.size() > 1) {
+    std::vector<fs::path> all;
+    for (const auto& [ts, parts] : exports) {
+      for (const auto& [k, p] : parts) all.push_back(p);
+    }
+    return absl::FailedPreconditionError(internal::Cat("expected one export of ", name, " in ",
+                                                      output_dir.string(), "; found ",
+                                                      JoinNames(all)));
+  }
+  const std::map<int, fs::path>& parts = exports.begin()->second;
+  std::vector<fs::path> out;
+  if (parts.count(-1) != 0) {
+    if (parts.size() > 1) {
+      return absl::FailedPreconditionError(internal::Cat(name, " in ", output_dir.string(),
+                                                        " is both whole and sliced"));
+    }
+    out.push_back(parts.at(-1));
+    return out;
+  }
+  int expect = 0;
+  for (const auto& [k, p] : parts) {
+    if (k != expect) {
+      return absl::FailedPreconditionError(internal::Cat(name, " slice ", expect, " missing in ",
+                                                        output_dir.string()));
+    }
+    ++expect;
+    out.push_back(p);
+  }
+  return out;
+}
+
+const std::vector<std::string>& SevenMetrics() {
+  static const auto* const kMetrics = new std::vector<std::string>{
+      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
+      "MemoryUB", "L2Cache", "ResourceConflictRatio"};
+  return *kMetrics;
+}
+
+absl::StatusOr<std::vector<DeviceDb>> FindDeviceDbs(const fs::path& prof_dir,
+                                                    std::string_view db_name) {
+  std::error_code ec;
+  std::vector<DeviceDb> out;
+  for (const fs::path& p : SortedChildren(prof_dir, ec)) {
+    std::string base = p.filename().string();
+    int id = -1;
+    if (!internal::StartsWith(base, "device_") || !absl::SimpleAtoi(internal::ToAbsl(std::string_view(base).substr(7)), &id)) continue;
+    fs::path db = p / "sqlite" / std::string(db_name);
+    if (fs::is_regular_file(db, ec)) out.push_back({id, db});
+  }
+  if (ec) return absl::InternalError(internal::Cat(prof_dir.string(), ": ", ec.message()));
+  std::sort(out.begin(), out.end(), [](const DeviceDb& a, const DeviceDb& b) {
+    return a.device_id < b.device_id;
+  });
+  return out;
+}
+
+}  // namespace npuperf::evidence

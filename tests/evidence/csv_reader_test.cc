@@ -1,0 +1,139 @@
+#include "evidence/csv_reader.h"
+
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/evidence/test_util.h"
+
+namespace npuperf::evidence {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::unique_ptr<CsvReader> Reader(std::string bytes) {
+  auto r = CsvReader::FromStream(std::make_unique<std::istringstream>(std::move(bytes)), "t.csv");
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? std::move(*r) : nullptr;
+}
+
+absl::Status OpenError(std::string bytes) {
+  auto r = CsvReader::FromStream(std::make_unique<std::istringstream>(std::move(bytes)), "t.csv");
+  return r.ok() ? absl::OkStatus() : r.status();
+}
+
+absl::Status FirstRowError(std::string bytes) {
+  auto r = Reader(std::move(bytes));
+  if (!r) return absl::InternalError("open failed");
+  absl::StatusOr<bool> got = r->Next();
+  return got.ok() ? absl::OkStatus() : got.status();
+}
+
+TEST(CsvReaderTest, BomCrlfTabsAndQuotedCommas) {
+  auto r = Reader(
+      "\xEF\xBB\xBFOp Name,Task Start Time(us),Input Shapes\r\n"
+      "k1,1780676244313289.000\t,\"1,32;1,32\"\r\n"
+      "\r\n"
+      "k2,12.5\t,\"say \"\"hi\"\"\"\r\n");
+  ASSERT_NE(r, nullptr);
+  EXPECT_THAT(r->header(), ElementsAre("Op Name", "Task Start Time(us)", "Input Shapes"));
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->line(), 2u);
+  EXPECT_EQ(r->Cell(0), "k1");
+  EXPECT_EQ(r->Cell(1), "1780676244313289.000");
+  EXPECT_EQ(r->Cell(2), "1,32;1,32");
+  EXPECT_DOUBLE_EQ(**r->Number(1), 1780676244313289.0);
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->line(), 4u);
+  EXPECT_EQ(r->Cell(2), "say \"hi\"");
+  EXPECT_FALSE(*r->Next());
+}
+
+TEST(CsvReaderTest, QuotedNewlineAdvancesLineCount) {
+  auto r = Reader("a,b\n\"x\ny\",1\nz,oops\n");
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->Cell(0), "x\ny");
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->line(), 4u);
+  absl::StatusOr<std::optional<double>> bad = r->Number(1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("t.csv:4: column 2 (b): not a number: 'oops'"));
+}
+
+TEST(CsvReaderTest, MissingMarkersAreNullopt) {
+  auto r = Reader("a,b,c,d,e\nN/A,NA,-,,3\n");
+  ASSERT_TRUE(*r->Next());
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(r->Number(i)->has_value()) << i;
+  EXPECT_DOUBLE_EQ(**r->Number(4), 3.0);
+  EXPECT_FALSE(r->Number(-1)->has_value());
+}
+
+TEST(CsvReaderTest, RejectsNanInfAndGarbageNumbers) {
+  for (const char* cell : {"nan", "inf", "-inf", "0x10", "1.2.3", "12us", "1e999"}) {
+    EXPECT_FALSE(ParseNumberCell(cell).ok()) << cell;
+  }
+  EXPECT_DOUBLE_EQ(**ParseNumberCell(" -1.5e2\t"), -150.0);
+}
+
+TEST(CsvReaderTest, TrailingCommaFilesDropTheEmptyColumn) {
+  auto r = Reader("block_id,sub_block_id,aiv_time(us),\n0,vector0,5.18,\n1,vector1,6.14\n");
+  EXPECT_THAT(r->header(), ElementsAre("block_id", "sub_block_id", "aiv_time(us)"));
+  ASSERT_TRUE(*r->Next());
+  EXPECT_DOUBLE_EQ(**r->Number(2), 5.18);
+  ASSERT_TRUE(*r->Next());
+  EXPECT_DOUBLE_EQ(**r->Number(2), 6.14);
+}
+
+TEST(CsvReaderTest, DuplicateAndEmptyHeadersAreErrors) {
+  absl::Status dup = OpenError("a,b,a\n1,2,3\n");
+  EXPECT_THAT(dup.message(), HasSubstr("duplicate header 'a' in columns 1 and 3"));
+  EXPECT_THAT(OpenError("a,,b\n").message(), HasSubstr("empty header name in column 2"));
+  EXPECT_THAT(OpenError("").message(), HasSubstr("t.csv: empty file"));
+}
+
+TEST(CsvReaderTest, RaggedRowsNameTheLine) {
+  EXPECT_THAT(FirstRowError("a,b\n1,2,3\n").message(),
+              HasSubstr("t.csv:2: ragged row: 3 cells, header has 2 columns"));
+  EXPECT_THAT(FirstRowError("a,b\n1\n").message(), HasSubstr("ragged row: 1 cells"));
+}
+
+TEST(CsvReaderTest, StrayQuotesAreErrors) {
+  EXPECT_THAT(FirstRowError("a,b\nx\"y,2\n").message(), HasSubstr("t.csv:2: quote inside"));
+  EXPECT_THAT(FirstRowError("a,b\n\"x\"y,2\n").message(), HasSubstr("after a closing quote"));
+  EXPECT_THAT(FirstRowError("a,b\n\"xy,2\n").message(), HasSubstr("unterminated quoted cell"));
+}
+
+TEST(CsvReaderTest, FindAnyResolvesAliases) {
+  auto r = Reader("Op Name,Block Dim,Mix Block Dim\n");
+  EXPECT_EQ(r->FindAny({"Block Num", "Block Dim"}), 1);
+  EXPECT_EQ(r->FindAny({"Mix Block Num", "Mix Block Dim"}), 2);
+  EXPECT_EQ(r->Find("Block Num"), -1);
+}
+
+TEST(CsvReaderTest, OpenMissingFileIsNotFound) {
+  auto r = CsvReader::Open("/nonexistent/x.csv");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/x.csv"));
+}
+
+TEST(CsvSliceReaderTest, ReadsSlicesInOrderAndChecksHeaders) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.path() / "s0.csv", "a,b\n1,2\n");
+  testing::WriteFile(dir.path() / "s1.csv", "a,b\n3,4\n");
+  testing::WriteFile(dir.path() / "s2.csv", "a,c\n5,6\n");
+  auto r = CsvSliceReader::Open({dir.path() / "s0.csv", dir.path() / "s1.csv"});
+  ASSERT_TRUE(r.ok());
+  std::vector<double> seen;
+  while (*(*r)->Next()) seen.push_back(**(*r)->Number(1));
+  EXPECT_THAT(seen, ElementsAre(2, 4));
+  auto bad = CsvSliceReader::Open({dir.path() / "s0.csv", dir.path() / "s2.csv"});
+  ASSERT_TRUE(bad.ok());
+  ASSERT_TRUE(*(*bad)->Next());
+  absl::StatusOr<bool> next = (*bad)->Next();
+  ASSERT_FALSE(next.ok());
+  EXPECT_THAT(next.status().message(), HasSubstr("s2.csv: header differs"));
+}
+
+}  // namespace
+}  // namespace npuperf::evidence
