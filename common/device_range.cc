@@ -13,7 +13,7 @@ namespace {
 
 constexpr int kMaxDeviceId = 1023;
 
-absl::StatusOr<int> ParseId(std::string_view text, std::string_view item) {
+absl::StatusOr<int> ParseId(absl::string_view text, absl::string_view item) {
   int value = -1;
   const auto* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, value);
@@ -26,14 +26,14 @@ absl::StatusOr<int> ParseId(std::string_view text, std::string_view item) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<int>> ParseDeviceRange(std::string_view text) {
+absl::StatusOr<std::vector<int>> ParseDeviceRange(absl::string_view text) {
   std::set<int> ids;
   if (absl::StripAsciiWhitespace(text).empty()) {
     return absl::InvalidArgumentError("empty device list");
   }
-  for (std::string_view item : absl::StrSplit(text, ',')) {
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
     item = absl::StripAsciiWhitespace(item);
-    std::vector<std::string_view> ends = absl::StrSplit(item, absl::MaxSplits('-', 1));
+    std::vector<absl::string_view> ends = absl::StrSplit(item, absl::MaxSplits('-', 1));
     auto first = ParseId(ends[0], item);
     if (!first.ok()) return first.status();
     int last = *first;
@@ -63,11 +63,11 @@ std::string FormatDeviceRange(const std::vector<int>& ids) {
   return out;
 }
 
-absl::StatusOr<std::map<int, std::string>> ParseDeviceMap(std::string_view text) {
+absl::StatusOr<std::map<int, std::string>> ParseDeviceMap(absl::string_view text) {
   std::map<int, std::string> out;
-  for (std::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     item = absl::StripAsciiWhitespace(item);
-    std::vector<std::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    std::vector<absl::string_view> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
     if (kv.size() != 2 || absl::StripAsciiWhitespace(kv[1]).empty()) {
       return absl::InvalidArgumentError(
           absl::StrCat("bad device map item '", item, "' (want RANGE=VALUE)"));

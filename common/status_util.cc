@@ -42,7 +42,7 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
   std::string message(status.message().substr(0, kMaxMessageBytes));
   const auto code = static_cast<grpc::StatusCode>(status.raw_code());
   google::rpc::Status details;
-  status.ForEachPayload([&](std::string_view url, const absl::Cord& payload) {
+  status.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
     auto* any = details.add_details();
     any->set_type_url(std::string(url));
     any->set_value(std::string(payload));

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace npuperf {
+
+// Operator bundles: an operator directory packed as a POSIX ustar/pax tar
+// (libarchive). Packing is deterministic (sorted entries, zero mtimes, no
+// owners), so the same directory always has the same sha256.
+
+// Packs regular files and directories under dir (symlinks, sockets and
+// devices are refused; .git, __pycache__, .msprof and docs/perf are skipped:
+// they are outputs, not inputs). Fails past max_bytes.
+absl::StatusOr<std::string> PackBundle(const std::filesystem::path& dir, int64_t max_bytes);
+
+// Checks a tar without extracting: only regular files and directories,
+// relative paths without "..", total size under max_bytes.
+absl::Status VerifyBundle(const std::string& tar, int64_t max_bytes);
+
+// Extracts into dest (created if missing), after the same checks; never
+// writes outside dest.
+absl::Status UnpackBundle(const std::string& tar, const std::filesystem::path& dest,
+                          int64_t max_bytes);
+
+}  // namespace npuperf

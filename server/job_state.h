@@ -1,0 +1,31 @@
+#pragma once
+
+#include "npuperf/v1/collection.pb.h"
+
+namespace npuperf::server {
+
+// Pure functions over job and collection states (no I/O).
+
+// SUCCEEDED, FAILED and CANCELLED.
+bool IsTerminal(v1::JobState state);
+bool IsTerminal(v1::CollectionState state);
+
+// Whether the state machine allows from -> to:
+// QUEUED -> LEASED | CANCELLED; LEASED -> RUNNING | QUEUED (lease lost, retry)
+// | SUCCEEDED | FAILED | CANCELLED; RUNNING -> QUEUED | SUCCEEDED | FAILED |
+// CANCELLED. Terminal states never change.
+bool CanTransition(v1::JobState from, v1::JobState to);
+
+// Adds one job in `state` to the counts.
+void CountJob(v1::JobState state, v1::JobCounts* counts);
+
+// A collection's state from its job counts: CANCELLED once a cancel was
+// requested and every job is terminal; SUCCEEDED when all succeeded; FAILED
+// when all are terminal and one failed; RUNNING once any job left the queue.
+v1::CollectionState DeriveCollectionState(const v1::JobCounts& counts, bool cancel_requested);
+
+// Lower-case names for logs and metrics labels ("queued", "leased", ...).
+const char* JobStateName(v1::JobState state);
+const char* CollectionStateName(v1::CollectionState state);
+
+}  // namespace npuperf::server

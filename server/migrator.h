@@ -1,0 +1,37 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace npuperf::server {
+
+// One schema change (migrations/<dialect>/NNNN_name.sql).
+struct Migration {
+  int version = 0;
+  std::string name;
+  std::string sql;
+};
+
+// The migrations compiled into this binary for "sqlite" or "postgres", in
+// version order (generated from migrations/ at build time).
+std::vector<Migration> EmbeddedMigrations(std::string_view dialect);
+
+// What a backend provides to apply migrations: the applied versions, and a
+// function applying one migration and recording it in schema_migrations in
+// the same transaction.
+struct MigrationTarget {
+  std::function<absl::StatusOr<std::vector<int>>()> applied_versions;
+  std::function<absl::Status(const Migration&)> apply;
+};
+
+// Applies the pending migrations in order. Fails if the database has a
+// version this binary does not know (a newer server migrated it).
+// Returns the number applied.
+absl::StatusOr<int> ApplyMigrations(const std::vector<Migration>& migrations,
+                                    const MigrationTarget& target);
+
+}  // namespace npuperf::server

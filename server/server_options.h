@@ -1,0 +1,28 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "server/scheduler.h"
+
+namespace npuperf::server {
+
+// Flags of npuperf-server, parsed in main.cc.
+struct ServerOptions {
+  // gRPC address; port 0 picks a free port. Default: 127.0.0.1:50051.
+  std::string listen = "127.0.0.1:50051";
+  // Prometheus /metrics address; port 0 picks a free port. Default: 127.0.0.1:9464.
+  std::string metrics_listen = "127.0.0.1:9464";
+  // "sqlite:PATH" or "postgres://...". Default: sqlite:var/npuperf.db.
+  std::string db = "sqlite:var/npuperf.db";
+  // Bearer tokens ("team|agent NAME SHA256HEX" lines). Default: none, which
+  // disables authentication (development mode, logged as a warning).
+  std::string tokens_file;
+  // How often expired leases are taken back. Default: 1 s.
+  std::chrono::milliseconds reaper_interval{1'000};
+  // Grace for in-flight RPCs at SIGTERM. Default: 10 s.
+  std::chrono::milliseconds shutdown_grace{10'000};
+  SchedulerOptions scheduler;
+};
+
+}  // namespace npuperf::server

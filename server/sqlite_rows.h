@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+#include "SQLiteCpp/Column.h"
+#include "SQLiteCpp/Statement.h"
+#include "npuperf/v1/agent_service.pb.h"
+#include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/comparison.pb.h"
+#include "npuperf/v1/query_service.pb.h"
+
+// Row <-> message mapping for SqliteStore (internal to the SQLite backend).
+namespace npuperf::server {
+
+inline constexpr char kCollectionColumns[] =
+    "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms";
+inline constexpr char kJobColumns[] =
+    "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, "
+    "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "
+    "started_ms, finished_ms";
+inline constexpr char kRoundColumns[] =
+    "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, "
+    "r.created_ms, r.evidence";
+
+std::string BlobOf(const SQLite::Column& column);
+v1::Collection CollectionFromRow(SQLite::Statement& q);
+v1::Job JobFromRow(SQLite::Statement& q);
+// with_evidence=false leaves evidence.evidence_json empty (list views).
+v1::Round RoundFromRow(SQLite::Statement& q, bool with_evidence_json);
+v1::AgentStatus AgentFromRow(SQLite::Statement& q);
+v1::DeviceStatus DeviceFromRow(SQLite::Statement& q, const std::string& agent_state);
+
+}  // namespace npuperf::server

@@ -1,0 +1,471 @@
+// SqliteStore: the job life cycle (claims, leases, results) and rounds.
+#include <map>
+
+#include "SQLiteCpp/Database.h"
+#include "SQLiteCpp/Statement.h"
+#include "SQLiteCpp/Transaction.h"
+#include "absl/strings/str_cat.h"
+#include "server/job_state.h"
+#include "server/sqlite_rows.h"
+#include "server/sqlite_store.h"
+#include "server/store_errors.h"
+
+namespace npuperf::server {
+namespace {
+
+constexpr int kLeased = v1::JOB_STATE_LEASED;
+constexpr int kRunning = v1::JOB_STATE_RUNNING;
+constexpr int kQueued = v1::JOB_STATE_QUEUED;
+
+// Fills what the agent needs to run the job from its collection's spec.
+void FillAssignment(const v1::CollectionSpec& spec, const std::string& operator_name,
+                    v1::JobAssignment* a) {
+  for (const auto& op : spec.operators()) {
+    if (op.name() != operator_name) continue;
+    a->set_bundle_sha256(op.bundle_sha256());
+    a->set_runner(op.runner());
+    a->set_manifest_path(op.manifest_path());
+  }
+  *a->mutable_case_selector() = spec.case_selector();
+  *a->mutable_params() = spec.params();
+  a->set_kind(spec.kind());
+  a->mutable_labels()->insert(spec.labels().begin(), spec.labels().end());
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
+    const ClaimRequest& req, const ClaimChooser& choose) {
+  std::lock_guard<std::mutex> lock(mu_);
+  using Result = std::optional<v1::JobAssignment>;
+  return GuardSqlite("claim job", [&]() -> absl::StatusOr<Result> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // Devices with a live lease are not free, whatever the agent believes.
+    std::vector<OfferedDevice> offered;
+    SQLite::Statement busy(*db_,
+                           "SELECT 1 FROM jobs WHERE agent_id = ? AND device_id = ? AND state IN "
+                           "(?, ?)");
+    for (const auto& d : req.devices) {
+      busy.bind(1, req.agent_id);
+      busy.bind(2, d.device_id);
+      busy.bind(3, kLeased);
+      busy.bind(4, kRunning);
+      if (!busy.executeStep()) offered.push_back(d);
+      busy.reset();
+    }
+    if (offered.empty()) return Result();
+    std::map<std::string, int> collection_active, team_active;
+    SQLite::Statement active(*db_,
+                             "SELECT collection_id, team, COUNT(*) FROM jobs WHERE state IN (?, ?) "
+                             "GROUP BY collection_id, team");
+    active.bind(1, kLeased);
+    active.bind(2, kRunning);
+    while (active.executeStep()) {
+      collection_active[active.getColumn(0).getString()] += active.getColumn(2).getInt();
+      team_active[active.getColumn(1).getString()] += active.getColumn(2).getInt();
+    }
+    // Jobs of one collection share constraints and priority: its oldest
+    // queued job stands for all of them.
+    SQLite::Statement heads(*db_,
+                            "SELECT j.id, j.collection_id, j.team, j.priority, c.spec, "
+                            "j.operator_name FROM jobs j JOIN collections c ON c.id = j.collection_id"
+                            " WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? GROUP BY "
+                            "collection_id) ORDER BY j.priority DESC, j.id");
+    heads.bind(1, kQueued);
+    std::vector<v1::CollectionSpec> specs;
+    std::vector<ClaimCandidate> candidates;
+    std::vector<std::string> operators;
+    while (heads.executeStep()) {
+      specs.emplace_back().ParseFromString(BlobOf(heads.getColumn(4)));
+      ClaimCandidate c;
+      c.job_id = heads.getColumn(0).getInt64();
+      c.collection_id = heads.getColumn(1).getString();
+      c.team = heads.getColumn(2).getString();
+      c.priority = heads.getColumn(3).getInt();
+      c.collection_active = collection_active[c.collection_id];
+      c.team_active = team_active[c.team];
+      candidates.push_back(std::move(c));
+      operators.push_back(heads.getColumn(5).getString());
+    }
+    for (size_t i = 0; i < candidates.size(); ++i) candidates[i].spec = &specs[i];
+    auto choice = choose(candidates, offered, req.agent_labels);
+    if (!choice) return Result();
+    const ClaimCandidate& pick = candidates[choice->first];
+    const OfferedDevice& device = offered[choice->second];
+    SQLite::Statement lease(*db_,
+                            "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
+                            "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
+                            "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
+                            "NULL WHERE id = ? AND state = ? RETURNING attempt, max_attempts, "
+                            "fencing_token, op_name, case_id");
+    lease.bind(1, kLeased);
+    lease.bind(2, req.agent_id);
+    lease.bind(3, req.host);
+    lease.bind(4, device.device_id);
+    lease.bind(5, device.soc);
+    lease.bind(6, req.now_ms + req.lease_ttl_ms);
+    lease.bind(7, req.now_ms);
+    lease.bind(8, pick.job_id);
+    lease.bind(9, kQueued);
+    if (!lease.executeStep()) return absl::AbortedError("job claimed concurrently");
+    v1::JobAssignment a;
+    a.set_job_id(pick.job_id);
+    a.set_collection_id(pick.collection_id);
+    a.set_attempt(lease.getColumn(0).getInt());
+    a.set_max_attempts(lease.getColumn(1).getInt());
+    a.set_fencing_token(lease.getColumn(2).getInt64());
+    a.set_op_name(lease.getColumn(3).getString());
+    a.set_case_id(lease.getColumn(4).getString());
+    lease.reset();
+    a.set_device_id(device.device_id);
+    a.set_soc(device.soc);
+    a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+    a.set_operator_name(operators[choice->first]);
+    FillAssignment(*pick.spec, a.operator_name(), &a);
+    AddEvent(req.now_ms, pick.collection_id, pick.job_id, "job_leased",
+             absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ",
+                          req.host, " device ", device.device_id));
+    RefreshCollectionState(pick.collection_id, req.now_ms);
+    tx.commit();
+    return Result(std::move(a));
+  });
+}
+
+absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_id,
+                                                      const std::vector<AttemptRef>& running,
+                                                      int64_t now_ms, int64_t lease_ttl_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("renew leases", [&]() -> absl::StatusOr<LeaseRenewal> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    LeaseRenewal out;
+    SQLite::Statement q(*db_,
+                        "UPDATE jobs SET lease_expires_ms = ? WHERE id = ? AND fencing_token = ? "
+                        "AND agent_id = ? AND state IN (?, ?) RETURNING collection_id");
+    for (const auto& ref : running) {
+      q.bind(1, now_ms + lease_ttl_ms);
+      q.bind(2, ref.job_id);
+      q.bind(3, ref.fencing_token);
+      q.bind(4, agent_id);
+      q.bind(5, kLeased);
+      q.bind(6, kRunning);
+      if (!q.executeStep()) {
+        out.dropped.push_back(ref);
+      } else if (CollectionCancelled(q.getColumn(0).getString())) {
+        out.cancelled.push_back(ref);
+      }
+      q.reset();
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+// REQUIRES: mu_ held, inside a transaction.
+bool SqliteStore::CollectionCancelled(const std::string& collection_id) {
+  SQLite::Statement c(*db_, "SELECT cancel_reason FROM collections WHERE id = ?");
+  c.bind(1, collection_id);
+  return c.executeStep() && !c.getColumn(0).getString().empty();
+}
+
+absl::StatusOr<std::vector<AttemptRef>> SqliteStore::AdoptAttempts(
+    const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
+    int64_t lease_ttl_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("adopt attempts", [&]() -> absl::StatusOr<std::vector<AttemptRef>> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<AttemptRef> adopted;
+    SQLite::Statement q(*db_,
+                        "UPDATE jobs SET agent_id = ?, lease_expires_ms = ? WHERE id = ? AND "
+                        "fencing_token = ? AND state IN (?, ?) AND lease_expires_ms >= ? AND host = "
+                        "(SELECT host FROM agents WHERE id = ?)");
+    for (const auto& ref : running) {
+      q.bind(1, agent_id);
+      q.bind(2, now_ms + lease_ttl_ms);
+      q.bind(3, ref.job_id);
+      q.bind(4, ref.fencing_token);
+      q.bind(5, kLeased);
+      q.bind(6, kRunning);
+      q.bind(7, now_ms);
+      q.bind(8, agent_id);
+      if (q.exec() > 0) adopted.push_back(ref);
+      q.reset();
+    }
+    tx.commit();
+    return adopted;
+  });
+}
+
+absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& /*agent_id*/,
+                                                 const AttemptRef& ref,
+                                                 const v1::JobProgress& progress, int64_t now_ms,
+                                                 int64_t lease_ttl_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("record progress", [&]() -> absl::StatusOr<bool> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const std::string blob = progress.SerializeAsString();
+    SQLite::Statement q(*db_,
+                        "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
+                        "AND fencing_token = ? AND attempt = ? AND state IN (?, ?) "
+                        "RETURNING collection_id");
+    q.bind(1, kRunning);
+    q.bind(2, blob.data(), static_cast<int>(blob.size()));
+    q.bind(3, now_ms + lease_ttl_ms);
+    q.bind(4, ref.job_id);
+    q.bind(5, ref.fencing_token);
+    q.bind(6, ref.attempt);
+    q.bind(7, kLeased);
+    q.bind(8, kRunning);
+    if (!q.executeStep()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
+          " is not the current lease (stale fencing token, or the job finished)"));
+    }
+    const std::string collection_id = q.getColumn(0).getString();
+    q.reset();
+    const bool cancel = CollectionCancelled(collection_id);
+    RefreshCollectionState(collection_id, now_ms);
+    tx.commit();
+    return cancel;
+  });
+}
+
+absl::StatusOr<ResultAck> SqliteStore::RecordResult(const AttemptResult& r) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("record result", [&]() -> absl::StatusOr<ResultAck> {
+    return ApplyResult(r);
+  });
+}
+
+// REQUIRES: mu_ held.
+absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
+  SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement seen(*db_, "SELECT job_id, round_id FROM result_updates WHERE update_uuid = ?");
+  seen.bind(1, r.update_uuid);
+  if (seen.executeStep()) {
+    if (seen.getColumn(0).getInt64() != r.ref.job_id) {
+      return absl::InvalidArgumentError("update_uuid reused for another job");
+    }
+    ResultAck ack{seen.getColumn(1).isNull() ? 0 : seen.getColumn(1).getInt64(), true, ""};
+    return ack;
+  }
+  SQLite::Statement job(*db_,
+                        "SELECT state, fencing_token, attempt, max_attempts, lost_count, "
+                        "collection_id, team, operator_name, case_id FROM jobs WHERE id = ?");
+  job.bind(1, r.ref.job_id);
+  if (!job.executeStep()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
+  const int state = job.getColumn(0).getInt();
+  if (job.getColumn(1).getInt64() != r.ref.fencing_token || job.getColumn(2).getInt() != r.ref.attempt ||
+      (state != kLeased && state != kRunning)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", r.ref.job_id, " attempt ", r.ref.attempt, " token ", r.ref.fencing_token,
+        " is not the current lease (stale fencing token, or the job finished); result not stored"));
+  }
+  const int attempt = job.getColumn(2).getInt();
+  const int failed_attempts = attempt - job.getColumn(4).getInt();
+  const int max_attempts = job.getColumn(3).getInt();
+  ResultAck ack{0, false, job.getColumn(5).getString()};
+  const std::string team = job.getColumn(6).getString();
+  const std::string op = job.getColumn(7).getString();
+  const std::string case_id = job.getColumn(8).getString();
+  job.reset();
+  std::string reason;
+  int next = v1::JOB_STATE_FAILED;
+  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
+    const std::string blob = r.evidence.SerializeAsString();
+    SQLite::Statement ins(*db_,
+                          "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+                          "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES "
+                          "(?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, ack.collection_id);
+    ins.bind(2, r.ref.job_id);
+    ins.bind(3, attempt);
+    ins.bind(4, team);
+    ins.bind(5, op);
+    ins.bind(6, case_id);
+    ins.bind(7, r.evidence.duration().aggregate_us());
+    ins.bind(8, r.evidence.bound().label());
+    ins.bind(9, blob.data(), static_cast<int>(blob.size()));
+    ins.bind(10, r.now_ms);
+    ins.exec();
+    ack.round_id = db_->getLastInsertRowid();
+    SQLite::Statement metric(*db_, "INSERT OR REPLACE INTO round_metrics VALUES (?, ?, ?)");
+    for (const auto& [name, value] : r.metrics) {
+      metric.bind(1, ack.round_id);
+      metric.bind(2, name);
+      metric.bind(3, value);
+      metric.exec();
+      metric.reset();
+    }
+    next = v1::JOB_STATE_SUCCEEDED;
+  } else if (r.outcome == v1::ATTEMPT_OUTCOME_CANCELLED) {
+    next = v1::JOB_STATE_CANCELLED;
+    reason = absl::StrCat("cancelled: ", r.failure_reason);
+  } else if (CollectionCancelled(ack.collection_id)) {
+    next = v1::JOB_STATE_CANCELLED;
+    reason = absl::StrCat("cancelled with its collection after attempt ", attempt, " failed: ",
+                          r.failure_reason);
+  } else if (r.retryable && failed_attempts < max_attempts) {
+    next = kQueued;
+    reason = absl::StrCat("attempt ", attempt, " failed, retrying: ", r.failure_reason);
+  } else {
+    reason = absl::StrCat("attempt ", attempt, " failed: ", r.failure_reason);
+  }
+  SQLite::Statement up(*db_,
+                       "UPDATE jobs SET state = ?, reason = ?, round_id = ?, kernel_time_us = ?, "
+                       "bound_label = ?, lease_expires_ms = NULL, finished_ms = ? WHERE id = ?");
+  up.bind(1, next);
+  up.bind(2, reason);
+  if (ack.round_id > 0) {
+    up.bind(3, ack.round_id);
+    up.bind(4, r.evidence.duration().aggregate_us());
+    up.bind(5, r.evidence.bound().label());
+  } else {
+    up.bind(3);
+    up.bind(4);
+    up.bind(5);
+  }
+  if (next == kQueued) {
+    up.bind(6);
+  } else {
+    up.bind(6, r.now_ms);
+  }
+  up.bind(7, r.ref.job_id);
+  up.exec();
+  SQLite::Statement rec(*db_, "INSERT INTO result_updates VALUES (?, ?, ?, ?, ?, ?)");
+  rec.bind(1, r.update_uuid);
+  rec.bind(2, r.ref.job_id);
+  rec.bind(3, attempt);
+  rec.bind(4, r.ref.fencing_token);
+  if (ack.round_id > 0) {
+    rec.bind(5, ack.round_id);
+  } else {
+    rec.bind(5);
+  }
+  rec.bind(6, r.now_ms);
+  rec.exec();
+  AddEvent(r.now_ms, ack.collection_id, r.ref.job_id, "job_result",
+           absl::StrCat(JobStateName(static_cast<v1::JobState>(next)), " ", reason));
+  RefreshCollectionState(ack.collection_id, r.now_ms);
+  tx.commit();
+  return ack;
+}
+
+absl::StatusOr<std::vector<ExpiredLease>> SqliteStore::ExpireLeases(int64_t now_ms,
+                                                                    int32_t max_lost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("expire leases", [&]() -> absl::StatusOr<std::vector<ExpiredLease>> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    std::vector<ExpiredLease> out;
+    SQLite::Statement q(*db_,
+                        "SELECT id, collection_id, agent_id, attempt, lost_count FROM jobs WHERE "
+                        "state IN (?, ?) AND lease_expires_ms < ?");
+    q.bind(1, kLeased);
+    q.bind(2, kRunning);
+    q.bind(3, now_ms);
+    std::vector<std::tuple<int64_t, std::string, std::string, int, int>> rows;
+    while (q.executeStep()) {
+      rows.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                        q.getColumn(2).getString(), q.getColumn(3).getInt(), q.getColumn(4).getInt());
+    }
+    SQLite::Statement up(*db_,
+                         "UPDATE jobs SET state = ?, reason = ?, lost_count = lost_count + 1, "
+                         "lease_expires_ms = NULL, finished_ms = ? WHERE id = ?");
+    for (const auto& [id, collection, agent, attempt, lost] : rows) {
+      const bool cancelled = CollectionCancelled(collection);
+      const bool requeue = !cancelled && lost + 1 < max_lost;
+      const std::string reason =
+          requeue ? absl::StrCat("attempt ", attempt, " lost: lease expired on agent ", agent,
+                                 "; retrying")
+                  : absl::StrCat("attempt ", attempt, " lost: lease expired on agent ", agent,
+                                 "; the job lost its agent ", lost + 1, " times, giving up");
+      up.bind(1, requeue      ? kQueued
+                 : cancelled ? static_cast<int>(v1::JOB_STATE_CANCELLED)
+                             : static_cast<int>(v1::JOB_STATE_FAILED));
+      up.bind(2, cancelled ? "cancelled: lease expired after cancellation" : reason);
+      if (requeue) {
+        up.bind(3);
+      } else {
+        up.bind(3, now_ms);
+      }
+      up.bind(4, id);
+      up.exec();
+      up.reset();
+      AddEvent(now_ms, collection, id, "lease_expired", reason);
+      RefreshCollectionState(collection, now_ms);
+      out.push_back({id, collection, agent, requeue});
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+absl::StatusOr<v1::Round> SqliteStore::GetRound(const std::string& team, int64_t round_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("get round", [&]() -> absl::StatusOr<v1::Round> {
+    SQLite::Statement q(*db_, absl::StrCat("SELECT ", kRoundColumns, " FROM rounds r WHERE r.id = ?"));
+    q.bind(1, round_id);
+    if (!q.executeStep() || (!team.empty() && q.getColumn(4).getString() != team)) {
+      return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
+    }
+    v1::Round round = RoundFromRow(q, true);
+    SQLite::Statement l(*db_, "SELECT key, value FROM collection_labels WHERE collection_id = ?");
+    l.bind(1, round.collection_id());
+    while (l.executeStep()) {
+      (*round.mutable_labels())[l.getColumn(0).getString()] = l.getColumn(1).getString();
+    }
+    return round;
+  });
+}
+
+absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("list rounds", [&]() -> absl::StatusOr<RoundPage> {
+    std::string sql = absl::StrCat("SELECT ", kRoundColumns,
+                                   ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+                                   "m.round_id = r.id AND m.name = :metric WHERE r.team = :team "
+                                   "AND r.id > :after AND r.created_ms >= :since");
+    if (!f.operator_name.empty()) sql += " AND r.operator_name = :op";
+    if (!f.case_id.empty()) sql += " AND r.case_id = :case";
+    if (!f.collection_id.empty()) sql += " AND r.collection_id = :coll";
+    if (f.until_ms > 0) sql += " AND r.created_ms < :until";
+    for (size_t i = 0; i < f.labels.size(); ++i) {
+      absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM collection_labels l WHERE l.collection_id"
+                            " = r.collection_id AND l.key = :k", i, " AND l.value = :v", i, ")");
+    }
+    sql += " ORDER BY r.id LIMIT :limit";
+    SQLite::Statement q(*db_, sql);
+    q.bind(":metric", f.metric);
+    q.bind(":team", f.team);
+    q.bind(":after", f.after_id);
+    q.bind(":since", f.since_ms);
+    if (!f.operator_name.empty()) q.bind(":op", f.operator_name);
+    if (!f.case_id.empty()) q.bind(":case", f.case_id);
+    if (!f.collection_id.empty()) q.bind(":coll", f.collection_id);
+    if (f.until_ms > 0) q.bind(":until", f.until_ms);
+    size_t i = 0;
+    for (const auto& [k, v] : f.labels) {
+      q.bind(absl::StrCat(":k", i), k);
+      q.bind(absl::StrCat(":v", i), v);
+      ++i;
+    }
+    q.bind(":limit", f.limit + 1);
+    RoundPage page;
+    while (q.executeStep()) {
+      if (static_cast<int32_t>(page.rounds.size()) == f.limit) {
+        page.last_id = page.rounds.back().id();
+        break;
+      }
+      v1::Round r = RoundFromRow(q, false);
+      if (!f.metric.empty() && !q.getColumn(9).isNull()) {
+        v1::MetricPoint* p = &page.series.emplace_back();
+        p->set_round_id(r.id());
+        *p->mutable_at() = r.created_at();
+        p->set_value(q.getColumn(9).getDouble());
+      }
+      page.rounds.push_back(std::move(r));
+    }
+    return page;
+  });
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,32 @@
+#include "server/store_factory.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/sqlite_store.h"
+
+namespace npuperf::server {
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
+  if (absl::StartsWith(db, "sqlite:")) {
+    const std::string path = db.substr(7);
+    if (path.empty()) return absl::InvalidArgumentError("--db sqlite: needs a path");
+    if (path != ":memory:") {
+      std::error_code ec;
+      const auto parent = std::filesystem::path(path).parent_path();
+      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    }
+    auto store = SqliteStore::Open(path);
+    if (!store.ok()) return store.status();
+    return std::unique_ptr<Store>(std::move(*store));
+  }
+  if (absl::StartsWith(db, "postgres://") || absl::StartsWith(db, "postgresql://")) {
+    return absl::UnimplementedError(
+        "the PostgreSQL store arrives with the server issue; use --db sqlite:PATH for now");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--db '", db, "': want sqlite:PATH or postgres://user@host:port/dbname"));
+}
+
+}  // namespace npuperf::server
