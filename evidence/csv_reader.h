@@ -108,6 +108,7 @@ class CsvSliceReader {
   std::string_view Cell(int col) const { return current_->Cell(col); }
   absl::StatusOr<std::optional<double>> Number(int col) const { return current_->Number(col); }
   absl::Status ErrorAt(int col, std::string_view what) const { return current_->ErrorAt(col, what); }
+  size_t line() const { return current_->line(); }
   // "file:line" of the current record.
   std::string Where() const;
   const std::filesystem::path& current_path() const { return parts_[index_]; }

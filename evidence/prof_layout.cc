@@ -64,7 +64,8 @@ absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
   }
   std::vector<fs::path> found;
   for (const fs::path& p : SortedChildren(output_dir, ec)) {
-    if (internal::StartsWith(p.filename().string(), "PROF_") && fs::is_directory(p, ec)) {
+    std::error_code ignored;
+    if (internal::StartsWith(p.filename().string(), "PROF_") && fs::is_directory(p, ignored)) {
       found.push_back(p);
     }
   }
@@ -150,7 +151,8 @@ absl::StatusOr<std::vector<DeviceDb>> FindDeviceDbs(const fs::path& prof_dir,
     int id = -1;
     if (!internal::StartsWith(base, "device_") || !absl::SimpleAtoi(internal::ToAbsl(std::string_view(base).substr(7)), &id)) continue;
     fs::path db = p / "sqlite" / std::string(db_name);
-    if (fs::is_regular_file(db, ec)) out.push_back({id, db});
+    std::error_code missing;  // a device without this db is not an error
+    if (fs::is_regular_file(db, missing)) out.push_back({id, db});
   }
   if (ec) return absl::InternalError(internal::Cat(prof_dir.string(), ": ", ec.message()));
   std::sort(out.begin(), out.end(), [](const DeviceDb& a, const DeviceDb& b) {

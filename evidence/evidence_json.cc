@@ -1,0 +1,159 @@
+#include "evidence/evidence_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace npuperf::evidence {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json PerCoreJson(const PerCore& p) {
+  Json cores = Json::array();
+  for (const CoreCycles& c : p.cores) {
+    cores.push_back({{"core_id", c.core_id}, {"cycles", c.cycles}, {"time_us", c.time_us}});
+  }
+  return Json{{"status", p.status},
+              {"scope", "process"},
+              {"device_id", p.device_id},
+              {"core_type", p.core_type},
+              {"db", p.db.string()},
+              {"cores", std::move(cores)},
+              {"freq_ghz", p.freq_ghz},
+              {"ns_per_cycle", p.ns_per_cycle},
+              {"min_us", p.min_us},
+              {"avg_us", p.avg_us},
+              {"max_us", p.max_us},
+              {"spread_pct", p.spread_pct},
+              {"verdict", p.verdict},
+              {"half_gap_pct", p.half_gap_pct},
+              {"half_gap_hint", p.half_gap_hint},
+              {"first_half_avg_us", p.first_half_avg_us},
+              {"second_half_avg_us", p.second_half_avg_us},
+              {"slowest_cores", p.slowest_cores},
+              {"fastest_cores", p.fastest_cores}};
+}
+
+Json RatiosJson(const BoundDiagnosis& b) {
+  Json ratios = Json::object();
+  for (const auto& [family, fields] : b.ratios) {
+    Json f = Json::object();
+    for (const auto& [name, v] : fields) f[name] = v;
+    ratios[family] = std::move(f);
+  }
+  return ratios;
+}
+
+Json BoundJson(const BoundDiagnosis& b) {
+  Json scalar = b.scalar_route_triggered ? Json(*b.scalar_route_triggered) : Json(nullptr);
+  return Json{{"label", b.label},
+              {"primary_core", b.primary_core.empty() ? Json(nullptr) : Json(b.primary_core)},
+              {"routing_label", b.routing_label},
+              {"triggered_families", b.triggered_families},
+              {"ratios", RatiosJson(b)},
+              {"scalar_route_triggered", scalar},
+              {"aicore_time_us", b.aicore_time_us},
+              {"aiv_time_us", b.aiv_time_us},
+              {"evidence_kind", "op_summary_ratio_route"},
+              {"roofline_terminal_status", "insufficient_evidence"},
+              {"pipeline_overlap_status", "unverified"},
+              {"completion_eligible", false},
+              {"caveats", b.caveats}};
+}
+
+Json MetricsJson(const Evidence& ev, Json* sources) {
+  Json metrics = Json::object();
+  *sources = Json::object();
+  for (const MetricGroup& g : ev.metrics) {
+    Json fields = Json::object();
+    for (const auto& [name, v] : g.fields) fields[name] = v;
+    metrics[g.group] = std::move(fields);
+    (*sources)[g.group] = g.source.string() + ":" + std::to_string(g.line);
+  }
+  return metrics;
+}
+
+Json DvfsJson(const DvfsCheck& d) {
+  return Json{{"status", d.status},           {"observed_mhz", d.observed_mhz},
+              {"rated_mhz", d.rated_mhz},     {"deviation_pct", d.deviation_pct},
+              {"tolerance_pct", d.tolerance_pct}, {"source", d.source},
+              {"note", d.note}};
+}
+
+Json Identity(const Evidence& ev) {
+  return Json{{"schema_version", kEvidenceSchemaVersion},
+              {"op_name", ev.op_name},
+              {"op_type", ev.op_type},
+              {"task_type", ev.task_type},
+              {"block_num", ev.block_num},
+              {"mix_block_num", ev.mix_block_num},
+              {"input_shapes", ev.input_shapes},
+              {"input_data_types", ev.input_data_types},
+              {"input_formats", ev.input_formats},
+              {"task_duration_us", ev.task_duration_us},
+              {"duration", {{"samples_us", ev.duration.samples_us},
+                            {"aggregate_us", ev.duration.aggregate_us},
+                            {"method", ev.duration.method},
+                            {"source", ev.duration.source}}},
+              {"aicore_time_us", ev.aicore_time_us},
+              {"aiv_time_us", ev.aiv_time_us},
+              {"head_overhead_us", ev.head_overhead_us},
+              {"head_overhead_pct", ev.head_overhead_pct},
+              {"cube_utilization_pct", ev.cube_utilization_pct}};
+}
+
+}  // namespace
+
+std::string ToJson(const Evidence& ev) {
+  Json j = Identity(ev);
+  Json sources;
+  j["metrics"] = MetricsJson(ev, &sources);
+  j["metric_sources"] = std::move(sources);
+  j["missing_metrics"] = ev.missing_metrics;
+  j["seven_metric_status"] = ev.seven_metric_status;
+  j["l2_hit_rate_pct"] = Json(ev.l2_hit_rate_pct);
+  j["per_core"] = PerCoreJson(ev.per_core);
+  j["per_core_secondary"] = PerCoreJson(ev.per_core_secondary);
+  j["per_core_claim_allowed"] = false;
+  j["bound"] = BoundJson(ev.bound);
+  j["dvfs"] = DvfsJson(ev.dvfs);
+  j["golden"] = {{"status", ev.golden.status},
+                 {"golden_us", ev.golden.golden_us},
+                 {"kernel_us", ev.golden.kernel_us},
+                 {"ratio", ev.golden.ratio},
+                 {"label", ev.golden.label}};
+  Json errors = Json::array();
+  for (const EvidenceError& e : ev.errors) {
+    errors.push_back({{"code", e.code}, {"message", e.message}});
+  }
+  j["errors"] = std::move(errors);
+  j["warnings"] = ev.warnings;
+  j["prof_group"] = ev.prof_group.string();
+  return j.dump(2) + "\n";
+}
+
+std::string ToStatusJson(const Evidence& ev) {
+  Json bound = BoundJson(ev.bound);
+  Json j{{"target_op_name", ev.op_name},
+         {"seven_metric_status", ev.seven_metric_status},
+         {"missing_metrics", ev.missing_metrics},
+         {"per_core_status", ev.per_core.status},
+         {"per_core_claim_allowed", false},
+         {"bound_diagnosis", {{"schema_version", 1},
+                              {"evidence_kind", "op_summary_ratio_route"},
+                              {"primary_core", bound["primary_core"]},
+                              {"primary_core_source", "max(aicore_time(us), aiv_time(us))"},
+                              {"aicore_time_us", ev.bound.aicore_time_us},
+                              {"aiv_time_us", ev.bound.aiv_time_us},
+                              {"routing_label", ev.bound.routing_label},
+                              {"pipe_bound_label", ev.bound.label},
+                              {"triggered_categories", ev.bound.triggered_families},
+                              {"ratios", bound["ratios"]},
+                              {"scalar_route_triggered", bound["scalar_route_triggered"]},
+                              {"roofline_terminal_status", "insufficient_evidence"},
+                              {"pipeline_overlap_status", "unverified"},
+                              {"completion_eligible", false}}},
+         {"error_count", ev.errors.size()}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace npuperf::evidence
