@@ -1,0 +1,157 @@
+#include "evidence/archive.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include "evidence/evidence_json.h"
+#include "evidence/per_core.h"
+#include "evidence/prof_layout.h"
+#include "evidence/str_util.h"
+
+namespace npuperf::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::Cat;
+
+absl::Status PosixError(const fs::path& path, std::string_view op) {
+  int err = errno;
+  std::string msg = Cat(op, " ", path.string(), ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(msg);
+  if (err == EEXIST) return absl::AlreadyExistsError(msg);
+  return absl::InternalError(msg);
+}
+
+absl::Status CopyFile(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) return absl::InternalError(Cat("copy ", from.string(), " -> ", to.string(), ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// Copies table `name` of one metric run; returns files copied.
+absl::StatusOr<int> CopyTable(const fs::path& out_dir, std::string_view name,
+                              const std::string& metric, const fs::path& round_dir) {
+  absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(out_dir, name);
+  if (!parts.ok()) return parts.status();
+  for (size_t k = 0; k < parts->size(); ++k) {
+    std::string dest = parts->size() == 1 ? Cat(name, "_", metric, ".csv")
+                                          : Cat(name, "_", metric, "_slice_", k, ".csv");
+    absl::Status s = CopyFile((*parts)[k], round_dir / dest);
+    if (!s.ok()) return s;
+  }
+  return static_cast<int>(parts->size());
+}
+
+}  // namespace
+
+bool IsValidRoundName(std::string_view name) {
+  if (!internal::ConsumePrefix(&name, "round_") || name.empty()) return false;
+  for (char c : name) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+absl::StatusOr<fs::path> ReserveRound(const fs::path& ops_dir, std::string_view round_name) {
+  std::error_code ec;
+  if (!fs::is_directory(ops_dir, ec)) {
+    return absl::NotFoundError(Cat("'", ops_dir.string(), "' is not a directory."));
+  }
+  fs::path perf = ops_dir / "docs" / "perf";
+  fs::create_directories(perf, ec);
+  if (ec) return absl::InternalError(Cat("create ", perf.string(), ": ", ec.message()));
+  if (!round_name.empty()) {
+    if (!IsValidRoundName(round_name)) {
+      return absl::InvalidArgumentError(Cat("--round-name must match round_NNN; got '", round_name, "'"));
+    }
+    fs::path dir = perf / std::string(round_name);
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      if (errno == EEXIST) {
+        return absl::AlreadyExistsError(Cat("round directory already exists: ", dir.string()));
+      }
+      return PosixError(dir, "mkdir");
+    }
+    return dir;
+  }
+  for (int i = 1; i < 1000000; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "round_%03d", i);
+    fs::path dir = perf / name;
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) return PosixError(dir, "mkdir");
+  }
+  return absl::ResourceExhaustedError(Cat("no free round under ", perf.string()));
+}
+
+absl::Status WriteFileAtomic(const fs::path& path, std::string_view content) {
+  fs::path tmp = path.parent_path() / Cat(".", path.filename().string(), ".", ::getpid(), ".tmp");
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return PosixError(tmp, "open");
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      absl::Status s = PosixError(tmp, "write");
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    ::unlink(tmp.c_str());
+    return PosixError(tmp, "fsync/close");
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    absl::Status s = PosixError(path, "rename");
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ArchiveGroupCsvs(const fs::path& prof_group, const fs::path& round_dir) {
+  int copied = 0;
+  for (const std::string& metric : SevenMetrics()) {
+    fs::path dir = prof_group / ("PROF_" + metric);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    absl::StatusOr<fs::path> prof = FindSingleProfDir(dir);
+    if (!prof.ok()) continue;
+    absl::StatusOr<fs::path> out = ProfilerOutputDir(*prof);
+    if (!out.ok()) continue;
+    for (std::string_view table : {"op_summary", "op_statistic", "task_time", "api_statistic"}) {
+      absl::StatusOr<int> n = CopyTable(*out, table, metric, round_dir);
+      if (!n.ok()) return internal::Annotate(n.status(), Cat("archive ", metric));
+      copied += *n;
+    }
+  }
+  return copied;
+}
+
+absl::StatusOr<int> WriteRound(const Evidence& ev, const fs::path& round_dir, Lang lang) {
+  absl::StatusOr<int> copied = ArchiveGroupCsvs(ev.prof_group, round_dir);
+  if (!copied.ok()) return copied.status();
+  if (!ev.per_core.cores.empty()) {
+    absl::Status s = WriteFileAtomic(round_dir / "per_core_cycles.csv", FormatCoreCyclesCsv(ev.per_core));
+    if (!s.ok()) return s;
+  }
+  SummaryOptions options{lang, round_dir};
+  for (const auto& [name, content] :
+       {std::pair<const char*, std::string>{"summary.txt", RenderSummary(ev, options)},
+        {"evidence.json", ToJson(ev)},
+        {"evidence_status.json", ToStatusJson(ev)}}) {
+    absl::Status s = WriteFileAtomic(round_dir / name, content);
+    if (!s.ok()) return s;
+  }
+  return *copied;
+}
+
+}  // namespace npuperf::evidence

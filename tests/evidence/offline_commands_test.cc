@@ -1,0 +1,135 @@
+#include "client/offline_commands.h"
+
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/evidence/test_util.h"
+
+namespace npuperf::client {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+SummarizeArgs Args(const fs::path& ops) {
+  SummarizeArgs a;
+  a.prof_group = evidence::testing::TestData("group_a2_e2");
+  a.ops_dir = ops;
+  a.op_name = "main_kernel";
+  a.soc = "Ascend910B2";
+  return a;
+}
+
+TEST(SummarizeTest, WritesRoundAndPrintsSummary) {
+  evidence::testing::TempDir ops;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSummarize(Args(ops.path()), out, err), 0) << err.str();
+  fs::path round = ops.path() / "docs/perf/round_001";
+  for (const char* m : {"PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
+                        "MemoryUB", "L2Cache", "ResourceConflictRatio"}) {
+    EXPECT_TRUE(fs::exists(round / (std::string("op_summary_") + m + ".csv"))) << m;
+    EXPECT_TRUE(fs::exists(round / (std::string("task_time_") + m + ".csv"))) << m;
+    EXPECT_TRUE(fs::exists(round / (std::string("op_statistic_") + m + ".csv"))) << m;
+  }
+  EXPECT_THAT(err.str(), HasSubstr("Archived 21 CSV files to: " + round.string()));
+  std::string cycles = evidence::testing::ReadFile(round / "per_core_cycles.csv");
+  EXPECT_THAT(cycles, StartsWith("coreid,task_cycles\n0,143224277\n1,140000000\n"));
+  std::string summary = evidence::testing::ReadFile(round / "summary.txt");
+  EXPECT_EQ(out.str(), summary + "\n");
+  EXPECT_THAT(summary, HasSubstr("Archived CSVs: " + round.string() + "/"));
+  auto j = nlohmann::json::parse(evidence::testing::ReadFile(round / "evidence.json"));
+  EXPECT_EQ(j["op_name"], "main_kernel");
+  EXPECT_EQ(j["seven_metric_status"], "complete");
+  auto st = nlohmann::json::parse(evidence::testing::ReadFile(round / "evidence_status.json"));
+  EXPECT_EQ(st["per_core_claim_allowed"], false);
+  // A second run takes the next free round; gaps are filled first.
+  std::ostringstream out2, err2;
+  ASSERT_EQ(RunSummarize(Args(ops.path()), out2, err2), 0);
+  EXPECT_TRUE(fs::exists(ops.path() / "docs/perf/round_002/summary.txt"));
+  fs::remove_all(round);
+  ASSERT_EQ(RunSummarize(Args(ops.path()), out2, err2), 0);
+  EXPECT_TRUE(fs::exists(round / "summary.txt"));
+}
+
+TEST(SummarizeTest, JsonMdAndZhFormats) {
+  evidence::testing::TempDir ops;
+  SummarizeArgs a = Args(ops.path());
+  a.format = "json";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSummarize(a, out, err), 0);
+  EXPECT_EQ(nlohmann::json::parse(out.str())["bound"]["label"], "SCALAR_BOUND");
+  a.format = "md";
+  a.lang = "zh";
+  a.round_name = "round_042";
+  std::ostringstream md;
+  ASSERT_EQ(RunSummarize(a, md, err), 0);
+  EXPECT_THAT(md.str(), HasSubstr("# Evidence: `main_kernel`"));
+  EXPECT_THAT(evidence::testing::ReadFile(ops.path() / "docs/perf/round_042/summary.txt"),
+              HasSubstr("上板性能统计摘要"));
+  // An explicit round is never reused (the reference overwrote half of it).
+  std::ostringstream again;
+  EXPECT_EQ(RunSummarize(a, again, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("round directory already exists"));
+}
+
+TEST(SummarizeTest, ExitCodes) {
+  evidence::testing::TempDir ops;
+  std::ostringstream out, err;
+  SummarizeArgs a = Args(ops.path());
+  a.round_name = "round_x";
+  EXPECT_EQ(RunSummarize(a, out, err), 2);
+  a = Args(ops.path());
+  a.format = "xml";
+  EXPECT_EQ(RunSummarize(a, out, err), 2);
+  a = Args(ops.path());
+  a.op_name = "nope";
+  EXPECT_EQ(RunSummarize(a, out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("[ERROR] metric PipeUtilization: no row with Op Name == 'nope'"));
+  EXPECT_FALSE(fs::exists(ops.path() / "docs/perf/round_001"));  // nothing reserved on failure
+  a = Args(ops.path() / "missing");
+  EXPECT_EQ(RunSummarize(a, out, err), 1);
+  // Evidence with a recorded error (ratio 1.2) is archived but exits 1.
+  a = Args(ops.path());
+  a.prof_group = evidence::testing::TestData("group_aiv_partial");
+  a.op_name = "sanitized_add_custom_vector";
+  std::ostringstream out2;
+  EXPECT_EQ(RunSummarize(a, out2, err), 1);
+  EXPECT_THAT(out2.str(), HasSubstr("[RATIO_OUT_OF_RANGE]"));
+}
+
+TEST(ListOpNamesTest, TsvAndErrors) {
+  std::ostringstream out, err;
+  ASSERT_EQ(RunListOpNames(evidence::testing::TestData("group_a2_e2"), out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), StartsWith("count\ttask_type\ttotal_duration_us\texact_op_name\n"
+                                    "1\tMIX_AIC\t87139.380000\tmain_kernel\n"));
+  evidence::testing::TempDir empty;
+  EXPECT_EQ(RunListOpNames(empty.path(), out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("discovery requires exactly one PipeUtilization op_summary CSV"));
+  EXPECT_EQ(RunListOpNames(empty.path() / "x", out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("is not a directory."));
+}
+
+TEST(AddOfflineCommandsTest, ParsesAndRuns) {
+  CLI::App app("npuperf");
+  int exit_code = -1;
+  AddOfflineCommands(app, exit_code);
+  std::string group = evidence::testing::TestData("group_a2_e2").string();
+  std::vector<std::string> argv = {group, "list-op-names"};  // CLI11 parses reversed vectors
+  testing::internal::CaptureStdout();
+  app.parse(argv);
+  std::string printed = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(exit_code, 0);
+  EXPECT_THAT(printed, HasSubstr("main_kernel"));
+  CLI::App bad("npuperf");
+  AddOfflineCommands(bad, exit_code);
+  std::vector<std::string> wrong = {"xml", "--format", "k", "--op-name", "/ops", group, "summarize"};
+  EXPECT_THROW(bad.parse(wrong), CLI::ValidationError);
+}
+
+}  // namespace
+}  // namespace npuperf::client
