@@ -1,0 +1,144 @@
+#include "sim/exporter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "sim/device_model.h"
+#include "sim/pmu_columns.h"
+#include "sim/report_writer.h"
+#include "sim/rng.h"
+#include "sim/sample_db.h"
+
+namespace npuperf::sim {
+namespace {
+
+constexpr int kControlStream = 46;
+constexpr int kComputeStream = 48;
+constexpr int64_t kRuntimeInitNs = 30'000'000;  // first kernel >= 30 ms after start
+constexpr int64_t kSubmitLatencyNs = 12'000;    // host launch call -> device start
+
+double RunFrequency(const ExportInput& in, Rng& rng) {
+  double freq = in.soc.freq_mhz;
+  if (in.env.dvfs_mhz > 0 && rng.Uniform() < in.env.dvfs_probability) freq = in.env.dvfs_mhz;
+  if (const Fault* f = FindFault(in.faults, FaultKind::kDvfs)) freq = f->mhz;
+  return freq;
+}
+
+void ForceRatioAboveOne(KernelResult& r) {
+  for (CoreStats* c : {&r.aiv, &r.aic}) {
+    if (c->blocks == 0) continue;
+    c->pipe[kPipeMte2] = 1.37 * c->total_cycles;
+    if (c == &r.aiv) c->vec_fp16 = 1.37 * c->total_cycles;
+    else c->mac_fp16 = 1.37 * c->total_cycles;
+  }
+}
+
+absl::StatusOr<std::vector<PmuColumn>> Columns(const ExportInput& in) {
+  std::vector<PmuColumn> out;
+  bool pmu = in.options.ai_core && in.options.mode == AicMode::kTaskBased &&
+             in.options.task_time != TaskTimeLevel::kOff;
+  if (!pmu) return out;
+  for (const std::string& name : PmuHeader(in.options.group, in.soc.family)) {
+    absl::StatusOr<PmuColumn> c = ResolvePmuColumn(name);
+    if (!c.ok()) return c.status();
+    out.push_back(*std::move(c));
+  }
+  return out;
+}
+
+ReportConfig MakeReportConfig(const ExportInput& in, std::vector<PmuColumn> pmu) {
+  ReportConfig cfg;
+  cfg.output_dir = in.prof_dir / "mindstudio_profiler_output";
+  cfg.ts14 = in.ts14;
+  cfg.device = in.env.physical_device;
+  cfg.options = in.options;
+  cfg.pmu = std::move(pmu);
+  cfg.rated_mhz = in.soc.freq_mhz;
+  cfg.block_dim_naming = in.env.block_dim_naming;
+  cfg.garbage_row = FindFault(in.faults, FaultKind::kGarbage) != nullptr;
+  cfg.truncate = FindFault(in.faults, FaultKind::kTruncate) != nullptr;
+  return cfg;
+}
+
+// Host-side API calls that accompany one kernel launch.
+void AddLaunchApis(ReportWriter& w, Rng& rng, bool first) {
+  double launch = 14.0 + 6.0 * rng.Uniform() + (first ? 110.0 : 0.0);
+  w.AddApiCall("runtime", "KernelLaunch", launch);
+  w.AddApiCall("node", "launch", launch + 7.0 + 2.0 * rng.Uniform());
+}
+
+void AddSessionApis(ReportWriter& w, Rng& rng, int64_t tasks, size_t lines) {
+  for (int64_t i = 0; i < std::max<int64_t>(1, tasks / 16); ++i) {
+    w.AddApiCall("acl", "aclrtSynchronizeStream", 9.5 + 2.0 * rng.Uniform());
+  }
+  for (size_t i = 0; i < std::max<size_t>(1, lines); ++i) {
+    w.AddApiCall("acl", "aclrtMalloc", 3.0 + 4.0 * rng.Uniform());
+    w.AddApiCall("acl", "aclrtMemcpy", 40.0 + 20.0 * rng.Uniform());
+  }
+  w.AddApiCall("runtime", "StreamCreate", 1500.0 + 50.0 * rng.Uniform());
+}
+
+absl::Status WriteSampleJson(const ExportInput& in, const std::filesystem::path& device_dir) {
+  std::ofstream out(device_dir / "sample.json");
+  bool sample = in.options.mode == AicMode::kSampleBased;
+  std::string group(MetricGroupName(in.options.group));
+  out << "{\n  \"ai_core_profiling\": \"" << (in.options.ai_core ? "on" : "off") << "\",\n"
+      << "  \"ai_core_profiling_mode\": \"" << (sample ? "sample-based" : "task-based") << "\",\n"
+      << "  \"ai_core_metrics\": \"" << group << "\",\n  \"aiv_metrics\": \"" << group << "\",\n"
+      << "  \"aic_sampling_interval\": " << 1000 / in.options.aic_freq_hz << ",\n"
+      << "  \"soc\": \"" << in.soc.name << "\",\n  \"simulator\": \"msprof-sim\"\n}\n";
+  return out ? absl::OkStatus() : absl::InternalError("cannot write sample.json");
+}
+
+}  // namespace
+
+absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::vector<Launch>& launches) {
+  DeviceModel model(in.soc, in.env.noise);
+  for (const Launch& l : launches) {
+    absl::Status s = model.Check(l);
+    if (!s.ok()) return s;
+  }
+  Rng rng(in.seed);
+  ExportSummary summary;
+  summary.freq_mhz = RunFrequency(in, rng);
+  absl::StatusOr<std::vector<PmuColumn>> columns = Columns(in);
+  if (!columns.ok()) return columns.status();
+  ReportWriter writer(MakeReportConfig(in, *std::move(columns)));
+  absl::Status s = writer.Open(in.process_start_ns + kRuntimeInitNs / 2, kControlStream);
+  if (!s.ok()) return s;
+  bool sample = in.options.ai_core && in.options.mode == AicMode::kSampleBased;
+  SampleCollector sampler(in.soc, in.options.group, in.options.aic_freq_hz, in.process_start_ns);
+  const Fault* ratio = FindFault(in.faults, FaultKind::kRatioAboveOne);
+  int64_t device_free = in.process_start_ns + kRuntimeInitNs;
+  for (const Launch& l : launches) {
+    for (int rep = 0; rep < l.count; ++rep) {
+      int64_t earliest = l.host_ns > 0 ? l.host_ns + kSubmitLatencyNs : 0;
+      int64_t start = std::max(earliest, device_free + 1500 + static_cast<int64_t>(800 * rng.Uniform()));
+      KernelResult r = model.Run(l, summary.freq_mhz, rng);
+      if (ratio && (ratio->op_name.empty() || ratio->op_name == l.op_name)) ForceRatioAboveOne(r);
+      writer.AddTask({&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)});
+      if (sample) sampler.Add(start, r);
+      AddLaunchApis(writer, rng, summary.tasks == 0);
+      device_free = start + std::llround(r.duration_us * 1000.0);
+      ++summary.tasks;
+    }
+  }
+  AddSessionApis(writer, rng, summary.tasks, launches.size());
+  s = writer.Finish();
+  std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
+  if (s.ok()) s = WriteSampleJson(in, device_dir);
+  if (s.ok() && sample) {
+    bool omit = FindFault(in.faults, FaultKind::kNoAicoreDb) != nullptr;
+    int64_t end = std::max(in.process_end_ns, device_free);
+    absl::StatusOr<int64_t> rows = sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output",
+                                                 in.ts14, in.env.physical_device, end, omit);
+    if (!rows.ok()) return rows.status();
+    summary.samples = *rows;
+  }
+  if (!s.ok()) return s;
+  return summary;
+}
+
+}  // namespace npuperf::sim

@@ -1,0 +1,216 @@
+#include "sim/report_writer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "sim/format.h"
+
+namespace npuperf::sim {
+namespace {
+
+constexpr int64_t kTaskTimeLeadNs = 780;  // task_time starts this much before op_summary
+constexpr int64_t kTaskTimeTailNs = 420;  // ... and stops this much after
+
+// Shapes always arrive pre-quoted from msprof's parser; other cells only
+// need quotes when they contain a comma.
+std::string CellOrNa(const std::string& v, bool always_quote) {
+  if (v.empty()) return "N/A";
+  if (always_quote || v.find(',') != std::string::npos) return absl::StrCat("\"", v, "\"");
+  return v;
+}
+
+int64_t DurationNs(double us) { return static_cast<int64_t>(std::llround(us * 1000.0)); }
+
+}  // namespace
+
+std::string MicrosFromNs(int64_t ns) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%lld.%03lld", static_cast<long long>(ns / 1000),
+                static_cast<long long>(ns % 1000));
+  return buf;
+}
+
+void ReportWriter::Stat::Add(double v) {
+  min = count == 0 ? v : std::min(min, v);
+  max = count == 0 ? v : std::max(max, v);
+  ++count;
+  sum += v;
+  sum_sq += v * v;
+}
+
+ReportWriter::~ReportWriter() {
+  if (op_summary_) std::fclose(op_summary_);
+  if (task_time_) std::fclose(task_time_);
+}
+
+std::string ReportWriter::Path(const std::string& name) const {
+  return (config_.output_dir / absl::StrCat(name, "_", config_.ts14, ".csv")).string();
+}
+
+std::string ReportWriter::OpSummaryHeader() const {
+  std::string block = config_.block_dim_naming ? "Block Dim,Mix Block Dim" : "Block Num,Mix Block Num";
+  std::string h = absl::StrCat(
+      "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),"
+      "Task Duration(us),Task Wait Time(us),", block,
+      ",HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
+      "Output Formats,Context ID");
+  for (const PmuColumn& c : config_.pmu) absl::StrAppend(&h, ",", c.name);
+  return h;
+}
+
+absl::Status ReportWriter::Open(int64_t session_start_ns, int control_stream) {
+  std::error_code ec;
+  std::filesystem::create_directories(config_.output_dir, ec);
+  if (WantsOpSummary()) {
+    op_summary_path_ = Path("op_summary");
+    op_summary_ = std::fopen(op_summary_path_.c_str(), "we");
+    if (!op_summary_) return absl::InternalError(absl::StrCat("cannot write ", op_summary_path_));
+    std::fprintf(op_summary_, "%s\n", OpSummaryHeader().c_str());
+  }
+  if (WantsTaskTime()) {
+    task_time_path_ = Path("task_time");
+    task_time_ = std::fopen(task_time_path_.c_str(), "we");
+    if (!task_time_) return absl::InternalError(absl::StrCat("cannot write ", task_time_path_));
+    std::fprintf(task_time_,
+                 "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
+                 "task_stop(us)\n");
+    WriteTaskTimeRow("N/A", "PROFILING_ENABLE", control_stream, 0, session_start_ns, 0.020);
+    WriteTaskTimeRow("N/A", "TASK_TIMEOUT_SET", control_stream, 1, session_start_ns + 40000, 93.980);
+  }
+  return absl::OkStatus();
+}
+
+void ReportWriter::WriteTaskTimeRow(const std::string& name, const std::string& type, int stream,
+                                    int task, int64_t start_ns, double duration_us) {
+  int64_t stop_ns = start_ns + DurationNs(duration_us);
+  std::fprintf(task_time_, "%d,%s,%s,%d,%d,%s,%s\t,%s\t\n", config_.device, name.c_str(),
+               type.c_str(), stream, task, Fixed((stop_ns - start_ns) / 1000.0, 3).c_str(),
+               MicrosFromNs(start_ns).c_str(), MicrosFromNs(stop_ns).c_str());
+}
+
+void ReportWriter::AddTask(const TaskRecord& task) {
+  const Launch& l = *task.launch;
+  double duration = std::round(task.result->duration_us * 1000.0) / 1000.0;
+  if (op_summary_) WriteOpSummaryRow(task, duration);
+  if (task_time_) {
+    int64_t start = task.start_ns - kTaskTimeLeadNs;
+    double us = (DurationNs(duration) + kTaskTimeLeadNs + kTaskTimeTailNs) / 1000.0;
+    WriteTaskTimeRow(l.op_name, std::string(TaskTypeName(l.task_type)), task.stream_id,
+                     task.task_id, start, us);
+  }
+  if (config_.options.task_time == TaskTimeLevel::kL1) {
+    op_stats_[{l.op_type, std::string(TaskTypeName(l.task_type))}].Add(duration);
+  }
+  prev_start_ns_ = task.start_ns;
+  prev_duration_us_ = duration;
+  ++rows_;
+}
+
+void ReportWriter::WriteBasicInfo(const Launch& l, std::string& line) const {
+  bool mix = l.task_type == TaskType::kMixAic || l.task_type == TaskType::kMixAiv;
+  if (config_.options.task_time != TaskTimeLevel::kL1) {
+    line += "0,0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A";
+    return;
+  }
+  absl::StrAppend(&line, l.block_num, ",", l.mix_block_num, ",", l.hf32, ",",
+                  CellOrNa(l.in_shapes, true), ",", CellOrNa(l.in_dtypes, false), ",",
+                  CellOrNa(l.in_formats, false), ",", CellOrNa(l.out_shapes, true), ",",
+                  CellOrNa(l.out_dtypes, false), ",", CellOrNa(l.out_formats, false), ",",
+                  mix ? "0" : "N/A");
+}
+
+void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us) {
+  const Launch& l = *task.launch;
+  bool l1 = config_.options.task_time == TaskTimeLevel::kL1;
+  std::string wait = "0";
+  if (rows_ > 0) {
+    double gap = (task.start_ns - prev_start_ns_) / 1000.0 - prev_duration_us_;
+    wait = Fixed(std::max(0.0, gap), 6);
+  }
+  line_.clear();
+  absl::StrAppend(&line_, config_.device, ",4294967295,", task.task_id, ",", task.stream_id, ",",
+                  l.op_name, ",", l1 ? l.op_type : "N/A", ",", l1 ? l.op_state : "N/A", ",",
+                  l1 ? TaskTypeName(l.task_type) : "N/A", ",", MicrosFromNs(task.start_ns), "\t,",
+                  Fixed(duration_us, 3), ",", wait, ",");
+  WriteBasicInfo(l, line_);
+  if (!config_.pmu.empty()) {
+    if (l1) {
+      AppendPmuCells(config_.pmu, *task.result, config_.rated_mhz, line_);
+    } else {
+      for (size_t i = 0; i < config_.pmu.size(); ++i) line_ += ",N/A";
+    }
+  }
+  line_ += '\n';
+  std::fwrite(line_.data(), 1, line_.size(), op_summary_);
+  if (config_.garbage_row && rows_ == 0) {
+    std::fputs("0,4294967295,###,GARBAGE,\x01\x02 not a row,,nan\n", op_summary_);
+  }
+}
+
+void ReportWriter::AddApiCall(const std::string& level, const std::string& name, double duration_us) {
+  api_stats_[{level, name}].Add(duration_us);
+}
+
+absl::Status ReportWriter::WriteOpStatistic() {
+  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(op_stats_.begin(), op_stats_.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
+  double total = 0;
+  for (const auto& r : rows) total += r.second.sum;
+  std::ofstream out(Path("op_statistic"));
+  out << "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n";
+  for (const auto& [key, s] : rows) {
+    out << config_.device << "," << key.first << "," << key.second << "," << s.count << ","
+        << Short3(s.sum) << "," << Short3(s.min) << "," << Short3(s.sum / s.count) << ","
+        << Short3(s.max) << "," << Short3(total > 0 ? s.sum / total * 100 : 0) << "\n";
+  }
+  return out ? absl::OkStatus() : absl::InternalError("cannot write op_statistic");
+}
+
+absl::Status ReportWriter::WriteApiStatistic() {
+  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(api_stats_.begin(), api_stats_.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
+  std::ofstream out(Path("api_statistic"));
+  out << "Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n";
+  for (const auto& [key, s] : rows) {
+    double mean = s.sum / s.count;
+    double var = std::max(0.0, s.sum_sq / s.count - mean * mean);
+    out << "host," << key.first << "," << key.second << "," << Short3(s.sum) << "," << s.count << ","
+        << Short3(mean) << "," << Short3(s.min) << "," << Short3(s.max) << "," << Short3(var) << "\n";
+  }
+  return out ? absl::OkStatus() : absl::InternalError("cannot write api_statistic");
+}
+
+absl::Status ReportWriter::TruncateLastLine(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec || size < 4) return absl::OkStatus();
+  std::ifstream in(path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t last = text.rfind('\n', text.size() - 2);
+  size_t cut = last == std::string::npos ? text.size() / 2 : last + 1 + (text.size() - last - 1) / 2;
+  std::filesystem::resize_file(path, cut, ec);
+  return ec ? absl::InternalError(absl::StrCat("truncate ", path, ": ", ec.message())) : absl::OkStatus();
+}
+
+absl::Status ReportWriter::Finish() {
+  for (FILE** f : {&op_summary_, &task_time_}) {
+    if (*f && std::fclose(*f) != 0) return absl::InternalError("closing a CSV failed");
+    *f = nullptr;
+  }
+  absl::Status s = absl::OkStatus();
+  if (config_.options.task_time == TaskTimeLevel::kL1) s = WriteOpStatistic();
+  if (s.ok() && config_.options.ascendcl) s = WriteApiStatistic();
+  if (s.ok() && config_.truncate) {
+    for (const std::string& p : {op_summary_path_, task_time_path_}) {
+      if (!p.empty() && s.ok()) s = TruncateLastLine(p);
+    }
+  }
+  return s;
+}
+
+}  // namespace npuperf::sim

@@ -1,0 +1,92 @@
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "sim/device_model.h"
+#include "sim/launch.h"
+#include "sim/options.h"
+#include "sim/pmu_columns.h"
+
+namespace npuperf::sim {
+
+// What the CSV exports contain.
+struct ReportConfig {
+  std::filesystem::path output_dir;  // .../mindstudio_profiler_output
+  std::string ts14;                  // export timestamp in file names
+  int device = 0;                    // physical id (Device_id column)
+  SimOptions options;
+  std::vector<PmuColumn> pmu;        // empty: op_summary without PMU columns
+  double rated_mhz = 0;
+  bool block_dim_naming = false;     // "Block Dim" instead of "Block Num"
+  bool garbage_row = false;          // fault: a malformed line after the first row
+  bool truncate = false;             // fault: cut the last op_summary/task_time line
+};
+
+// One executed task on the device timeline.
+struct TaskRecord {
+  const Launch* launch = nullptr;
+  const KernelResult* result = nullptr;
+  int64_t start_ns = 0;  // unix ns
+  int stream_id = 0;
+  int task_id = 0;
+};
+
+// Streams op_summary and task_time rows as tasks arrive (chronological order)
+// and writes op_statistic and api_statistic at the end, with msprof's headers
+// and cell quirks (msprof-output.md §3-§4). Owns its files. Not thread-safe.
+class ReportWriter {
+ public:
+  explicit ReportWriter(ReportConfig config) : config_(std::move(config)) {}
+  ~ReportWriter();
+  ReportWriter(const ReportWriter&) = delete;
+  ReportWriter& operator=(const ReportWriter&) = delete;
+
+  // Creates the files and writes headers plus the run-start control tasks.
+  absl::Status Open(int64_t session_start_ns, int control_stream);
+  void AddTask(const TaskRecord& task);
+  // One host API call for api_statistic (level: acl, runtime, node).
+  void AddApiCall(const std::string& level, const std::string& name, double duration_us);
+  // Writes the statistic files and closes everything.
+  absl::Status Finish();
+
+ private:
+  struct Stat {
+    int64_t count = 0;
+    double sum = 0, sum_sq = 0, min = 0, max = 0;
+    void Add(double v);
+  };
+  bool WantsTaskTime() const { return config_.options.task_time != TaskTimeLevel::kOff; }
+  bool WantsOpSummary() const { return config_.options.task_time != TaskTimeLevel::kOff; }
+  std::string Path(const std::string& name) const;
+  std::string OpSummaryHeader() const;
+  void WriteOpSummaryRow(const TaskRecord& task, double duration_us);
+  void WriteBasicInfo(const Launch& l, std::string& line) const;
+  void WriteTaskTimeRow(const std::string& name, const std::string& type, int stream, int task,
+                        int64_t start_ns, double duration_us);
+  absl::Status WriteOpStatistic();
+  absl::Status WriteApiStatistic();
+  static absl::Status TruncateLastLine(const std::string& path);
+
+  ReportConfig config_;
+  FILE* op_summary_ = nullptr;
+  FILE* task_time_ = nullptr;
+  std::string op_summary_path_, task_time_path_;
+  int64_t rows_ = 0;
+  int64_t prev_start_ns_ = 0;
+  double prev_duration_us_ = 0;
+  std::map<std::pair<std::string, std::string>, Stat> op_stats_;
+  std::map<std::pair<std::string, std::string>, Stat> api_stats_;
+  std::string line_;  // reused row buffer
+};
+
+// "1780676244313289.000" from unix ns (exact, no floating point).
+std::string MicrosFromNs(int64_t ns);
+
+}  // namespace npuperf::sim
