@@ -99,7 +99,20 @@ void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev
   ev->per_core_secondary =
       LoadPerCore(group, aiv ? "aicore.db" : "ai_vector_core.db", aiv ? "AIC" : "AIV",
                   aiv ? ev->aicore_time_us : ev->aiv_time_us, options.device_id);
-  if (!ev->per_core.ok()) ev->warnings.push_back(Cat("per-core: ", ev->per_core.status));
+  if (!ev->per_core.ok()) {
+    ev->warnings.push_back(Cat("per-core: ", ev->per_core.status));
+    return;
+  }
+  // The reference assumes the slowest core ran exactly the target's core time;
+  // the sample db sums every kernel of the process, so say when that is off.
+  std::optional<SocInfo> soc = LookupSoc(options.soc);
+  double rated = options.rated_mhz > 0 ? options.rated_mhz : (soc ? soc->rated_mhz : 0);
+  double mhz = ev->per_core.freq_ghz * 1000;
+  if (rated > 0 && std::abs(mhz - rated) / rated > 0.25) {
+    ev->warnings.push_back(Cat("per-core: back-calculated clock ", mhz, " MHz is far from the rated ",
+                               rated, " MHz; the sample db covers every kernel of the process, so "
+                               "per-core us are not the target's"));
+  }
 }
 
 void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
