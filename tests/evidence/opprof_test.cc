@@ -1,0 +1,60 @@
+#include "evidence/opprof.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/evidence/test_util.h"
+
+namespace npuperf::evidence {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(OpprofTest, FlattenedVectorKernel) {
+  // msprof-output.md E5: vector add, 8 blocks, 9.22 us, 1800/1800 MHz.
+  auto s = ReadOpprof(testing::TestData("opprof_vector"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE(s->basic.has_value());
+  EXPECT_EQ(s->basic->op_name, "sanitized_add_custom_vector");
+  EXPECT_EQ(s->basic->block_dim, 8);
+  EXPECT_EQ(s->basic->mix_block_dim, 0);  // NA
+  EXPECT_DOUBLE_EQ(*s->basic->current_freq_mhz, 1800);
+  ASSERT_EQ(s->metrics.size(), 2u);
+  EXPECT_EQ(s->metrics[0].metric, "PipeUtilization");
+  EXPECT_EQ(s->metrics[0].rows, 3u);
+  EXPECT_EQ(s->metrics[0].Find("aic_time(us)"), nullptr);  // NA on every vector block
+  const ColumnStats* t = s->metrics[0].Find("aiv_time(us)");
+  ASSERT_NE(t, nullptr);
+  EXPECT_DOUBLE_EQ(t->min, 7.9);
+  EXPECT_DOUBLE_EQ(t->max, 8.66);
+  EXPECT_NEAR(t->avg, (8.66 + 7.9 + 8.2) / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(s->max_core_time_us, 8.66);
+  EXPECT_NEAR(s->head_overhead_us, 9.22 - 8.66, 1e-12);
+  EXPECT_EQ(s->dvfs.status, "ok");
+  EXPECT_EQ(s->dvfs.source, "opprof.current_freq");
+  EXPECT_EQ(s->metrics[1].metric, "MemoryUB");
+}
+
+TEST(OpprofTest, OfficialLayoutWithDvfsDip) {
+  auto s = ReadOpprof(testing::TestData("opprof_official"));
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->basic->op_name, "main_kernel_mix_aic");
+  EXPECT_EQ(s->basic->mix_block_dim, 4);
+  const ColumnStats* aic = s->metrics[0].Find("aic_time(us)");
+  ASSERT_NE(aic, nullptr);
+  EXPECT_EQ(aic->n, 2u);
+  EXPECT_DOUBLE_EQ(aic->max, 2.9);
+  EXPECT_DOUBLE_EQ(s->max_core_time_us, 6.14);
+  EXPECT_EQ(s->dvfs.status, "suspect");
+  EXPECT_NEAR(s->dvfs.deviation_pct, (1200.0 - 1800) / 1800 * 100, 1e-9);
+}
+
+TEST(OpprofTest, MissingPipeUtilization) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.path() / "OPPROF_1/OpBasicInfo.csv", "Op Name,\nk,\n");
+  auto s = ReadOpprof(dir.path());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.status().message(), HasSubstr("PipeUtilization.csv not found in"));
+}
+
+}  // namespace
+}  // namespace npuperf::evidence
