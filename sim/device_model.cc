@@ -11,8 +11,8 @@
 namespace npuperf::sim {
 namespace {
 
-constexpr double kScalarSetupCycles = 260;   // per block: argument load, loop setup
-constexpr double kBlockOverheadCycles = 180; // per block: pipe barriers, not on any pipe
+constexpr double kScalarSetupCycles = 1100;   // per block: argument load, loop setup
+constexpr double kBlockOverheadCycles = 300; // per block: pipe barriers, not on any pipe
 constexpr double kMte1CyclesPerFractal = 0.5;
 constexpr double kFixpipeBytesPerCycle = 64;
 constexpr double kL0FractalBytes = 512;      // 16x16 fp16
@@ -126,7 +126,7 @@ KernelResult DeviceModel::Run(const Launch& l, double freq_mhz, Rng& rng) const 
   if (cube_blocks > 0) RunCores(l, true, cube_blocks, hbm_per_core, factor, rng, r.aic);
   if (vector_blocks > 0) RunCores(l, false, vector_blocks, hbm_per_core, factor, rng, r.aiv);
   double makespan = std::max(r.aic.makespan_cycles, r.aiv.makespan_cycles);
-  double head_us = 1.1 + 0.006 * (cube_blocks + vector_blocks) + (IsMix(l.task_type) ? 0.7 : 0);
+  double head_us = 0.45 + 0.004 * (cube_blocks + vector_blocks) + (IsMix(l.task_type) ? 0.4 : 0);
   r.duration_us = makespan / freq_mhz + head_us * factor;
   return r;
 }
@@ -163,7 +163,14 @@ void DeviceModel::AddBlockPipes(const Launch& l, bool cube, double link_hit, dou
                                 CoreStats& out, std::array<double, kPipeCount>& pipes) const {
   const Workload& w = l.work;
   double hit = L2Hit(w);
-  auto mem = [&](double bytes) { return bytes * hit / link_hit + bytes * (1 - hit) / link_miss; };
+  // Reads and writes stream at the same time and share the HBM slice of this core.
+  double read = cube ? w.gm_to_l1 : w.gm_to_ub;
+  double write = cube ? w.l0c_to_gm : w.ub_to_gm;
+  double both = std::max(read + write, 1.0);
+  auto mem = [&](double bytes) {
+    double slice = std::min(link_hit, link_miss * std::max(bytes / both, 0.05));
+    return bytes * hit / link_hit + bytes * (1 - hit) / slice;
+  };
   double scalar_share = IsMix(l.task_type) ? 0.5 : 1.0;
   double instr = 0;
   if (cube) {

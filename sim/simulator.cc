@@ -42,6 +42,15 @@ uint64_t FreshSeed() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd() ^ static_cast<uint64_t>(getpid());
 }
 
+std::string Rfc3339Utc(Clock::SystemTime t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 void Error(const std::string& msg) { std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", msg.c_str()); }
 
 }  // namespace
@@ -79,7 +88,7 @@ int Simulator::ReportBusy(const absl::Status& busy) {
   std::string output = std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string();
   Error(absl::StrCat(busy.message(), "; refusing a second profiling task on one device"));
   AppendLine(env_.conflict_log,
-             absl::StrCat(Timestamp14(clock_.SystemNow()), " conflict device=", env_.physical_device,
+             absl::StrCat(Rfc3339Utc(clock_.SystemNow()), " conflict device=", env_.physical_device,
                           " pid=", getpid(), " output=", output, " ", busy.message()));
   return kExitDeviceBusy;
 }

@@ -2,15 +2,19 @@
 """Stage-4 runner for inplace_add_rmsnorm: x += residual; y = rmsnorm(x) * gamma.
 
 Vector kernel, MTE2-heavy: every element is read twice (x, residual) and
-written twice (x, y) for ~9 vector ops. Rows are split over the vector cores,
-one row block per core, so small row counts under-fill the chip.
+written twice (x, y) for ~9 vector ops. One row block per vector core, so
+small row counts under-fill the chip (p0 uses 16 of 48 cores).
 
-Usage: python3 test_inplace_add_rmsnorm.py [--case-id <id>]
-Prints exactly one PYPTO_PERF_SELECTED_CASE=<id> line; unknown ids exit 2.
-Kernel launches are reported to msprof-sim when it runs us (no-op otherwise).
+Usage: python3 test_inplace_add_rmsnorm.py [--case-id <id>]   (cases: PERFORMANCE_CASES.json)
+Prints exactly one PYPTO_PERF_SELECTED_CASE=<id> line; an unknown id exits 2.
+Kernel launches are reported to msprof-sim when it runs this script (the
+msprof_sim helper is a no-op otherwise, and optional).
 """
 import argparse
+import importlib
+import json
 import math
+import os
 import random
 import sys
 
@@ -19,17 +23,12 @@ try:
 except ImportError:
     msprof_sim = None
 
-OP = "inplace_add_rmsnorm"
-KERNEL = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii"
+HERE = os.path.dirname(os.path.abspath(__file__))
+OP_DIR = os.path.basename(HERE)
 DEFAULT_CASE = "p0"
-CASES = {
-    "p0": {"shape": [16, 4096], "dtype": "fp16"},
-    "p1": {"shape": [128, 8192], "dtype": "fp16"},
-    "p2": {"shape": [1024, 4096], "dtype": "bf16"},
-    "s1": {"shape": [1, 128], "dtype": "fp16"},
-}
-DT = {"fp16": "DT_FLOAT16", "bf16": "DT_BF16", "fp32": "DT_FLOAT"}
-SIZE = {"fp16": 2, "bf16": 2, "fp32": 4}
+KERNEL = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii"
+DT = {"fp16": "DT_FLOAT16", "bf16": "DT_BF16", "fp32": "DT_FLOAT", "int32": "DT_INT32"}
+SIZE = {"fp16": 2, "bf16": 2, "fp32": 4, "int32": 4}
 
 
 def launch(*args, **kwargs):
@@ -37,24 +36,64 @@ def launch(*args, **kwargs):
         msprof_sim.launch(*args, **kwargs)
 
 
+def cube_cores():
+    return msprof_sim.cube_cores() if msprof_sim is not None else 24
+
+
 def vector_cores():
     return msprof_sim.vector_cores() if msprof_sim is not None else 48
 
 
-def generate_inputs(rows, hidden, dtype):
-    """torch.randn for x, residual, gamma: StatelessNormal (fp32) + Cast per tensor."""
-    for n in (rows * hidden, rows * hidden, hidden):
+def load_cases():
+    with open(os.path.join(HERE, "PERFORMANCE_CASES.json"), encoding="utf-8") as f:
+        return {c["id"]: c for c in json.load(f)["cases"]}
+
+
+def generate_inputs(sizes, dtype):
+    """torch.randn per input tensor: StatelessNormal (fp32) then Cast to the case dtype."""
+    for n in sizes:
         blocks = max(1, min(vector_cores(), n // 4096))
         launch("StatelessNormal", "AI_VECTOR_CORE", blocks, inputs=[((n,), "DT_FLOAT", "ND")],
                outputs=[((n,), "DT_FLOAT", "ND")], ub_to_gm=4 * n, vec_fp32=12 * n, vec_int32=6 * n,
                scalar=200 + n / 64)
-        launch("Cast", "AI_VECTOR_CORE", blocks, inputs=[((n,), "DT_FLOAT", "ND")],
-               outputs=[((n,), DT[dtype], "ND")], gm_to_ub=4 * n, ub_to_gm=SIZE[dtype] * n,
-               vec_fp16=n, scalar=120 + n / 256)
+        if dtype != "fp32":
+            launch("Cast", "AI_VECTOR_CORE", blocks, inputs=[((n,), "DT_FLOAT", "ND")],
+                   outputs=[((n,), DT[dtype], "ND")], gm_to_ub=4 * n, ub_to_gm=SIZE[dtype] * n,
+                   vec_fp16=n, scalar=120 + n / 256)
 
 
-def run_kernel(rows, hidden, dtype):
+def compare_outputs(n, dtype):
+    """Golden comparison kernels (torch.isclose + all)."""
+    blocks = max(1, min(vector_cores(), n // 8192))
+    for name, typ in (("aclnnIsClose_IsClose_IsClose", "IsClose"), ("aclnnAll_ReduceAll_ReduceAll", "ReduceAll")):
+        launch(name, "AI_VECTOR_CORE", blocks, op_type=typ, inputs=[((n,), DT[dtype], "ND")] * 2,
+               outputs=[((n,), "DT_BOOL", "ND")], gm_to_ub=2 * SIZE[dtype] * n, ub_to_gm=n,
+               vec_fp16=3 * n, scalar=80 + n / 512)
+
+
+def input_sizes(shape):
+    rows, hidden = shape
+    return [rows * hidden, rows * hidden, hidden]
+
+
+def output_size(shape):
+    return shape[0] * shape[1]
+
+
+def reference_check(shape, seed=42):
+    """One row of the op in plain Python: rmsnorm output has unit mean square / gamma."""
+    rng = random.Random(seed)
+    width = min(shape[1], 256)
+    s = [rng.gauss(0, 1) + rng.gauss(0, 1) for _ in range(width)]
+    g = [rng.gauss(1, 0.1) for _ in range(width)]
+    inv = 1.0 / math.sqrt(sum(v * v for v in s) / width + 1e-6)
+    y = [v * inv * w for v, w in zip(s, g)]
+    return abs(sum((v / w) ** 2 for v, w in zip(y, g)) / width - 1.0) < 1e-3
+
+
+def run_kernel(shape, dtype):
     """The target: one fused launch, one row block per vector core."""
+    rows, hidden = shape
     es = SIZE[dtype]
     blocks = min(rows, vector_cores())
     t = ((rows, hidden), DT[dtype], "ND")
@@ -65,54 +104,26 @@ def run_kernel(rows, hidden, dtype):
            scalar=rows * 60 + rows * math.ceil(hidden / 2048) * 40, l2_hit=0.35)
 
 
-def golden_check(rows, hidden, dtype):
-    """torch golden (aclnn Add + RmsNorm) and the comparison kernels."""
-    n = rows * hidden
-    es = SIZE[dtype]
-    blocks = max(1, min(vector_cores(), rows))
-    t = ((rows, hidden), DT[dtype], "ND")
-    launch("aclnnAdd_AddAiCore_Add", "AI_VECTOR_CORE", blocks, op_type="Add", inputs=[t, t],
-           outputs=[t], gm_to_ub=2 * es * n, ub_to_gm=es * n, vec_fp16=n, scalar=100 + rows * 8)
-    launch("aclnnRmsNorm_RmsNorm_RmsNorm", "AI_VECTOR_CORE", blocks, op_type="RmsNorm",
-           inputs=[t, ((hidden,), DT[dtype], "ND")], outputs=[t, ((rows, 1), "DT_FLOAT", "ND")],
-           gm_to_ub=es * n + es * hidden * blocks, ub_to_gm=es * n + 4 * rows, vec_fp32=6 * n,
-           vec_fp16=2 * n, scalar=rows * 90)
-    for name, typ in (("aclnnIsClose_IsClose_IsClose", "IsClose"), ("aclnnAll_ReduceAll_ReduceAll", "ReduceAll")):
-        launch(name, "AI_VECTOR_CORE", blocks, op_type=typ, inputs=[t, t], outputs=[((rows, hidden), "DT_BOOL", "ND")],
-               gm_to_ub=2 * es * n, ub_to_gm=n, vec_fp16=3 * n, scalar=80 + rows * 4)
-
-
-def reference_slice(hidden, seed=42):
-    """A small real computation of the op on one row (checks the math, not the device)."""
-    rng = random.Random(seed)
-    width = min(hidden, 256)
-    x = [rng.gauss(0, 1) for _ in range(width)]
-    r = [rng.gauss(0, 1) for _ in range(width)]
-    g = [rng.gauss(1, 0.1) for _ in range(width)]
-    s = [a + b for a, b in zip(x, r)]
-    inv = 1.0 / math.sqrt(sum(v * v for v in s) / width + 1e-6)
-    y = [v * inv * w for v, w in zip(s, g)]
-    mean_sq = sum((v / w) ** 2 for v, w in zip(y, g)) / width
-    return abs(mean_sq - 1.0) < 1e-3
-
-
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case-id", default=DEFAULT_CASE)
     args = parser.parse_args(argv)
-    case = CASES.get(args.case_id)
+    cases = load_cases()
+    case = cases.get(args.case_id)
     if case is None:
-        print("unknown case id %r (known: %s)" % (args.case_id, ", ".join(CASES)), file=sys.stderr)
+        print("unknown case id %r (known: %s)" % (args.case_id, ", ".join(cases)), file=sys.stderr)
         return 2
     print("PYPTO_PERF_SELECTED_CASE=%s" % args.case_id, flush=True)
-    rows, hidden = case["shape"]
-    generate_inputs(rows, hidden, case["dtype"])
-    run_kernel(rows, hidden, case["dtype"])
-    golden_check(rows, hidden, case["dtype"])
-    if not reference_slice(hidden):
-        print("%s: reference check FAILED" % OP, file=sys.stderr)
+    shape, dtype = json.loads(case["shape"]), case["dtype"]
+    generate_inputs(input_sizes(shape), dtype)
+    run_kernel(shape, dtype)
+    golden = importlib.import_module(OP_DIR + "_golden")
+    golden.golden(shape, dtype)
+    compare_outputs(output_size(shape), dtype)
+    if not reference_check(shape):
+        print("%s: reference check FAILED" % OP_DIR, file=sys.stderr)
         return 1
-    print("%s case %s %s %s: PASS" % (OP, args.case_id, case["shape"], case["dtype"]))
+    print("%s case %s %s %s: PASS" % (OP_DIR, args.case_id, case["shape"], dtype))
     return 0
 
 
