@@ -1,0 +1,118 @@
+#include "evidence/evidence_proto.h"
+
+#include "evidence/evidence_json.h"
+#include "npuperf/v1/evidence.pb.h"
+
+namespace npuperf::evidence {
+namespace {
+
+namespace pb = ::npuperf::v1;
+
+pb::AggregationMethod Method(const std::string& m) {
+  if (m == "single") return pb::AGGREGATION_METHOD_SINGLE;
+  if (m == "median") return pb::AGGREGATION_METHOD_MEDIAN;
+  if (m == "trimmed_mean") return pb::AGGREGATION_METHOD_TRIMMED_MEAN;
+  return pb::AGGREGATION_METHOD_UNSPECIFIED;
+}
+
+pb::SevenMetricStatus SevenStatus(const std::string& s) {
+  if (s == "complete") return pb::SEVEN_METRIC_STATUS_COMPLETE;
+  if (s == "partial") return pb::SEVEN_METRIC_STATUS_PARTIAL;
+  if (s == "not_collected") return pb::SEVEN_METRIC_STATUS_NOT_COLLECTED;
+  return pb::SEVEN_METRIC_STATUS_UNSPECIFIED;
+}
+
+void FillPerCore(const PerCore& p, pb::PerCore* out) {
+  out->set_status(p.status);
+  out->set_device_id(p.device_id);
+  out->set_core_type(p.core_type);
+  for (const CoreCycles& c : p.cores) {
+    pb::CoreCycles* cc = out->add_cores();
+    cc->set_core_id(c.core_id);
+    cc->set_cycles(c.cycles);
+    cc->set_time_us(c.time_us);
+  }
+  out->set_freq_ghz(p.freq_ghz);
+  out->set_min_us(p.min_us);
+  out->set_avg_us(p.avg_us);
+  out->set_max_us(p.max_us);
+  out->set_spread_pct(p.spread_pct);
+  out->set_verdict(p.verdict);
+  out->set_half_gap_pct(p.half_gap_pct);
+  for (int id : p.slowest_cores) out->add_slowest_cores(id);
+  for (int id : p.fastest_cores) out->add_fastest_cores(id);
+}
+
+void FillBound(const BoundDiagnosis& b, pb::BoundDiagnosis* out) {
+  out->set_label(b.label);
+  out->set_primary_core(b.primary_core == "aic" ? "AIC" : b.primary_core == "aiv" ? "AIV" : "");
+  out->set_routing_label(b.routing_label);
+  for (const std::string& f : b.triggered_families) out->add_triggered_families(f);
+  for (const auto& [family, fields] : b.ratios) {
+    for (const auto& [name, v] : fields) (*out->mutable_ratios())[name] = v;
+  }
+  for (const std::string& c : b.caveats) out->add_caveats(c);
+}
+
+void FillDvfs(const DvfsCheck& d, pb::DvfsCheck* out) {
+  out->set_status(d.status);
+  out->set_observed_mhz(d.observed_mhz);
+  out->set_rated_mhz(d.rated_mhz);
+  out->set_deviation_pct(d.deviation_pct);
+  out->set_tolerance_pct(d.tolerance_pct);
+  out->set_source(d.source);
+}
+
+void FillIdentity(const Evidence& ev, pb::Evidence* out) {
+  out->set_op_name(ev.op_name);
+  out->set_op_type(ev.op_type);
+  out->set_task_type(ev.task_type);
+  out->set_block_num(ev.block_num);
+  out->set_mix_block_num(ev.mix_block_num);
+  out->set_input_shapes(ev.input_shapes);
+  out->set_input_data_types(ev.input_data_types);
+  out->set_input_formats(ev.input_formats);
+  pb::DurationStats* d = out->mutable_duration();
+  for (double s : ev.duration.samples_us) d->add_samples_us(s);
+  d->set_aggregate_us(ev.duration.aggregate_us);
+  d->set_method(Method(ev.duration.method));
+  d->set_source(ev.duration.source);
+  out->set_task_duration_us(ev.task_duration_us);
+  out->set_aicore_time_us(ev.aicore_time_us);
+  out->set_aiv_time_us(ev.aiv_time_us);
+  out->set_head_overhead_us(ev.head_overhead_us);
+  out->set_cube_utilization_pct(ev.cube_utilization_pct);
+}
+
+}  // namespace
+
+void ToProto(const Evidence& ev, pb::Evidence* out) {
+  out->Clear();
+  FillIdentity(ev, out);
+  for (const MetricGroup& g : ev.metrics) {
+    pb::MetricGroup* mg = out->add_metrics();
+    mg->set_group(g.group);
+    for (const auto& [name, v] : g.fields) (*mg->mutable_fields())[name] = v;
+  }
+  for (const std::string& m : ev.missing_metrics) out->add_missing_metrics(m);
+  out->set_seven_metric_status(SevenStatus(ev.seven_metric_status));
+  FillPerCore(ev.per_core, out->mutable_per_core());
+  FillPerCore(ev.per_core_secondary, out->mutable_per_core_secondary());
+  FillBound(ev.bound, out->mutable_bound());
+  FillDvfs(ev.dvfs, out->mutable_dvfs());
+  pb::GoldenRatio* g = out->mutable_golden();
+  g->set_status(ev.golden.status);
+  g->set_golden_us(ev.golden.golden_us);
+  g->set_kernel_us(ev.golden.kernel_us);
+  g->set_ratio(ev.golden.ratio);
+  g->set_label(ev.golden.label);
+  for (const EvidenceError& e : ev.errors) {
+    pb::EvidenceError* pe = out->add_errors();
+    pe->set_code(e.code);
+    pe->set_message(e.message);
+  }
+  for (const std::string& w : ev.warnings) out->add_warnings(w);
+  out->set_evidence_json(ToJson(ev));
+}
+
+}  // namespace npuperf::evidence
