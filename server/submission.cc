@@ -25,8 +25,8 @@ void CheckRange(std::vector<FieldViolation>& out, const std::string& field, int6
 void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has_selector,
                       const std::function<bool(const std::string&)>& bundle_known,
                       std::vector<FieldViolation>& out) {
-  if (!ValidName(op.name(), 128)) {
-    out.push_back({f + ".name", "must be 1..128 of [A-Za-z0-9_.-]"});
+  if (!ValidName(op.name(), 128) || op.name() == "." || op.name() == "..") {
+    out.push_back({f + ".name", "must be 1..128 of [A-Za-z0-9_.-], not . or .."});
   }
   if (!IsSha256Hex(op.bundle_sha256())) {
     out.push_back({f + ".bundle_sha256", "must be 64 lowercase hex digits"});

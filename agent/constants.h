@@ -1,0 +1,27 @@
+#pragma once
+
+#include <chrono>
+
+// Timeouts and limits of npuperf-agent, in one place (mesos slave/constants.hpp).
+namespace npuperf::agent {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// SIGTERM -> SIGKILL grace for a runner's process group.
+inline constexpr milliseconds kKillGrace = seconds(5);
+// Long-poll wait of one LeaseJob call.
+inline constexpr int kLeaseWaitMs = 5'000;
+// Deadline of unary calls to the server (LeaseJob adds its wait).
+inline constexpr milliseconds kRpcDeadline = seconds(15);
+// Reconnect / resend backoff bounds.
+inline constexpr milliseconds kRetryMin = milliseconds(200);
+inline constexpr milliseconds kRetryMax = seconds(30);
+// Pause before re-offering devices when none could be locked.
+inline constexpr milliseconds kIdleProbe = milliseconds(500);
+// Tail of stdout/stderr kept in collection.log and failure reasons.
+inline constexpr size_t kLogTailBytes = 2'000;
+// Largest operator bundle accepted from the server.
+inline constexpr int64_t kMaxBundleBytes = int64_t{256} << 20;
+
+}  // namespace npuperf::agent

@@ -1,0 +1,253 @@
+#include "agent/job_runner.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/constants.h"
+#include "agent/job_environment.h"
+#include "agent/msprof_modes.h"
+#include "evidence/task_time.h"
+
+namespace npuperf::agent {
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+std::string ReadTail(const fs::path& path, size_t bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(in.tellg());
+  const size_t start = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string out(size - start, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int SelectedCaseLines(const std::string& stdout_text, const std::string& case_id, int* other) {
+  int matches = 0;
+  *other = 0;
+  for (absl::string_view line : absl::StrSplit(stdout_text, '\n')) {
+    if (!absl::ConsumePrefix(&line, "PYPTO_PERF_SELECTED_CASE=")) continue;
+    if (absl::StripTrailingAsciiWhitespace(line) == case_id) {
+      ++matches;
+    } else {
+      ++*other;
+    }
+  }
+  return matches;
+}
+
+}  // namespace
+
+JobRunner::JobRunner(ProfilerRunner& runner, JobRunnerOptions options)
+    : runner_(runner), options_(std::move(options)) {}
+
+void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
+                       const std::string& detail, int repeat, int repeats) {
+  if (!ctx.progress) return;
+  v1::JobProgress p;
+  p.set_phase(phase);
+  p.set_step(step);
+  p.set_step_count(steps);
+  p.set_detail(detail);
+  p.set_repeat(repeat);
+  p.set_repeat_count(repeats);
+  ctx.progress(p);
+}
+
+absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
+                                 SteadyClock::time_point deadline, std::string* stdout_text) {
+  const fs::path out = ctx.session_dir / (child.label + ".stdout");
+  const fs::path err = ctx.session_dir / (child.label + ".stderr");
+  ProfilerSpec spec{child.argv, child.env, ctx.operator_dir.string(), out.string(), err.string()};
+  auto process = runner_.Start(spec);
+  if (!process.ok()) return absl::FailedPreconditionError(process.status().message());
+  ExitStatus status;
+  bool cancelled = false;
+  while (true) {
+    status = (*process)->Wait(std::min(deadline, SteadyClock::now() + std::chrono::milliseconds(100)));
+    if (!status.timed_out) break;
+    cancelled = ctx.cancel != nullptr && ctx.cancel->load();
+    if (cancelled || SteadyClock::now() >= deadline) {
+      status = (*process)->Terminate(kKillGrace);
+      break;
+    }
+  }
+  (*process)->Terminate(std::chrono::milliseconds(0));  // reap stragglers of the group
+  const std::string tail = ReadTail(err, kLogTailBytes);
+  std::ofstream log(ctx.session_dir / "collection.log", std::ios::app);
+  log << "$ " << absl::StrJoin(child.argv, " ") << "\n"
+      << "exit: " << (cancelled ? "cancelled" : status.ToString()) << "\n"
+      << "--- stdout (tail) ---\n" << ReadTail(out, kLogTailBytes) << "\n"
+      << "--- stderr (tail) ---\n" << tail << "\n\n";
+  if (cancelled) return absl::CancelledError("job cancelled");
+  if (SteadyClock::now() >= deadline && !status.ok()) {
+    return absl::DeadlineExceededError(absl::StrCat(child.label, " exceeded the job timeout"));
+  }
+  if (!status.ok()) {
+    return absl::InternalError(absl::StrCat(child.label, " failed (", status.ToString(),
+                                            "); stderr tail: ", tail.substr(tail.size() > 500 ? tail.size() - 500 : 0)));
+  }
+  if (stdout_text != nullptr) *stdout_text = ReadAll(out);
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::string>& base_app,
+                                  SteadyClock::time_point deadline) {
+  const v1::JobAssignment& job = ctx.job;
+  if (job.case_id().empty()) return absl::OkStatus();
+  Report(ctx, v1::JOB_PHASE_PREFLIGHT, 1, 2, "unknown case id must fail");
+  const std::string unknown = absl::StrFormat("npuperf-unknown-%016x", absl::Uniform<uint64_t>(absl::BitGen()));
+  auto runner = FindRunner(ctx.operator_dir, job.runner());
+  if (!runner.ok()) return runner.status();
+  Child probe{RunnerArgv(options_.python, *runner, job, unknown),
+              PreflightEnv(options_.agent_env, job, unknown), "preflight_unknown"};
+  absl::Status s = RunChild(ctx, probe, deadline, nullptr);
+  if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
+  if (s.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "selector preflight: the runner accepted the unknown case id '", unknown,
+        "', so it ignores its case selector; refusing to profile"));
+  }
+  Report(ctx, v1::JOB_PHASE_PREFLIGHT, 2, 2, "known case id must select exactly one case");
+  Child known{base_app, PreflightEnv(options_.agent_env, job, job.case_id()), "preflight_known"};
+  std::string out;
+  s = RunChild(ctx, known, deadline, &out);
+  if (!s.ok()) {
+    if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
+    return absl::FailedPreconditionError(absl::StrCat("selector preflight for case '", job.case_id(),
+                                                      "' failed: ", s.message()));
+  }
+  int other = 0;
+  const int matches = SelectedCaseLines(out, job.case_id(), &other);
+  if (matches != 1 || other != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "selector preflight: case '", job.case_id(), "' printed ", matches,
+        " matching and ", other, " other PYPTO_PERF_SELECTED_CASE lines; exactly one matching line is required"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JobRunner::WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
+                               SteadyClock::time_point deadline) {
+  const int n = ctx.job.params().warm_up();
+  for (int i = 1; i <= n; ++i) {
+    Report(ctx, v1::JOB_PHASE_WARM_UP, i, n, "warm-up");
+    Child child{app, RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("warmup_", i)};
+    if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
+                                                 const std::vector<std::string>& app,
+                                                 SteadyClock::time_point deadline) {
+  const int repeats = ctx.job.params().repeats();
+  std::vector<double> samples;
+  evidence::KernelTiming last;
+  for (int i = 1; i <= repeats; ++i) {
+    Report(ctx, v1::JOB_PHASE_TIMING_RUN, i, repeats, "task-time", i, repeats);
+    const fs::path output = ctx.session_dir / absl::StrCat("repeat_", i);
+    Child child{QuickArgv(options_.msprof, output.string(), app),
+                RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("repeat_", i)};
+    if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
+    Report(ctx, v1::JOB_PHASE_PARSING, i, repeats, "task_time", i, repeats);
+    auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
+    if (!timing.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("repeat ", i, ": ", timing.status().message()));
+    }
+    samples.push_back(timing->aggregate_us);
+    last = *std::move(timing);
+  }
+  v1::Evidence e;
+  e.set_op_name(last.kernel_name);
+  e.set_task_type(last.kernel_type);
+  auto* d = e.mutable_duration();
+  for (double s : samples) d->add_samples_us(s);
+  const evidence::Aggregate agg = evidence::AggregateSamples(samples);
+  d->set_aggregate_us(agg.value);
+  d->set_method(agg.method == "trimmed_mean" ? v1::AGGREGATION_METHOD_TRIMMED_MEAN
+                : agg.method == "median"     ? v1::AGGREGATION_METHOD_MEDIAN
+                                             : v1::AGGREGATION_METHOD_SINGLE);
+  d->set_source(last.source == "task_time" ? "task_time.task_time(us)" : last.source);
+  e.set_task_duration_us(agg.value);
+  e.set_seven_metric_status(v1::SEVEN_METRIC_STATUS_NOT_COLLECTED);
+  if (last.launches_us.size() > 1) {
+    e.add_warnings(absl::StrCat("the target kernel launched ", last.launches_us.size(),
+                                " times per process; each repeat aggregates its launches (",
+                                last.method, ")"));
+  }
+  return e;
+}
+
+void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
+                                v1::Evidence* e) const {
+  const v1::JobAssignment& job = ctx.job;
+  auto* f = e->mutable_fingerprint();
+  f->set_soc(job.soc());
+  f->set_device_id(job.device_id());
+  f->set_host(options_.host);
+  f->set_msprof_version(options_.msprof_version);
+  f->set_cann_version(options_.cann_version);
+  f->set_driver_version(options_.driver_version);
+  f->set_bundle_sha256(job.bundle_sha256());
+  // The runner path is inside a per-job scratch dir; keep it relative.
+  for (const auto& a : app) {
+    const fs::path p(a);
+    f->add_argv(p.is_absolute() && a.rfind(ctx.operator_dir.string(), 0) == 0
+                    ? fs::relative(p, ctx.operator_dir).string()
+                    : a);
+  }
+  f->set_warm_up(job.params().warm_up());
+  f->set_repeats(job.params().repeats());
+  f->set_seed(job.params().seed());
+  f->set_clock_state(e->dvfs().status() == "suspect" ? "dvfs_suspect"
+                     : e->dvfs().status() == "ok"    ? "rated"
+                                                     : "unknown");
+  f->set_agent_version(options_.agent_version);
+  f->set_mode(job.params().mode() == v1::PROFILE_MODE_STANDARD ? "standard"
+              : job.params().mode() == v1::PROFILE_MODE_QUICK  ? "quick"
+                                                               : "compare");
+  e->set_operator_name(job.operator_name());
+  e->set_case_id(job.case_id());
+}
+
+absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(ctx.job.params().timeout_seconds());
+  std::error_code ec;
+  fs::create_directories(ctx.session_dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));
+  auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
+  if (!runner.ok()) return runner.status();
+  const std::vector<std::string> app = RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
+  if (auto s = Preflight(ctx, app, deadline); !s.ok()) return s;
+  if (auto s = WarmUp(ctx, app, deadline); !s.ok()) return s;
+  absl::StatusOr<v1::Evidence> evidence;
+  switch (ctx.job.params().mode()) {
+    case v1::PROFILE_MODE_QUICK:
+      evidence = RunQuick(ctx, app, deadline);
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat(
+          "profile mode ", v1::ProfileMode_Name(ctx.job.params().mode()),
+          " is not supported by this agent version (quick mode only); upgrade the agent"));
+  }
+  if (!evidence.ok()) return evidence;
+  FillFingerprint(ctx, app, &*evidence);
+  return evidence;
+}
+
+}  // namespace npuperf::agent

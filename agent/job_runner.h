@@ -1,0 +1,75 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/profiler_runner.h"
+#include "npuperf/v1/agent_service.pb.h"
+
+namespace npuperf::agent {
+
+// What the job runner needs from the host (set once by main.cc).
+struct JobRunnerOptions {
+  std::string msprof = "msprof";   // msprof binary (or build/sim-bin/msprof)
+  std::string python = "python3";  // interpreter for *.py runners
+  std::map<std::string, std::string> agent_env;  // filtered by the allow-list
+  std::string host;
+  std::string agent_version;
+  std::string msprof_version;
+  std::string cann_version;
+  std::string driver_version;
+};
+
+// One attempt of one job.
+struct JobContext {
+  v1::JobAssignment job;
+  std::filesystem::path operator_dir;  // unpacked bundle (read-only for us)
+  std::filesystem::path session_dir;   // fresh per attempt; collection.log lives here
+  std::function<void(const v1::JobProgress&)> progress;
+  const std::atomic<bool>* cancel = nullptr;  // set by a cancellation or lost lease
+};
+
+// Runs the profiling protocol of one job (one operator x case): warm-ups,
+// then the measured runs of its mode, then evidence. Errors: CANCELLED when
+// stopped; FAILED_PRECONDITION / INVALID_ARGUMENT for failures a retry cannot
+// fix (no runner, selector ignored, target kernel absent); anything else is
+// retryable. Every child run appends argv, exit status and output tails to
+// <session>/collection.log (never the environment). Thread-compatible: one
+// Run at a time per instance is not required; instances share nothing.
+class JobRunner {
+ public:
+  JobRunner(ProfilerRunner& runner, JobRunnerOptions options);
+
+  absl::StatusOr<v1::Evidence> Run(const JobContext& ctx);
+
+ private:
+  struct Child {
+    std::vector<std::string> argv;
+    std::map<std::string, std::string> env;
+    std::string label;  // file stem for stdout/stderr under session_dir
+  };
+  // Runs one child to completion (or timeout / cancellation).
+  absl::Status RunChild(const JobContext& ctx, const Child& child,
+                        std::chrono::steady_clock::time_point deadline, std::string* stdout_text);
+  absl::Status Preflight(const JobContext& ctx, const std::vector<std::string>& base_app,
+                         std::chrono::steady_clock::time_point deadline);
+  absl::Status WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
+                      std::chrono::steady_clock::time_point deadline);
+  absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
+                                        std::chrono::steady_clock::time_point deadline);
+  void Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
+              const std::string& detail, int repeat = 0, int repeats = 0);
+  void FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
+                       v1::Evidence* e) const;
+
+  ProfilerRunner& runner_;
+  const JobRunnerOptions options_;
+};
+
+}  // namespace npuperf::agent

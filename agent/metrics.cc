@@ -1,0 +1,42 @@
+#include "agent/metrics.h"
+
+namespace npuperf::agent {
+
+AgentMetrics::AgentMetrics(prometheus::Registry& r)
+    : devices(prometheus::BuildGauge()
+                  .Name("npuperf_agent_devices")
+                  .Help("Devices of this agent by state")
+                  .Register(r)),
+      jobs(prometheus::BuildCounter()
+               .Name("npuperf_agent_jobs_total")
+               .Help("Job attempts finished by outcome")
+               .Register(r)),
+      lock_contention(prometheus::BuildCounter()
+                          .Name("npuperf_agent_lock_contention_total")
+                          .Help("Device lock attempts that found the device locked by another process")
+                          .Register(r)
+                          .Add({})),
+      reconnects(prometheus::BuildCounter()
+                     .Name("npuperf_agent_reconnects_total")
+                     .Help("Re-registrations after the server connection was lost")
+                     .Register(r)
+                     .Add({})),
+      spool_depth(prometheus::BuildGauge()
+                      .Name("npuperf_agent_spool_depth")
+                      .Help("Results waiting in the local spool for acknowledgement")
+                      .Register(r)
+                      .Add({})),
+      job_duration_seconds(prometheus::BuildHistogram()
+                               .Name("npuperf_agent_job_duration_seconds")
+                               .Help("Wall time of one job attempt")
+                               .Register(r)
+                               .Add({}, prometheus::Histogram::BucketBoundaries{
+                                            1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600})) {}
+
+void AgentMetrics::SetDevices(int idle, int busy, int externally_locked) {
+  devices.Add({{"state", "idle"}}).Set(idle);
+  devices.Add({{"state", "busy"}}).Set(busy);
+  devices.Add({{"state", "externally_locked"}}).Set(externally_locked);
+}
+
+}  // namespace npuperf::agent

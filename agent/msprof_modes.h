@@ -1,0 +1,23 @@
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace npuperf::agent {
+
+// The seven --aic-metrics groups, in the fixed order the protocol runs them.
+inline constexpr std::array<const char*, 7> kMetricGroups = {
+    "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
+    "MemoryUB",        "L2Cache",               "ResourceConflictRatio"};
+
+// msprof argv per mode, exactly as the reference scripts issue them
+// (reference-scripts.md §6.1), followed by the application argv.
+std::vector<std::string> QuickArgv(const std::string& msprof, const std::string& output,
+                                   const std::vector<std::string>& app);
+std::vector<std::string> MetricArgv(const std::string& msprof, const std::string& output,
+                                    const std::string& metric, const std::vector<std::string>& app);
+std::vector<std::string> SampleArgv(const std::string& msprof, const std::string& output,
+                                    const std::vector<std::string>& app);
+
+}  // namespace npuperf::agent

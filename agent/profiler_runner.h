@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace npuperf::agent {
+
+// One child process to run (a runner, or msprof running a runner).
+struct ProfilerSpec {
+  std::vector<std::string> argv;          // argv[0] is looked up on PATH of env
+  std::map<std::string, std::string> env;  // the complete environment
+  std::string cwd;
+  std::string stdout_path;  // appended to
+  std::string stderr_path;  // appended to
+};
+
+// How a child ended.
+struct ExitStatus {
+  bool timed_out = false;  // Wait's deadline passed; the child still runs
+  int exit_code = -1;      // when it exited
+  int signal = 0;          // when a signal killed it
+  bool ok() const { return !timed_out && signal == 0 && exit_code == 0; }
+  std::string ToString() const;
+};
+
+// A started child in its own process group. Destroying it terminates the
+// group (RAII: no orphan survives its handle). Not thread-safe except
+// Terminate, which may be called from another thread while Wait blocks.
+class ProfilerProcess {
+ public:
+  virtual ~ProfilerProcess() = default;
+  virtual int pid() const = 0;
+  // Waits until the child exits or the deadline passes.
+  virtual ExitStatus Wait(std::chrono::steady_clock::time_point deadline) = 0;
+  // SIGTERM to the group, SIGKILL after grace; returns when the child is reaped.
+  virtual ExitStatus Terminate(std::chrono::milliseconds grace) = 0;
+};
+
+// Starts children (style.md §4, seam 4). Thread-safe.
+class ProfilerRunner {
+ public:
+  virtual ~ProfilerRunner() = default;
+  virtual absl::StatusOr<std::unique_ptr<ProfilerProcess>> Start(const ProfilerSpec& spec) = 0;
+};
+
+}  // namespace npuperf::agent

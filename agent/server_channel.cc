@@ -1,0 +1,122 @@
+#include "agent/server_channel.h"
+
+#include <thread>
+
+#include "agent/constants.h"
+#include "common/keepalive.h"
+#include "common/status_util.h"
+#include "grpcpp/create_channel.h"
+
+namespace npuperf::agent {
+
+ServerChannel::ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> stub,
+                             std::string token)
+    : stub_(std::move(stub)), token_(std::move(token)) {}
+
+std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address, std::string token) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5'000);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return std::make_unique<ServerChannel>(v1::AgentService::NewStub(channel), std::move(token));
+}
+
+void ServerChannel::Prepare(grpc::ClientContext* ctx, std::chrono::milliseconds deadline) {
+  if (!token_.empty()) ctx->AddMetadata("authorization", "Bearer " + token_);
+  ctx->set_deadline(std::chrono::system_clock::now() + deadline);
+}
+
+absl::StatusOr<v1::RegisterAgentResponse> ServerChannel::Register(
+    const v1::RegisterAgentRequest& req) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kRpcDeadline);
+  v1::RegisterAgentResponse resp;
+  auto s = FromGrpcStatus(stub_->RegisterAgent(&ctx, req, &resp));
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::LeaseJobResponse> ServerChannel::LeaseJob(const v1::LeaseJobRequest& req) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kRpcDeadline + std::chrono::milliseconds(req.wait_ms()));
+  v1::LeaseJobResponse resp;
+  auto s = FromGrpcStatus(stub_->LeaseJob(&ctx, req, &resp));
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::ReportProgressResponse> ServerChannel::ReportProgress(
+    const v1::ReportProgressRequest& req) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kRpcDeadline);
+  v1::ReportProgressResponse resp;
+  auto s = FromGrpcStatus(stub_->ReportProgress(&ctx, req, &resp));
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<v1::ReportResultResponse> ServerChannel::ReportResult(
+    const v1::ReportResultRequest& req) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kRpcDeadline);
+  v1::ReportResultResponse resp;
+  auto s = FromGrpcStatus(stub_->ReportResult(&ctx, req, &resp));
+  if (!s.ok()) return s;
+  return resp;
+}
+
+absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha256,
+                                                         int64_t max_bytes) {
+  grpc::ClientContext ctx;
+  Prepare(&ctx, std::chrono::minutes(5));
+  v1::DownloadBundleRequest req;
+  req.set_sha256(sha256);
+  auto reader = stub_->DownloadBundle(&ctx, req);
+  std::string content;
+  v1::DownloadBundleResponse chunk;
+  while (reader->Read(&chunk)) {
+    if (static_cast<int64_t>(content.size() + chunk.chunk().size()) > max_bytes) {
+      ctx.TryCancel();
+      reader->Finish();
+      return absl::ResourceExhaustedError("bundle larger than the agent's limit");
+    }
+    content += chunk.chunk();
+  }
+  auto s = FromGrpcStatus(reader->Finish());
+  if (!s.ok()) return s;
+  return content;
+}
+
+absl::Status ServerChannel::RunSession(
+    const std::function<v1::Heartbeat()>& next_heartbeat,
+    const std::function<void(const v1::AgentSessionResponse&)>& on_response,
+    std::chrono::milliseconds interval, const std::function<bool()>& stop) {
+  grpc::ClientContext ctx;
+  if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
+  auto stream = stub_->AgentSession(&ctx);
+  std::thread reader([&] {
+    v1::AgentSessionResponse resp;
+    while (stream->Read(&resp)) on_response(resp);
+  });
+  bool ok = true;
+  while (ok && !stop()) {
+    v1::AgentSessionRequest req;
+    *req.mutable_heartbeat() = next_heartbeat();
+    ok = stream->Write(req);
+    const auto until = std::chrono::steady_clock::now() + interval;
+    while (ok && !stop() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  stream->WritesDone();
+  if (stop()) ctx.TryCancel();
+  reader.join();
+  return FromGrpcStatus(stream->Finish());
+}
+
+}  // namespace npuperf::agent

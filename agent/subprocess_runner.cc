@@ -1,0 +1,148 @@
+#include "agent/subprocess_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace npuperf::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Resolves argv[0] against PATH from the child's environment.
+std::string Resolve(const std::string& program, const std::map<std::string, std::string>& env) {
+  if (program.find('/') != std::string::npos) return program;
+  auto it = env.find("PATH");
+  const std::string path = it == env.end() ? "/usr/local/bin:/usr/bin:/bin" : it->second;
+  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    std::string candidate = absl::StrCat(dir, "/", program);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return program;
+}
+
+ExitStatus FromWaitStatus(int status) {
+  ExitStatus s;
+  if (WIFEXITED(status)) s.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) s.signal = WTERMSIG(status);
+  return s;
+}
+
+class Subprocess final : public ProfilerProcess {
+ public:
+  Subprocess(pid_t pid, int pidfd) : pid_(pid), pidfd_(pidfd) {}
+  ~Subprocess() override {
+    if (!reaped_) Terminate(std::chrono::milliseconds(2000));
+    if (pidfd_ >= 0) ::close(pidfd_);
+  }
+  int pid() const override { return pid_; }
+
+  ExitStatus Wait(Clock::time_point deadline) override {
+    while (true) {
+      if (auto done = TryReap()) return *done;
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) return ExitStatus{.timed_out = true};
+      const int slice = static_cast<int>(std::min<int64_t>(left.count(), 100));
+      if (pidfd_ >= 0) {
+        pollfd p{pidfd_, POLLIN, 0};
+        ::poll(&p, 1, slice);
+      } else {
+        ::usleep(static_cast<useconds_t>(std::min(slice, 10)) * 1000);
+      }
+    }
+  }
+
+  ExitStatus Terminate(std::chrono::milliseconds grace) override {
+    if (auto done = TryReap()) {
+      ::kill(-pid_, SIGKILL);  // stragglers left in the group
+      return *done;
+    }
+    ::kill(-pid_, SIGTERM);
+    ExitStatus s = Wait(Clock::now() + grace);
+    ::kill(-pid_, SIGKILL);
+    if (s.timed_out) s = Wait(Clock::now() + std::chrono::seconds(30));
+    return s;
+  }
+
+ private:
+  std::optional<ExitStatus> TryReap() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reaped_) return status_;
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      status_ = FromWaitStatus(status);
+      return status_;
+    }
+    return std::nullopt;
+  }
+
+  const pid_t pid_;
+  const int pidfd_;
+  std::mutex mu_;
+  bool reaped_ = false;
+  ExitStatus status_;
+};
+
+}  // namespace
+
+std::string ExitStatus::ToString() const {
+  if (timed_out) return "timed out";
+  if (signal != 0) return absl::StrCat("killed by signal ", signal, " (", strsignal(signal), ")");
+  return absl::StrCat("exit code ", exit_code);
+}
+
+absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const ProfilerSpec& spec) {
+  if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, spec.stdout_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, spec.stderr_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);     // the agent blocks signals; children must not
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = spec.argv;
+  for (auto& s : args) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  const std::string program = Resolve(spec.argv[0], spec.env);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", std::strerror(rc)));
+  }
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  return std::unique_ptr<ProfilerProcess>(new Subprocess(pid, pidfd));
+}
+
+}  // namespace npuperf::agent

@@ -1,0 +1,330 @@
+#include "client/commands.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/format.h"
+#include "common/bundle_tar.h"
+#include "common/keepalive.h"
+#include "common/sha256.h"
+#include "common/status_util.h"
+#include "grpcpp/create_channel.h"
+#include "nlohmann/json.hpp"
+
+namespace npuperf::client {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr int64_t kMaxBundleBytes = 64 << 20;
+constexpr size_t kChunkBytes = 1 << 20;
+
+int ReportError(const absl::Status& s, std::ostream& err) {
+  err << "npuperf: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
+  for (const auto& v : FieldViolationsOf(s)) err << "  " << v.field << ": " << v.description << "\n";
+  return kExitError;
+}
+
+bool IsOperatorDir(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "PERFORMANCE_CASES.json", ec)) return true;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("test_", 0) == 0 && e.path().extension() == ".py") return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const fs::path& dir) {
+  std::ifstream in(dir / "PERFORMANCE_CASES.json");
+  if (!in) return absl::NotFoundError(absl::StrCat(dir.string(), ": no PERFORMANCE_CASES.json"));
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("cases") || !j["cases"].is_array()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: cases must be a list"));
+  }
+  std::vector<std::string> ids;
+  for (const auto& c : j["cases"]) {
+    if (!c.contains("id") || !c["id"].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: every case needs a string id"));
+    }
+    ids.push_back(c["id"].get<std::string>());
+  }
+  return ids;
+}
+
+// Packs and uploads one operator directory; returns its sha256.
+absl::StatusOr<std::string> Upload(Session& s, const fs::path& dir) {
+  auto tar = PackBundle(dir, kMaxBundleBytes);
+  if (!tar.ok()) return tar.status();
+  const std::string sha = Sha256Hex(*tar);
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx, std::chrono::seconds(300));
+  v1::UploadBundleResponse resp;
+  auto writer = s.collections().UploadBundle(&ctx, &resp);
+  v1::UploadBundleRequest header;
+  header.mutable_header()->set_name(dir.filename().string());
+  header.mutable_header()->set_size_bytes(static_cast<int64_t>(tar->size()));
+  header.mutable_header()->set_sha256(sha);
+  bool ok = writer->Write(header);
+  for (size_t off = 0; ok && off < tar->size(); off += kChunkBytes) {
+    v1::UploadBundleRequest chunk;
+    chunk.set_chunk(tar->substr(off, kChunkBytes));
+    ok = writer->Write(chunk);
+  }
+  writer->WritesDone();
+  auto status = FromGrpcStatus(writer->Finish());
+  if (!status.ok()) return absl::Status(status.code(), absl::StrCat("upload ", dir.string(), ": ", status.message()));
+  return sha;
+}
+
+absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec* spec) {
+  std::vector<fs::path> dirs(a.operator_dirs.begin(), a.operator_dirs.end());
+  if (!a.batch_dir.empty()) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(a.batch_dir, ec)) {
+      if (e.is_directory() && IsOperatorDir(e.path())) dirs.push_back(e.path());
+    }
+    if (ec) return absl::NotFoundError(absl::StrCat("--batch ", a.batch_dir, ": ", ec.message()));
+    std::sort(dirs.begin(), dirs.end());
+  }
+  if (dirs.empty()) return absl::InvalidArgumentError("no operator directory given (positional or --batch)");
+  nlohmann::json map;
+  if (!a.op_name_map.empty()) {
+    std::ifstream in(a.op_name_map);
+    map = nlohmann::json::parse(in, nullptr, false);
+    if (!in || map.is_discarded() || !map.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat("--op-name-map ", a.op_name_map, ": want a JSON object {operator: op name}"));
+    }
+  }
+  for (const auto& dir : dirs) {
+    auto* op = spec->add_operators();
+    fs::path normal = fs::absolute(dir).lexically_normal();
+    if (normal.filename().empty()) normal = normal.parent_path();  // "dir/" form
+    const std::string name = normal.filename().string();
+    op->set_name(name);
+    op->set_runner(a.runner);
+    op->set_op_name(a.op_name);
+    if (map.contains(name) && map[name].is_string()) op->set_op_name(map[name].get<std::string>());
+    std::vector<std::string> cases = a.case_ids;
+    if (cases.empty() && a.manifest) {
+      auto ids = ManifestCaseIds(dir);
+      if (!ids.ok()) return ids.status();
+      cases = *ids;
+      op->set_manifest_path("PERFORMANCE_CASES.json");
+    }
+    for (const auto& c : cases) op->add_case_ids(c);
+    auto sha = Upload(s, dir);
+    if (!sha.ok()) return sha.status();
+    op->set_bundle_sha256(*sha);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const SubmitArgs& a) {
+  v1::SubmitCollectionRequest req;
+  auto* spec = req.mutable_spec();
+  spec->set_kind(a.manifest ? v1::COLLECTION_KIND_MANIFEST
+                 : !a.batch_dir.empty() ? v1::COLLECTION_KIND_BATCH
+                                        : v1::COLLECTION_KIND_UNSPECIFIED);
+  auto* p = spec->mutable_params();
+  p->set_mode(a.mode == "quick" ? v1::PROFILE_MODE_QUICK
+              : a.mode == "compare" ? v1::PROFILE_MODE_COMPARE
+                                    : v1::PROFILE_MODE_STANDARD);
+  if (a.warm_up == 0) p->set_skip_warm_up(true);
+  if (a.warm_up > 0) p->set_warm_up(a.warm_up);
+  p->set_repeats(a.repeats);
+  p->set_seed(a.seed);
+  p->set_retry(a.retry);
+  p->set_timeout_seconds(a.timeout_seconds);
+  p->set_keep_raw_output(a.keep_raw);
+  if (!a.case_arg.empty()) spec->mutable_case_selector()->set_case_arg(a.case_arg);
+  if (!a.case_env.empty()) spec->mutable_case_selector()->set_case_env(a.case_env);
+  spec->set_max_concurrent_jobs(a.max_jobs);
+  spec->set_priority(a.priority);
+  for (const auto& l : a.labels) {
+    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) return absl::InvalidArgumentError(absl::StrCat("--label '", l, "': want key=value"));
+    (*spec->mutable_labels())[kv[0]] = kv[1];
+  }
+  for (const auto& soc : a.socs) spec->mutable_constraints()->add_socs(soc);
+  spec->mutable_constraints()->set_device_range(a.device_range);
+  req.set_idempotency_key(a.idempotency_key);
+  if (auto st = BuildOperators(s, a, spec); !st.ok()) return st;
+  return req;
+}
+
+int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config) {
+  if (config.format == "json") {
+    out << ToJson(c) << "\n";
+  } else {
+    PrintCollection(c, out);
+  }
+  return c.state() == v1::COLLECTION_STATE_SUCCEEDED ? kExitOk : kExitError;
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
+                 std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config)
+    : collections_(std::move(collections)), queries_(std::move(queries)), config_(std::move(config)) {}
+
+std::unique_ptr<Session> Session::Connect(const ClientConfig& config) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  auto channel = grpc::CreateCustomChannel(config.server, grpc::InsecureChannelCredentials(), args);
+  return std::make_unique<Session>(v1::CollectionService::NewStub(channel),
+                                   v1::QueryService::NewStub(channel), config);
+}
+
+void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) const {
+  if (!config_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config_.token);
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    (timeout.count() > 0 ? timeout : config_.timeout));
+}
+
+int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err) {
+  auto req = BuildRequest(s, args);
+  if (!req.ok()) return ReportError(req.status(), err);
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::SubmitCollectionResponse resp;
+  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  const v1::Collection& c = resp.collection();
+  err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
+      << c.counts().total() << " jobs\n";
+  if (!args.wait) return FinishCollection(c, out, s.config());
+  return RunWatch(s, c.id(), out, err);
+}
+
+int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx, std::chrono::hours(24 * 7));
+  v1::WatchCollectionRequest req;
+  req.set_collection_id(id);
+  auto reader = s.collections().WatchCollection(&ctx, req);
+  const bool tty = ::isatty(STDERR_FILENO) && &err == &std::cerr;
+  v1::WatchCollectionResponse event;
+  v1::Collection last;
+  std::string previous;
+  while (reader->Read(&event)) {
+    last = event.collection();
+    const std::string line = ProgressLine(last, event.has_changed_job() ? &event.changed_job() : nullptr);
+    if (line == previous) continue;
+    previous = line;
+    if (tty) {
+      err << "\r\033[K" << line << std::flush;
+    } else {
+      err << line << "\n";
+    }
+  }
+  if (tty) err << "\n";
+  auto st = FromGrpcStatus(reader->Finish());
+  if (!st.ok()) return ReportError(st, err);
+  return FinishCollection(last, out, s.config());
+}
+
+int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::GetCollectionRequest req;
+  req.set_collection_id(id);
+  v1::GetCollectionResponse resp;
+  auto st = FromGrpcStatus(s.collections().GetCollection(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  FinishCollection(resp.collection(), out, s.config());
+  return kExitOk;
+}
+
+int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
+              std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::CancelCollectionRequest req;
+  req.set_collection_id(id);
+  req.set_reason(reason);
+  v1::CancelCollectionResponse resp;
+  auto st = FromGrpcStatus(s.collections().CancelCollection(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  FinishCollection(resp.collection(), out, s.config());
+  return kExitOk;
+}
+
+int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,
+            std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::ListCollectionsRequest req;
+  for (const auto& l : labels) {
+    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.size() != 2) return ReportError(absl::InvalidArgumentError("--label wants key=value"), err);
+    (*req.mutable_labels())[kv[0]] = kv[1];
+  }
+  req.set_page_token(page_token);
+  v1::ListCollectionsResponse resp;
+  auto st = FromGrpcStatus(s.collections().ListCollections(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (s.config().format == "json") {
+    out << ToJson(resp) << "\n";
+  } else {
+    PrintCollectionList(resp, out);
+  }
+  return kExitOk;
+}
+
+int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::GetRoundRequest req;
+  req.set_round_id(round_id);
+  v1::GetRoundResponse resp;
+  auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (s.config().format == "json") {
+    out << ToJson(resp.round()) << "\n";
+  } else {
+    PrintRound(resp.round(), out);
+  }
+  return kExitOk;
+}
+
+int RunRounds(Session& s, const std::string& op, const std::string& case_id,
+              const std::string& metric, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::ListRoundsRequest req;
+  req.set_operator_name(op);
+  req.set_case_id(case_id);
+  req.set_metric(metric);
+  v1::ListRoundsResponse resp;
+  auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (s.config().format == "json") {
+    out << ToJson(resp) << "\n";
+  } else {
+    PrintRounds(resp, out);
+  }
+  return kExitOk;
+}
+
+int RunAgents(Session& s, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::ListAgentsResponse resp;
+  auto st = FromGrpcStatus(s.queries().ListAgents(&ctx, v1::ListAgentsRequest(), &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (s.config().format == "json") {
+    out << ToJson(resp) << "\n";
+  } else {
+    PrintAgents(resp, out);
+  }
+  return kExitOk;
+}
+
+}  // namespace npuperf::client

@@ -1,0 +1,89 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "grpcpp/client_context.h"
+#include "npuperf/v1/collection_service.grpc.pb.h"
+#include "npuperf/v1/query_service.grpc.pb.h"
+
+namespace npuperf::client {
+
+// Exit codes of `npuperf` (bot contract, docs/api.md).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+// Connection settings: flags, then NPUPERF_SERVER / NPUPERF_TOKEN.
+struct ClientConfig {
+  std::string server = "127.0.0.1:50051";
+  std::string token;
+  std::string format = "text";  // "text" or "json"
+  std::chrono::seconds timeout{30};
+};
+
+// The stubs a command talks to (generated StubInterfaces: mocks in tests).
+class Session {
+ public:
+  Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
+          std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config);
+  static std::unique_ptr<Session> Connect(const ClientConfig& config);
+
+  v1::CollectionService::StubInterface& collections() { return *collections_; }
+  v1::QueryService::StubInterface& queries() { return *queries_; }
+  const ClientConfig& config() const { return config_; }
+  // Adds the bearer token and a deadline (config timeout unless given).
+  void Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout = std::chrono::seconds(0)) const;
+
+ private:
+  std::unique_ptr<v1::CollectionService::StubInterface> collections_;
+  std::unique_ptr<v1::QueryService::StubInterface> queries_;
+  const ClientConfig config_;
+};
+
+// `npuperf submit` arguments.
+struct SubmitArgs {
+  std::vector<std::string> operator_dirs;  // positional
+  std::string batch_dir;                   // --batch: every operator directory under it
+  bool manifest = false;                   // --manifest: cases from PERFORMANCE_CASES.json
+  std::string mode = "standard";           // --quick / --compare / standard
+  std::string op_name;
+  std::string op_name_map;                 // JSON file {operator: op name}
+  std::vector<std::string> case_ids;
+  std::string case_arg;
+  std::string case_env;
+  std::string runner;
+  int warm_up = -1;  // -1: server default
+  int repeats = 0;
+  int64_t seed = 0;
+  int retry = 0;
+  int max_jobs = 0;
+  int priority = 0;
+  int timeout_seconds = 0;
+  bool keep_raw = false;
+  std::vector<std::string> labels;  // key=value
+  std::vector<std::string> socs;
+  std::string device_range;
+  std::string idempotency_key;
+  bool wait = true;
+};
+
+// Each command writes its result to out (text or JSON per config), errors
+// to err, and returns an exit code.
+int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err);
+int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
+int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
+int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
+              std::ostream& err);
+int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,
+            std::ostream& out, std::ostream& err);
+int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err);
+int RunRounds(Session& s, const std::string& op, const std::string& case_id,
+              const std::string& metric, std::ostream& out, std::ostream& err);
+int RunAgents(Session& s, std::ostream& out, std::ostream& err);
+
+}  // namespace npuperf::client

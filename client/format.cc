@@ -1,0 +1,135 @@
+#include "client/format.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace npuperf::client {
+namespace {
+
+std::string Strip(const std::string& name, const std::string& prefix) {
+  return absl::AsciiStrToLower(name.substr(name.rfind(prefix, 0) == 0 ? prefix.size() : 0));
+}
+
+std::string JobLabel(const v1::Job& j) {
+  return j.case_id().empty() ? j.operator_name() : absl::StrCat(j.operator_name(), "/", j.case_id());
+}
+
+std::string Time(const google::protobuf::Timestamp& t) {
+  if (t.seconds() == 0 && t.nanos() == 0) return "-";
+  return google::protobuf::util::TimeUtil::ToString(t).substr(0, 19) + "Z";
+}
+
+}  // namespace
+
+std::string StateName(v1::JobState s) { return Strip(v1::JobState_Name(s), "JOB_STATE_"); }
+std::string StateName(v1::CollectionState s) {
+  return Strip(v1::CollectionState_Name(s), "COLLECTION_STATE_");
+}
+std::string PhaseName(v1::JobPhase p) { return Strip(v1::JobPhase_Name(p), "JOB_PHASE_"); }
+
+std::string ToJson(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::util::JsonPrintOptions opt;
+  opt.add_whitespace = true;
+  opt.always_print_primitive_fields = true;
+  opt.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(m, &out, opt);
+  return out;
+}
+
+void PrintCollection(const v1::Collection& c, std::ostream& out) {
+  const auto& n = c.counts();
+  out << "collection " << c.id() << "  " << StateName(c.state()) << "  " << n.succeeded() << "/"
+      << n.total() << " succeeded, " << n.failed() << " failed, " << n.cancelled()
+      << " cancelled  (created " << Time(c.created_at()) << ")\n";
+  for (const auto& j : c.jobs()) {
+    out << absl::StrFormat("  job %-5d %-40s %-10s ", j.id(), JobLabel(j), StateName(j.state()));
+    if (j.state() == v1::JOB_STATE_SUCCEEDED) {
+      out << absl::StrFormat("%s  %.3f us", j.op_name(), j.kernel_time_us());
+      if (!j.bound_label().empty()) out << "  " << j.bound_label();
+      out << "  round " << j.round_id();
+    } else if (j.state() == v1::JOB_STATE_RUNNING || j.state() == v1::JOB_STATE_LEASED) {
+      out << "device " << j.placement().host() << ":" << j.placement().device_id() << " "
+          << PhaseName(j.progress().phase());
+    } else if (!j.reason().empty()) {
+      out << j.reason();
+    }
+    out << "\n";
+  }
+}
+
+void PrintCollectionList(const v1::ListCollectionsResponse& list, std::ostream& out) {
+  for (const auto& c : list.collections()) {
+    out << absl::StrFormat("%-16s %-10s %3d/%-3d %s\n", c.id(), StateName(c.state()),
+                           c.counts().succeeded(), c.counts().total(), Time(c.created_at()));
+  }
+  if (!list.next_page_token().empty()) out << "(more: --page-token " << list.next_page_token() << ")\n";
+}
+
+void PrintRound(const v1::Round& r, std::ostream& out) {
+  const auto& e = r.evidence();
+  out << "round " << r.id() << "  " << r.operator_name()
+      << (r.case_id().empty() ? "" : "/" + r.case_id()) << "  collection " << r.collection_id()
+      << "  " << Time(r.created_at()) << "\n";
+  out << absl::StrFormat("  kernel %s (%s)  %.3f us", e.op_name(), e.task_type(),
+                         e.duration().aggregate_us());
+  out << "  samples [";
+  for (int i = 0; i < e.duration().samples_us_size(); ++i) {
+    out << (i ? ", " : "") << absl::StrFormat("%.3f", e.duration().samples_us(i));
+  }
+  out << "]\n";
+  if (!e.bound().label().empty()) {
+    out << "  bound " << e.bound().label() << " (" << e.bound().routing_label() << ")\n";
+  }
+  if (!e.per_core().verdict().empty()) {
+    out << absl::StrFormat("  per-core %s spread %.1f%%\n", e.per_core().verdict(), e.per_core().spread_pct());
+  }
+  out << "  fingerprint soc " << e.fingerprint().soc() << " device " << e.fingerprint().device_id()
+      << " host " << e.fingerprint().host() << " mode " << e.fingerprint().mode() << "\n";
+}
+
+void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
+  for (const auto& r : rounds.rounds()) {
+    out << absl::StrFormat("%-6d %-30s %-12s %10.3f us  %-12s %s\n", r.id(),
+                           r.operator_name() + (r.case_id().empty() ? "" : "/" + r.case_id()),
+                           r.collection_id(), r.evidence().duration().aggregate_us(),
+                           r.evidence().bound().label(), Time(r.created_at()));
+  }
+  for (const auto& p : rounds.series()) {
+    out << absl::StrFormat("  series round %d %s %g\n", p.round_id(), Time(p.at()), p.value());
+  }
+}
+
+void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out) {
+  for (const auto& a : agents.agents()) {
+    out << a.agent_id() << "  " << a.host() << "  " << a.state() << "  v" << a.version()
+        << "  last seen " << Time(a.last_seen()) << "\n";
+    for (const auto& d : a.devices()) {
+      out << "  device " << d.device_id() << "  " << d.soc() << "  " << d.state();
+      if (d.job_id() > 0) out << "  job " << d.job_id();
+      out << "\n";
+    }
+  }
+}
+
+std::string ProgressLine(const v1::Collection& c, const v1::Job* changed) {
+  const auto& n = c.counts();
+  std::string line = absl::StrFormat("%s %d/%d done (succeeded %d, failed %d, running %d)",
+                                     StateName(c.state()), n.succeeded() + n.failed() + n.cancelled(),
+                                     n.total(), n.succeeded(), n.failed(), n.running() + n.leased());
+  if (changed != nullptr) {
+    absl::StrAppend(&line, "  job ", changed->id(), " ", JobLabel(*changed), " ", StateName(changed->state()));
+    const auto& p = changed->progress();
+    if (changed->state() == v1::JOB_STATE_RUNNING && p.phase() != v1::JOB_PHASE_UNSPECIFIED) {
+      absl::StrAppend(&line, " ", PhaseName(p.phase()));
+      if (p.step_count() > 0) absl::StrAppend(&line, " ", p.step(), "/", p.step_count());
+      if (!p.detail().empty()) absl::StrAppend(&line, " ", p.detail());
+    }
+  }
+  return line;
+}
+
+}  // namespace npuperf::client
