@@ -128,6 +128,8 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::ve
   AddSessionApis(writer, rng, summary.tasks, launches.size());
   s = writer.Finish();
   std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
+  std::error_code ec;
+  std::filesystem::create_directories(device_dir / "sqlite", ec);
   if (s.ok()) s = WriteSampleJson(in, device_dir);
   if (s.ok() && sample) {
     bool omit = FindFault(in.faults, FaultKind::kNoAicoreDb) != nullptr;

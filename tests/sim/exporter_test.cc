@@ -1,0 +1,202 @@
+#include "sim/exporter.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "SQLiteCpp/SQLiteCpp.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+
+namespace npuperf::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ExporterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::path(::testing::TempDir()) / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(root_);
+    in_.soc = *FindSoc("Ascend910B2");
+    in_.ts14 = "20261130120000";
+    in_.process_start_ns = 1'780'000'000'000'000'000;
+    in_.process_end_ns = in_.process_start_ns + 250'000'000;
+    in_.seed = 42;
+    in_.options.app = {"app"};
+    launches_ = {Make("StatelessNormal", 48, 3), Make("_Z6targetv", 20, 1), Make("aclnnAdd_AddAiCore_Add", 48, 2)};
+  }
+
+  static Launch Make(const std::string& name, int blocks, int count) {
+    Launch l;
+    l.op_name = l.op_type = name;
+    l.block_num = blocks;
+    l.count = count;
+    l.in_shapes = "16,4096;16,4096";
+    l.in_dtypes = "DT_FLOAT16;DT_FLOAT16";
+    l.in_formats = "ND;ND";
+    l.work.gm_to_ub = 1 << 22;
+    l.work.ub_to_gm = 1 << 21;
+    l.work.vec_fp16 = 1 << 22;
+    l.work.scalar = 5000;
+    return l;
+  }
+
+  fs::path Export(const std::string& name) {
+    in_.prof_dir = root_ / name;
+    auto s = ExportProfile(in_, launches_);
+    EXPECT_TRUE(s.ok()) << s.status();
+    if (s.ok()) summary_ = *s;
+    return in_.prof_dir / "mindstudio_profiler_output";
+  }
+
+  static std::string Read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+  // CSV rows; commas inside "..." do not split (shapes are quoted).
+  static std::vector<std::vector<std::string>> Rows(const fs::path& p) {
+    std::vector<std::vector<std::string>> rows;
+    for (absl::string_view line : absl::StrSplit(Read(p), '\n', absl::SkipEmpty())) {
+      std::vector<std::string> cells(1);
+      bool quoted = false;
+      for (char c : line) {
+        if (c == '"') quoted = !quoted;
+        if (c == ',' && !quoted) cells.emplace_back();
+        else cells.back() += c;
+      }
+      rows.push_back(cells);
+    }
+    return rows;
+  }
+
+  fs::path root_;
+  ExportInput in_;
+  std::vector<Launch> launches_;
+  ExportSummary summary_;
+};
+
+TEST_F(ExporterTest, SameSeedSameBytesOtherSeedOtherNumbers) {
+  auto a = Read(Export("a") / "op_summary_20261130120000.csv");
+  auto b = Read(Export("b") / "op_summary_20261130120000.csv");
+  EXPECT_EQ(a, b);
+  in_.seed = 43;
+  EXPECT_NE(a, Read(Export("c") / "op_summary_20261130120000.csv"));
+}
+
+TEST_F(ExporterTest, OpSummaryCellQuirks) {
+  auto rows = Rows(Export("q") / "op_summary_20261130120000.csv");
+  ASSERT_EQ(rows.size(), 7u);  // header + 3 + 1 + 2
+  EXPECT_EQ(rows[0][11], "Block Num");
+  EXPECT_EQ(rows[0].back(), "cube_utilization(%)");
+  const auto& first = rows[1];
+  EXPECT_EQ(first[1], "4294967295");
+  EXPECT_TRUE(absl::EndsWith(first[8], "\t"));
+  EXPECT_EQ(first[10], "0");
+  EXPECT_EQ(first[14], "\"16,4096;16,4096\"");  // shapes arrive quoted
+  EXPECT_EQ(first[20], "N/A");   // Context ID of a non-MIX task
+  for (size_t i = 2; i < rows.size(); ++i) {
+    size_t dot = rows[i][10].find('.');
+    ASSERT_NE(dot, std::string::npos);
+    EXPECT_EQ(rows[i][10].size() - dot - 1, 6u) << rows[i][10];
+    EXPECT_EQ(rows[i][9].size() - rows[i][9].find('.') - 1, 3u);
+  }
+  EXPECT_EQ(rows[4][4], "_Z6targetv");
+}
+
+TEST_F(ExporterTest, BlockDimNamingSwitch) {
+  in_.env.block_dim_naming = true;
+  auto rows = Rows(Export("dim") / "op_summary_20261130120000.csv");
+  EXPECT_EQ(rows[0][11], "Block Dim");
+  EXPECT_EQ(rows[0][12], "Mix Block Dim");
+}
+
+TEST_F(ExporterTest, TaskTimeStatisticsAndApi) {
+  fs::path out = Export("s");
+  auto tt = Rows(out / "task_time_20261130120000.csv");
+  EXPECT_EQ(tt[0][0], "Device_id");
+  EXPECT_EQ(tt[1][2], "PROFILING_ENABLE");
+  EXPECT_EQ(tt.size(), 1u + 2 + 6);
+  EXPECT_TRUE(absl::EndsWith(tt[3][6], "\t"));
+  auto stat = Rows(out / "op_statistic_20261130120000.csv");
+  ASSERT_EQ(stat.size(), 4u);
+  double ratio = 0;
+  for (size_t i = 1; i < stat.size(); ++i) ratio += std::stod(stat[i][8]);
+  EXPECT_NEAR(ratio, 100, 0.01);
+  EXPECT_GE(std::stod(stat[1][4]), std::stod(stat[2][4]));
+  auto api = Rows(out / "api_statistic_20261130120000.csv");
+  bool launch_row = false;
+  for (const auto& r : api) launch_row |= r[1] == "node" && r[2] == "launch" && r[4] == "6" && r[0] == "host";
+  EXPECT_TRUE(launch_row);
+}
+
+TEST_F(ExporterTest, TaskTimeLevelsAndAscendcl) {
+  in_.options.task_time = TaskTimeLevel::kL0;
+  in_.options.ai_core = false;
+  in_.options.ascendcl = false;
+  fs::path out = Export("l0");
+  auto rows = Rows(out / "op_summary_20261130120000.csv");
+  EXPECT_EQ(rows[0].back(), "Context ID");
+  EXPECT_EQ(rows[1][5], "N/A");
+  EXPECT_EQ(rows[1][11], "0");
+  EXPECT_FALSE(fs::exists(out / "op_statistic_20261130120000.csv"));
+  EXPECT_FALSE(fs::exists(out / "api_statistic_20261130120000.csv"));
+  EXPECT_TRUE(fs::exists(out / "task_time_20261130120000.csv"));
+  in_.options.task_time = TaskTimeLevel::kOff;
+  out = Export("off");
+  EXPECT_FALSE(fs::exists(out / "op_summary_20261130120000.csv"));
+  EXPECT_FALSE(fs::exists(out / "task_time_20261130120000.csv"));
+}
+
+TEST_F(ExporterTest, SampleBasedCoversTheProcessOnEveryCore) {
+  in_.options.mode = AicMode::kSampleBased;
+  fs::path out = Export("sample");
+  auto rows = Rows(out / "op_summary_20261130120000.csv");
+  EXPECT_EQ(rows[0].back(), "Context ID");
+  SQLite::Database db((in_.prof_dir / "device_0" / "sqlite" / "ai_vector_core.db").string());
+  int slices = 25;  // 250 ms at 100 Hz
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM AICoreOriginalData").getInt(), slices * 48);
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT coreid) FROM AICoreOriginalData").getInt(), 48);
+  EXPECT_GT(db.execAndGet("SELECT SUM(task_cyc) FROM AICoreOriginalData WHERE task_cyc>0").getInt64(), 0);
+  EXPECT_EQ(summary_.samples, slices * (24 + 48));
+  EXPECT_TRUE(fs::exists(in_.prof_dir / "device_0" / "sqlite" / "aicore.db"));
+  EXPECT_TRUE(fs::exists(out / "ai_vector_core_utilization_20261130120000.csv"));
+}
+
+TEST_F(ExporterTest, FaultsShapeTheOutput) {
+  in_.faults = *ParseFaults("truncate;garbage;ratio_gt1:_Z6targetv;dvfs:900");
+  fs::path out = Export("faults");
+  std::string text = Read(out / "op_summary_20261130120000.csv");
+  EXPECT_NE(text.back(), '\n');
+  EXPECT_NE(text.find("GARBAGE"), std::string::npos);
+  EXPECT_EQ(summary_.freq_mhz, 900);
+  auto rows = Rows(out / "op_summary_20261130120000.csv");
+  size_t mte2 = 0;
+  for (size_t i = 0; i < rows[0].size(); ++i) if (rows[0][i] == "aiv_mte2_ratio") mte2 = i;
+  bool above = false;
+  for (const auto& r : rows) above |= r.size() > mte2 && r[4] == "_Z6targetv" && std::stod(r[mte2]) > 1;
+  EXPECT_TRUE(above);
+  in_.options.mode = AicMode::kSampleBased;
+  in_.faults = *ParseFaults("no_aicore_db");
+  Export("nodb");
+  EXPECT_FALSE(fs::exists(in_.prof_dir / "device_0" / "sqlite" / "aicore.db"));
+}
+
+TEST_F(ExporterTest, DvfsDipShowsInCyclesVersusCoreTime) {
+  in_.faults = *ParseFaults("dvfs:900");
+  auto rows = Rows(Export("dvfs") / "op_summary_20261130120000.csv");
+  size_t t = 0, c = 0;
+  for (size_t i = 0; i < rows[0].size(); ++i) {
+    if (rows[0][i] == "aiv_time(us)") t = i;
+    if (rows[0][i] == "aiv_total_cycles") c = i;
+  }
+  // StatelessNormal: 48 blocks on 48 cores, one wave: cycles / blocks / time = MHz.
+  double implied = std::stod(rows[1][c]) / 48 / std::stod(rows[1][t]);
+  EXPECT_NEAR(implied, 900, 2);
+}
+
+}  // namespace
+}  // namespace npuperf::sim

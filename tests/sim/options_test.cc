@@ -1,0 +1,79 @@
+#include "sim/options.h"
+
+#include "gtest/gtest.h"
+
+namespace npuperf::sim {
+namespace {
+
+using Args = std::vector<std::string>;
+
+TEST(OptionsTest, ParsesPyptoStandardRun) {
+  auto o = ParseOptions({"--output=/x/PROF_Memory", "--ai-core=on", "--aic-metrics=Memory",
+                         "--task-time=on", "--ascendcl=on", "python3", "t.py", "--case-id", "p0"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->output, "/x/PROF_Memory");
+  EXPECT_EQ(o->group, MetricGroup::kMemory);
+  EXPECT_EQ(o->app, (Args{"python3", "t.py", "--case-id", "p0"}));
+  EXPECT_TRUE(o->ai_core);
+}
+
+TEST(OptionsTest, SampleRunAndDoubleDash) {
+  auto o = ParseOptions({"--aic-mode=sample-based", "--aic-freq=50", "--", "--weird-app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->mode, AicMode::kSampleBased);
+  EXPECT_EQ(o->aic_freq_hz, 50);
+  EXPECT_EQ(o->app, Args{"--weird-app"});
+}
+
+TEST(OptionsTest, ApplicationFlagIsSplitLikeAShell) {
+  auto o = ParseOptions({"--application=python3 'my test.py' --case-id \"p 0\""});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->app, (Args{"python3", "my test.py", "--case-id", "p 0"}));
+}
+
+TEST(OptionsTest, TaskTimeLevelsDriveAiCoreDefault) {
+  auto l0 = ParseOptions({"--task-time=l0", "app"});
+  ASSERT_TRUE(l0.ok());
+  EXPECT_EQ(l0->task_time, TaskTimeLevel::kL0);
+  EXPECT_FALSE(l0->ai_core);
+  auto forced = ParseOptions({"--ai-core=on", "--task-time=off", "app"});
+  ASSERT_TRUE(forced.ok());
+  EXPECT_TRUE(forced->ai_core);
+  EXPECT_EQ(forced->task_time, TaskTimeLevel::kOff);
+}
+
+TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
+  struct Case {
+    Args args;
+    std::string want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--instr-profiling=on", "app"}, "not supported by msprof-sim"},
+           {{"--export=on", "--output=x"}, "not supported by msprof-sim"},
+           {{"--aic-metrics=Custom:0x8", "app"}, "not supported by msprof-sim"},
+           {{"--aic-metrics=Bogus", "app"}, "invalid --aic-metrics"},
+           {{"--aic-freq=0", "app"}, "1..100"},
+           {{"--aic-freq=101", "app"}, "1..100"},
+           {{"--task-time=maybe", "app"}, "--task-time"},
+           {{"--frobnicate=1", "app"}, "unknown option"},
+           {{"--output", "app"}, "needs a value"},
+           {{"--output=x"}, "no application"},
+           {{"--ai-core=off", "--aic-mode=sample-based", "app"}, "needs --ai-core=on"},
+           {{"--application=a", "b"}, "not both"},
+           {{"--application='unterminated"}, "quote"},
+       }) {
+    auto o = ParseOptions(c.args);
+    ASSERT_FALSE(o.ok()) << c.args[0];
+    EXPECT_NE(o.status().message().find(c.want), std::string::npos) << o.status();
+  }
+}
+
+TEST(OptionsTest, HelpVersionAndIgnoredFlags) {
+  EXPECT_TRUE(ParseOptions({"--help"})->help);
+  EXPECT_TRUE(ParseOptions({"--version"})->version);
+  EXPECT_TRUE(ParseOptions({"--runtime-api=on", "--l2=off", "app"}).ok());
+  EXPECT_NE(UsageText().find("--aic-metrics"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace npuperf::sim
