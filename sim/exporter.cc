@@ -92,6 +92,47 @@ absl::Status WriteSampleJson(const ExportInput& in, const std::filesystem::path&
   return out ? absl::OkStatus() : absl::InternalError("cannot write sample.json");
 }
 
+// The device timeline: tasks run back to back in launch order, never before
+// their host launch time plus the submit latency.
+struct Timeline {
+  const DeviceModel& model;
+  ReportWriter& writer;
+  SampleCollector* sampler;  // null unless sample-based
+  const Fault* ratio_fault;  // null unless ratio_gt1 is active
+  Rng& rng;
+  ExportSummary& summary;
+  int64_t device_free_ns;
+
+  void Run(const Launch& l) {
+    for (int rep = 0; rep < l.count; ++rep) {
+      int64_t earliest = l.host_ns > 0 ? l.host_ns + kSubmitLatencyNs : 0;
+      int64_t gap = 1500 + static_cast<int64_t>(800 * rng.Uniform());
+      int64_t start = std::max(earliest, device_free_ns + gap);
+      KernelResult r = model.Run(l, summary.freq_mhz, rng);
+      if (ratio_fault && (ratio_fault->op_name.empty() || ratio_fault->op_name == l.op_name)) {
+        ForceRatioAboveOne(r);
+      }
+      writer.AddTask({&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)});
+      if (sampler) sampler->Add(start, r);
+      AddLaunchApis(writer, rng, summary.tasks == 0);
+      device_free_ns = start + std::llround(r.duration_us * 1000.0);
+      ++summary.tasks;
+    }
+  }
+};
+
+absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler, int64_t device_free_ns,
+                          ExportSummary& summary) {
+  bool omit = FindFault(in.faults, FaultKind::kNoAicoreDb) != nullptr;
+  int64_t end = std::max(in.process_end_ns, device_free_ns);
+  std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
+  absl::StatusOr<int64_t> rows = sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output",
+                                               in.ts14, in.env.physical_device, end, omit);
+  if (!rows.ok()) return rows.status();
+  summary.samples = *rows;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::vector<Launch>& launches) {
@@ -110,35 +151,15 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::ve
   if (!s.ok()) return s;
   bool sample = in.options.ai_core && in.options.mode == AicMode::kSampleBased;
   SampleCollector sampler(in.soc, in.options.group, in.options.aic_freq_hz, in.process_start_ns);
-  const Fault* ratio = FindFault(in.faults, FaultKind::kRatioAboveOne);
-  int64_t device_free = in.process_start_ns + kRuntimeInitNs;
-  for (const Launch& l : launches) {
-    for (int rep = 0; rep < l.count; ++rep) {
-      int64_t earliest = l.host_ns > 0 ? l.host_ns + kSubmitLatencyNs : 0;
-      int64_t start = std::max(earliest, device_free + 1500 + static_cast<int64_t>(800 * rng.Uniform()));
-      KernelResult r = model.Run(l, summary.freq_mhz, rng);
-      if (ratio && (ratio->op_name.empty() || ratio->op_name == l.op_name)) ForceRatioAboveOne(r);
-      writer.AddTask({&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)});
-      if (sample) sampler.Add(start, r);
-      AddLaunchApis(writer, rng, summary.tasks == 0);
-      device_free = start + std::llround(r.duration_us * 1000.0);
-      ++summary.tasks;
-    }
-  }
+  Timeline timeline{model, writer, sample ? &sampler : nullptr, FindFault(in.faults, FaultKind::kRatioAboveOne),
+                    rng, summary, in.process_start_ns + kRuntimeInitNs};
+  for (const Launch& l : launches) timeline.Run(l);
   AddSessionApis(writer, rng, summary.tasks, launches.size());
   s = writer.Finish();
-  std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
   std::error_code ec;
-  std::filesystem::create_directories(device_dir / "sqlite", ec);
-  if (s.ok()) s = WriteSampleJson(in, device_dir);
-  if (s.ok() && sample) {
-    bool omit = FindFault(in.faults, FaultKind::kNoAicoreDb) != nullptr;
-    int64_t end = std::max(in.process_end_ns, device_free);
-    absl::StatusOr<int64_t> rows = sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output",
-                                                 in.ts14, in.env.physical_device, end, omit);
-    if (!rows.ok()) return rows.status();
-    summary.samples = *rows;
-  }
+  std::filesystem::create_directories(in.prof_dir / absl::StrCat("device_", in.env.physical_device) / "sqlite", ec);
+  if (s.ok()) s = WriteSampleJson(in, in.prof_dir / absl::StrCat("device_", in.env.physical_device));
+  if (s.ok() && sample) s = WriteSamples(in, sampler, timeline.device_free_ns, summary);
   if (!s.ok()) return s;
   return summary;
 }

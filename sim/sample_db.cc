@@ -99,6 +99,12 @@ absl::Status SampleCollector::WriteDb(const Side& side, const std::filesystem::p
       ++*rows;
     }
   }
+  WriteSummary(db, side, cube);
+  tx.commit();
+  return absl::OkStatus();
+}
+
+void SampleCollector::WriteSummary(SQLite::Database& db, const Side& side, bool cube) const {
   SQLite::Statement sum(db, "INSERT INTO MetricSummary VALUES(?, ?, ?)");
   for (int core = 0; core < side.cores; ++core) {
     const CoreStats& c = side.totals[core];
@@ -116,8 +122,6 @@ absl::Status SampleCollector::WriteDb(const Side& side, const std::filesystem::p
       sum.reset();
     }
   }
-  tx.commit();
-  return absl::OkStatus();
 }
 
 std::vector<std::string> SampleCollector::SummaryMetrics(bool cube) const {

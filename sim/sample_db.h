@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "SQLiteCpp/Database.h"
 #include "absl/status/statusor.h"
 #include "sim/device_model.h"
 #include "sim/pmu_columns.h"
@@ -42,6 +43,7 @@ class SampleCollector {
   void EnsureSlices(Side& side, int64_t slices);
   absl::Status WriteDb(const Side& side, const std::filesystem::path& path, int64_t slices, bool cube,
                        int64_t* rows) const;
+  void WriteSummary(SQLite::Database& db, const Side& side, bool cube) const;
   absl::Status WriteCsv(const Side& side, const std::filesystem::path& path, int device, bool cube) const;
   std::vector<std::string> SummaryMetrics(bool cube) const;
 
