@@ -12,8 +12,15 @@
 namespace npuperf::evidence {
 namespace {
 
-constexpr int kEof = std::char_traits<char>::eof();
-constexpr size_t kStreamBufferBytes = 1 << 16;
+constexpr int kEof = -1;
+constexpr size_t kBlockBytes = 1 << 18;
+
+// Bytes that end an unquoted run: delimiter, line ends, quote.
+struct StopTable {
+  bool stop[256] = {};
+  constexpr StopTable() { stop[','] = stop['\n'] = stop['\r'] = stop['"'] = true; }
+};
+constexpr StopTable kPlainStop;
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
@@ -23,24 +30,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-void TrimInPlace(std::string& s) {
-  size_t end = s.size();
-  while (end > 0 && IsBlank(s[end - 1])) --end;
-  size_t begin = 0;
-  while (begin < end && IsBlank(s[begin])) ++begin;
-  if (begin != 0 || end != s.size()) s = s.substr(begin, end - begin);
-}
-
-// An ifstream that owns a larger buffer than the default.
-class BufferedFile : public std::ifstream {
- public:
-  BufferedFile() : buffer_(kStreamBufferBytes) {
-    rdbuf()->pubsetbuf(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-  }
-
- private:
-  std::vector<char> buffer_;
-};
 
 }  // namespace
 
@@ -73,12 +62,21 @@ absl::StatusOr<std::optional<double>> ParseNumberCell(std::string_view cell) {
 }
 
 CsvReader::CsvReader(std::unique_ptr<std::istream> in, std::string name)
-    : in_(std::move(in)), buf_(in_->rdbuf()), name_(std::move(name)) {}
+    : in_(std::move(in)), block_(kBlockBytes), name_(std::move(name)) {}
+
+bool CsvReader::Refill() {
+  if (!in_->good()) return false;
+  in_->read(block_.data(), static_cast<std::streamsize>(block_.size()));
+  std::streamsize n = in_->gcount();
+  pos_ = block_.data();
+  end_ = pos_ + n;
+  return n > 0;
+}
 
 CsvReader::~CsvReader() = default;
 
 absl::StatusOr<std::unique_ptr<CsvReader>> CsvReader::Open(const std::filesystem::path& path) {
-  auto file = std::make_unique<BufferedFile>();
+  auto file = std::make_unique<std::ifstream>();
   file->open(path, std::ios::binary);
   if (!file->is_open()) {
     std::error_code ec;
@@ -112,21 +110,20 @@ absl::Status CsvReader::ErrorAt(int col, std::string_view what) const {
 
 absl::Status CsvReader::ReadHeader() {
   // UTF-8 byte order mark.
-  if (buf_->sgetc() == 0xEF) {
-    char bom[3];
-    if (buf_->sgetn(bom, 3) != 3 || static_cast<unsigned char>(bom[1]) != 0xBB ||
-        static_cast<unsigned char>(bom[2]) != 0xBF) {
+  if (Peek() == 0xEF) {
+    int bom[3] = {Get(), Get(), Get()};
+    if (bom[1] != 0xBB || bom[2] != 0xBF) {
       return LineError("invalid byte at start of file (broken UTF-8 BOM)");
     }
   }
   absl::StatusOr<bool> got = ReadRecord();
   if (!got.ok()) return got.status();
   if (!*got) return absl::InvalidArgumentError(internal::Cat(name_, ": empty file (no header)"));
-  if (n_cells_ > 1 && cells_[n_cells_ - 1].empty()) {
+  if (spans_.size() > 1 && Cell(static_cast<int>(spans_.size() - 1)).empty()) {
     trailing_comma_ = true;
-    --n_cells_;
+    spans_.pop_back();
   }
-  header_.assign(cells_.begin(), cells_.begin() + static_cast<std::ptrdiff_t>(n_cells_));
+  for (size_t i = 0; i < spans_.size(); ++i) header_.emplace_back(Cell(static_cast<int>(i)));
   for (size_t i = 0; i < header_.size(); ++i) {
     if (header_[i].empty()) return ErrorAt(-1, internal::Cat("empty header name in column ", i + 1));
     for (size_t j = 0; j < i; ++j) {
@@ -158,79 +155,89 @@ absl::StatusOr<bool> CsvReader::Next() {
   absl::StatusOr<bool> got = ReadRecord();
   if (!got.ok() || !*got) return got;
   size_t expected = header_.size() + (trailing_comma_ ? 1 : 0);
-  if (trailing_comma_ && n_cells_ == expected) {
-    if (!cells_[n_cells_ - 1].empty()) {
-      return ErrorAt(-1, internal::Cat("cell after the last column: '", cells_[n_cells_ - 1], "'"));
+  size_t n = spans_.size();
+  if (trailing_comma_ && n == expected) {
+    std::string_view last = Cell(static_cast<int>(n - 1));
+    if (!last.empty()) {
+      return ErrorAt(-1, internal::Cat("cell after the last column: '", last, "'"));
     }
-    --n_cells_;
-  } else if (trailing_comma_ && n_cells_ == header_.size()) {
+    spans_.pop_back();
+  } else if (trailing_comma_ && n == header_.size()) {
     // A row without the trailing comma is accepted as well.
-  } else if (n_cells_ != header_.size()) {
-    return ErrorAt(-1, internal::Cat("ragged row: ", n_cells_, " cells, header has ",
+  } else if (n != header_.size()) {
+    return ErrorAt(-1, internal::Cat("ragged row: ", n, " cells, header has ",
                                     header_.size(), " columns"));
   }
   return true;
 }
 
-absl::Status CsvReader::ReadQuoted(std::string& cell, int& c) {
-  // Opening quote consumed by the caller.
+absl::Status CsvReader::ReadQuoted(int& c) {
+  // Opening quote consumed by the caller; content goes to row_ unescaped.
+  size_t begin = row_len_;
   while (true) {
-    c = buf_->sbumpc();
+    const char* p = pos_;
+    while (p < end_ && *p != '"' && *p != '\n') ++p;
+    Append(pos_, static_cast<size_t>(p - pos_));
+    pos_ = p;
+    if (row_len_ - begin > kMaxCellBytes) return LineError("quoted cell longer than 1 MiB");
+    c = Get();
     if (c == kEof) return LineError("unterminated quoted cell at end of file");
     if (c == '"') {
-      c = buf_->sbumpc();
+      c = Get();
       if (c != '"') break;
     }
     if (c == '\n') ++line_;
-    cell.push_back(static_cast<char>(c));
-    if (cell.size() > kMaxCellBytes) return LineError("quoted cell longer than 1 MiB");
+    char ch = static_cast<char>(c);
+    Append(&ch, 1);
   }
-  while (c == ' ' || c == '\t') c = buf_->sbumpc();
+  while (c == ' ' || c == '\t') c = Get();
   if (c != ',' && c != '\n' && c != '\r' && c != kEof) {
     return LineError(internal::Cat("unexpected character '", std::string(1, static_cast<char>(c)),
-                                  "' after a closing quote"));
+                                   "' after a closing quote"));
   }
+  spans_.push_back({begin, row_len_});
   return absl::OkStatus();
 }
 
-absl::Status CsvReader::ReadPlain(std::string& cell, int& c) {
+absl::Status CsvReader::ReadPlain(int& c, size_t begin) {
+  // Leading blanks were skipped by the caller; `c` is the first byte.
   while (c != ',' && c != '\n' && c != '\r' && c != kEof) {
     if (c == '"') return LineError("quote inside an unquoted cell");
-    cell.push_back(static_cast<char>(c));
-    if (cell.size() > kMaxCellBytes) return LineError("cell longer than 1 MiB");
-    c = buf_->sbumpc();
+    // Get() left pos_ just past `c`, inside the current block.
+    const char* start = pos_ - 1;
+    const char* p = pos_;
+    while (p < end_ && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
+    Append(start, static_cast<size_t>(p - start));
+    pos_ = p;
+    if (row_len_ - begin > kMaxCellBytes) return LineError("cell longer than 1 MiB");
+    c = Get();
   }
-  TrimInPlace(cell);
+  size_t end = row_len_;
+  while (end > begin && IsBlank(row_[end - 1])) --end;
+  spans_.push_back({begin, end});
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> CsvReader::ReadRecord() {
-  n_cells_ = 0;
-  int c = buf_->sbumpc();
+  row_len_ = 0;
+  spans_.clear();
+  int c = Get();
   // Blank lines separate nothing; skip them.
   while (c == '\n' || c == '\r') {
     if (c == '\n') ++line_;
-    c = buf_->sbumpc();
+    c = Get();
   }
   if (c == kEof) return false;
   record_line_ = line_;
   while (true) {
-    if (n_cells_ == cells_.size()) cells_.emplace_back();
-    std::string& cell = cells_[n_cells_++];
-    cell.clear();
-    while (c == ' ' || c == '\t') c = buf_->sbumpc();
-    absl::Status s;
-    if (c == '"') {
-      s = ReadQuoted(cell, c);
-    } else {
-      s = ReadPlain(cell, c);
-    }
+    while (c == ' ' || c == '\t') c = Get();
+    absl::Status s = c == '"' ? ReadQuoted(c) : ReadPlain(c, row_len_);
     if (!s.ok()) return s;
     if (c == ',') {
-      c = buf_->sbumpc();
+      c = Get();
       continue;
     }
-    if (c == '\r' && buf_->sgetc() == '\n') c = buf_->sbumpc();
+    if (c == '\r' && Peek() == '\n') c = Get();
     if (c == '\n' || c == '\r') ++line_;
     return true;
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <initializer_list>
@@ -56,7 +57,10 @@ class CsvReader {
   // Line (1-based) on which the current record starts.
   size_t line() const { return record_line_; }
   // Cell `col` of the current record. REQUIRES: 0 <= col < header().size().
-  std::string_view Cell(int col) const { return cells_[static_cast<size_t>(col)]; }
+  std::string_view Cell(int col) const {
+    const Span& s = spans_[static_cast<size_t>(col)];
+    return std::string_view(row_.data() + s.begin, s.end - s.begin);
+  }
   // Cell `col` as a number: nullopt for "", "N/A", "NA" and "-" (msprof's
   // missing values); an error naming file/line/column for anything that is not
   // a finite decimal number. col < 0 (absent column) gives nullopt.
@@ -67,18 +71,37 @@ class CsvReader {
  private:
   CsvReader(std::unique_ptr<std::istream> in, std::string name);
   absl::Status ReadHeader();
-  // Reads one raw record into cells_/n_cells_; false at EOF.
+  // Reads one raw record into row_/spans_; false at EOF.
   absl::StatusOr<bool> ReadRecord();
-  absl::Status ReadQuoted(std::string& cell, int& c);
-  absl::Status ReadPlain(std::string& cell, int& c);
+  absl::Status ReadQuoted(int& c);
+  absl::Status ReadPlain(int& c, size_t begin);
   absl::Status LineError(std::string_view what) const;
+  // Byte source over in_ with our own block buffer (the parser's hot path
+  // scans it directly instead of going through the streambuf per byte).
+  bool Refill();
+  int Peek() { return pos_ < end_ || Refill() ? static_cast<unsigned char>(*pos_) : -1; }
+  int Get() { return pos_ < end_ || Refill() ? static_cast<unsigned char>(*pos_++) : -1; }
 
   std::unique_ptr<std::istream> in_;
-  std::streambuf* buf_ = nullptr;
+  std::vector<char> block_;
+  const char* pos_ = nullptr;
+  const char* end_ = nullptr;
   std::string name_;
   std::vector<std::string> header_;
-  std::vector<std::string> cells_;
-  size_t n_cells_ = 0;
+  // The current record: unescaped cell bytes back to back, and each cell's
+  // [begin, end) within them (trimmed). Reused across records.
+  struct Span {
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  std::vector<char> row_;
+  size_t row_len_ = 0;
+  std::vector<Span> spans_;
+  void Append(const char* p, size_t n) {
+    if (row_len_ + n > row_.size()) row_.resize(std::max(row_.size() * 2, row_len_ + n + 256));
+    std::copy(p, p + n, row_.data() + row_len_);
+    row_len_ += n;
+  }
   bool trailing_comma_ = false;
   size_t line_ = 1;
   size_t record_line_ = 0;
