@@ -18,7 +18,9 @@ constexpr size_t kBlockBytes = 1 << 18;
 // Bytes that end an unquoted run: delimiter, line ends, quote.
 struct StopTable {
   bool stop[256] = {};
-  constexpr StopTable() { stop[','] = stop['\n'] = stop['\r'] = stop['"'] = true; }
+  constexpr StopTable() {
+    for (unsigned char c : {',', '\n', '\r', '"'}) stop[c] = true;
+  }
 };
 constexpr StopTable kPlainStop;
 
