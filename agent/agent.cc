@@ -51,6 +51,12 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
 
 Agent::~Agent() = default;
 
+void Agent::Stop() {
+  channel_.StopLeasePolls();
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_.notify_all();
+}
+
 void Agent::Run(const std::atomic<bool>& stop) {
   std::thread session([&] { SessionLoop(stop); });
   std::thread reporter([&] { ReporterLoop(stop); });
@@ -180,7 +186,8 @@ void Agent::ReporterLoop(const std::atomic<bool>& stop) {
     metrics_.spool_depth.Set(static_cast<double>(spool_.Depth()));
     std::unique_lock<std::mutex> lock(mu_);
     wake_.wait_for(lock, failed ? backoff.Next() : std::chrono::milliseconds(1000),
-                   [&] { return stop.load(); });
+                   [&] { return stop.load() || (!failed && spool_dirty_); });
+    spool_dirty_ = false;
   }
 }
 
@@ -226,6 +233,7 @@ void Agent::LeaseOnce(const std::atomic<bool>& stop) {
   req.set_wait_ms(kLeaseWaitMs);
   auto resp = channel_.LeaseJob(req);
   if (!resp.ok()) {
+    if (stop) return;
     LogWarning("agent", absl::StrCat("lease failed: ", resp.status().ToString()));
     need_register_ = true;
     return;
@@ -319,7 +327,7 @@ void Agent::RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease) {
     *result.mutable_evidence() = *std::move(evidence);
     outcome = "succeeded";
   } else if (job->cancel && job->cancel_reason == kShutdown) {
-    result.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
+    result.set_outcome(v1::ATTEMPT_OUTCOME_INTERRUPTED);
     result.set_failure_reason("the agent stopped during the job");
     result.set_retryable(true);
     outcome = "interrupted";
@@ -352,6 +360,7 @@ void Agent::RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease) {
                                 evidence.ok() ? "" : absl::StrCat(": ", result.failure_reason())));
   lease.reset();  // the device is free once the result is durable
   std::lock_guard<std::mutex> lock(mu_);
+  spool_dirty_ = true;
   auto it = running_.find(a.job_id());
   if (it != running_.end()) {
     finished_.push_back(std::move(it->second));

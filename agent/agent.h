@@ -55,6 +55,8 @@ class Agent {
   // Runs until stop becomes true; running jobs are cancelled and their
   // results spooled before it returns.
   void Run(const std::atomic<bool>& stop);
+  // Call after setting stop: ends a pending lease long-poll at once.
+  void Stop();
 
  private:
   struct RunningJob {
@@ -90,6 +92,7 @@ class Agent {
   std::string agent_id_;                             // guarded by mu_
   std::atomic<int> heartbeat_ms_{1000};
   std::atomic<bool> need_register_{true};
+  bool spool_dirty_ = false;                         // guarded by mu_
   std::map<int64_t, std::unique_ptr<RunningJob>> running_;  // guarded by mu_
   std::vector<std::unique_ptr<RunningJob>> finished_;      // guarded by mu_
   std::map<int, v1::DeviceState> device_states_;           // guarded by mu_

@@ -156,6 +156,7 @@ int main(int argc, char** argv) {
     sigwait(&signals, &sig);
     LogInfo("agent", absl::StrCat("signal ", sig, ": stopping"));
     stop = true;
+    agent.Stop();
   });
   agent.Run(stop);
   if (!stop) ::kill(::getpid(), SIGTERM);

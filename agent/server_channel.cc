@@ -44,10 +44,25 @@ absl::StatusOr<v1::RegisterAgentResponse> ServerChannel::Register(
 absl::StatusOr<v1::LeaseJobResponse> ServerChannel::LeaseJob(const v1::LeaseJobRequest& req) {
   grpc::ClientContext ctx;
   Prepare(&ctx, kRpcDeadline + std::chrono::milliseconds(req.wait_ms()));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (polls_stopped_) return absl::CancelledError("agent stopping");
+    polls_.insert(&ctx);
+  }
   v1::LeaseJobResponse resp;
   auto s = FromGrpcStatus(stub_->LeaseJob(&ctx, req, &resp));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    polls_.erase(&ctx);
+  }
   if (!s.ok()) return s;
   return resp;
+}
+
+void ServerChannel::StopLeasePolls() {
+  std::lock_guard<std::mutex> lock(mu_);
+  polls_stopped_ = true;
+  for (auto* ctx : polls_) ctx->TryCancel();
 }
 
 absl::StatusOr<v1::ReportProgressResponse> ServerChannel::ReportProgress(

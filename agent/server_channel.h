@@ -2,6 +2,8 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -21,7 +23,10 @@ class ServerChannel {
   static std::unique_ptr<ServerChannel> Connect(const std::string& address, std::string token);
 
   absl::StatusOr<v1::RegisterAgentResponse> Register(const v1::RegisterAgentRequest& req);
+  // Long-polls for a job; CANCELLED at once after StopLeasePolls().
   absl::StatusOr<v1::LeaseJobResponse> LeaseJob(const v1::LeaseJobRequest& req);
+  // Cancels the pending long-poll and refuses new ones (shutdown).
+  void StopLeasePolls();
   absl::StatusOr<v1::ReportProgressResponse> ReportProgress(const v1::ReportProgressRequest& req);
   absl::StatusOr<v1::ReportResultResponse> ReportResult(const v1::ReportResultRequest& req);
   // The whole bundle (size-checked against max_bytes).
@@ -39,6 +44,9 @@ class ServerChannel {
 
   std::unique_ptr<v1::AgentService::StubInterface> stub_;
   const std::string token_;
+  std::mutex mu_;
+  bool polls_stopped_ = false;                    // guarded by mu_
+  std::set<grpc::ClientContext*> polls_;          // guarded by mu_
 };
 
 }  // namespace npuperf::agent

@@ -270,6 +270,7 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   r.retryable = req.retryable();
   r.evidence = req.evidence();
   r.metrics = FlattenMetrics(req.evidence());
+  r.max_lost = options_.max_lost;
   r.now_ms = NowMs();
   auto ack = store_.RecordResult(r);
   if (!ack.ok()) {

@@ -261,7 +261,9 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
         " is not the current lease (stale fencing token, or the job finished); result not stored"));
   }
   const int attempt = job.getColumn(2).getInt();
-  const int failed_attempts = attempt - job.getColumn(4).getInt();
+  const int job_lost = job.getColumn(4).getInt();
+  const int failed_attempts = attempt - job_lost;
+  bool lost = false;
   const int max_attempts = job.getColumn(3).getInt();
   ResultAck ack{0, false, job.getColumn(5).getString()};
   const std::string team = job.getColumn(6).getString();
@@ -300,6 +302,12 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   } else if (r.outcome == v1::ATTEMPT_OUTCOME_CANCELLED) {
     next = v1::JOB_STATE_CANCELLED;
     reason = absl::StrCat("cancelled: ", r.failure_reason);
+  } else if (r.outcome == v1::ATTEMPT_OUTCOME_INTERRUPTED && !CollectionCancelled(ack.collection_id)) {
+    lost = true;
+    const bool requeue = job_lost + 1 < r.max_lost;
+    next = requeue ? kQueued : static_cast<int>(v1::JOB_STATE_FAILED);
+    reason = absl::StrCat("attempt ", attempt, " interrupted: ", r.failure_reason,
+                          requeue ? "; retrying" : "; interrupted too often, giving up");
   } else if (CollectionCancelled(ack.collection_id)) {
     next = v1::JOB_STATE_CANCELLED;
     reason = absl::StrCat("cancelled with its collection after attempt ", attempt, " failed: ",
@@ -312,7 +320,8 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   }
   SQLite::Statement up(*db_,
                        "UPDATE jobs SET state = ?, reason = ?, round_id = ?, kernel_time_us = ?, "
-                       "bound_label = ?, lease_expires_ms = NULL, finished_ms = ? WHERE id = ?");
+                       "bound_label = ?, lease_expires_ms = NULL, finished_ms = ?, lost_count = "
+                       "lost_count + ? WHERE id = ?");
   up.bind(1, next);
   up.bind(2, reason);
   if (ack.round_id > 0) {
@@ -329,7 +338,8 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   } else {
     up.bind(6, r.now_ms);
   }
-  up.bind(7, r.ref.job_id);
+  up.bind(7, lost ? 1 : 0);
+  up.bind(8, r.ref.job_id);
   up.exec();
   SQLite::Statement rec(*db_, "INSERT INTO result_updates VALUES (?, ?, ?, ?, ?, ?)");
   rec.bind(1, r.update_uuid);

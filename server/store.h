@@ -106,6 +106,7 @@ struct AttemptResult {
   bool retryable = false;
   v1::Evidence evidence;  // when succeeded
   std::vector<std::pair<std::string, double>> metrics;  // flattened figures
+  int32_t max_lost = 3;  // interrupted attempts allowed, like lost leases
   int64_t now_ms = 0;
 };
 

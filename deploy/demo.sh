@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The main job, end to end on one machine: npuperf-server (embedded SQLite
+# under ./var/), one npuperf-agent serving 8 simulated devices of two SoCs
+# through msprof-sim, a real batch over every example operator, its report,
+# then a clean stop. Run by `make demo` after the build.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+BIN=$BUILD/bin
+VAR=$ROOT/var
+rm -rf "$VAR"
+mkdir -p "$VAR/locks" "$VAR/work"
+
+PIDS=()
+stop_all() {
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop_all EXIT
+
+# Waits for the first log line of a process and prints the address it names.
+address_from_log() {
+  local log=$1 pattern=$2
+  for _ in $(seq 1 100); do
+    if grep -q "$pattern" "$log" 2>/dev/null; then
+      grep -m1 "$pattern" "$log" | sed "s/.*$pattern \([^ ,]*\).*/\1/"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "demo: no '$pattern' in $log" >&2
+  cat "$log" >&2
+  return 1
+}
+
+"$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+  --db "sqlite:$VAR/npuperf.db" >"$VAR/server.log" 2>&1 &
+PIDS+=($!)
+SERVER=$(address_from_log "$VAR/server.log" "listening on")
+echo "demo: npuperf-server on $SERVER (log var/server.log)"
+
+MSPROF_SIM_SOC_MAP="0-3=Ascend910B2,4-7=Ascend950PR_9589" MSPROF_SIM_STATE_DIR="$VAR/sim-state" \
+MSPROF_SIM_CONFLICT_LOG="$VAR/sim-conflicts.log" \
+  "$BIN/npuperf-agent" --server "$SERVER" --devices 0-7 \
+  --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589 --msprof "$BUILD/sim-bin/msprof" \
+  --lock-dir "$VAR/locks" --work-dir "$VAR/work" --metrics-listen 127.0.0.1:0 \
+  >"$VAR/agent.log" 2>&1 &
+PIDS+=($!)
+METRICS=$(address_from_log "$VAR/agent.log" "metrics on")
+echo "demo: npuperf-agent serving devices 0-7 (metrics $METRICS, log var/agent.log)"
+
+export NPUPERF_SERVER=$SERVER
+START=$(date +%s.%N)
+echo "demo: quick batch over every example operator"
+"$BIN/npuperf" submit --quick --batch "$ROOT/examples/ops" \
+  --op-name-map "$ROOT/deploy/demo-op-names.json" --label demo=quick --repeats 3
+END=$(date +%s.%N)
+printf 'demo: batch took %.1f s\n' "$(echo "$END - $START" | bc -l 2>/dev/null || python3 -c "print($END-$START)")"
+if [ -s "$VAR/sim-conflicts.log" ]; then
+  echo "demo: msprof-sim saw a double-booked device:" >&2
+  cat "$VAR/sim-conflicts.log" >&2
+  exit 1
+fi
+echo "demo: no device was double-booked; stopping"

@@ -1,0 +1,86 @@
+#include "agent/subprocess_runner.h"
+
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include "gtest/gtest.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace npuperf::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+ProfilerSpec Shell(const testing::TempDir& dir, const std::string& script) {
+  ProfilerSpec spec;
+  spec.argv = {"sh", "-c", script};
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"ONLY", "this"}};
+  spec.cwd = dir.path().string();
+  spec.stdout_path = (dir.path() / "out").string();
+  spec.stderr_path = (dir.path() / "err").string();
+  return spec;
+}
+
+// A zombie (killed, not yet reaped by init) counts as gone.
+bool Alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+std::string Read(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(SubprocessRunnerTest, ExitCodeOutputAndEnvironment) {
+  testing::TempDir dir;
+  SubprocessRunner runner;
+  auto p = runner.Start(Shell(dir, "echo $ONLY; echo oops >&2; pwd; exit 3"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  ExitStatus s = (*p)->Wait(Clock::now() + seconds(10));
+  EXPECT_EQ(s.exit_code, 3);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(Read(dir.path() / "out"), "this\n" + dir.path().string() + "\n");
+  EXPECT_EQ(Read(dir.path() / "err"), "oops\n");
+}
+
+TEST(SubprocessRunnerTest, TerminateKillsTheWholeProcessGroup) {
+  testing::TempDir dir;
+  SubprocessRunner runner;
+  // A child that ignores SIGTERM and leaves a grandchild behind.
+  auto p = runner.Start(Shell(dir, "trap '' TERM; sleep 300 & echo $! > grandchild; wait"));
+  ASSERT_TRUE(p.ok());
+  ExitStatus s = (*p)->Wait(Clock::now() + milliseconds(300));
+  EXPECT_TRUE(s.timed_out);
+  for (int i = 0; i < 100 && Read(dir.path() / "grandchild").empty(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  const pid_t grandchild = std::stoi(Read(dir.path() / "grandchild"));
+  const auto start = Clock::now();
+  s = (*p)->Terminate(milliseconds(200));
+  EXPECT_EQ(s.signal, SIGKILL);
+  EXPECT_LT(Clock::now() - start, seconds(5));
+  for (int i = 0; i < 100 && Alive(grandchild); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_FALSE(Alive(grandchild)) << "grandchild survived";
+}
+
+TEST(SubprocessRunnerTest, MissingProgramIsAnError) {
+  testing::TempDir dir;
+  SubprocessRunner runner;
+  ProfilerSpec spec = Shell(dir, "");
+  spec.argv = {"/nonexistent/program"};
+  auto p = runner.Start(spec);
+  if (p.ok()) {
+    // posix_spawn may report exec failure as exit 127 instead.
+    EXPECT_EQ((*p)->Wait(Clock::now() + seconds(5)).exit_code, 127);
+  }
+}
+
+}  // namespace
+}  // namespace npuperf::agent

@@ -1,0 +1,98 @@
+#include "common/bundle_tar.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/sha256.h"
+#include "gtest/gtest.h"
+
+namespace npuperf {
+namespace {
+namespace fs = std::filesystem;
+
+class BundleTarTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("bundle_test_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "op" / "sub");
+    Write(root_ / "op" / "test_op.py", "print('hi')\n");
+    Write(root_ / "op" / "sub" / "data.txt", "data");
+    fs::create_directories(root_ / "op" / "__pycache__");
+    Write(root_ / "op" / "__pycache__" / "x.pyc", "junk");
+    fs::create_directories(root_ / "op" / "docs" / "perf" / "round_001");
+    Write(root_ / "op" / "docs" / "perf" / "round_001" / "summary.txt", "old");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  static void Write(const fs::path& p, const std::string& s) { std::ofstream(p) << s; }
+
+  // A tar with one entry of the given path and type, built by hand.
+  static std::string TarWith(const std::string& path, int type) {
+    std::string out;
+    archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_open(
+        a, &out, nullptr,
+        [](archive*, void* o, const void* b, size_t n) -> la_ssize_t {
+          static_cast<std::string*>(o)->append(static_cast<const char*>(b), n);
+          return static_cast<la_ssize_t>(n);
+        },
+        nullptr);
+    archive_entry* e = archive_entry_new();
+    archive_entry_set_pathname(e, path.c_str());
+    archive_entry_set_filetype(e, type);
+    if (type == AE_IFLNK) archive_entry_set_symlink(e, "/etc/passwd");
+    archive_entry_set_size(e, 0);
+    archive_write_header(a, e);
+    archive_entry_free(e);
+    archive_write_close(a);
+    archive_write_free(a);
+    return out;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
+  auto a = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_TRUE(a.ok()) << a.status();
+  fs::last_write_time(root_ / "op" / "test_op.py", fs::file_time_type::clock::now());
+  auto b = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(Sha256Hex(*a), Sha256Hex(*b));
+  ASSERT_TRUE(VerifyBundle(*a, 1 << 20).ok());
+  ASSERT_TRUE(UnpackBundle(*a, root_ / "out", 1 << 20).ok());
+  std::ifstream in(root_ / "out" / "sub" / "data.txt");
+  std::string s;
+  in >> s;
+  EXPECT_EQ(s, "data");
+  EXPECT_FALSE(fs::exists(root_ / "out" / "__pycache__"));
+  EXPECT_FALSE(fs::exists(root_ / "out" / "docs" / "perf"));
+}
+
+TEST_F(BundleTarTest, RefusesSymlinksWhenPacking) {
+  fs::create_symlink("/etc/passwd", root_ / "op" / "link");
+  EXPECT_FALSE(PackBundle(root_ / "op", 1 << 20).ok());
+}
+
+TEST_F(BundleTarTest, RefusesEscapingEntries) {
+  EXPECT_FALSE(VerifyBundle(TarWith("../evil", AE_IFREG), 1 << 20).ok());
+  EXPECT_FALSE(VerifyBundle(TarWith("/abs", AE_IFREG), 1 << 20).ok());
+  EXPECT_FALSE(VerifyBundle(TarWith("a/../../b", AE_IFREG), 1 << 20).ok());
+  EXPECT_FALSE(UnpackBundle(TarWith("link", AE_IFLNK), root_ / "x", 1 << 20).ok());
+  EXPECT_FALSE(fs::exists(root_ / "x" / "link"));
+  EXPECT_TRUE(VerifyBundle(TarWith("ok/file", AE_IFREG), 1 << 20).ok());
+  EXPECT_FALSE(VerifyBundle("not a tar at all", 1 << 20).ok());
+}
+
+TEST_F(BundleTarTest, EnforcesSizeLimit) {
+  Write(root_ / "op" / "big.bin", std::string(4096, 'x'));
+  EXPECT_TRUE(absl::IsResourceExhausted(PackBundle(root_ / "op", 1024).status()));
+}
+
+}  // namespace
+}  // namespace npuperf

@@ -1,0 +1,32 @@
+#include "common/status_util.h"
+
+#include "gtest/gtest.h"
+
+namespace npuperf {
+namespace {
+
+TEST(StatusUtilTest, FieldViolationsSurviveTheGrpcRoundTrip) {
+  absl::Status s = InvalidArgumentWithFields(
+      {{"spec.operators[0].op_name", "give exactly one"}, {"spec.priority", "must be in -10..10"}});
+  EXPECT_TRUE(absl::IsInvalidArgument(s));
+  EXPECT_NE(s.message().find("spec.priority"), absl::string_view::npos);
+  grpc::Status g = ToGrpcStatus(s);
+  EXPECT_EQ(g.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_FALSE(g.error_details().empty());
+  absl::Status back = FromGrpcStatus(g);
+  auto fields = FieldViolationsOf(back);
+  ASSERT_EQ(fields.size(), 2u);
+  EXPECT_EQ(fields[0].field, "spec.operators[0].op_name");
+  EXPECT_EQ(fields[1].description, "must be in -10..10");
+}
+
+TEST(StatusUtilTest, CodesMapOneToOneAndMessagesAreCut) {
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(ToGrpcStatus(absl::FailedPreconditionError("stale")).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError(std::string(5000, 'x'))).error_message().size(), 1024u);
+  EXPECT_TRUE(FieldViolationsOf(absl::InternalError("x")).empty());
+}
+
+}  // namespace
+}  // namespace npuperf
