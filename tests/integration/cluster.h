@@ -1,0 +1,27 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tests/fakes/temp_dir.h"
+#include "tests/integration/process_harness.h"
+
+namespace npuperf::testing {
+
+// A server on SQLite and one agent on msprof-sim, in a temp dir, on free ports.
+struct Cluster {
+  TempDir dir;
+  std::unique_ptr<Process> server;
+  std::unique_ptr<Process> agent;
+  std::string address;          // gRPC HOST:PORT
+  std::string metrics_address;  // server /metrics
+
+  // Starts the server (extra flags appended) and, when devices is not empty,
+  // one agent serving them.
+  void Start(const std::string& devices = "0-3", const std::vector<std::string>& server_flags = {});
+  std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name);
+  // Runs the npuperf CLI against this cluster.
+  CommandResult Cli(std::vector<std::string> args);
+};
+
+}  // namespace npuperf::testing

@@ -1,0 +1,62 @@
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/subprocess_runner.h"
+
+namespace npuperf::testing {
+
+// Build and source trees, from the environment ctest sets.
+std::filesystem::path BuildDir();
+std::filesystem::path SourceDir();
+
+// A real binary run by a test: its own process group, stdout+stderr in a log
+// file, SIGTERM on Stop() or destruction.
+class Process {
+ public:
+  // argv[0] is a path; env adds to (or overrides) the test's environment.
+  static absl::StatusOr<std::unique_ptr<Process>> Start(
+      const std::vector<std::string>& argv, const std::filesystem::path& log,
+      const std::map<std::string, std::string>& env = {});
+  ~Process();
+
+  // Waits for a log line containing needle; returns that line.
+  absl::StatusOr<std::string> WaitForLine(const std::string& needle, std::chrono::seconds timeout);
+  // SIGTERM, then SIGKILL after grace; returns the exit code (-signal if killed).
+  int Stop(std::chrono::seconds grace = std::chrono::seconds(15));
+  // SIGKILL at once (crash simulation).
+  void Kill();
+  int pid() const { return process_->pid(); }
+  std::string Log() const;
+
+ private:
+  Process(std::unique_ptr<agent::ProfilerProcess> p, std::filesystem::path log)
+      : process_(std::move(p)), log_(std::move(log)) {}
+  std::unique_ptr<agent::ProfilerProcess> process_;
+  std::filesystem::path log_;
+  bool stopped_ = false;
+};
+
+// Runs a command to completion; returns exit code, stdout and stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::filesystem::path& dir,
+                         const std::map<std::string, std::string>& env = {},
+                         std::chrono::seconds timeout = std::chrono::seconds(300));
+
+// The "HOST:PORT" that follows `marker` in a log line ("listening on 127.0.0.1:4242 ...").
+std::string AddressAfter(const std::string& line, const std::string& marker);
+
+// GET http://address/path over a plain socket; the body.
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path);
+
+}  // namespace npuperf::testing
