@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "sim/pmu_columns.h"
 
 namespace npuperf::sim {
 namespace {
@@ -125,7 +126,13 @@ KernelResult DeviceModel::Run(const Launch& l, double freq_mhz, Rng& rng) const 
   double hbm_per_core = soc_.hbm_bytes_per_s / (freq_mhz * 1e6 * std::max(active, 1));
   if (cube_blocks > 0) RunCores(l, true, cube_blocks, hbm_per_core, factor, rng, r.aic);
   if (vector_blocks > 0) RunCores(l, false, vector_blocks, hbm_per_core, factor, rng, r.aiv);
-  double makespan = std::max(r.aic.makespan_cycles, r.aiv.makespan_cycles);
+  // The slowest core, and never less than the formula core time msprof
+  // reports, so head overhead (duration - core time) is never negative.
+  double makespan = 0;
+  for (const CoreStats* c : {&r.aic, &r.aiv}) {
+    double formula = CoreTimeUs(*c, 1.0);  // in cycles at 1 MHz
+    makespan = std::max({makespan, c->makespan_cycles, formula});
+  }
   double head_us = 0.45 + 0.004 * (cube_blocks + vector_blocks) + (IsMix(l.task_type) ? 0.4 : 0);
   r.duration_us = makespan / freq_mhz + head_us * factor;
   return r;

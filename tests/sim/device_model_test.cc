@@ -99,6 +99,17 @@ TEST(DeviceModelTest, PartialLastWaveLeavesCoresIdle) {
   EXPECT_EQ(busy_twice, 1);
 }
 
+TEST(DeviceModelTest, DurationCoversTheReportedCoreTime) {
+  DeviceModel model(Soc(), 0.01);
+  Rng rng(4);
+  for (int blocks : {1, 7, 48, 49, 97, 500}) {
+    Launch l = Vector(blocks, 1 << 22, 1 << 24);
+    l.work.skew = 0.6;
+    KernelResult r = model.Run(l, 1800, rng);
+    EXPECT_GT(r.duration_us, CoreTimeUs(r.aiv, 1800)) << blocks;
+  }
+}
+
 TEST(DeviceModelTest, SkewCreatesPerCoreImbalance) {
   DeviceModel model(Soc(), 0.0);
   Rng rng(3);

@@ -97,6 +97,12 @@ TEST(PmuColumnsTest, MemoryAccessIsA2A3Only) {
   EXPECT_TRUE(CheckGroupSupported(MetricGroup::kMemoryAccess, *a2).ok());
   EXPECT_TRUE(CheckGroupSupported(MetricGroup::kMemoryAccess, *a3).ok());
   EXPECT_FALSE(CheckGroupSupported(MetricGroup::kMemoryAccess, *a5).ok());
+  EXPECT_EQ(a2->family, SocFamily::kA2A3);
+  EXPECT_EQ(a3->family, SocFamily::kA2A3);
+  EXPECT_EQ(a5->family, SocFamily::kA5);
+  EXPECT_EQ(a5->cube_cores, 32);
+  EXPECT_EQ(a5->vector_cores, 64);
+  EXPECT_EQ(a5->freq_mhz, 1650);
   std::vector<std::string> h = PmuHeader(MetricGroup::kMemoryAccess, SocFamily::kA2A3);
   ASSERT_EQ(h.size(), 18u);
   EXPECT_EQ(h[2], "aic_read_main_memory_datas(KB)");
