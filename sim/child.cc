@@ -73,6 +73,9 @@ absl::StatusOr<int> RunChild(const std::vector<std::string>& argv,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child_pid = 0;
+  sa.sa_handler = SIG_DFL;  // a hung export must stay killable by SIGTERM
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
   if (n == sizeof(exec_errno)) {
     return absl::NotFoundError(absl::StrCat("cannot run '", argv[0], "': ", std::strerror(exec_errno)));
   }

@@ -164,6 +164,29 @@ TEST_F(SimE2eTest, InjectedFailuresCrashesAndHangs) {
   EXPECT_EQ(Run("MSPROF_SIM_FAULT=nonsense", "--output=o true").code, 2);
 }
 
+TEST_F(SimE2eTest, HundredThousandKernelsGiveHundredThousandRows) {
+  std::string app =
+      "sh -c 'echo \"launch op=_Z1kv blocks=48 gm_to_ub=4194304 ub_to_gm=2097152 vec_fp16=2097152 count=100000\" "
+      ">> \"$MSPROF_SIM_LAUNCH_FILE\"'";
+  Result r = Run("", "--output=out --ai-core=on --aic-metrics=L2Cache --task-time=on " + app);
+  ASSERT_EQ(r.code, 0) << r.out;
+  fs::path prof = OnlyProfDir(dir_ / "out");
+  for (const char* name : {"op_summary", "task_time"}) {
+    std::ifstream in(Csv(prof, name));
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) ++lines;
+    EXPECT_EQ(lines, 1 + 100000 + (std::string(name) == "task_time" ? 2 : 0)) << name;
+  }
+}
+
+TEST_F(SimE2eTest, HangIsKillableWithSigterm) {
+  auto t0 = std::chrono::steady_clock::now();
+  Result r = Run("MSPROF_SIM_FAULT=hang:30", "--output=o sh -c 'true' & sleep 0.5; kill -TERM $!; wait $!");
+  EXPECT_EQ(r.code, 143) << r.out;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+}
+
 TEST_F(SimE2eTest, PythonHelperReportsLaunchesAndIsANoOpOutside) {
   std::string py =
       "python3 -c 'import msprof_sim as m; assert m.active(); "
