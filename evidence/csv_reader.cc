@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <utility>
 
@@ -66,16 +67,24 @@ absl::StatusOr<std::optional<double>> ParseNumberCell(std::string_view cell) {
 CsvReader::CsvReader(std::unique_ptr<std::istream> in, std::string name)
     : in_(std::move(in)), block_(kBlockBytes), name_(std::move(name)) {}
 
+CsvReader::~CsvReader() = default;
+
 bool CsvReader::Refill() {
   if (!in_->good()) return false;
-  in_->read(block_.data(), static_cast<std::streamsize>(block_.size()));
+  size_t keep = rec_start_ != nullptr ? static_cast<size_t>(end_ - rec_start_) : 0;
+  if (keep > block_.size() / 2) {
+    size_t offset = static_cast<size_t>(rec_start_ - block_.data());
+    block_.resize(block_.size() * 2);
+    rec_start_ = block_.data() + offset;
+  }
+  if (keep > 0) std::memmove(block_.data(), rec_start_, keep);
+  if (rec_start_ != nullptr) rec_start_ = block_.data();
+  pos_ = block_.data() + keep;
+  in_->read(pos_, static_cast<std::streamsize>(block_.size() - keep));
   std::streamsize n = in_->gcount();
-  pos_ = block_.data();
   end_ = pos_ + n;
   return n > 0;
 }
-
-CsvReader::~CsvReader() = default;
 
 absl::StatusOr<std::unique_ptr<CsvReader>> CsvReader::Open(const std::filesystem::path& path) {
   auto file = std::make_unique<std::ifstream>();
@@ -174,14 +183,18 @@ absl::StatusOr<bool> CsvReader::Next() {
 }
 
 absl::Status CsvReader::ReadQuoted(int& c) {
-  // Opening quote consumed by the caller; content goes to row_ unescaped.
-  size_t begin = row_len_;
+  // Opening quote consumed by the caller. The content is unescaped in place:
+  // write offset `w` never passes the read position.
+  size_t begin = static_cast<size_t>(pos_ - rec_start_);
+  size_t w = begin;
   while (true) {
-    const char* p = pos_;
+    char* p = pos_;
     while (p < end_ && *p != '"' && *p != '\n') ++p;
-    Append(pos_, static_cast<size_t>(p - pos_));
+    size_t n = static_cast<size_t>(p - pos_);
+    std::memmove(rec_start_ + w, pos_, n);
+    w += n;
     pos_ = p;
-    if (row_len_ - begin > kMaxCellBytes) return LineError("quoted cell longer than 1 MiB");
+    if (w - begin > kMaxCellBytes) return LineError("quoted cell longer than 1 MiB");
     c = Get();
     if (c == kEof) return LineError("unterminated quoted cell at end of file");
     if (c == '"') {
@@ -189,39 +202,40 @@ absl::Status CsvReader::ReadQuoted(int& c) {
       if (c != '"') break;
     }
     if (c == '\n') ++line_;
-    char ch = static_cast<char>(c);
-    Append(&ch, 1);
+    rec_start_[w++] = static_cast<char>(c);
   }
   while (c == ' ' || c == '\t') c = Get();
   if (c != ',' && c != '\n' && c != '\r' && c != kEof) {
     return LineError(internal::Cat("unexpected character '", std::string(1, static_cast<char>(c)),
                                    "' after a closing quote"));
   }
-  spans_.push_back({begin, row_len_});
+  spans_.push_back({begin, w});
   return absl::OkStatus();
 }
 
-absl::Status CsvReader::ReadPlain(int& c, size_t begin) {
-  // Leading blanks were skipped by the caller; `c` is the first byte.
+absl::Status CsvReader::ReadPlain(int& c) {
+  // Leading blanks were skipped by the caller; `c` is the first byte and
+  // Get() left pos_ just past it.
+  size_t begin = static_cast<size_t>(pos_ - rec_start_) - (c == kEof ? 0 : 1);
   while (c != ',' && c != '\n' && c != '\r' && c != kEof) {
     if (c == '"') return LineError("quote inside an unquoted cell");
-    // Get() left pos_ just past `c`, inside the current block.
-    const char* start = pos_ - 1;
-    const char* p = pos_;
+    char* p = pos_;
     while (p < end_ && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
-    Append(start, static_cast<size_t>(p - start));
     pos_ = p;
-    if (row_len_ - begin > kMaxCellBytes) return LineError("cell longer than 1 MiB");
+    if (static_cast<size_t>(pos_ - rec_start_) - begin > kMaxCellBytes) {
+      return LineError("cell longer than 1 MiB");
+    }
     c = Get();
   }
-  size_t end = row_len_;
-  while (end > begin && IsBlank(row_[end - 1])) --end;
+  // The cell ends just before the delimiter (pos_ - 1), or at pos_ at EOF.
+  size_t end = static_cast<size_t>(pos_ - rec_start_) - (c == kEof ? 0 : 1);
+  while (end > begin && IsBlank(rec_start_[end - 1])) --end;
   spans_.push_back({begin, end});
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> CsvReader::ReadRecord() {
-  row_len_ = 0;
+  rec_start_ = nullptr;
   spans_.clear();
   int c = Get();
   // Blank lines separate nothing; skip them.
@@ -230,10 +244,11 @@ absl::StatusOr<bool> CsvReader::ReadRecord() {
     c = Get();
   }
   if (c == kEof) return false;
+  rec_start_ = pos_ - 1;
   record_line_ = line_;
   while (true) {
     while (c == ' ' || c == '\t') c = Get();
-    absl::Status s = c == '"' ? ReadQuoted(c) : ReadPlain(c, row_len_);
+    absl::Status s = c == '"' ? ReadQuoted(c) : ReadPlain(c);
     if (!s.ok()) return s;
     if (c == ',') {
       c = Get();

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <initializer_list>
@@ -59,7 +58,7 @@ class CsvReader {
   // Cell `col` of the current record. REQUIRES: 0 <= col < header().size().
   std::string_view Cell(int col) const {
     const Span& s = spans_[static_cast<size_t>(col)];
-    return std::string_view(row_.data() + s.begin, s.end - s.begin);
+    return std::string_view(rec_start_ + s.begin, s.end - s.begin);
   }
   // Cell `col` as a number: nullopt for "", "N/A", "NA" and "-" (msprof's
   // missing values); an error naming file/line/column for anything that is not
@@ -71,37 +70,35 @@ class CsvReader {
  private:
   CsvReader(std::unique_ptr<std::istream> in, std::string name);
   absl::Status ReadHeader();
-  // Reads one raw record into row_/spans_; false at EOF.
+  // Reads one raw record into spans_; false at EOF.
   absl::StatusOr<bool> ReadRecord();
   absl::Status ReadQuoted(int& c);
-  absl::Status ReadPlain(int& c, size_t begin);
+  absl::Status ReadPlain(int& c);
   absl::Status LineError(std::string_view what) const;
-  // Byte source over in_ with our own block buffer (the parser's hot path
-  // scans it directly instead of going through the streambuf per byte).
+  // Byte source over in_ with our own block buffer. The parser scans the
+  // block directly and cells stay in it (zero copy): Refill() keeps the bytes
+  // of the record being read, moving them to the block's start (and growing
+  // the block when a record is larger than half of it).
   bool Refill();
   int Peek() { return pos_ < end_ || Refill() ? static_cast<unsigned char>(*pos_) : -1; }
   int Get() { return pos_ < end_ || Refill() ? static_cast<unsigned char>(*pos_++) : -1; }
 
   std::unique_ptr<std::istream> in_;
   std::vector<char> block_;
-  const char* pos_ = nullptr;
-  const char* end_ = nullptr;
+  char* pos_ = nullptr;
+  char* end_ = nullptr;
+  // First byte of the current record in block_ (nullptr between records).
+  // Quoted cells are unescaped in place, behind the read position.
+  char* rec_start_ = nullptr;
   std::string name_;
   std::vector<std::string> header_;
-  // The current record: unescaped cell bytes back to back, and each cell's
-  // [begin, end) within them (trimmed). Reused across records.
+  // Each cell of the current record as [begin, end) offsets from
+  // rec_start_ (trimmed). Reused across records.
   struct Span {
     size_t begin = 0;
     size_t end = 0;
   };
-  std::vector<char> row_;
-  size_t row_len_ = 0;
   std::vector<Span> spans_;
-  void Append(const char* p, size_t n) {
-    if (row_len_ + n > row_.size()) row_.resize(std::max(row_.size() * 2, row_len_ + n + 256));
-    std::copy(p, p + n, row_.data() + row_len_);
-    row_len_ += n;
-  }
   bool trailing_comma_ = false;
   size_t line_ = 1;
   size_t record_line_ = 0;

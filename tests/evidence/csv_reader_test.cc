@@ -117,6 +117,44 @@ TEST(CsvReaderTest, OpenMissingFileIsNotFound) {
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/x.csv"));
 }
 
+// Records straddle the 256 KiB read blocks: quoted cells with "" escapes and
+// newlines, trailing tabs, and one record larger than the block (growth).
+TEST(CsvReaderTest, BlockBoundariesAndHugeRecords) {
+  std::string bytes = "id,text,value\r\n";
+  std::vector<std::string> texts;
+  for (int i = 0; i < 30000; ++i) {
+    std::string text = "t" + std::to_string(i) + (i % 7 == 0 ? "\"q\",\nx" : "");
+    if (i == 12345) text = std::string(600000, 'z');
+    texts.push_back(text);
+    std::string quoted;
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    bytes += std::to_string(i) + ",\"" + quoted + "\"," + std::to_string(i) + ".5\t\r\n";
+  }
+  auto r = Reader(bytes);
+  ASSERT_NE(r, nullptr);
+  for (int i = 0; i < 30000; ++i) {
+    absl::StatusOr<bool> more = r->Next();
+    ASSERT_TRUE(more.ok() && *more) << i << " " << more.status();
+    ASSERT_EQ(r->Cell(0), std::to_string(i));
+    ASSERT_EQ(r->Cell(1), texts[i]) << i;
+    ASSERT_DOUBLE_EQ(**r->Number(2), i + 0.5);
+  }
+  EXPECT_FALSE(*r->Next());
+  // A cell over 1 MiB is refused.
+  EXPECT_THAT(FirstRowError("a\n" + std::string(CsvReader::kMaxCellBytes + 10, 'y') + "\n").message(),
+              HasSubstr("cell longer than 1 MiB"));
+}
+
+TEST(CsvReaderTest, LastCellAtEofWithoutNewline) {
+  auto r = Reader("a,b,c\n1, 2 ,\n4,5,6");
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->Cell(1), "2");
+  EXPECT_EQ(r->Cell(2), "");
+  ASSERT_TRUE(*r->Next());
+  EXPECT_EQ(r->Cell(2), "6");
+  EXPECT_FALSE(*r->Next());
+}
+
 TEST(CsvSliceReaderTest, ReadsSlicesInOrderAndChecksHeaders) {
   testing::TempDir dir;
   testing::WriteFile(dir.path() / "s0.csv", "a,b\n1,2\n");
