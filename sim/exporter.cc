@@ -84,10 +84,17 @@ absl::Status WriteSampleJson(const ExportInput& in, const std::filesystem::path&
   std::ofstream out(device_dir / "sample.json");
   bool sample = in.options.mode == AicMode::kSampleBased;
   std::string group(MetricGroupName(in.options.group));
+  // On A2/A3 the AIC side of PipeUtilization is programmed with the "Exct" set.
+  bool exct = in.options.group == MetricGroup::kPipeUtilization && in.soc.family == SocFamily::kA2A3;
   out << "{\n  \"ai_core_profiling\": \"" << (in.options.ai_core ? "on" : "off") << "\",\n"
       << "  \"ai_core_profiling_mode\": \"" << (sample ? "sample-based" : "task-based") << "\",\n"
-      << "  \"ai_core_metrics\": \"" << group << "\",\n  \"aiv_metrics\": \"" << group << "\",\n"
-      << "  \"aic_sampling_interval\": " << 1000 / in.options.aic_freq_hz << ",\n"
+      << "  \"ai_core_metrics\": \"" << group << (exct ? "Exct" : "") << "\",\n"
+      << "  \"aiv_metrics\": \"" << group << "\",\n";
+  if (sample || in.options.group == MetricGroup::kPipeUtilization) {  // the sampled event sets
+    out << "  \"ai_core_profiling_events\": \"0x416,0x417,0x9,0x302,0xc,0x303,0x54,0x55\",\n"
+        << "  \"aiv_profiling_events\": \"0x8,0xa,0x9,0xb,0xc,0xd,0x54,0x55\",\n";
+  }
+  out << "  \"aic_sampling_interval\": " << 1000 / in.options.aic_freq_hz << ",\n"
       << "  \"soc\": \"" << in.soc.name << "\",\n  \"simulator\": \"msprof-sim\"\n}\n";
   return out ? absl::OkStatus() : absl::InternalError("cannot write sample.json");
 }
