@@ -99,6 +99,7 @@ bool Agent::Register(const std::atomic<bool>& stop) {
   req.set_boot_id(options_.boot_id);
   req.set_instance_id(options_.instance_id);
   req.set_version(options_.version);
+  req.add_capabilities("standard");
   req.add_capabilities("quick");
   req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
   {

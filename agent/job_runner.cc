@@ -11,6 +11,8 @@
 #include "agent/constants.h"
 #include "agent/job_environment.h"
 #include "agent/msprof_modes.h"
+#include "evidence/evidence.h"
+#include "evidence/evidence_proto.h"
 #include "evidence/task_time.h"
 
 namespace npuperf::agent {
@@ -193,6 +195,51 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
   return e;
 }
 
+absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
+                                                    const std::vector<std::string>& app,
+                                                    SteadyClock::time_point deadline) {
+  const v1::JobAssignment& job = ctx.job;
+  const int repeats = job.params().repeats();
+  const int steps = static_cast<int>(kMetricGroups.size());
+  std::vector<evidence::Evidence> per_repeat;
+  std::vector<std::string> warnings;
+  for (int r = 1; r <= repeats; ++r) {
+    const fs::path group = ctx.session_dir / absl::StrCat("repeat_", r);
+    for (int m = 0; m < steps; ++m) {
+      const std::string metric = kMetricGroups[m];
+      Report(ctx, v1::JOB_PHASE_METRIC_RUN, m + 1, steps, metric, r, repeats);
+      Child child{MetricArgv(options_.msprof, (group / ("PROF_" + metric)).string(), metric, app),
+                  RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric)};
+      if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("metric run ", metric, ": ", s.message()));
+      }
+    }
+    if (!job.params().skip_sample_run()) {
+      Report(ctx, v1::JOB_PHASE_SAMPLE_RUN, 1, 1, "sample-based", r, repeats);
+      Child sample{SampleArgv(options_.msprof, (group / "PROF_Sample").string(), app),
+                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_Sample")};
+      absl::Status s = RunChild(ctx, sample, deadline, nullptr);
+      if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
+      // The reference treats a failed sample run as a warning: per-core data is then missing.
+      if (!s.ok()) warnings.push_back(absl::StrCat("repeat ", r, " sample run failed: ", s.message()));
+    }
+    Report(ctx, v1::JOB_PHASE_PARSING, r, repeats, "evidence", r, repeats);
+    evidence::BuildOptions options;
+    options.op_name = job.op_name();
+    options.device_id = job.device_id();
+    options.soc = job.soc();
+    auto ev = evidence::BuildEvidence(group, options);
+    if (!ev.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("repeat ", r, ": ", ev.status().message()));
+    }
+    per_repeat.push_back(*std::move(ev));
+  }
+  v1::Evidence e;
+  evidence::ToProto(evidence::CombineRepeats(std::move(per_repeat)), &e);
+  for (auto& w : warnings) e.add_warnings(std::move(w));
+  return e;
+}
+
 void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
                                 v1::Evidence* e) const {
   const v1::JobAssignment& job = ctx.job;
@@ -237,13 +284,16 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
   if (auto s = WarmUp(ctx, app, deadline); !s.ok()) return s;
   absl::StatusOr<v1::Evidence> evidence;
   switch (ctx.job.params().mode()) {
+    case v1::PROFILE_MODE_STANDARD:
+      evidence = RunStandard(ctx, app, deadline);
+      break;
     case v1::PROFILE_MODE_QUICK:
       evidence = RunQuick(ctx, app, deadline);
       break;
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "profile mode ", v1::ProfileMode_Name(ctx.job.params().mode()),
-          " is not supported by this agent version (quick mode only); upgrade the agent"));
+          " is not supported by this agent version (standard and quick); upgrade the agent"));
   }
   if (!evidence.ok()) return evidence;
   FillFingerprint(ctx, app, &*evidence);

@@ -61,6 +61,9 @@ class JobRunner {
                          std::chrono::steady_clock::time_point deadline);
   absl::Status WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
                       std::chrono::steady_clock::time_point deadline);
+  absl::StatusOr<v1::Evidence> RunStandard(const JobContext& ctx,
+                                           const std::vector<std::string>& app,
+                                           std::chrono::steady_clock::time_point deadline);
   absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
                                         std::chrono::steady_clock::time_point deadline);
   void Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,

@@ -295,12 +295,15 @@ int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err)
 }
 
 int RunRounds(Session& s, const std::string& op, const std::string& case_id,
-              const std::string& metric, std::ostream& out, std::ostream& err) {
+              const std::string& collection_id, const std::string& metric, std::ostream& out,
+              std::ostream& err) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRoundsRequest req;
   req.set_operator_name(op);
   req.set_case_id(case_id);
+  req.set_collection_id(collection_id);
+  req.set_page_size(1000);
   req.set_metric(metric);
   v1::ListRoundsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));

@@ -92,11 +92,19 @@ void PrintRound(const v1::Round& r, std::ostream& out) {
 }
 
 void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
+  out << absl::StrFormat("%-6s %-30s %-16s %-16s %12s  %-12s %-22s %s\n", "round", "operator/case",
+                         "collection", "soc", "kernel_us", "bound", "per-core (spread)", "created");
   for (const auto& r : rounds.rounds()) {
-    out << absl::StrFormat("%-6d %-30s %-12s %10.3f us  %-12s %s\n", r.id(),
+    const auto& e = r.evidence();
+    const std::string balance =
+        e.per_core().verdict().empty()
+            ? "-"
+            : absl::StrFormat("%s (%.1f%%)", e.per_core().verdict(), e.per_core().spread_pct());
+    out << absl::StrFormat("%-6d %-30s %-16s %-16s %12.3f  %-12s %-22s %s\n", r.id(),
                            r.operator_name() + (r.case_id().empty() ? "" : "/" + r.case_id()),
-                           r.collection_id(), r.evidence().duration().aggregate_us(),
-                           r.evidence().bound().label(), Time(r.created_at()));
+                           r.collection_id(), e.fingerprint().soc(), e.duration().aggregate_us(),
+                           e.bound().label().empty() ? "-" : e.bound().label(), balance,
+                           Time(r.created_at()));
   }
   for (const auto& p : rounds.series()) {
     out << absl::StrFormat("  series round %d %s %g\n", p.round_id(), Time(p.at()), p.value());

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   sub->add_option("--idempotency-key", submit.idempotency_key, "resubmitting the key returns the same collection");
   sub->add_flag("!--no-wait", submit.wait, "return after queueing instead of watching");
 
-  std::string id, reason, page_token, op, case_id, metric;
+  std::string id, reason, page_token, op, case_id, metric, collection;
   std::vector<std::string> labels;
   int64_t round_id = 0;
   auto* get = app.add_subcommand("get", "show a collection and its jobs");
@@ -82,7 +82,8 @@ int main(int argc, char** argv) {
   auto* round = app.add_subcommand("round", "show one round of evidence");
   round->add_option("round_id", round_id)->required();
   auto* rounds = app.add_subcommand("rounds", "list rounds of an operator");
-  rounds->add_option("operator", op)->required();
+  rounds->add_option("operator", op, "operator directory name");
+  rounds->add_option("--collection", collection, "rounds of this collection");
   rounds->add_option("--case-id", case_id, "only this case");
   rounds->add_option("--metric", metric, "also print this metric's series, e.g. duration");
   auto* agents = app.add_subcommand("agents", "list agents and their devices");
@@ -102,7 +103,13 @@ int main(int argc, char** argv) {
   if (cancel->parsed()) return RunCancel(*session(), id, reason, std::cout, std::cerr);
   if (list->parsed()) return RunList(*session(), labels, page_token, std::cout, std::cerr);
   if (round->parsed()) return RunRound(*session(), round_id, std::cout, std::cerr);
-  if (rounds->parsed()) return RunRounds(*session(), op, case_id, metric, std::cout, std::cerr);
+  if (rounds->parsed()) {
+    if (op.empty() == collection.empty()) {
+      std::cerr << "npuperf rounds: give an operator or --collection\n";
+      return kExitUsage;
+    }
+    return RunRounds(*session(), op, case_id, collection, metric, std::cout, std::cerr);
+  }
   if (agents->parsed()) return RunAgents(*session(), std::cout, std::cerr);
   return exit_code;
 }

@@ -52,10 +52,19 @@ echo "demo: npuperf-agent serving devices 0-7 (metrics $METRICS, log var/agent.l
 
 export NPUPERF_SERVER=$SERVER
 START=$(date +%s.%N)
-echo "demo: quick batch over every example operator"
-"$BIN/npuperf" submit --quick --batch "$ROOT/examples/ops" \
-  --op-name-map "$ROOT/deploy/demo-op-names.json" --label demo=quick --repeats 3
+echo "demo: standard-mode batch (7 metric runs + sample run per job) over every example operator"
+set +e
+"$BIN/npuperf" --format json submit --batch "$ROOT/examples/ops" \
+  --op-name-map "$ROOT/deploy/demo-op-names.json" --label demo=standard >"$VAR/batch.json"
+rc=$?
+set -e
 END=$(date +%s.%N)
+COLLECTION=$(grep -m1 '"id"' "$VAR/batch.json" | sed 's/.*"id": "\([^"]*\)".*/\1/')
+"$BIN/npuperf" get "$COLLECTION"
+echo
+echo "demo: evidence per operator (bound from pipe ratios, per-core balance from the sample run)"
+"$BIN/npuperf" rounds --collection "$COLLECTION"
+if [ $rc -ne 0 ]; then echo "demo: the batch did not fully succeed (exit $rc)" >&2; exit $rc; fi
 printf 'demo: batch took %.1f s\n' "$(echo "$END - $START" | bc -l 2>/dev/null || python3 -c "print($END-$START)")"
 if [ -s "$VAR/sim-conflicts.log" ]; then
   echo "demo: msprof-sim saw a double-booked device:" >&2
