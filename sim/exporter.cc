@@ -10,6 +10,7 @@
 #include "sim/report_writer.h"
 #include "sim/rng.h"
 #include "sim/sample_db.h"
+#include "sim/unified_db.h"
 
 namespace npuperf::sim {
 namespace {
@@ -105,6 +106,7 @@ struct Timeline {
   const DeviceModel& model;
   ReportWriter& writer;
   SampleCollector* sampler;  // null unless sample-based
+  UnifiedDb& db;
   const Fault* ratio_fault;  // null unless ratio_gt1 is active
   Rng& rng;
   ExportSummary& summary;
@@ -119,7 +121,9 @@ struct Timeline {
       if (ratio_fault && (ratio_fault->op_name.empty() || ratio_fault->op_name == l.op_name)) {
         ForceRatioAboveOne(r);
       }
-      writer.AddTask({&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)});
+      TaskRecord task{&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)};
+      writer.AddTask(task);
+      db.AddTask(task);
       if (sampler) sampler->Add(start, r);
       AddLaunchApis(writer, rng, summary.tasks == 0);
       device_free_ns = start + std::llround(r.duration_us * 1000.0);
@@ -158,11 +162,14 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::ve
   if (!s.ok()) return s;
   bool sample = in.options.ai_core && in.options.mode == AicMode::kSampleBased;
   SampleCollector sampler(in.soc, in.options.group, in.options.aic_freq_hz, in.process_start_ns);
-  Timeline timeline{model, writer, sample ? &sampler : nullptr, FindFault(in.faults, FaultKind::kRatioAboveOne),
-                    rng, summary, in.process_start_ns + kRuntimeInitNs};
+  UnifiedDb db(in.prof_dir / absl::StrCat("msprof_", in.ts14, ".db"), in.soc, in.env.physical_device);
+  Timeline timeline{model, writer, sample ? &sampler : nullptr, db,
+                    FindFault(in.faults, FaultKind::kRatioAboveOne), rng, summary,
+                    in.process_start_ns + kRuntimeInitNs};
   for (const Launch& l : launches) timeline.Run(l);
   AddSessionApis(writer, rng, summary.tasks, launches.size());
   s = writer.Finish();
+  if (s.ok()) s = db.Finish(in.process_start_ns, std::max(in.process_end_ns, timeline.device_free_ns), summary.freq_mhz);
   std::error_code ec;
   std::filesystem::create_directories(in.prof_dir / absl::StrCat("device_", in.env.physical_device) / "sqlite", ec);
   if (s.ok()) s = WriteSampleJson(in, in.prof_dir / absl::StrCat("device_", in.env.physical_device));

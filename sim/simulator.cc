@@ -183,7 +183,8 @@ int Simulator::Run() {
     Error(std::string(s.message()));
     return kExitUsage;
   }
-  std::string holder = absl::StrCat("pid=", getpid(), " output=", options_.output);
+  std::string holder = absl::StrCat(
+      "pid=", getpid(), " output=", std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string());
   absl::StatusOr<std::unique_ptr<DeviceLock>> lock = DeviceLock::Acquire(env_.state_dir, env_.physical_device, holder);
   if (absl::IsResourceExhausted(lock.status())) return ReportBusy(lock.status());
   if (!lock.ok()) {

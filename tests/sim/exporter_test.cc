@@ -107,6 +107,18 @@ TEST_F(ExporterTest, OpSummaryCellQuirks) {
   EXPECT_EQ(rows[4][4], "_Z6targetv");
 }
 
+TEST_F(ExporterTest, UnifiedDbHasTasksAndTheClock) {
+  in_.faults = *ParseFaults("dvfs:1000");
+  Export("db");
+  SQLite::Database db((in_.prof_dir / "msprof_20261130120000.db").string());
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM TASK").getInt(), 6);
+  EXPECT_EQ(db.execAndGet("SELECT value FROM META_DATA WHERE name='SCHEMA_VERSION'").getString(), "1.2.0");
+  EXPECT_EQ(db.execAndGet("SELECT freq FROM AICORE_FREQ").getInt(), 1000);
+  EXPECT_EQ(db.execAndGet("SELECT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.name "
+                          "WHERE c.globalTaskId = 3").getString(), "_Z6targetv");
+  EXPECT_EQ(db.execAndGet("SELECT name FROM NPU_INFO").getString(), "Ascend910B");
+}
+
 TEST_F(ExporterTest, BlockDimNamingSwitch) {
   in_.env.block_dim_naming = true;
   auto rows = Rows(Export("dim") / "op_summary_20261130120000.csv");

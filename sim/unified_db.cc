@@ -1,0 +1,107 @@
+#include "sim/unified_db.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace npuperf::sim {
+namespace {
+
+constexpr const char* kTables[] = {
+    "CREATE TABLE STRING_IDS(id INTEGER PRIMARY KEY, value TEXT)",
+    "CREATE TABLE META_DATA(name TEXT, value TEXT)",
+    "CREATE TABLE NPU_INFO(id INTEGER, name TEXT)",
+    "CREATE TABLE SESSION_TIME_INFO(startTimeNs INTEGER, endTimeNs INTEGER)",
+    "CREATE TABLE AICORE_FREQ(deviceId INTEGER, timestampNs INTEGER, freq INTEGER)",
+    "CREATE TABLE TASK(startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
+    "globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+    "taskId INTEGER, modelId INTEGER)",
+    "CREATE TABLE COMPUTE_TASK_INFO(name INTEGER, globalTaskId INTEGER, blockNum INTEGER, mixBlockNum INTEGER, "
+    "taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER, "
+    "outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER, opState INTEGER, "
+    "hf32Eligible INTEGER, gridDim INTEGER, blockDim INTEGER)",
+};
+
+std::string ChipName(const SocSpec& soc) { return soc.chip_code == 15 ? "Ascend950" : "Ascend910B"; }
+
+std::string OrNa(const std::string& s) { return s.empty() ? "N/A" : s; }
+
+}  // namespace
+
+UnifiedDb::UnifiedDb(const std::filesystem::path& path, const SocSpec& soc, int device)
+    : soc_(soc), device_(device) {
+  try {
+    std::filesystem::remove(path);
+    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    CreateTables();
+    tx_ = std::make_unique<SQLite::Transaction>(*db_);
+    task_ = std::make_unique<SQLite::Statement>(*db_, "INSERT INTO TASK VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    info_ = std::make_unique<SQLite::Statement>(
+        *db_, "INSERT INTO COMPUTE_TASK_INFO VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  } catch (const std::exception& e) {
+    error_ = absl::StrCat("msprof db ", path.string(), ": ", e.what());
+  }
+}
+
+UnifiedDb::~UnifiedDb() = default;
+
+void UnifiedDb::CreateTables() {
+  for (const char* sql : kTables) db_->exec(sql);
+  db_->exec("INSERT INTO META_DATA VALUES('SCHEMA_VERSION','1.2.0'),('SCHEMA_VERSION_MAJOR','1'),"
+            "('SCHEMA_VERSION_MINOR','2'),('SCHEMA_VERSION_MICRO','0')");
+  SQLite::Statement npu(*db_, "INSERT INTO NPU_INFO VALUES(?, ?)");
+  npu.bind(1, device_);
+  npu.bind(2, ChipName(soc_));
+  npu.exec();
+}
+
+int64_t UnifiedDb::Intern(const std::string& text) {
+  auto [it, fresh] = strings_.emplace(text, static_cast<int64_t>(strings_.size()));
+  return it->second;
+}
+
+void UnifiedDb::AddTask(const TaskRecord& t) {
+  if (!error_.empty()) return;
+  const Launch& l = *t.launch;
+  int64_t id = next_task_++;
+  int64_t end = t.start_ns + std::llround(t.result->duration_us * 1000.0);
+  int64_t type = Intern(std::string(TaskTypeName(l.task_type)));
+  int64_t task_values[] = {t.start_ns, end, device_, id, id, 0, type, 4294967295LL, t.stream_id, t.task_id,
+                           4294967295LL};
+  int64_t info_values[] = {Intern(l.op_name), id, l.block_num, l.mix_block_num, type, Intern(l.op_type),
+                           Intern(OrNa(l.in_formats)), Intern(OrNa(l.in_dtypes)), Intern(OrNa(l.in_shapes)),
+                           Intern(OrNa(l.out_formats)), Intern(OrNa(l.out_dtypes)), Intern(OrNa(l.out_shapes)),
+                           Intern("N/A"), Intern(l.op_state), Intern(l.hf32), 0, 0};
+  try {
+    for (int i = 0; i < 11; ++i) task_->bind(i + 1, task_values[i]);
+    task_->exec();
+    task_->reset();
+    for (int i = 0; i < 17; ++i) info_->bind(i + 1, info_values[i]);
+    info_->exec();
+    info_->reset();
+  } catch (const std::exception& e) {
+    error_ = absl::StrCat("msprof db: ", e.what());
+  }
+}
+
+absl::Status UnifiedDb::Finish(int64_t start_ns, int64_t end_ns, double freq_mhz) {
+  if (!error_.empty()) return absl::InternalError(error_);
+  try {
+    SQLite::Statement str(*db_, "INSERT INTO STRING_IDS VALUES(?, ?)");
+    for (const auto& [text, id] : strings_) {
+      str.bind(1, id);
+      str.bind(2, text);
+      str.exec();
+      str.reset();
+    }
+    db_->exec(absl::StrCat("INSERT INTO SESSION_TIME_INFO VALUES(", start_ns, ",", end_ns, ")"));
+    db_->exec(absl::StrCat("INSERT INTO AICORE_FREQ VALUES(", device_, ",", start_ns, ",",
+                           std::llround(freq_mhz), ")"));
+    tx_->commit();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("msprof db: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace npuperf::sim
