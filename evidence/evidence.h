@@ -161,7 +161,8 @@ struct BuildOptions {
   double dvfs_tolerance_pct = 5;
 };
 
-// Builds the evidence of `options.op_name` from a standard group:
+// Builds the evidence of `options.op_name` from a standard group (reads files
+// only; no shared state, so concurrent calls are safe):
 //   <prof_group>/PROF_<Metric>/PROF_*/mindstudio_profiler_output/op_summary_*.csv
 //   <prof_group>/PROF_Sample/PROF_*/device_<id>/sqlite/{aicore,ai_vector_core}.db
 // Fails (InvalidArgument / NotFound / FailedPrecondition, message naming

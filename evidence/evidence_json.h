@@ -7,6 +7,8 @@
 
 namespace npuperf::evidence {
 
+// Pure functions; thread-safe.
+//
 // evidence.json: the stable contract for bots (every key documented in
 // docs/evidence.md). Pretty-printed (indent 2), keys in a fixed order, with a
 // trailing newline. Bumps `schema_version` on incompatible changes.

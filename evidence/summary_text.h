@@ -16,6 +16,8 @@ struct SummaryOptions {
   std::filesystem::path round_dir;
 };
 
+// Pure functions of the evidence; thread-safe.
+//
 // summary.txt: the reference's sections (§8.2), in order and each exactly
 // once (the reference printed the pipe-ratio block twice): header, pipe
 // ratios, bound routing, head overhead, Memory, MemoryL0, MemoryUB, L2Cache,

@@ -29,7 +29,7 @@ struct KernelTiming {
   std::vector<std::filesystem::path> files;
 };
 
-// Reads the quick timing of one msprof run.
+// Reads the quick timing of one msprof run. Reads files only; thread-safe.
 //
 // `output_dir` is the --output given to msprof: it must hold exactly one
 // PROF_* with a mindstudio_profiler_output (errors name the files found).

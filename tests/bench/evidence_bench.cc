@@ -163,6 +163,7 @@ int RunOne(const fs::path& group, const fs::path& ops) {
 
 struct Measured {
   double wall_s = 0;
+  double cpu_s = 0;  // user + system
   long max_rss_kb = 0;
   int status = -1;
 };
@@ -183,6 +184,8 @@ Measured Spawn(const std::vector<std::string>& argv) {
   Measured m;
   m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   m.max_rss_kb = usage.ru_maxrss;
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  m.cpu_s = secs(usage.ru_utime) + secs(usage.ru_stime);
   m.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return m;
 }
@@ -206,15 +209,17 @@ void BenchOne(const fs::path& work, size_t rows, const std::string& python) {
   if (!fs::exists(group)) GenerateGroup(group, rows);
   std::string self = fs::read_symlink("/proc/self/exe").string();
   Measured cc = Spawn({self, "--run-one", group.string(), ops.string()});
-  std::printf("%-8zu  npuperf  wall %8.3f s  peak RSS %8.1f MB  exit %d\n", rows, cc.wall_s,
-              static_cast<double>(cc.max_rss_kb) / 1024, cc.status);
+  std::printf("%-8zu  npuperf  wall %8.3f s  cpu %8.3f s  peak RSS %8.1f MB  exit %d\n", rows,
+              cc.wall_s, cc.cpu_s, static_cast<double>(cc.max_rss_kb) / 1024, cc.status);
   if (python.empty()) return;
   fs::path py_ops = work / ("py_ops_" + std::to_string(rows));
   fs::create_directories(py_ops);
   Measured py = Spawn({"python3", python, group.string(), py_ops.string(), kTarget});
-  std::printf("%-8zu  python   wall %8.3f s  peak RSS %8.1f MB  exit %d  (%.1fx faster)\n", rows,
-              py.wall_s, static_cast<double>(py.max_rss_kb) / 1024, py.status,
-              py.wall_s / std::max(cc.wall_s, 1e-9));
+  if (py.status != 0) std::fprintf(stderr, "python reference failed (exit %d)\n", py.status);
+  std::printf("%-8zu  python   wall %8.3f s  cpu %8.3f s  peak RSS %8.1f MB  exit %d  "
+              "(npuperf %.1fx faster wall, %.1fx cpu)\n",
+              rows, py.wall_s, py.cpu_s, static_cast<double>(py.max_rss_kb) / 1024, py.status,
+              py.wall_s / std::max(cc.wall_s, 1e-9), py.cpu_s / std::max(cc.cpu_s, 1e-9));
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ def main():
              "archived: %d" % n, "cores: %d" % len(cores)]
     with open(os.path.join(round_dir, "summary.txt"), "w") as f:
         f.write("\n".join(lines))
-    print("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":
