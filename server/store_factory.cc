@@ -5,6 +5,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/sqlite_store.h"
+#if NPUPERF_WITH_POSTGRES
+#include "server/postgres_open.h"
+#endif
 
 namespace npuperf::server {
 
@@ -22,8 +25,13 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
     return std::unique_ptr<Store>(std::move(*store));
   }
   if (absl::StartsWith(db, "postgres://") || absl::StartsWith(db, "postgresql://")) {
+#if NPUPERF_WITH_POSTGRES
+    return OpenPostgresStore(db);
+#else
     return absl::UnimplementedError(
-        "the PostgreSQL store arrives with the server issue; use --db sqlite:PATH for now");
+        "this npuperf-server was built without PostgreSQL (NPUPERF_WITH_POSTGRES=OFF); use "
+        "--db sqlite:PATH");
+#endif
   }
   return absl::InvalidArgumentError(
       absl::StrCat("--db '", db, "': want sqlite:PATH or postgres://user@host:port/dbname"));

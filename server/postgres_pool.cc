@@ -1,0 +1,97 @@
+#include "server/postgres_pool.h"
+
+#include <algorithm>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "server/postgres_statements.h"
+
+namespace npuperf::server {
+
+PgPool::PgPool(std::string url, int size) : url_(std::move(url)), slots_(size < 1 ? 1 : size) {}
+
+PgPool::~PgPool() = default;
+
+bool PgPool::HasFreeSlot() const {
+  for (const Slot& s : slots_) {
+    if (!s.busy) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<PgPool::Slot*> PgPool::Acquire() {
+  Slot* slot = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &PgPool::HasFreeSlot));
+    for (Slot& s : slots_) {
+      if (!s.busy) {
+        slot = &s;
+        break;
+      }
+    }
+    slot->busy = true;
+  }
+  if (slot->conn != nullptr && slot->conn->is_open()) return slot;
+  try {
+    slot->conn = std::make_unique<pqxx::connection>(url_);
+    PrepareStatements(*slot->conn);
+    return slot;
+  } catch (const std::exception& e) {
+    Release(slot, true);
+    return absl::UnavailableError(absl::StrCat("connect to PostgreSQL: ", e.what()));
+  }
+}
+
+void PgPool::Release(Slot* slot, bool discard) {
+  if (discard) slot->conn.reset();
+  absl::MutexLock lock(&mu_);
+  slot->busy = false;
+}
+
+PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int attempt,
+                                 absl::Status* status) {
+  try {
+    throw;
+  } catch (const pqxx::in_doubt_error& e) {
+    *status = absl::UnknownError(absl::StrCat(what, ": commit outcome unknown: ", e.what()));
+    return {false, true};
+  } catch (const pqxx::statement_completion_unknown& e) {
+    *status = absl::UnknownError(absl::StrCat(what, ": statement outcome unknown: ", e.what()));
+    return {false, true};
+  } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
+    *status = absl::AbortedError(
+        absl::StrCat(what, ": gave up after ", attempt, " attempts: ", e.what()));
+    return {true, false};
+  } catch (const pqxx::broken_connection& e) {
+    *status = absl::UnavailableError(absl::StrCat(what, ": database unreachable: ", e.what()));
+    return {true, true};
+  } catch (const pqxx::unique_violation& e) {
+    if (retry_unique) {
+      *status = absl::AbortedError(absl::StrCat(what, ": lost a race ", attempt, " times: ",
+                                                e.what()));
+      return {true, false};
+    }
+    *status = absl::AlreadyExistsError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::integrity_constraint_violation& e) {
+    *status = absl::FailedPreconditionError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::sql_error& e) {
+    *status = absl::InternalError(absl::StrCat(what, ": ", e.what(), " (query: ", e.query(), ")"));
+    return {false, false};
+  } catch (const std::exception& e) {
+    *status = absl::InternalError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  }
+}
+
+void PgPool::Backoff(int attempt) {
+  // Spreads reruns of colliding transactions apart: up to 1, 2, 4 ... 32 ms.
+  const int cap_ms = 1 << std::min(attempt, 5);
+  absl::SleepFor(absl::Microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+
+namespace npuperf::server {
+
+// A fixed set of PostgreSQL connections for PostgresStore. Each connection is
+// used by one thread at a time (libpqxx doc/thread-safety.md: a connection
+// and everything made from it is one single-threaded world). Connections open
+// lazily, get every prepared statement of postgres_statements.cc, and are
+// reopened after a broken connection. Thread-safe.
+class PgPool {
+ public:
+  // url: a libpq connection string or postgres:// URI. size >= 1.
+  PgPool(std::string url, int size);
+  ~PgPool();
+  PgPool(const PgPool&) = delete;
+  PgPool& operator=(const PgPool&) = delete;
+
+  // Runs body(pqxx::work&) in a read-committed transaction and commits when
+  // it returns OK; any other status rolls back. body returns absl::Status or
+  // absl::StatusOr<T>. Exceptions never leave (style.md R3):
+  // serialization failure / deadlock -> rerun the whole body up to
+  // kMaxAttempts times, then ABORTED; broken connection -> one rerun on a
+  // fresh connection, then UNAVAILABLE; unique violation -> ALREADY_EXISTS
+  // (rerun instead when retry_unique: a concurrent replica won a race the
+  // body will see on the next run); in-doubt commit -> UNKNOWN (never
+  // rerun); anything else -> INTERNAL. `what` prefixes the message.
+  template <typename F>
+  auto Run(absl::string_view what, F&& body, bool retry_unique = false) -> decltype(body(
+      std::declval<pqxx::work&>()));
+
+  static constexpr int kMaxAttempts = 8;
+
+ private:
+  struct Slot {
+    std::unique_ptr<pqxx::connection> conn;
+    bool busy = false;
+  };
+  // What to do after an attempt that ended in an exception.
+  struct Failure {
+    bool rerun = false;
+    bool discard = false;  // the connection is unusable: drop it
+  };
+
+  bool HasFreeSlot() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Borrows a free slot, opening its connection if needed.
+  absl::StatusOr<Slot*> Acquire();
+  // Returns a slot; discard drops its connection (broken or unusable).
+  void Release(Slot* slot, bool discard);
+  // Maps the exception in flight to a status and says whether to rerun.
+  static Failure Classify(absl::string_view what, bool retry_unique, int attempt,
+                          absl::Status* status);
+  static void Backoff(int attempt);
+
+  const std::string url_;
+  absl::Mutex mu_;
+  std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+};
+
+template <typename F>
+auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique) -> decltype(body(
+    std::declval<pqxx::work&>())) {
+  absl::Status last = absl::UnavailableError(std::string(what));
+  bool fresh_used = false;
+  for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
+    auto slot = Acquire();
+    if (!slot.ok()) return slot.status();
+    try {
+      pqxx::work tx(*(*slot)->conn);
+      auto result = body(tx);
+      if (result.ok()) tx.commit();
+      Release(*slot, false);
+      return result;
+    } catch (...) {
+      const Failure f = Classify(what, retry_unique, attempt, &last);
+      Release(*slot, f.discard);
+      if (!f.rerun || attempt == kMaxAttempts) return last;
+      if (f.discard) {  // broken connection: one rerun on a fresh one
+        if (fresh_used) return last;
+        fresh_used = true;
+      }
+    }
+    Backoff(attempt);
+  }
+  return last;
+}
+
+}  // namespace npuperf::server

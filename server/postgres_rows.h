@@ -1,0 +1,36 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "npuperf/v1/agent_service.pb.h"
+#include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/query_service.pb.h"
+
+// Row <-> message mapping for PostgresStore (internal to the PostgreSQL
+// backend). Rows come from the statements of postgres_statements.cc and use
+// the same column lists as sqlite_rows.h, so both backends fill the messages
+// the same way. (The mapping is written twice because SQLiteCpp columns and
+// pqxx fields share no interface; a column-accessor adapter would cost more
+// than these 100 lines.)
+namespace npuperf::server {
+
+// bytea field -> raw bytes; a bytea parameter from raw bytes.
+std::string PgBlob(const pqxx::field& f);
+pqxx::binarystring PgBytes(const std::string& bytes);
+
+v1::Collection PgCollectionFromRow(const pqxx::row& row);
+v1::Job PgJobFromRow(const pqxx::row& row);
+// with_evidence_json=false leaves evidence.evidence_json empty (list views).
+v1::Round PgRoundFromRow(const pqxx::row& row, bool with_evidence_json);
+v1::AgentStatus PgAgentFromRow(const pqxx::row& row);
+v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, const std::string& agent_state);
+
+// Filter parameters: labels as a JSON object, states as an int[] literal.
+std::string PgLabelsJson(const std::map<std::string, std::string>& labels);
+std::string PgIntArray(const std::vector<int>& values);
+
+}  // namespace npuperf::server

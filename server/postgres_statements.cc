@@ -1,0 +1,167 @@
+#include "server/postgres_statements.h"
+
+namespace npuperf::server {
+namespace {
+
+// Column lists shared by several statements (mapped in postgres_rows.cc).
+#define NPUPERF_PG_COLLECTION_COLUMNS \
+  "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
+#define NPUPERF_PG_JOB_COLUMNS                                                                   \
+  "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
+  "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
+  "started_ms, finished_ms"
+#define NPUPERF_PG_ROUND_COLUMNS                                                             \
+  "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
+  "r.created_ms, r.evidence"
+// Every (key, value) of the JSON object $N is a label of the collection cid.
+#define NPUPERF_PG_HAS_LABELS(N, cid)                                                 \
+  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N "::jsonb) f WHERE NOT EXISTS ("   \
+  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid                   \
+  " AND l.key = f.key AND l.value = f.value))"
+// Job states as stored (npuperf.v1.JobState).
+#define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
+
+struct Statement {
+  const char* name;
+  const char* sql;
+};
+
+constexpr Statement kStatements[] = {
+    // Tokens and bundles.
+    {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
+    {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
+    {"bundle_put",
+     "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) VALUES "
+     "($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256) DO NOTHING"},
+    {"bundle_get", "SELECT content FROM bundles WHERE sha256 = $1"},
+    {"bundle_has", "SELECT 1 FROM bundles WHERE sha256 = $1"},
+    // Collections.
+    {"collection_insert",
+     "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, idempotency_key, "
+     "created_ms) VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::text, ''), $8) "
+     "ON CONFLICT (team, idempotency_key) DO NOTHING RETURNING id"},
+    {"collection_by_key", "SELECT id FROM collections WHERE team = $1 AND idempotency_key = $2"},
+    {"label_insert", "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
+    {"job_insert",
+     "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
+     "max_attempts, queued_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)"},
+    {"event_insert",
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) VALUES ($1, $2, $3, $4, $5)"},
+    {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},
+    {"collection_jobs",
+     "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
+    {"collection_list",
+     "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
+     "OR (c.created_ms = $2 AND c.id < $3)) AND" NPUPERF_PG_HAS_LABELS("$4", "c.id")
+     " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
+     "ORDER BY c.created_ms DESC, c.id DESC LIMIT $6"},
+    {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
+    {"collection_cancel_reason", "SELECT cancel_reason FROM collections WHERE id = $1"},
+    {"collection_mark_cancel", "UPDATE collections SET cancel_reason = $1 WHERE id = $2"},
+    {"collection_cancel_queued",
+     "UPDATE jobs SET state = 6, reason = $1, finished_ms = $2 WHERE collection_id = $3 AND "
+     "state = 1"},
+    {"collection_live_jobs",
+     "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE
+     " ORDER BY id"},
+    {"collection_counts",
+     "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 GROUP BY state"},
+    {"collection_set_state",
+     "UPDATE collections SET state = $1, finished_ms = CASE WHEN $2::boolean THEN "
+     "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
+    // Agents and devices.
+    {"agent_mark_lost",
+     "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND id <> $3"},
+    {"agent_upsert",
+     "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state, registered_ms, "
+     "last_seen_ms) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7) ON CONFLICT (id) DO UPDATE "
+     "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
+    {"agent_seen", "UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2"},
+    {"device_upsert",
+     "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4) ON CONFLICT "
+     "(agent_id, device_id) DO UPDATE SET soc = excluded.soc, state = excluded.state"},
+    {"agents_list",
+     "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host, "
+     "registered_ms"},
+    {"agent_devices",
+     "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE j.agent_id = d.agent_id "
+     "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE " LIMIT 1) FROM devices d WHERE "
+     "d.agent_id = $1 ORDER BY d.device_id"},
+    {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
+    // Claims.
+    {"claim_busy_devices", "SELECT device_id FROM jobs WHERE agent_id = $1 AND state IN " NPUPERF_PG_LIVE},
+    {"claim_active",
+     "SELECT collection_id, team, COUNT(*) FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " GROUP BY collection_id, team"},
+    {"claim_heads",
+     "SELECT j.id, j.collection_id, j.team, j.priority, c.spec FROM jobs j JOIN collections c ON "
+     "c.id = j.collection_id WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = 1 GROUP BY "
+     "collection_id) ORDER BY j.priority DESC, j.id"},
+    {"claim_collection_active",
+     "SELECT COUNT(*) FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE},
+    {"claim_team_active", "SELECT COUNT(*) FROM jobs WHERE team = $1 AND state IN " NPUPERF_PG_LIVE},
+    {"claim_lock_job",
+     "SELECT id FROM jobs WHERE collection_id = $1 AND state = 1 ORDER BY id LIMIT 1 "
+     "FOR UPDATE SKIP LOCKED"},
+    {"claim_lease",
+     "UPDATE jobs SET state = 2, attempt = attempt + 1, fencing_token = fencing_token + 1, "
+     "agent_id = $1, host = $2, device_id = $3, soc = $4, lease_expires_ms = $5, started_ms = "
+     "COALESCE(started_ms, $6), progress = NULL WHERE id = $7 AND state = 1 RETURNING attempt, "
+     "max_attempts, fencing_token, op_name, case_id, operator_name"},
+    // Leases and progress.
+    {"lease_renew",
+     "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND agent_id = "
+     "$4 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+    {"lease_adopt",
+     "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
+     "AND state IN " NPUPERF_PG_LIVE " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
+     "id = $1)"},
+    {"progress_record",
+     "UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 AND "
+     "fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+    {"lease_expired",
+     "SELECT id, collection_id, agent_id, attempt, lost_count FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms < $1 ORDER BY collection_id, id FOR UPDATE SKIP LOCKED"},
+    {"lease_expire_job",
+     "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
+     "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
+    // Results.
+    {"result_job_lock",
+     "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
+     "operator_name, case_id FROM jobs WHERE id = $1 FOR UPDATE"},
+    {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
+    {"round_insert",
+     "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
+     "kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+     "$9, $10) RETURNING id"},
+    {"metric_upsert",
+     "INSERT INTO round_metrics (round_id, name, value) VALUES ($1, $2, $3) ON CONFLICT "
+     "(round_id, name) DO UPDATE SET value = excluded.value"},
+    {"job_finish",
+     "UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), kernel_time_us = "
+     "CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = CASE WHEN "
+     "$3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
+     "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8"},
+    {"result_record",
+     "INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
+     "applied_ms) VALUES ($1, $2, $3, $4, NULLIF($5::bigint, 0), $6)"},
+    // Rounds.
+    {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
+    {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},
+    {"round_list",
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+     "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
+     "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
+     "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) AND"
+     NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " ORDER BY r.id LIMIT $10"},
+};
+
+#undef NPUPERF_PG_LIVE
+
+}  // namespace
+
+void PrepareStatements(pqxx::connection& conn) {
+  for (const Statement& s : kStatements) conn.prepare(s.name, s.sql);
+}
+
+}  // namespace npuperf::server

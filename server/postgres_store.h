@@ -1,0 +1,117 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/postgres_pool.h"
+#include "server/store.h"
+
+namespace npuperf::server {
+
+// The production Store backend (libpqxx 6.4). A PgPool of connections, each
+// with every statement prepared; each method is one read-committed
+// transaction rerun on serialization failures and deadlocks (PgPool::Run).
+// Safe with several server replicas on one database: claims lock the
+// collection row, then one queued job with FOR UPDATE SKIP LOCKED; the
+// partial unique index jobs_one_lease_per_device (migration 0002) makes a
+// device double-booking impossible; lease expiry skips rows another replica
+// holds. Semantics match SqliteStore method by method (the conformance suite
+// in tests/server/store_conformance_test.cc runs on both). See
+// docs/storage.md. Thread-safe.
+class PostgresStore final : public Store {
+ public:
+  // Default pool size: one connection per core is plenty for a 2-core host.
+  static constexpr int kDefaultPoolSize = 4;
+
+  // Connects to url (postgres://... or postgresql://...), applies pending
+  // migrations under an advisory lock, and returns the store. UNAVAILABLE
+  // when the database is unreachable.
+  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& url,
+                                                             int pool_size = kDefaultPoolSize);
+  ~PostgresStore() override;
+
+  absl::StatusOr<std::pair<std::string, std::string>> LookupToken(
+      const std::string& hash) override;
+  absl::Status InsertToken(const std::string& hash, const std::string& kind,
+                           const std::string& name, int64_t now_ms) override;
+
+  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
+                                 const std::string& sha256, const std::string& content,
+                                 int64_t now_ms) override;
+  absl::StatusOr<std::string> GetBundle(const std::string& sha256) override;
+  absl::StatusOr<bool> HasBundle(const std::string& sha256) override;
+
+  absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(
+      const NewCollection& c) override;
+  absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
+                                               const std::string& id) override;
+  absl::StatusOr<std::vector<v1::Collection>> ListCollections(
+      const CollectionFilter& filter) override;
+  absl::StatusOr<std::vector<CancelOrder>> CancelCollection(const std::string& team,
+                                                            const std::string& id,
+                                                            const std::string& reason,
+                                                            int64_t now_ms) override;
+
+  absl::Status UpsertAgent(const std::string& agent_id, const v1::RegisterAgentRequest& info,
+                           int64_t now_ms) override;
+  absl::Status UpdateDevices(const std::string& agent_id,
+                             const std::vector<v1::DeviceInfo>& devices, int64_t now_ms) override;
+  absl::StatusOr<std::vector<v1::AgentStatus>> ListAgents() override;
+  absl::StatusOr<v1::RegisterAgentRequest> GetAgent(const std::string& agent_id) override;
+
+  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
+                                                            const ClaimChooser& choose) override;
+  absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
+                                           const std::vector<AttemptRef>& running, int64_t now_ms,
+                                           int64_t lease_ttl_ms) override;
+  absl::StatusOr<std::vector<AttemptRef>> AdoptAttempts(const std::string& agent_id,
+                                                        const std::vector<AttemptRef>& running,
+                                                        int64_t now_ms,
+                                                        int64_t lease_ttl_ms) override;
+  absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
+                                      const v1::JobProgress& progress, int64_t now_ms,
+                                      int64_t lease_ttl_ms) override;
+  absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
+  absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms,
+                                                         int32_t max_lost) override;
+
+  absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
+  absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
+
+ private:
+  // What a claim works on: the free devices and the queue heads.
+  struct ClaimView;
+
+  PostgresStore(const std::string& url, int pool_size);
+  absl::Status Migrate();
+
+  // Helpers running inside the caller's transaction.
+  static void AddEvent(pqxx::work& tx, int64_t now_ms, const std::string& collection_id,
+                       int64_t job_id, const std::string& kind, const std::string& detail);
+  static void RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
+                                     int64_t now_ms);
+  static bool CollectionCancelled(pqxx::work& tx, const std::string& collection_id);
+  static absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
+                                                       const std::string& id, bool with_jobs);
+  static absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(
+      pqxx::work& tx, const NewCollection& c);
+  static absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r);
+  static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
+
+  // Claim stages (postgres_store_jobs.cc).
+  static ClaimView LoadClaimView(pqxx::work& tx, const ClaimRequest& req);
+  static absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::work& tx,
+                                                                  const ClaimRequest& req,
+                                                                  const ClaimChooser& choose);
+  static std::optional<int64_t> LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
+                                              const OfferedDevice** device,
+                                              const ClaimChooser& choose,
+                                              const ClaimRequest& req);
+  static v1::JobAssignment Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
+                                 const ClaimView& view, size_t pick, const OfferedDevice& device);
+
+  PgPool pool_;
+};
+
+}  // namespace npuperf::server

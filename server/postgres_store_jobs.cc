@@ -1,0 +1,309 @@
+// PostgresStore: the job life cycle (claims, leases, results) and rounds.
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/job_state.h"
+#include "server/postgres_rows.h"
+#include "server/postgres_rules.h"
+#include "server/postgres_store.h"
+
+namespace npuperf::server {
+namespace {
+
+// Chooser rounds per claim: a candidate whose collection turns out capped,
+// cancelled or drained (another replica took its last job) is dropped and
+// the chooser asked again.
+constexpr int kMaxClaimRounds = 16;
+
+std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
+  return absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
+                      " is not the current lease (stale fencing token, or the job finished)",
+                      tail);
+}
+
+}  // namespace
+
+struct PostgresStore::ClaimView {
+  std::vector<OfferedDevice> offered;       // devices without a live lease
+  std::vector<v1::CollectionSpec> specs;    // owned; candidates point here
+  std::vector<ClaimCandidate> candidates;   // queue heads, priority desc, id asc
+};
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
+    const ClaimRequest& req, const ClaimChooser& choose) {
+  // A unique violation means another replica leased one of these devices
+  // meanwhile: rerun, and the busy check leaves that device out.
+  return pool_.Run("claim job", [&](pqxx::work& tx) { return ClaimTx(tx, req, choose); },
+                   /*retry_unique=*/true);
+}
+
+PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const ClaimRequest& req) {
+  ClaimView view;
+  // Devices with a live lease are not free, whatever the agent believes.
+  std::set<int> busy;
+  for (const auto& row : tx.exec_prepared("claim_busy_devices", req.agent_id)) {
+    busy.insert(row[0].as<int>());
+  }
+  for (const auto& d : req.devices) {
+    if (!busy.contains(d.device_id)) view.offered.push_back(d);
+  }
+  if (view.offered.empty()) return view;
+  std::map<std::string, int> collection_active, team_active;
+  for (const auto& row : tx.exec_prepared("claim_active")) {
+    collection_active[row[0].as<std::string>()] += row[2].as<int>();
+    team_active[row[1].as<std::string>()] += row[2].as<int>();
+  }
+  // Jobs of one collection share constraints and priority: its oldest queued
+  // job stands for all of them.
+  auto heads = tx.exec_prepared("claim_heads");
+  view.specs.resize(heads.size());
+  for (size_t i = 0; i < heads.size(); ++i) {
+    view.specs[i].ParseFromString(PgBlob(heads[i][4]));
+    ClaimCandidate c;
+    c.job_id = heads[i][0].as<int64_t>();
+    c.collection_id = heads[i][1].as<std::string>();
+    c.team = heads[i][2].as<std::string>();
+    c.priority = heads[i][3].as<int>();
+    c.spec = &view.specs[i];
+    c.collection_active = collection_active[c.collection_id];
+    c.team_active = team_active[c.team];
+    view.candidates.push_back(std::move(c));
+  }
+  return view;
+}
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
+    pqxx::work& tx, const ClaimRequest& req, const ClaimChooser& choose) {
+  using Result = std::optional<v1::JobAssignment>;
+  ClaimView view = LoadClaimView(tx, req);
+  if (view.offered.empty()) return Result();
+  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
+    auto choice = choose(view.candidates, view.offered, req.agent_labels);
+    if (!choice) return Result();
+    const OfferedDevice* device = &view.offered[choice->second];
+    auto job = LockClaimable(tx, view, choice->first, &device, choose, req);
+    if (job) return Result(Lease(tx, req, *job, view, choice->first, *device));
+    view.candidates.erase(view.candidates.begin() + static_cast<std::ptrdiff_t>(choice->first));
+  }
+  return Result();
+}
+
+std::optional<int64_t> PostgresStore::LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
+                                                    const OfferedDevice** device,
+                                                    const ClaimChooser& choose,
+                                                    const ClaimRequest& req) {
+  ClaimCandidate fresh = view.candidates[pick];
+  // Claims of one collection serialize on its row, so the concurrency cap
+  // holds across replicas: count again under the lock and ask the chooser.
+  auto c = tx.exec_prepared("collection_lock", fresh.collection_id);
+  if (c.empty() || !c[0][1].as<std::string>().empty()) return std::nullopt;  // cancelled
+  fresh.collection_active =
+      tx.exec_prepared("claim_collection_active", fresh.collection_id)[0][0].as<int>();
+  fresh.team_active = tx.exec_prepared("claim_team_active", fresh.team)[0][0].as<int>();
+  auto again = choose({fresh}, view.offered, req.agent_labels);
+  if (!again) return std::nullopt;
+  *device = &view.offered[again->second];
+  // Any queued job of the collection will do; skip the ones another replica
+  // is leasing right now.
+  auto job = tx.exec_prepared("claim_lock_job", fresh.collection_id);
+  if (job.empty()) return std::nullopt;
+  return job[0][0].as<int64_t>();
+}
+
+v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
+                                       const ClaimView& view, size_t pick,
+                                       const OfferedDevice& device) {
+  const ClaimCandidate& c = view.candidates[pick];
+  // The row is locked and QUEUED, so this updates exactly one row.
+  auto row = tx.exec_prepared1("claim_lease", req.agent_id, req.host, device.device_id, device.soc,
+                               req.now_ms + req.lease_ttl_ms, req.now_ms, job_id);
+  v1::JobAssignment a;
+  a.set_job_id(job_id);
+  a.set_collection_id(c.collection_id);
+  a.set_attempt(row[0].as<int>());
+  a.set_max_attempts(row[1].as<int>());
+  a.set_fencing_token(row[2].as<int64_t>());
+  a.set_op_name(row[3].as<std::string>());
+  a.set_case_id(row[4].as<std::string>());
+  a.set_operator_name(row[5].as<std::string>());
+  a.set_device_id(device.device_id);
+  a.set_soc(device.soc);
+  a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
+  AddEvent(tx, req.now_ms, c.collection_id, job_id, "job_leased",
+           absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ", req.host,
+                        " device ", device.device_id));
+  RefreshCollectionState(tx, c.collection_id, req.now_ms);
+  return a;
+}
+
+absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent_id,
+                                                        const std::vector<AttemptRef>& running,
+                                                        int64_t now_ms, int64_t lease_ttl_ms) {
+  return pool_.Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    LeaseRenewal out;
+    for (const auto& ref : running) {
+      auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id,
+                                ref.fencing_token, agent_id);
+      if (r.empty()) {
+        out.dropped.push_back(ref);
+      } else if (CollectionCancelled(tx, r[0][0].as<std::string>())) {
+        out.cancelled.push_back(ref);
+      }
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
+    const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
+    int64_t lease_ttl_ms) {
+  using Out = std::vector<AttemptRef>;
+  return pool_.Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out adopted;
+    for (const auto& ref : running) {
+      auto r = tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
+                                ref.fencing_token, now_ms);
+      if (r.affected_rows() > 0) adopted.push_back(ref);
+    }
+    return adopted;
+  });
+}
+
+absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id*/,
+                                                   const AttemptRef& ref,
+                                                   const v1::JobProgress& progress,
+                                                   int64_t now_ms, int64_t lease_ttl_ms) {
+  return pool_.Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
+                              now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt);
+    if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
+    const std::string collection_id = r[0][0].as<std::string>();
+    const bool cancel = CollectionCancelled(tx, collection_id);
+    RefreshCollectionState(tx, collection_id, now_ms);
+    return cancel;
+  });
+}
+
+absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
+  return pool_.Run("record result", [&](pqxx::work& tx) { return ApplyResult(tx, r); });
+}
+
+absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r) {
+  // Lock the job first: a concurrent resend of the same update (another
+  // replica) waits here and then finds the update recorded below.
+  auto job = tx.exec_prepared("result_job_lock", r.ref.job_id);
+  auto seen = tx.exec_prepared("result_seen", r.update_uuid);
+  if (!seen.empty()) {
+    if (seen[0][0].as<int64_t>() != r.ref.job_id) {
+      return absl::InvalidArgumentError("update_uuid reused for another job");
+    }
+    return ResultAck{seen[0][1].as<int64_t>(0), true, ""};
+  }
+  if (job.empty()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
+  const pqxx::row row = job[0];
+  const int state = row[0].as<int>();
+  if (row[1].as<int64_t>() != r.ref.fencing_token || row[2].as<int>() != r.ref.attempt ||
+      (state != v1::JOB_STATE_LEASED && state != v1::JOB_STATE_RUNNING)) {
+    return absl::FailedPreconditionError(StaleMessage(r.ref, "; result not stored"));
+  }
+  ResultAck ack{0, false, row[5].as<std::string>()};
+  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(),
+                       CollectionCancelled(tx, ack.collection_id)};
+  const JobDecision d = DecideResult(r, facts);
+  if (d.next == v1::JOB_STATE_SUCCEEDED) ack.round_id = StoreRound(tx, r, row);
+  tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
+                   r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                   d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
+                   r.ref.job_id);
+  tx.exec_prepared("result_record", r.update_uuid, r.ref.job_id, facts.attempt,
+                   r.ref.fencing_token, ack.round_id, r.now_ms);
+  AddEvent(tx, r.now_ms, ack.collection_id, r.ref.job_id, "job_result",
+           absl::StrCat(JobStateName(d.next), " ", d.reason));
+  RefreshCollectionState(tx, ack.collection_id, r.now_ms);
+  return ack;
+}
+
+// Columns of row: state, fencing_token, attempt, max_attempts, lost_count,
+// collection_id, team, operator_name, case_id.
+int64_t PostgresStore::StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& row) {
+  const int64_t round_id =
+      tx.exec_prepared1("round_insert", row[5].as<std::string>(), r.ref.job_id, row[2].as<int>(),
+                        row[6].as<std::string>(), row[7].as<std::string>(),
+                        row[8].as<std::string>(), r.evidence.duration().aggregate_us(),
+                        r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()),
+                        r.now_ms)[0]
+          .as<int64_t>();
+  for (const auto& [name, value] : r.metrics) {
+    tx.exec_prepared("metric_upsert", round_id, name, value);
+  }
+  return round_id;
+}
+
+absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t now_ms,
+                                                                      int32_t max_lost) {
+  using Out = std::vector<ExpiredLease>;
+  return pool_.Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out out;
+    // SKIP LOCKED: a row another replica is expiring (or an agent is
+    // reporting on) is left to that transaction.
+    std::set<std::string> collections;  // refreshed once each, in id order
+    for (const auto& row : tx.exec_prepared("lease_expired", now_ms)) {
+      const int64_t id = row[0].as<int64_t>();
+      const std::string collection = row[1].as<std::string>();
+      const std::string agent = row[2].as<std::string>("");
+      const JobFacts facts{row[3].as<int>(), 0, row[4].as<int>(),
+                           CollectionCancelled(tx, collection)};
+      const JobDecision d = DecideExpiry(facts, agent, max_lost);
+      const bool requeue = d.next == v1::JOB_STATE_QUEUED;
+      tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
+                       requeue ? int64_t{0} : now_ms, id);
+      AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
+      collections.insert(collection);
+      out.push_back({id, collection, agent, requeue});
+    }
+    for (const auto& collection : collections) RefreshCollectionState(tx, collection, now_ms);
+    return out;
+  });
+}
+
+absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
+  return pool_.Run("get round", [&](pqxx::work& tx) -> absl::StatusOr<v1::Round> {
+    auto r = tx.exec_prepared("round_get", round_id);
+    if (r.empty() || (!team.empty() && r[0][4].as<std::string>() != team)) {
+      return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
+    }
+    v1::Round round = PgRoundFromRow(r[0], true);
+    for (const auto& l : tx.exec_prepared("round_labels", round.collection_id())) {
+      (*round.mutable_labels())[l[0].as<std::string>()] = l[1].as<std::string>();
+    }
+    return round;
+  });
+}
+
+absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
+  return pool_.Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
+    auto rows = tx.exec_prepared("round_list", f.metric, f.team, f.after_id, f.since_ms,
+                                 f.operator_name, f.case_id, f.collection_id, f.until_ms,
+                                 PgLabelsJson(f.labels), f.limit + 1);
+    RoundPage page;
+    for (const auto& row : rows) {
+      if (static_cast<int32_t>(page.rounds.size()) == f.limit) {
+        page.last_id = page.rounds.back().id();
+        break;
+      }
+      v1::Round r = PgRoundFromRow(row, false);
+      if (!f.metric.empty() && !row[9].is_null()) {
+        v1::MetricPoint* p = &page.series.emplace_back();
+        p->set_round_id(r.id());
+        *p->mutable_at() = r.created_at();
+        p->set_value(row[9].as<double>());
+      }
+      page.rounds.push_back(std::move(r));
+    }
+    return page;
+  });
+}
+
+}  // namespace npuperf::server
