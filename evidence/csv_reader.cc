@@ -1,5 +1,6 @@
 #include "evidence/csv_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -64,8 +65,8 @@ absl::StatusOr<std::optional<double>> ParseNumberCell(std::string_view cell) {
   return std::optional<double>(v);
 }
 
-CsvReader::CsvReader(std::unique_ptr<std::istream> in, std::string name)
-    : in_(std::move(in)), block_(kBlockBytes), name_(std::move(name)) {}
+CsvReader::CsvReader(std::unique_ptr<std::istream> in, std::string name, size_t block_bytes)
+    : in_(std::move(in)), block_(std::max<size_t>(block_bytes, 2)), name_(std::move(name)) {}
 
 CsvReader::~CsvReader() = default;
 
@@ -101,7 +102,12 @@ absl::StatusOr<std::unique_ptr<CsvReader>> CsvReader::Open(const std::filesystem
 
 absl::StatusOr<std::unique_ptr<CsvReader>> CsvReader::FromStream(std::unique_ptr<std::istream> in,
                                                                  std::string name) {
-  std::unique_ptr<CsvReader> reader(new CsvReader(std::move(in), std::move(name)));
+  return FromStreamForTest(std::move(in), std::move(name), kBlockBytes);
+}
+
+absl::StatusOr<std::unique_ptr<CsvReader>> CsvReader::FromStreamForTest(
+    std::unique_ptr<std::istream> in, std::string name, size_t block_bytes) {
+  std::unique_ptr<CsvReader> reader(new CsvReader(std::move(in), std::move(name), block_bytes));
   absl::Status s = reader->ReadHeader();
   if (!s.ok()) return s;
   return reader;

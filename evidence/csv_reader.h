@@ -39,6 +39,10 @@ class CsvReader {
   // Same over an in-memory stream; `name` is used in error messages.
   static absl::StatusOr<std::unique_ptr<CsvReader>> FromStream(std::unique_ptr<std::istream> in,
                                                                std::string name);
+  // FromStream with a tiny read block, so tests and fuzzers cross block
+  // boundaries on small inputs. Default block: 256 KiB.
+  static absl::StatusOr<std::unique_ptr<CsvReader>> FromStreamForTest(
+      std::unique_ptr<std::istream> in, std::string name, size_t block_bytes);
 
   ~CsvReader();
   CsvReader(const CsvReader&) = delete;
@@ -68,7 +72,7 @@ class CsvReader {
   absl::Status ErrorAt(int col, std::string_view what) const;
 
  private:
-  CsvReader(std::unique_ptr<std::istream> in, std::string name);
+  CsvReader(std::unique_ptr<std::istream> in, std::string name, size_t block_bytes);
   absl::Status ReadHeader();
   // Reads one raw record into spans_; false at EOF.
   absl::StatusOr<bool> ReadRecord();

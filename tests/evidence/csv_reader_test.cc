@@ -119,6 +119,32 @@ TEST(CsvReaderTest, OpenMissingFileIsNotFound) {
 
 // Records straddle the 256 KiB read blocks: quoted cells with "" escapes and
 // newlines, trailing tabs, and one record larger than the block (growth).
+// Every byte-level case again with a 3-byte read block: each record crosses
+// several block boundaries and forces the block to grow.
+TEST(CsvReaderTest, TinyBlocksGiveTheSameCells) {
+  std::string bytes =
+      "\xEF\xBB\xBFOp Name,Start,Shapes,\r\n"
+      "k1,1780676244313289.000\t,\"1,32;\"\"q\"\"\n2\",\r\n\r\n"
+      " k2 ,12.5\t,,\n"
+      "k3,7,\"x\"";
+  for (size_t block : {2, 3, 5, 64, 1 << 18}) {
+    auto r = CsvReader::FromStreamForTest(std::make_unique<std::istringstream>(bytes), "t.csv", block);
+    ASSERT_TRUE(r.ok()) << block << " " << r.status();
+    EXPECT_THAT((*r)->header(), ElementsAre("Op Name", "Start", "Shapes")) << block;
+    ASSERT_TRUE(*(*r)->Next()) << block;
+    EXPECT_EQ((*r)->Cell(0), "k1");
+    EXPECT_EQ((*r)->Cell(1), "1780676244313289.000");
+    EXPECT_EQ((*r)->Cell(2), "1,32;\"q\"\n2") << block;
+    ASSERT_TRUE(*(*r)->Next()) << block;
+    EXPECT_EQ((*r)->line(), 5u) << block;
+    EXPECT_EQ((*r)->Cell(0), "k2");
+    EXPECT_EQ((*r)->Cell(2), "");
+    ASSERT_TRUE(*(*r)->Next()) << block;
+    EXPECT_EQ((*r)->Cell(2), "x") << block;
+    EXPECT_FALSE(*(*r)->Next()) << block;
+  }
+}
+
 TEST(CsvReaderTest, BlockBoundariesAndHugeRecords) {
   std::string bytes = "id,text,value\r\n";
   std::vector<std::string> texts;

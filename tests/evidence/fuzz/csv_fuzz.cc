@@ -8,9 +8,13 @@
 #include "evidence/csv_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::string bytes(reinterpret_cast<const char*>(data), size);
-  auto reader = npuperf::evidence::CsvReader::FromStream(
-      std::make_unique<std::istringstream>(std::move(bytes)), "fuzz.csv");
+  if (size == 0) return 0;
+  // The first byte picks the read-block size (2..257) so records cross
+  // block boundaries and make the block grow.
+  size_t block = 2 + data[0];
+  std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
+  auto reader = npuperf::evidence::CsvReader::FromStreamForTest(
+      std::make_unique<std::istringstream>(std::move(bytes)), "fuzz.csv", block);
   if (!reader.ok()) return 0;
   int cols = static_cast<int>((*reader)->header().size());
   for (int rows = 0; rows < 100000; ++rows) {
