@@ -58,6 +58,7 @@ absl::StatusOr<std::optional<int64_t>> IntCell(const CsvSliceReader& csv, int co
   absl::StatusOr<std::optional<double>> v = csv.Number(col);
   if (!v.ok()) return v.status();
   if (!v->has_value()) return std::optional<int64_t>();
+  if (std::abs(**v) > 9e15) return csv.ErrorAt(col, "integer out of range");
   return std::optional<int64_t>(static_cast<int64_t>(std::llround(**v)));
 }
 
