@@ -27,14 +27,7 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
       results_stale(NewCounter(r, "npuperf_server_ingest_stale_total",
                                "Result or progress reports rejected for a stale fencing token")),
       results_failed(NewCounter(r, "npuperf_server_ingest_failed_attempts_total",
-                                "Failed attempts reported by agents")),
-      submit_to_lease_seconds(
-          prometheus::BuildHistogram()
-              .Name("npuperf_server_submit_to_lease_seconds")
-              .Help("Time from a job's queueing to its first lease")
-              .Register(r)
-              .Add({}, prometheus::Histogram::BucketBoundaries{0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-                                                               0.5, 1, 2.5, 5, 10, 30, 60, 300})) {}
+                                "Failed attempts reported by agents")) {}
 
 void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
   requests.Add({{"method", method}, {"code", code}}).Increment();

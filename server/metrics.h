@@ -27,7 +27,6 @@ struct ServerMetrics {
   prometheus::Counter& results_duplicate;
   prometheus::Counter& results_stale;
   prometheus::Counter& results_failed;
-  prometheus::Histogram& submit_to_lease_seconds;
 };
 
 }  // namespace npuperf::server
