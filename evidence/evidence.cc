@@ -5,6 +5,7 @@
 
 #include "evidence/bound.h"
 #include "evidence/derived.h"
+#include "evidence/golden.h"
 #include "evidence/op_summary.h"
 #include "evidence/per_core.h"
 #include "evidence/prof_layout.h"
@@ -134,6 +135,7 @@ void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
   ev->bound = DiagnoseBound(ev->merged, &ev->errors);
   AddPerCore(group, options, ev);
   ev->dvfs = CheckDvfs(*ev, options);
+  ev->golden = ComputeGoldenRatio(options.golden_per_iteration_us, ev->duration.aggregate_us);
 }
 
 }  // namespace
@@ -193,7 +195,35 @@ Evidence CombineRepeats(std::vector<Evidence> repeats) {
   out.duration.samples_us = std::move(samples);
   out.duration.aggregate_us = agg.value;
   out.duration.method = agg.method;
+  if (out.golden.status != "not_provided") {
+    out.golden = ComputeGoldenRatio(out.golden.golden_us, out.duration.aggregate_us);
+  }
   return out;
+}
+
+Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
+                       std::optional<double> golden_per_iteration_us) {
+  Evidence ev;
+  const KernelTiming& first = repeats.front();
+  ev.op_name = first.kernel_name;
+  ev.task_type = first.kernel_type;
+  std::vector<double> samples;
+  for (const KernelTiming& t : repeats) {
+    samples.push_back(t.aggregate_us);
+    if (t.launches_us.size() > 1) {
+      ev.warnings.push_back(Cat(t.launches_us.size(), " launches of ", t.kernel_name,
+                                " in one process, reduced by ", t.method));
+    }
+  }
+  Aggregate agg = AggregateSamples(samples);
+  ev.duration = {samples, agg.value, agg.method,
+                 first.source == "task_time" ? "task_time.task_time(us)" : first.source};
+  ev.task_duration_us = agg.value;
+  ev.seven_metric_status = "not_collected";
+  ev.per_core.status = "unavailable:not_collected";
+  ev.per_core_secondary.status = "unavailable:not_collected";
+  ev.golden = ComputeGoldenRatio(golden_per_iteration_us, agg.value);
+  return ev;
 }
 
 }  // namespace npuperf::evidence

@@ -159,6 +159,10 @@ struct BuildOptions {
   double rated_mhz = 0;
   // Allowed clock deviation before "suspect", percent. Default: 5.
   double dvfs_tolerance_pct = 5;
+  // Golden per-iteration E2E time of the case (from a joined
+  // GOLDEN_PERF_REPORT.json, see golden.h). Default: none (golden.status
+  // "not_provided").
+  std::optional<double> golden_per_iteration_us;
 };
 
 // Builds the evidence of `options.op_name` from a standard group (reads files
@@ -174,8 +178,19 @@ absl::StatusOr<Evidence> BuildEvidence(const std::filesystem::path& prof_group,
                                        const BuildOptions& options);
 
 // Combines per-repeat evidence of the same target (run order): figures of the
-// first repeat, Task Duration samples of all, aggregated by AggregateSamples;
-// errors and warnings of all repeats. REQUIRES: !repeats.empty().
+// first repeat, Task Duration samples of all, aggregated by AggregateSamples
+// (the golden ratio is recomputed on the aggregate); errors and warnings of
+// all repeats. REQUIRES: !repeats.empty().
 Evidence CombineRepeats(std::vector<Evidence> repeats);
+
+struct KernelTiming;  // task_time.h
+
+// Evidence of a quick-mode job: one KernelTiming per repeat (run order). Each
+// repeat contributes its own aggregate (the repeat's launches reduced by
+// AggregateSamples) as one sample; identity from the first repeat;
+// seven_metric_status "not_collected"; source "task_time.task_time(us)" (or
+// the api_statistic fallback). REQUIRES: !repeats.empty().
+Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
+                       std::optional<double> golden_per_iteration_us = std::nullopt);
 
 }  // namespace npuperf::evidence

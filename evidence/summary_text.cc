@@ -260,6 +260,14 @@ void DvfsAndErrors(const Evidence& ev, const Text& t, Lines* out) {
                        d.status.c_str(), d.observed_mhz, d.rated_mhz, d.deviation_pct,
                        d.tolerance_pct, d.source.c_str()));
   }
+  if (ev.golden.status != "not_provided") {
+    out->push_back("");
+    out->push_back("--- Golden reference ratio (golden per-iteration E2E / target kernel; NOT a speed-up) ---");
+    out->push_back(ev.golden.status == "joined"
+                       ? Fmt("  golden=%.3fus | kernel=%.3fus | golden_reference_ratio=%.3f",
+                             ev.golden.golden_us, ev.golden.kernel_us, ev.golden.ratio)
+                       : Cat("  status=", ev.golden.status));
+  }
   if (ev.errors.empty()) return;
   out->push_back("");
   out->push_back(t("--- Evidence errors ---", "--- 证据错误 ---"));

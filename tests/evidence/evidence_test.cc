@@ -4,6 +4,7 @@
 #include "evidence/op_summary.h"
 #include "evidence/prof_layout.h"
 #include "evidence/summary_text.h"
+#include "evidence/task_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -252,6 +253,46 @@ TEST(CombineRepeatsTest, SamplesOfAllRepeatsTrimmedMean) {
   EXPECT_DOUBLE_EQ(out.duration.aggregate_us, 5.926);
   ASSERT_EQ(out.errors.size(), 1u);
   EXPECT_EQ(out.errors[0].message, "repeat 3: boom");
+}
+
+}  // namespace
+}  // namespace npuperf::evidence
+
+namespace npuperf::evidence {
+namespace {
+
+TEST(GoldenInEvidenceTest, BuildAndCombineUseTheAggregate) {
+  BuildOptions o;
+  o.op_name = "main_kernel";
+  o.golden_per_iteration_us = 174278.76;
+  auto ev = BuildEvidence(testing::TestData("group_a2_e2"), o);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(ev->golden.status, "joined");
+  EXPECT_NEAR(ev->golden.ratio, 174278.76 / 87139.38, 1e-12);
+  Evidence second = *ev;
+  second.duration.samples_us = {87000.0};
+  Evidence third = *ev;
+  third.duration.samples_us = {88000.0};
+  Evidence all = CombineRepeats({*ev, second, third});
+  EXPECT_DOUBLE_EQ(all.duration.aggregate_us, 87139.38);  // trimmed mean of 3 = middle
+  EXPECT_NEAR(all.golden.ratio, 174278.76 / 87139.38, 1e-12);
+  EXPECT_THAT(RenderSummary(all, {}), ::testing::HasSubstr("golden_reference_ratio=2.000"));
+}
+
+TEST(QuickEvidenceTest, OneSamplePerRepeat) {
+  KernelTiming a{"k", "AI_CORE", {10.0}, 10.0, "single", "task_time", {}};
+  KernelTiming b{"k", "AI_CORE", {12.0, 14.0}, 13.0, "median", "task_time", {}};
+  KernelTiming c{"k", "AI_CORE", {11.0}, 11.0, "single", "task_time", {}};
+  Evidence ev = QuickEvidence({a, b, c}, 22.0);
+  EXPECT_THAT(ev.duration.samples_us, ElementsAre(10.0, 13.0, 11.0));
+  EXPECT_EQ(ev.duration.method, "trimmed_mean");
+  EXPECT_DOUBLE_EQ(ev.duration.aggregate_us, 11.0);
+  EXPECT_EQ(ev.duration.source, "task_time.task_time(us)");
+  EXPECT_EQ(ev.seven_metric_status, "not_collected");
+  EXPECT_EQ(ev.golden.status, "joined");
+  EXPECT_DOUBLE_EQ(ev.golden.ratio, 2.0);
+  ASSERT_EQ(ev.warnings.size(), 1u);
+  EXPECT_THAT(ev.warnings[0], HasSubstr("2 launches of k in one process"));
 }
 
 }  // namespace
