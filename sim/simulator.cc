@@ -116,6 +116,8 @@ std::map<std::string, std::string> Simulator::ChildEnv() const {
   env["MSPROF_SIM_LAUNCH_FILE"] = launch_file_.string();
   env["MSPROF_SIM_SOC"] = soc_.name;
   env["MSPROF_SIM_DEVICE"] = std::to_string(env_.physical_device);
+  env["MSPROF_SIM_CUBE_CORES"] = std::to_string(soc_.cube_cores);
+  env["MSPROF_SIM_VECTOR_CORES"] = std::to_string(soc_.vector_cores);
   const char* py = std::getenv("PYTHONPATH");
   env["PYTHONPATH"] = python_dir_.string() + (py && *py ? absl::StrCat(":", py) : "");
   return env;

@@ -23,7 +23,8 @@ __all__ = ["active", "launch", "soc", "cube_cores", "vector_cores", "LAUNCH_FILE
 
 LAUNCH_FILE_ENV = "MSPROF_SIM_LAUNCH_FILE"
 
-# Core counts per simulated SoC (keep in sync with sim/soc.cc).
+# Core counts per SoC, used only outside msprof-sim (under it the simulator
+# exports MSPROF_SIM_CUBE_CORES / MSPROF_SIM_VECTOR_CORES from sim/soc.cc).
 _CORES = {
     "Ascend910B1": (24, 48), "Ascend910B2": (24, 48), "Ascend910B3": (20, 40),
     "Ascend910B4": (20, 40), "Ascend910_9392": (24, 48), "Ascend910_9382": (24, 48),
@@ -50,11 +51,13 @@ def soc():
 
 
 def cube_cores():
-    return _CORES.get(soc(), (24, 48))[0]
+    """Cube (AIC) cores of the simulated SoC."""
+    return int(os.environ.get("MSPROF_SIM_CUBE_CORES") or _CORES.get(soc(), (24, 48))[0])
 
 
 def vector_cores():
-    return _CORES.get(soc(), (24, 48))[1]
+    """Vector (AIV) cores of the simulated SoC."""
+    return int(os.environ.get("MSPROF_SIM_VECTOR_CORES") or _CORES.get(soc(), (24, 48))[1])
 
 
 def _word(value):

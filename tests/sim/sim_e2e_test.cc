@@ -197,6 +197,10 @@ TEST_F(SimE2eTest, PythonHelperReportsLaunchesAndIsANoOpOutside) {
   std::string summary = Read(Csv(OnlyProfDir(dir_ / "out"), "op_summary"));
   EXPECT_NE(summary.find("_Z4gemmv,_Z4gemmv,dynamic,MIX_AIC,"), std::string::npos) << summary;
   EXPECT_NE(summary.find(",24,48,NO,\"64,64\",DT_FLOAT16,ND,N/A,N/A,N/A,0,"), std::string::npos) << summary;
+  Result a5 = Run("MSPROF_SIM_SOC_MAP=0-7=Ascend950PR_9589",
+                  "--output=a5 python3 -c 'import msprof_sim as m; "
+                  "assert (m.soc(), m.cube_cores(), m.vector_cores()) == (\"Ascend950PR_9589\", 32, 64)'");
+  EXPECT_EQ(a5.code, 0) << a5.out;
   const char* src = std::getenv("NPUPERF_SOURCE_DIR");
   std::string path = absl::StrCat(src ? src : ".", "/sim/python");
   std::string outside = absl::StrCat("cd ", dir_.string(), " && env -u MSPROF_SIM_LAUNCH_FILE PYTHONPATH=", path,
