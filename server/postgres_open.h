@@ -14,7 +14,6 @@ namespace npuperf::server {
 // applying pending migrations. Kept apart from postgres_store.h so callers
 // (store_factory.cc, tests, benchmarks) never include <pqxx/...> (R1).
 // UNAVAILABLE when the database is unreachable.
-absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url,
-                                                         int pool_size = 4);
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const std::string& url, int pool_size = 4);
 
 }  // namespace npuperf::server

@@ -70,8 +70,8 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
     return {true, true};
   } catch (const pqxx::unique_violation& e) {
     if (retry_unique) {
-      *status = absl::AbortedError(absl::StrCat(what, ": lost a race ", attempt, " times: ",
-                                                e.what()));
+      *status =
+          absl::AbortedError(absl::StrCat(what, ": lost a race ", attempt, " times: ", e.what()));
       return {true, false};
     }
     *status = absl::AlreadyExistsError(absl::StrCat(what, ": ", e.what()));

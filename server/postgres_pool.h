@@ -3,11 +3,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <pqxx/pqxx>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <pqxx/pqxx>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -40,8 +39,8 @@ class PgPool {
   // body will see on the next run); in-doubt commit -> UNKNOWN (never
   // rerun); anything else -> INTERNAL. `what` prefixes the message.
   template <typename F>
-  auto Run(absl::string_view what, F&& body, bool retry_unique = false) -> decltype(body(
-      std::declval<pqxx::work&>()));
+  auto Run(absl::string_view what, F&& body, bool retry_unique = false)
+      -> decltype(body(std::declval<pqxx::work&>()));
 
   static constexpr int kMaxAttempts = 8;
 
@@ -72,8 +71,8 @@ class PgPool {
 };
 
 template <typename F>
-auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique) -> decltype(body(
-    std::declval<pqxx::work&>())) {
+auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique)
+    -> decltype(body(std::declval<pqxx::work&>())) {
   absl::Status last = absl::UnavailableError(std::string(what));
   bool fresh_used = false;
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {

@@ -16,11 +16,16 @@ void SetTime(const pqxx::field& f, google::protobuf::Timestamp* out) {
 
 const char* DeviceStateName(int state) {
   switch (state) {
-    case v1::DEVICE_STATE_IDLE: return "idle";
-    case v1::DEVICE_STATE_BUSY: return "busy";
-    case v1::DEVICE_STATE_EXTERNALLY_LOCKED: return "externally_locked";
-    case v1::DEVICE_STATE_UNHEALTHY: return "unhealthy";
-    default: return "unknown";
+    case v1::DEVICE_STATE_IDLE:
+      return "idle";
+    case v1::DEVICE_STATE_BUSY:
+      return "busy";
+    case v1::DEVICE_STATE_EXTERNALLY_LOCKED:
+      return "externally_locked";
+    case v1::DEVICE_STATE_UNHEALTHY:
+      return "unhealthy";
+    default:
+      return "unknown";
   }
 }
 

@@ -46,8 +46,8 @@ JobDecision DecideExpiry(const JobFacts& job, const std::string& agent_id, int32
     d.reason = "cancelled: lease expired after cancellation";
   } else {
     d.next = v1::JOB_STATE_FAILED;
-    d.reason = absl::StrCat(lost, "; the job lost its agent ", job.lost_count + 1,
-                            " times, giving up");
+    d.reason =
+        absl::StrCat(lost, "; the job lost its agent ", job.lost_count + 1, " times, giving up");
   }
   return d;
 }

@@ -19,8 +19,8 @@ namespace npuperf::server {
 struct JobFacts {
   int32_t attempt = 0;
   int32_t max_attempts = 0;
-  int32_t lost_count = 0;    // attempts whose agent vanished or was interrupted
-  bool cancelled = false;    // the collection has a cancel request
+  int32_t lost_count = 0;  // attempts whose agent vanished or was interrupted
+  bool cancelled = false;  // the collection has a cancel request
 };
 
 // What to do with the job.

@@ -56,6 +56,8 @@ constexpr Statement kStatements[] = {
      " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
      "ORDER BY c.created_ms DESC, c.id DESC LIMIT $6"},
     {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
+    {"collection_lock_skip",
+     "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
     {"collection_cancel_reason", "SELECT cancel_reason FROM collections WHERE id = $1"},
     {"collection_mark_cancel", "UPDATE collections SET cancel_reason = $1 WHERE id = $2"},
     {"collection_cancel_queued",
@@ -119,13 +121,17 @@ constexpr Statement kStatements[] = {
     {"progress_record",
      "UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 AND "
      "fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+    {"lease_expired_collections",
+     "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms < $1 ORDER BY collection_id"},
     {"lease_expired",
-     "SELECT id, collection_id, agent_id, attempt, lost_count FROM jobs WHERE state IN " NPUPERF_PG_LIVE
-     " AND lease_expires_ms < $1 ORDER BY collection_id, id FOR UPDATE SKIP LOCKED"},
+     "SELECT id, agent_id, attempt, lost_count FROM jobs WHERE collection_id = $1 AND state IN "
+     NPUPERF_PG_LIVE " AND lease_expires_ms < $2 ORDER BY id FOR UPDATE SKIP LOCKED"},
     {"lease_expire_job",
      "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
      "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
     // Results.
+    {"job_collection", "SELECT collection_id FROM jobs WHERE id = $1"},
     {"result_job_lock",
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id FROM jobs WHERE id = $1 FOR UPDATE"},

@@ -66,8 +66,8 @@ absl::Status PostgresStore::InsertToken(const std::string& hash, const std::stri
 }
 
 absl::StatusOr<bool> PostgresStore::PutBundle(const std::string& team, const std::string& name,
-                                              const std::string& sha256,
-                                              const std::string& content, int64_t now_ms) {
+                                              const std::string& sha256, const std::string& content,
+                                              int64_t now_ms) {
   return pool_.Run("put bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<bool> {
     auto r = tx.exec_prepared("bundle_put", sha256, team, name,
                               static_cast<int64_t>(content.size()), PgBytes(content), now_ms);
@@ -98,9 +98,10 @@ absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollectionT
     pqxx::work& tx, const NewCollection& c) {
   // ON CONFLICT waits for a concurrent insert of the same (team, key) and then
   // skips: the same key always yields the one collection.
-  auto ins = tx.exec_prepared("collection_insert", c.id, c.team, PgBytes(c.spec.SerializeAsString()),
-                              static_cast<int>(v1::COLLECTION_STATE_QUEUED), c.spec.priority(),
-                              c.spec.max_concurrent_jobs(), c.idempotency_key, c.now_ms);
+  auto ins =
+      tx.exec_prepared("collection_insert", c.id, c.team, PgBytes(c.spec.SerializeAsString()),
+                       static_cast<int>(v1::COLLECTION_STATE_QUEUED), c.spec.priority(),
+                       c.spec.max_concurrent_jobs(), c.idempotency_key, c.now_ms);
   if (ins.empty()) {
     auto existing = tx.exec_prepared("collection_by_key", c.team, c.idempotency_key);
     if (existing.empty()) return absl::AbortedError("idempotency key raced; retry");
@@ -162,8 +163,10 @@ absl::StatusOr<std::vector<v1::Collection>> PostgresStore::ListCollections(
   });
 }
 
-absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(
-    const std::string& team, const std::string& id, const std::string& reason, int64_t now_ms) {
+absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const std::string& team,
+                                                                         const std::string& id,
+                                                                         const std::string& reason,
+                                                                         int64_t now_ms) {
   using Out = std::vector<CancelOrder>;
   return pool_.Run("cancel " + id, [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     // The collection row lock orders us with claims of this collection.
@@ -175,8 +178,8 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(
     tx.exec_prepared("collection_cancel_queued", absl::StrCat("cancelled: ", reason), now_ms, id);
     Out orders;
     for (const auto& row : tx.exec_prepared("collection_live_jobs", id)) {
-      orders.push_back({row[1].as<std::string>(""), row[0].as<int64_t>(), row[2].as<int64_t>(),
-                        reason});
+      orders.push_back(
+          {row[1].as<std::string>(""), row[0].as<int64_t>(), row[2].as<int64_t>(), reason});
     }
     AddEvent(tx, now_ms, id, 0, "collection_cancelled", reason);
     RefreshCollectionState(tx, id, now_ms);

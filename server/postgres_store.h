@@ -31,8 +31,7 @@ class PostgresStore final : public Store {
                                                              int pool_size = kDefaultPoolSize);
   ~PostgresStore() override;
 
-  absl::StatusOr<std::pair<std::string, std::string>> LookupToken(
-      const std::string& hash) override;
+  absl::StatusOr<std::pair<std::string, std::string>> LookupToken(const std::string& hash) override;
   absl::Status InsertToken(const std::string& hash, const std::string& kind,
                            const std::string& name, int64_t now_ms) override;
 
@@ -42,8 +41,7 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::string> GetBundle(const std::string& sha256) override;
   absl::StatusOr<bool> HasBundle(const std::string& sha256) override;
 
-  absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(
-      const NewCollection& c) override;
+  absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                const std::string& id) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
@@ -73,8 +71,7 @@ class PostgresStore final : public Store {
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
-  absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms,
-                                                         int32_t max_lost) override;
+  absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
@@ -87,6 +84,12 @@ class PostgresStore final : public Store {
   absl::Status Migrate();
 
   // Helpers running inside the caller's transaction.
+  //
+  // Lock order (no deadlocks between replicas): a collection row before any
+  // job row of it is changed. Then a transaction that waits on another's
+  // job row or lease-index entry never holds a lock that one waits for.
+  // Locks the row of the job's collection; false when the job is unknown.
+  static bool LockJobCollection(pqxx::work& tx, int64_t job_id);
   static void AddEvent(pqxx::work& tx, int64_t now_ms, const std::string& collection_id,
                        int64_t job_id, const std::string& kind, const std::string& detail);
   static void RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
@@ -94,8 +97,8 @@ class PostgresStore final : public Store {
   static bool CollectionCancelled(pqxx::work& tx, const std::string& collection_id);
   static absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
                                                        const std::string& id, bool with_jobs);
-  static absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(
-      pqxx::work& tx, const NewCollection& c);
+  static absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& tx,
+                                                                            const NewCollection& c);
   static absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r);
   static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
 
@@ -104,10 +107,14 @@ class PostgresStore final : public Store {
   static absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::work& tx,
                                                                   const ClaimRequest& req,
                                                                   const ClaimChooser& choose);
+  // Locks the picked candidate's collection (skip_locked: only if free) and
+  // one of its queued jobs; nullopt when the collection is cancelled, at its
+  // cap or drained. Waiting for a lock only in the first round means a claim
+  // never waits while it holds another collection's lock (no deadlocks).
   static std::optional<int64_t> LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
                                               const OfferedDevice** device,
-                                              const ClaimChooser& choose,
-                                              const ClaimRequest& req);
+                                              const ClaimChooser& choose, const ClaimRequest& req,
+                                              bool skip_locked);
   static v1::JobAssignment Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
                                  const ClaimView& view, size_t pick, const OfferedDevice& device);
 

@@ -1,6 +1,5 @@
 // PostgresStore: the job life cycle (claims, leases, results) and rounds.
 #include <map>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "server/job_state.h"
@@ -18,24 +17,24 @@ constexpr int kMaxClaimRounds = 16;
 
 std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
   return absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
-                      " is not the current lease (stale fencing token, or the job finished)",
-                      tail);
+                      " is not the current lease (stale fencing token, or the job finished)", tail);
 }
 
 }  // namespace
 
 struct PostgresStore::ClaimView {
-  std::vector<OfferedDevice> offered;       // devices without a live lease
-  std::vector<v1::CollectionSpec> specs;    // owned; candidates point here
-  std::vector<ClaimCandidate> candidates;   // queue heads, priority desc, id asc
+  std::vector<OfferedDevice> offered;      // devices without a live lease
+  std::vector<v1::CollectionSpec> specs;   // owned; candidates point here
+  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, id asc
 };
 
 absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
     const ClaimRequest& req, const ClaimChooser& choose) {
   // A unique violation means another replica leased one of these devices
   // meanwhile: rerun, and the busy check leaves that device out.
-  return pool_.Run("claim job", [&](pqxx::work& tx) { return ClaimTx(tx, req, choose); },
-                   /*retry_unique=*/true);
+  return pool_.Run(
+      "claim job", [&](pqxx::work& tx) { return ClaimTx(tx, req, choose); },
+      /*retry_unique=*/true);
 }
 
 PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const ClaimRequest& req) {
@@ -82,7 +81,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
     auto choice = choose(view.candidates, view.offered, req.agent_labels);
     if (!choice) return Result();
     const OfferedDevice* device = &view.offered[choice->second];
-    auto job = LockClaimable(tx, view, choice->first, &device, choose, req);
+    auto job = LockClaimable(tx, view, choice->first, &device, choose, req, round > 0);
     if (job) return Result(Lease(tx, req, *job, view, choice->first, *device));
     view.candidates.erase(view.candidates.begin() + static_cast<std::ptrdiff_t>(choice->first));
   }
@@ -92,11 +91,12 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
 std::optional<int64_t> PostgresStore::LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
                                                     const OfferedDevice** device,
                                                     const ClaimChooser& choose,
-                                                    const ClaimRequest& req) {
+                                                    const ClaimRequest& req, bool skip_locked) {
   ClaimCandidate fresh = view.candidates[pick];
   // Claims of one collection serialize on its row, so the concurrency cap
   // holds across replicas: count again under the lock and ask the chooser.
-  auto c = tx.exec_prepared("collection_lock", fresh.collection_id);
+  auto c = tx.exec_prepared(skip_locked ? "collection_lock_skip" : "collection_lock",
+                            fresh.collection_id);
   if (c.empty() || !c[0][1].as<std::string>().empty()) return std::nullopt;  // cancelled
   fresh.collection_active =
       tx.exec_prepared("claim_collection_active", fresh.collection_id)[0][0].as<int>();
@@ -144,8 +144,8 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
   return pool_.Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
     LeaseRenewal out;
     for (const auto& ref : running) {
-      auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id,
-                                ref.fencing_token, agent_id);
+      auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
+                                agent_id);
       if (r.empty()) {
         out.dropped.push_back(ref);
       } else if (CollectionCancelled(tx, r[0][0].as<std::string>())) {
@@ -173,9 +173,12 @@ absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
 
 absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id*/,
                                                    const AttemptRef& ref,
-                                                   const v1::JobProgress& progress,
-                                                   int64_t now_ms, int64_t lease_ttl_ms) {
+                                                   const v1::JobProgress& progress, int64_t now_ms,
+                                                   int64_t lease_ttl_ms) {
   return pool_.Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    if (!LockJobCollection(tx, ref.job_id)) {
+      return absl::FailedPreconditionError(StaleMessage(ref, ""));
+    }
     auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
                               now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt);
     if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
@@ -191,8 +194,9 @@ absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
 }
 
 absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r) {
-  // Lock the job first: a concurrent resend of the same update (another
+  // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
+  LockJobCollection(tx, r.ref.job_id);
   auto job = tx.exec_prepared("result_job_lock", r.ref.job_id);
   auto seen = tx.exec_prepared("result_seen", r.update_uuid);
   if (!seen.empty()) {
@@ -217,8 +221,8 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
                    r.ref.job_id);
-  tx.exec_prepared("result_record", r.update_uuid, r.ref.job_id, facts.attempt,
-                   r.ref.fencing_token, ack.round_id, r.now_ms);
+  tx.exec_prepared("result_record", r.update_uuid, r.ref.job_id, facts.attempt, r.ref.fencing_token,
+                   ack.round_id, r.now_ms);
   AddEvent(tx, r.now_ms, ack.collection_id, r.ref.job_id, "job_result",
            absl::StrCat(JobStateName(d.next), " ", d.reason));
   RefreshCollectionState(tx, ack.collection_id, r.now_ms);
@@ -246,26 +250,36 @@ absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t no
   using Out = std::vector<ExpiredLease>;
   return pool_.Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     Out out;
-    // SKIP LOCKED: a row another replica is expiring (or an agent is
-    // reporting on) is left to that transaction.
-    std::set<std::string> collections;  // refreshed once each, in id order
-    for (const auto& row : tx.exec_prepared("lease_expired", now_ms)) {
-      const int64_t id = row[0].as<int64_t>();
-      const std::string collection = row[1].as<std::string>();
-      const std::string agent = row[2].as<std::string>("");
-      const JobFacts facts{row[3].as<int>(), 0, row[4].as<int>(),
-                           CollectionCancelled(tx, collection)};
-      const JobDecision d = DecideExpiry(facts, agent, max_lost);
-      const bool requeue = d.next == v1::JOB_STATE_QUEUED;
-      tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
-                       requeue ? int64_t{0} : now_ms, id);
-      AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
-      collections.insert(collection);
-      out.push_back({id, collection, agent, requeue});
+    // SKIP LOCKED twice: a collection another transaction holds, and a job
+    // another replica is expiring (or an agent is reporting on), wait for
+    // the next pass. The reaper never waits while it holds a lock.
+    for (const auto& c : tx.exec_prepared("lease_expired_collections", now_ms)) {
+      const std::string collection = c[0].as<std::string>();
+      auto lock = tx.exec_prepared("collection_lock_skip", collection);
+      if (lock.empty()) continue;
+      const bool cancelled = !lock[0][1].as<std::string>().empty();
+      for (const auto& row : tx.exec_prepared("lease_expired", collection, now_ms)) {
+        const int64_t id = row[0].as<int64_t>();
+        const std::string agent = row[1].as<std::string>("");
+        const JobDecision d =
+            DecideExpiry({row[2].as<int>(), 0, row[3].as<int>(), cancelled}, agent, max_lost);
+        const bool requeue = d.next == v1::JOB_STATE_QUEUED;
+        tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
+                         requeue ? int64_t{0} : now_ms, id);
+        AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
+        out.push_back({id, collection, agent, requeue});
+      }
+      RefreshCollectionState(tx, collection, now_ms);
     }
-    for (const auto& collection : collections) RefreshCollectionState(tx, collection, now_ms);
     return out;
   });
+}
+
+bool PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
+  auto c = tx.exec_prepared("job_collection", job_id);
+  if (c.empty()) return false;
+  tx.exec_prepared("collection_lock", c[0][0].as<std::string>());
+  return true;
 }
 
 absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
