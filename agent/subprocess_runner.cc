@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -108,23 +108,8 @@ std::string ExitStatus::ToString() const {
 
 absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const ProfilerSpec& spec) {
   if (spec.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, spec.stdout_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, spec.stderr_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (!spec.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);     // the agent blocks signals; children must not
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls until execve.
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
   std::vector<char*> envp, argv;
@@ -134,15 +119,55 @@ absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const P
   for (auto& s : args) argv.push_back(s.data());
   argv.push_back(nullptr);
   const std::string program = Resolve(spec.argv[0], spec.env);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", std::strerror(rc)));
+  const int out = ::open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int err = ::open(spec.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int exec_error[2];
+  if (out < 0 || err < 0 || in < 0 || ::pipe2(exec_error, O_CLOEXEC) != 0) {
+    for (int fd : {out, err, in}) if (fd >= 0) ::close(fd);
+    return absl::InternalError(absl::StrCat("cannot prepare the output files of ", program));
   }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // Own process group, so timeouts and cancellation reach every descendant.
+    ::setpgid(0, 0);
+    // The child dies with the agent (SIGKILL included): no orphaned profiler
+    // keeps a device busy behind a lock that the kernel already released.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(in, STDIN_FILENO);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
+      const int e = errno;
+      (void)!::write(exec_error[1], &e, sizeof(e));
+      ::_exit(127);
+    }
+    ::execve(program.c_str(), argv.data(), envp.data());
+    const int e = errno;
+    (void)!::write(exec_error[1], &e, sizeof(e));
+    ::_exit(127);
+  }
+  for (int fd : {out, err, in, exec_error[1]}) ::close(fd);
+  if (pid < 0) {
+    ::close(exec_error[0]);
+    return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(errno)));
+  }
+  ::setpgid(pid, pid);  // also from the parent: no race with an early kill(-pid)
+  int child_errno = 0;
+  const ssize_t n = ::read(exec_error[0], &child_errno, sizeof(child_errno));
+  ::close(exec_error[0]);
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  return std::unique_ptr<ProfilerProcess>(new Subprocess(pid, pidfd));
+  auto process = std::unique_ptr<ProfilerProcess>(new Subprocess(pid, pidfd));
+  if (n == sizeof(child_errno)) {
+    process->Wait(Clock::now() + std::chrono::seconds(5));
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", std::strerror(child_errno)));
+  }
+  return process;
 }
 
 }  // namespace npuperf::agent

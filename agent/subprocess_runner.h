@@ -4,8 +4,11 @@
 
 namespace npuperf::agent {
 
-// posix_spawn in a new process group, stdout/stderr appended to files,
-// waited through a pidfd. Thread-safe.
+// fork + execve in a new process group, stdout/stderr appended to files,
+// waited through a pidfd. The child gets PR_SET_PDEATHSIG(SIGKILL): it dies
+// when the thread that started it (the job's thread) or the agent dies, even
+// by SIGKILL. Start must be called from a thread that outlives the child.
+// Thread-safe.
 class SubprocessRunner final : public ProfilerRunner {
  public:
   absl::StatusOr<std::unique_ptr<ProfilerProcess>> Start(const ProfilerSpec& spec) override;

@@ -1,10 +1,14 @@
 #include "tests/integration/cluster.h"
 
+#include <thread>
+
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace npuperf::testing {
 
 void Cluster::Start(const std::string& devices, const std::vector<std::string>& server_flags) {
+  server_flags_ = server_flags;
   std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen",
                                    "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--db",
                                    "sqlite:" + (dir.path() / "server.db").string()};
@@ -19,15 +23,50 @@ void Cluster::Start(const std::string& devices, const std::vector<std::string>& 
   if (!devices.empty()) agent = StartAgent(devices, "agent");
 }
 
-std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name) {
+void Cluster::RestartServer(const std::vector<std::string>& server_flags) {
+  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen", address,
+                                   "--metrics-listen", "127.0.0.1:0", "--db",
+                                   "sqlite:" + (dir.path() / "server.db").string()};
+  argv.insert(argv.end(), server_flags.begin(), server_flags.end());
+  auto s = Process::Start(argv, dir.path() / "server2.log");
+  ASSERT_TRUE(s.ok()) << s.status();
+  server = *std::move(s);
+  auto line = server->WaitForLine("listening on", std::chrono::seconds(20));
+  ASSERT_TRUE(line.ok()) << line.status();
+}
+
+v1::Collection Cluster::Get(const std::string& id) {
+  auto r = Cli({"--format", "json", "get", id});
+  v1::Collection c;
+  if (r.exit_code == 0) (void)google::protobuf::util::JsonStringToMessage(r.out, &c);
+  return c;
+}
+
+v1::Collection Cluster::WaitFor(const std::string& id,
+                                const std::function<bool(const v1::Collection&)>& pred,
+                                std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  v1::Collection c;
+  while (std::chrono::steady_clock::now() < deadline) {
+    c = Get(id);
+    if (pred(c)) return c;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return c;
+}
+
+std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name,
+                                             const std::map<std::string, std::string>& extra_env) {
   const auto work = dir.path() / name;
+  std::map<std::string, std::string> env = {
+      {"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
+      {"MSPROF_SIM_CONFLICT_LOG", (dir.path() / "conflicts.log").string()}};
+  for (const auto& [k, v] : extra_env) env[k] = v;
   auto a = Process::Start(
       {(BuildDir() / "bin/npuperf-agent").string(), "--server", address, "--devices", devices,
        "--msprof", (BuildDir() / "sim-bin/msprof").string(), "--lock-dir",
        (dir.path() / "locks").string(), "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
-      dir.path() / (name + ".log"),
-      {{"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
-       {"MSPROF_SIM_CONFLICT_LOG", (dir.path() / "conflicts.log").string()}});
+      dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return nullptr;
   auto line = (*a)->WaitForLine("registered as", std::chrono::seconds(20));

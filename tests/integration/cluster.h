@@ -1,6 +1,9 @@
 #pragma once
 
+#include <functional>
 #include <memory>
+
+#include "npuperf/v1/collection.pb.h"
 #include <string>
 
 #include "tests/fakes/temp_dir.h"
@@ -19,7 +22,16 @@ struct Cluster {
   // Starts the server (extra flags appended) and, when devices is not empty,
   // one agent serving them.
   void Start(const std::string& devices = "0-3", const std::vector<std::string>& server_flags = {});
-  std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name);
+  std::vector<std::string> server_flags_;
+  std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name,
+                                      const std::map<std::string, std::string>& env = {});
+  // Restarts the server on the same database and address.
+  void RestartServer(const std::vector<std::string>& server_flags = {});
+  // The collection as the server sees it now.
+  v1::Collection Get(const std::string& id);
+  // Polls Get until pred holds or timeout passes; returns the last snapshot.
+  v1::Collection WaitFor(const std::string& id, const std::function<bool(const v1::Collection&)>& pred,
+                         std::chrono::seconds timeout);
   // Runs the npuperf CLI against this cluster.
   CommandResult Cli(std::vector<std::string> args);
 };

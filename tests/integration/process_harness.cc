@@ -86,7 +86,8 @@ int Process::Stop(std::chrono::seconds grace) {
 
 void Process::Kill() {
   stopped_ = true;
-  process_->Terminate(std::chrono::milliseconds(0));
+  ::kill(process_->pid(), SIGKILL);
+  process_->Wait(Clock::now() + std::chrono::seconds(10));
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir,

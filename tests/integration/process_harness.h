@@ -30,7 +30,7 @@ class Process {
   absl::StatusOr<std::string> WaitForLine(const std::string& needle, std::chrono::seconds timeout);
   // SIGTERM, then SIGKILL after grace; returns the exit code (-signal if killed).
   int Stop(std::chrono::seconds grace = std::chrono::seconds(15));
-  // SIGKILL at once (crash simulation).
+  // SIGKILL to the process itself (a crash), then reap it.
   void Kill();
   int pid() const { return process_->pid(); }
   std::string Log() const;
