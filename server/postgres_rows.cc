@@ -1,6 +1,7 @@
 #include "server/postgres_rows.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
@@ -122,6 +123,12 @@ v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, const std::string& agent_
 std::string PgLabelsJson(const std::map<std::string, std::string>& labels) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : labels) j[k] = v;
+  return j.dump();
+}
+
+std::string PgMetricsJson(const std::vector<std::pair<std::string, double>>& metrics) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : metrics) j[name] = absl::StrFormat("%.17g", value);
   return j.dump();
 }
 

@@ -31,5 +31,8 @@ v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, const std::string& agent_
 // Filter parameters: labels as a JSON object, states as an int[] literal.
 std::string PgLabelsJson(const std::map<std::string, std::string>& labels);
 std::string PgIntArray(const std::vector<int>& values);
+// Round metrics as a JSON object of name -> "%.17g" text (exact round trip;
+// a repeated name keeps its last value, like SQLite's INSERT OR REPLACE).
+std::string PgMetricsJson(const std::vector<std::pair<std::string, double>>& metrics);
 
 }  // namespace npuperf::server

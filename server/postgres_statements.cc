@@ -92,16 +92,20 @@ constexpr Statement kStatements[] = {
     {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
     // Claims.
     {"claim_busy_devices", "SELECT device_id FROM jobs WHERE agent_id = $1 AND state IN " NPUPERF_PG_LIVE},
-    {"claim_active",
-     "SELECT collection_id, team, COUNT(*) FROM jobs WHERE state IN " NPUPERF_PG_LIVE
-     " GROUP BY collection_id, team"},
+    // The oldest queued job of each collection, with the live jobs of its
+    // collection and of its team.
     {"claim_heads",
-     "SELECT j.id, j.collection_id, j.team, j.priority, c.spec FROM jobs j JOIN collections c ON "
-     "c.id = j.collection_id WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = 1 GROUP BY "
-     "collection_id) ORDER BY j.priority DESC, j.id"},
-    {"claim_collection_active",
-     "SELECT COUNT(*) FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE},
-    {"claim_team_active", "SELECT COUNT(*) FROM jobs WHERE team = $1 AND state IN " NPUPERF_PG_LIVE},
+     "SELECT j.id, j.collection_id, j.team, j.priority, c.spec, COALESCE(lc.n, 0)::int, "
+     "COALESCE(lt.n, 0)::int FROM jobs j JOIN collections c ON c.id = j.collection_id "
+     "LEFT JOIN (SELECT collection_id, COUNT(*) AS n FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " GROUP BY collection_id) lc ON lc.collection_id = j.collection_id "
+     "LEFT JOIN (SELECT team, COUNT(*) AS n FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " GROUP BY team) lt ON lt.team = j.team "
+     "WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = 1 GROUP BY collection_id) "
+     "ORDER BY j.priority DESC, j.id"},
+    {"claim_counts",
+     "SELECT (SELECT COUNT(*) FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE
+     ")::int, (SELECT COUNT(*) FROM jobs WHERE team = $2 AND state IN " NPUPERF_PG_LIVE ")::int"},
     {"claim_lock_job",
      "SELECT id FROM jobs WHERE collection_id = $1 AND state = 1 ORDER BY id LIMIT 1 "
      "FOR UPDATE SKIP LOCKED"},
@@ -131,7 +135,9 @@ constexpr Statement kStatements[] = {
      "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
      "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
     // Results.
-    {"job_collection", "SELECT collection_id FROM jobs WHERE id = $1"},
+    {"job_collection_lock",
+     "SELECT c.id, c.cancel_reason FROM collections c WHERE c.id = (SELECT collection_id FROM "
+     "jobs WHERE id = $1) FOR UPDATE OF c"},
     {"result_job_lock",
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id FROM jobs WHERE id = $1 FOR UPDATE"},
@@ -140,9 +146,11 @@ constexpr Statement kStatements[] = {
      "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
      "kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
      "$9, $10) RETURNING id"},
-    {"metric_upsert",
-     "INSERT INTO round_metrics (round_id, name, value) VALUES ($1, $2, $3) ON CONFLICT "
-     "(round_id, name) DO UPDATE SET value = excluded.value"},
+    // All figures of a round in one statement: $2 is a JSON object name ->
+    // value as text ("%.17g", so NaN and infinities survive).
+    {"metrics_insert",
+     "INSERT INTO round_metrics (round_id, name, value) SELECT $1, key, value::double precision "
+     "FROM jsonb_each_text($2::jsonb)"},
     {"job_finish",
      "UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), kernel_time_us = "
      "CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = CASE WHEN "

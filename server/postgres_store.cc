@@ -182,7 +182,7 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
           {row[1].as<std::string>(""), row[0].as<int64_t>(), row[2].as<int64_t>(), reason});
     }
     AddEvent(tx, now_ms, id, 0, "collection_cancelled", reason);
-    RefreshCollectionState(tx, id, now_ms);
+    RefreshCollectionState(tx, id, now_ms, /*cancelled=*/true);
     return orders;
   });
 }
@@ -253,12 +253,7 @@ bool PostgresStore::CollectionCancelled(pqxx::work& tx, const std::string& colle
 }
 
 void PostgresStore::RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
-                                           int64_t now_ms) {
-  // Lock the row before counting: two replicas finishing the last two jobs
-  // of a collection would otherwise each count the other's job as live and
-  // leave it RUNNING. Under the lock, the count sees every earlier commit.
-  auto lock = tx.exec_prepared("collection_lock", collection_id);
-  const bool cancelled = !lock.empty() && !lock[0][1].as<std::string>().empty();
+                                           int64_t now_ms, bool cancelled) {
   v1::JobCounts c;
   for (const auto& row : tx.exec_prepared("collection_counts", collection_id)) {
     const auto state = static_cast<v1::JobState>(row[0].as<int>());

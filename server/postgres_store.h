@@ -89,11 +89,16 @@ class PostgresStore final : public Store {
   // job row of it is changed. Then a transaction that waits on another's
   // job row or lease-index entry never holds a lock that one waits for.
   // Locks the row of the job's collection; false when the job is unknown.
-  static bool LockJobCollection(pqxx::work& tx, int64_t job_id);
+  // Returns whether the collection has a cancel request; nullopt when the
+  // job is unknown.
+  static std::optional<bool> LockJobCollection(pqxx::work& tx, int64_t job_id);
   static void AddEvent(pqxx::work& tx, int64_t now_ms, const std::string& collection_id,
                        int64_t job_id, const std::string& kind, const std::string& detail);
+  // Derives the collection's state from its jobs again.
+  // REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
+  // sees every earlier commit and two replicas cannot both miss each other.
   static void RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
-                                     int64_t now_ms);
+                                     int64_t now_ms, bool cancelled);
   static bool CollectionCancelled(pqxx::work& tx, const std::string& collection_id);
   static absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
                                                        const std::string& id, bool with_jobs);

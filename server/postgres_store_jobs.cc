@@ -48,11 +48,6 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const Clai
     if (!busy.contains(d.device_id)) view.offered.push_back(d);
   }
   if (view.offered.empty()) return view;
-  std::map<std::string, int> collection_active, team_active;
-  for (const auto& row : tx.exec_prepared("claim_active")) {
-    collection_active[row[0].as<std::string>()] += row[2].as<int>();
-    team_active[row[1].as<std::string>()] += row[2].as<int>();
-  }
   // Jobs of one collection share constraints and priority: its oldest queued
   // job stands for all of them.
   auto heads = tx.exec_prepared("claim_heads");
@@ -65,8 +60,8 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const Clai
     c.team = heads[i][2].as<std::string>();
     c.priority = heads[i][3].as<int>();
     c.spec = &view.specs[i];
-    c.collection_active = collection_active[c.collection_id];
-    c.team_active = team_active[c.team];
+    c.collection_active = heads[i][5].as<int>();
+    c.team_active = heads[i][6].as<int>();
     view.candidates.push_back(std::move(c));
   }
   return view;
@@ -98,9 +93,9 @@ std::optional<int64_t> PostgresStore::LockClaimable(pqxx::work& tx, ClaimView& v
   auto c = tx.exec_prepared(skip_locked ? "collection_lock_skip" : "collection_lock",
                             fresh.collection_id);
   if (c.empty() || !c[0][1].as<std::string>().empty()) return std::nullopt;  // cancelled
-  fresh.collection_active =
-      tx.exec_prepared("claim_collection_active", fresh.collection_id)[0][0].as<int>();
-  fresh.team_active = tx.exec_prepared("claim_team_active", fresh.team)[0][0].as<int>();
+  const pqxx::row counts = tx.exec_prepared1("claim_counts", fresh.collection_id, fresh.team);
+  fresh.collection_active = counts[0].as<int>();
+  fresh.team_active = counts[1].as<int>();
   auto again = choose({fresh}, view.offered, req.agent_labels);
   if (!again) return std::nullopt;
   *device = &view.offered[again->second];
@@ -134,7 +129,7 @@ v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, 
   AddEvent(tx, req.now_ms, c.collection_id, job_id, "job_leased",
            absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ", req.host,
                         " device ", device.device_id));
-  RefreshCollectionState(tx, c.collection_id, req.now_ms);
+  RefreshCollectionState(tx, c.collection_id, req.now_ms, /*cancelled=*/false);
   return a;
 }
 
@@ -176,16 +171,14 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id
                                                    const v1::JobProgress& progress, int64_t now_ms,
                                                    int64_t lease_ttl_ms) {
   return pool_.Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    if (!LockJobCollection(tx, ref.job_id)) {
-      return absl::FailedPreconditionError(StaleMessage(ref, ""));
-    }
+    const std::optional<bool> cancel = LockJobCollection(tx, ref.job_id);
+    if (!cancel) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
                               now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt);
     if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     const std::string collection_id = r[0][0].as<std::string>();
-    const bool cancel = CollectionCancelled(tx, collection_id);
-    RefreshCollectionState(tx, collection_id, now_ms);
-    return cancel;
+    RefreshCollectionState(tx, collection_id, now_ms, *cancel);
+    return *cancel;
   });
 }
 
@@ -196,7 +189,7 @@ absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
 absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
-  LockJobCollection(tx, r.ref.job_id);
+  const bool cancelled = LockJobCollection(tx, r.ref.job_id).value_or(false);
   auto job = tx.exec_prepared("result_job_lock", r.ref.job_id);
   auto seen = tx.exec_prepared("result_seen", r.update_uuid);
   if (!seen.empty()) {
@@ -213,8 +206,7 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
     return absl::FailedPreconditionError(StaleMessage(r.ref, "; result not stored"));
   }
   ResultAck ack{0, false, row[5].as<std::string>()};
-  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(),
-                       CollectionCancelled(tx, ack.collection_id)};
+  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled};
   const JobDecision d = DecideResult(r, facts);
   if (d.next == v1::JOB_STATE_SUCCEEDED) ack.round_id = StoreRound(tx, r, row);
   tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
@@ -225,7 +217,7 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
                    ack.round_id, r.now_ms);
   AddEvent(tx, r.now_ms, ack.collection_id, r.ref.job_id, "job_result",
            absl::StrCat(JobStateName(d.next), " ", d.reason));
-  RefreshCollectionState(tx, ack.collection_id, r.now_ms);
+  RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled);
   return ack;
 }
 
@@ -239,9 +231,7 @@ int64_t PostgresStore::StoreRound(pqxx::work& tx, const AttemptResult& r, const 
                         r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()),
                         r.now_ms)[0]
           .as<int64_t>();
-  for (const auto& [name, value] : r.metrics) {
-    tx.exec_prepared("metric_upsert", round_id, name, value);
-  }
+  if (!r.metrics.empty()) tx.exec_prepared("metrics_insert", round_id, PgMetricsJson(r.metrics));
   return round_id;
 }
 
@@ -269,17 +259,16 @@ absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t no
         AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
         out.push_back({id, collection, agent, requeue});
       }
-      RefreshCollectionState(tx, collection, now_ms);
+      RefreshCollectionState(tx, collection, now_ms, cancelled);
     }
     return out;
   });
 }
 
-bool PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
-  auto c = tx.exec_prepared("job_collection", job_id);
-  if (c.empty()) return false;
-  tx.exec_prepared("collection_lock", c[0][0].as<std::string>());
-  return true;
+std::optional<bool> PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
+  auto c = tx.exec_prepared("job_collection_lock", job_id);
+  if (c.empty()) return std::nullopt;
+  return !c[0][1].as<std::string>().empty();
 }
 
 absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
