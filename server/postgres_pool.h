@@ -79,9 +79,12 @@ auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique)
     auto slot = Acquire();
     if (!slot.ok()) return slot.status();
     try {
-      pqxx::work tx(*(*slot)->conn);
-      auto result = body(tx);
-      if (result.ok()) tx.commit();
+      decltype(body(std::declval<pqxx::work&>())) result;
+      {  // the transaction ends (commit or abort) before the slot is shared again
+        pqxx::work tx(*(*slot)->conn);
+        result = body(tx);
+        if (result.ok()) tx.commit();
+      }
       Release(*slot, false);
       return result;
     } catch (...) {

@@ -3,6 +3,9 @@
 namespace npuperf::server {
 namespace {
 
+// Text ordering uses COLLATE "C" (byte order), as SQLite does, so pages and
+// listings come out the same on both backends whatever the database locale.
+
 // Column lists shared by several statements (mapped in postgres_rows.cc).
 #define NPUPERF_PG_COLLECTION_COLUMNS \
   "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
@@ -52,9 +55,9 @@ constexpr Statement kStatements[] = {
      "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
     {"collection_list",
      "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
-     "OR (c.created_ms = $2 AND c.id < $3)) AND" NPUPERF_PG_HAS_LABELS("$4", "c.id")
+     "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS("$4", "c.id")
      " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
-     "ORDER BY c.created_ms DESC, c.id DESC LIMIT $6"},
+     "ORDER BY c.created_ms DESC, c.id COLLATE \"C\" DESC LIMIT $6"},
     {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
     {"collection_lock_skip",
      "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
@@ -83,7 +86,7 @@ constexpr Statement kStatements[] = {
      "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4) ON CONFLICT "
      "(agent_id, device_id) DO UPDATE SET soc = excluded.soc, state = excluded.state"},
     {"agents_list",
-     "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host, "
+     "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host COLLATE \"C\", "
      "registered_ms"},
     {"agent_devices",
      "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE j.agent_id = d.agent_id "
