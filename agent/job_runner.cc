@@ -158,8 +158,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
                                                  const std::vector<std::string>& app,
                                                  SteadyClock::time_point deadline) {
   const int repeats = ctx.job.params().repeats();
-  std::vector<double> samples;
-  evidence::KernelTiming last;
+  std::vector<evidence::KernelTiming> timings;
   for (int i = 1; i <= repeats; ++i) {
     Report(ctx, v1::JOB_PHASE_TIMING_RUN, i, repeats, "task-time", i, repeats);
     const fs::path output = ctx.session_dir / absl::StrCat("repeat_", i);
@@ -171,27 +170,10 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
     if (!timing.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("repeat ", i, ": ", timing.status().message()));
     }
-    samples.push_back(timing->aggregate_us);
-    last = *std::move(timing);
+    timings.push_back(*std::move(timing));
   }
   v1::Evidence e;
-  e.set_op_name(last.kernel_name);
-  e.set_task_type(last.kernel_type);
-  auto* d = e.mutable_duration();
-  for (double s : samples) d->add_samples_us(s);
-  const evidence::Aggregate agg = evidence::AggregateSamples(samples);
-  d->set_aggregate_us(agg.value);
-  d->set_method(agg.method == "trimmed_mean" ? v1::AGGREGATION_METHOD_TRIMMED_MEAN
-                : agg.method == "median"     ? v1::AGGREGATION_METHOD_MEDIAN
-                                             : v1::AGGREGATION_METHOD_SINGLE);
-  d->set_source(last.source == "task_time" ? "task_time.task_time(us)" : last.source);
-  e.set_task_duration_us(agg.value);
-  e.set_seven_metric_status(v1::SEVEN_METRIC_STATUS_NOT_COLLECTED);
-  if (last.launches_us.size() > 1) {
-    e.add_warnings(absl::StrCat("the target kernel launched ", last.launches_us.size(),
-                                " times per process; each repeat aggregates its launches (",
-                                last.method, ")"));
-  }
+  evidence::ToProto(evidence::QuickEvidence(timings), &e);
   return e;
 }
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs every benchmark and prints its figures (never part of `make test`):
+#   evidence_bench      summarize on 10 / 10,000 / 200,000-row groups vs the Python reference logic
+#   store_bench         claims/s and rounds/s ingested, SQLite and a throwaway PostgreSQL
+#   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
+# Usage: tests/bench/run.sh [build dir]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+
+echo "== evidence_bench"
+"$BUILD/bin/evidence_bench" --python="$ROOT/tests/bench/evidence_bench_reference.py"
+echo
+echo "== store_bench (SQLite, then PostgreSQL)"
+bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/store_bench"
+echo
+echo "== msprof-sim, 100,000 kernels"
+sh "$ROOT/tests/bench/sim_100k_kernels.sh" "$BUILD" 100000
