@@ -145,23 +145,25 @@ constexpr Statement kStatements[] = {
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id FROM jobs WHERE id = $1 FOR UPDATE"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
+    // A round and all its figures in one statement: $11 is a JSON object
+    // name -> value as text ("%.17g", so NaN and infinities survive).
     {"round_insert",
-     "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
-     "kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-     "$9, $10) RETURNING id"},
-    // All figures of a round in one statement: $2 is a JSON object name ->
-    // value as text ("%.17g", so NaN and infinities survive).
-    {"metrics_insert",
-     "INSERT INTO round_metrics (round_id, name, value) SELECT $1, key, value::double precision "
-     "FROM jsonb_each_text($2::jsonb)"},
+     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+     "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, "
+     "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
+     "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
+     "SELECT id FROM r"},
+    // The job's new state, the applied update (idempotency) and the event in
+    // one statement. $3 is the round id, 0 for none.
     {"job_finish",
-     "UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), kernel_time_us = "
-     "CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = CASE WHEN "
-     "$3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
-     "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8"},
-    {"result_record",
-     "INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
-     "applied_ms) VALUES ($1, $2, $3, $4, NULLIF($5::bigint, 0), $6)"},
+     "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
+     "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
+     "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
+     "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8 RETURNING id), "
+     "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
+     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)) "
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
+     "'job_result', $14 FROM f"},
     // Rounds.
     {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
     {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},

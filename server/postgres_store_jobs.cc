@@ -212,11 +212,8 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
   tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
-                   r.ref.job_id);
-  tx.exec_prepared("result_record", r.update_uuid, r.ref.job_id, facts.attempt, r.ref.fencing_token,
-                   ack.round_id, r.now_ms);
-  AddEvent(tx, r.now_ms, ack.collection_id, r.ref.job_id, "job_result",
-           absl::StrCat(JobStateName(d.next), " ", d.reason));
+                   r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
+                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason));
   RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled);
   return ack;
 }
@@ -229,9 +226,8 @@ int64_t PostgresStore::StoreRound(pqxx::work& tx, const AttemptResult& r, const 
                         row[6].as<std::string>(), row[7].as<std::string>(),
                         row[8].as<std::string>(), r.evidence.duration().aggregate_us(),
                         r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()),
-                        r.now_ms)[0]
+                        r.now_ms, PgMetricsJson(r.metrics))[0]
           .as<int64_t>();
-  if (!r.metrics.empty()) tx.exec_prepared("metrics_insert", round_id, PgMetricsJson(r.metrics));
   return round_id;
 }
 
