@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/log.h"
 #include "server/postgres_statements.h"
 
 namespace npuperf::server {
@@ -57,9 +58,11 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
     throw;
   } catch (const pqxx::in_doubt_error& e) {
     *status = absl::UnknownError(absl::StrCat(what, ": commit outcome unknown: ", e.what()));
+    LogError("postgres", status->ToString());  // never rerun blindly (R3)
     return {false, true};
   } catch (const pqxx::statement_completion_unknown& e) {
     *status = absl::UnknownError(absl::StrCat(what, ": statement outcome unknown: ", e.what()));
+    LogError("postgres", status->ToString());
     return {false, true};
   } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
     *status = absl::AbortedError(
@@ -81,9 +84,11 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
     return {false, false};
   } catch (const pqxx::sql_error& e) {
     *status = absl::InternalError(absl::StrCat(what, ": ", e.what(), " (query: ", e.query(), ")"));
+    LogError("postgres", status->ToString());
     return {false, false};
   } catch (const std::exception& e) {
     *status = absl::InternalError(absl::StrCat(what, ": ", e.what()));
+    LogError("postgres", status->ToString());
     return {false, false};
   }
 }
