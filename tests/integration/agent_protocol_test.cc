@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
 #include "agent/flock_device_lock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
@@ -63,6 +64,33 @@ bool NoneWithin(const std::string& path, seconds timeout) {
 bool Terminal(const v1::Collection& c) {
   return c.state() == v1::COLLECTION_STATE_SUCCEEDED || c.state() == v1::COLLECTION_STATE_FAILED ||
          c.state() == v1::COLLECTION_STATE_CANCELLED;
+}
+
+TEST(AgentProtocolTest, TwoAgentsSharingLocksNeverDoubleBookADevice) {
+  Cluster c;
+  c.Start("");
+  auto a1 = c.StartAgent("0-3", "a1");
+  auto a2 = c.StartAgent("0-3", "a2");  // same host, same lock dir, same devices
+  std::vector<std::string> ids;
+  for (int i = 0; i < 25; ++i) {
+    ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id",
+                                   "--case-id", "p0", "--case-id", "p1", "--case-id", "p2",
+                                   "--case-id", "s1"}));
+  }
+  std::map<std::string, int> by_agent;
+  int jobs = 0;
+  for (const auto& id : ids) {
+    auto col = c.WaitFor(id, Terminal, seconds(600));
+    ASSERT_EQ(col.state(), v1::COLLECTION_STATE_SUCCEEDED) << col.DebugString();
+    for (const auto& j : col.jobs()) {
+      ++jobs;
+      ++by_agent[j.placement().agent_id()];
+    }
+  }
+  EXPECT_EQ(jobs, 100);
+  EXPECT_EQ(by_agent.size(), 2u) << "both agents should have worked";
+  EXPECT_FALSE(std::filesystem::exists(c.dir.path() / "conflicts.log"))
+      << "msprof-sim saw a double-booked device";
 }
 
 TEST(AgentProtocolTest, ExternallyLockedDeviceIsNeverLeased) {
