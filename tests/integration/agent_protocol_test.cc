@@ -173,6 +173,30 @@ TEST(AgentProtocolTest, CrashingRunnerIsRetriedThenFailsWithTheLogTail) {
   EXPECT_NE(done.jobs(0).reason().find("exit code 3"), std::string::npos) << done.jobs(0).reason();
 }
 
+TEST(AgentProtocolTest, ServerRestartDuringABatchLosesNothing) {
+  Cluster c;
+  c.Start("");
+  c.agent = c.StartAgent("0-3", "agent", {{"MSPROF_SIM_FAULT", "hang:1"}});
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id",
+                                   "--case-id", "p0", "--case-id", "p1", "--case-id", "p2",
+                                   "--case-id", "s1"}));
+  }
+  // Restart while jobs run and others wait in the queue.
+  c.WaitFor(ids[0], [](const v1::Collection& col) { return col.counts().succeeded() >= 1; }, seconds(120));
+  EXPECT_EQ(c.server->Stop(), 0);
+  c.RestartServer();
+  int rounds = 0;
+  for (const auto& id : ids) {
+    auto col = c.WaitFor(id, Terminal, seconds(300));
+    ASSERT_EQ(col.state(), v1::COLLECTION_STATE_SUCCEEDED) << col.DebugString() << c.agent->Log();
+    auto r = c.Cli({"rounds", "--collection", id});
+    rounds += static_cast<int>(std::count(r.out.begin(), r.out.end(), '\n')) - 1;  // minus header
+  }
+  EXPECT_EQ(rounds, 12) << "every job stored exactly one round";
+}
+
 TEST(AgentProtocolTest, ResultIsDeliveredOnceTheServerIsBack) {
   Cluster c;
   c.Start("");
