@@ -1,6 +1,8 @@
 #include "agent/agent.h"
 
+#include <algorithm>
 #include <fstream>
+#include <tuple>
 #include <set>
 
 #include "absl/random/random.h"
@@ -38,6 +40,27 @@ bool Permanent(const absl::Status& s) {
          absl::IsPermissionDenied(s);
 }
 
+// Keeps the bundle cache under limit by deleting the least recently used
+// tars (a cache hit refreshes its mtime); never the one just used.
+void TrimBundleCache(const fs::path& dir, const fs::path& keep, int64_t limit) {
+  std::error_code ec;
+  std::vector<std::tuple<fs::file_time_type, int64_t, fs::path>> entries;
+  int64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".tar") continue;
+    const auto size = static_cast<int64_t>(e.file_size(ec));
+    total += size;
+    entries.emplace_back(e.last_write_time(ec), size, e.path());
+  }
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [when, size, path] : entries) {
+    if (total <= limit) break;
+    if (path == keep) continue;
+    fs::remove(path, ec);
+    total -= size;
+  }
+}
+
 }  // namespace
 
 Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner,
@@ -46,7 +69,7 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
       locker_(locker),
       metrics_(metrics),
       options_(std::move(options)),
-      job_runner_(runner, std::move(job_options)),
+      job_runner_(runner, std::move(job_options), &metrics),
       spool_(options_.work_dir / "spool") {}
 
 Agent::~Agent() = default;
@@ -270,6 +293,7 @@ absl::StatusOr<fs::path> Agent::PrepareBundle(const v1::JobAssignment& a, const 
   if (fs::exists(cache, ec)) {
     tar = ReadFile(cache);
     if (Sha256Hex(tar) != a.bundle_sha256()) tar.clear();  // corrupt cache entry: refetch
+    if (!tar.empty()) fs::last_write_time(cache, fs::file_time_type::clock::now(), ec);
   }
   if (tar.empty()) {
     auto got = channel_.DownloadBundle(a.bundle_sha256(), kMaxBundleBytes);
@@ -282,6 +306,7 @@ absl::StatusOr<fs::path> Agent::PrepareBundle(const v1::JobAssignment& a, const 
     const fs::path tmp = cache.string() + ".tmp" + NewUuid().substr(0, 8);
     std::ofstream(tmp, std::ios::binary) << tar;
     fs::rename(tmp, cache, ec);
+    TrimBundleCache(cache.parent_path(), cache, kBundleCacheBytes);
   }
   if (auto s = UnpackBundle(tar, dest, kMaxBundleBytes); !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("bad bundle: ", s.message()));

@@ -21,6 +21,8 @@ inline constexpr milliseconds kRetryMax = seconds(30);
 inline constexpr milliseconds kIdleProbe = milliseconds(500);
 // Tail of stdout/stderr kept in collection.log and failure reasons.
 inline constexpr size_t kLogTailBytes = 2'000;
+// Size bound of the verified bundle cache; least recently used tars go first.
+inline constexpr int64_t kBundleCacheBytes = int64_t{2} << 30;
 // Largest operator bundle accepted from the server.
 inline constexpr int64_t kMaxBundleBytes = int64_t{256} << 20;
 

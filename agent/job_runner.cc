@@ -54,8 +54,8 @@ int SelectedCaseLines(const std::string& stdout_text, const std::string& case_id
 
 }  // namespace
 
-JobRunner::JobRunner(ProfilerRunner& runner, JobRunnerOptions options)
-    : runner_(runner), options_(std::move(options)) {}
+JobRunner::JobRunner(ProfilerRunner& runner, JobRunnerOptions options, AgentMetrics* metrics)
+    : runner_(runner), options_(std::move(options)), metrics_(metrics) {}
 
 void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
                        const std::string& detail, int repeat, int repeats) {
@@ -89,6 +89,12 @@ absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
     }
   }
   (*process)->Terminate(std::chrono::milliseconds(0));  // reap stragglers of the group
+  if (metrics_ != nullptr && !child.msprof_group.empty()) {
+    const char* outcome = cancelled ? "cancelled"
+                          : SteadyClock::now() >= deadline && !status.ok() ? "timeout"
+                          : status.ok() ? "ok" : "failed";
+    metrics_->msprof_runs.Add({{"group", child.msprof_group}, {"outcome", outcome}}).Increment();
+  }
   const std::string tail = ReadTail(err, kLogTailBytes);
   std::ofstream log(ctx.session_dir / "collection.log", std::ios::app);
   log << "$ " << absl::StrJoin(child.argv, " ") << "\n"
@@ -163,7 +169,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
     Report(ctx, v1::JOB_PHASE_TIMING_RUN, i, repeats, "task-time", i, repeats);
     const fs::path output = ctx.session_dir / absl::StrCat("repeat_", i);
     Child child{QuickArgv(options_.msprof, output.string(), app),
-                RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("repeat_", i)};
+                RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("repeat_", i), "TaskTime"};
     if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
     Report(ctx, v1::JOB_PHASE_PARSING, i, repeats, "task_time", i, repeats);
     auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
@@ -191,7 +197,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
       const std::string metric = kMetricGroups[m];
       Report(ctx, v1::JOB_PHASE_METRIC_RUN, m + 1, steps, metric, r, repeats);
       Child child{MetricArgv(options_.msprof, (group / ("PROF_" + metric)).string(), metric, app),
-                  RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric)};
+                  RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric), metric};
       if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat("metric run ", metric, ": ", s.message()));
       }
@@ -199,7 +205,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
     if (!job.params().skip_sample_run()) {
       Report(ctx, v1::JOB_PHASE_SAMPLE_RUN, 1, 1, "sample-based", r, repeats);
       Child sample{SampleArgv(options_.msprof, (group / "PROF_Sample").string(), app),
-                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_Sample")};
+                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_Sample"), "Sample"};
       absl::Status s = RunChild(ctx, sample, deadline, nullptr);
       if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
       // The reference treats a failed sample run as a warning: per-core data is then missing.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/metrics.h"
 #include "agent/profiler_runner.h"
 #include "npuperf/v1/agent_service.pb.h"
 
@@ -44,7 +45,8 @@ struct JobContext {
 // Run at a time per instance is not required; instances share nothing.
 class JobRunner {
  public:
-  JobRunner(ProfilerRunner& runner, JobRunnerOptions options);
+  // metrics may be null (tests).
+  JobRunner(ProfilerRunner& runner, JobRunnerOptions options, AgentMetrics* metrics = nullptr);
 
   absl::StatusOr<v1::Evidence> Run(const JobContext& ctx);
 
@@ -53,6 +55,7 @@ class JobRunner {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
     std::string label;  // file stem for stdout/stderr under session_dir
+    std::string msprof_group = "";  // for msprof runs: metric group, "Sample" or "TaskTime"
   };
   // Runs one child to completion (or timeout / cancellation).
   absl::Status RunChild(const JobContext& ctx, const Child& child,
@@ -73,6 +76,7 @@ class JobRunner {
 
   ProfilerRunner& runner_;
   const JobRunnerOptions options_;
+  AgentMetrics* metrics_;
 };
 
 }  // namespace npuperf::agent

@@ -11,6 +11,10 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                .Name("npuperf_agent_jobs_total")
                .Help("Job attempts finished by outcome")
                .Register(r)),
+      msprof_runs(prometheus::BuildCounter()
+                      .Name("npuperf_agent_msprof_runs_total")
+                      .Help("msprof runs by metric group and outcome")
+                      .Register(r)),
       lock_contention(prometheus::BuildCounter()
                           .Name("npuperf_agent_lock_contention_total")
                           .Help("Device lock attempts that found the device locked by another process")

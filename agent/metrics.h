@@ -20,6 +20,9 @@ struct AgentMetrics {
 
   prometheus::Family<prometheus::Gauge>& devices;
   prometheus::Family<prometheus::Counter>& jobs;  // label outcome
+  // msprof runs by group (seven metric groups, Sample, TaskTime) and outcome
+  // (ok, failed, timeout, cancelled).
+  prometheus::Family<prometheus::Counter>& msprof_runs;
   prometheus::Counter& lock_contention;
   prometheus::Counter& reconnects;
   prometheus::Gauge& spool_depth;

@@ -62,6 +62,14 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_NE(metrics->find("npuperf_server_ingest_rounds_stored_total 1"), std::string::npos);
 
+  // The agent counted its msprof runs by group and outcome.
+  auto agent_line = c.agent->WaitForLine("metrics on", std::chrono::seconds(1));
+  ASSERT_TRUE(agent_line.ok());
+  auto agent_metrics = HttpGet(AddressAfter(*agent_line, "metrics on"), "/metrics");
+  ASSERT_TRUE(agent_metrics.ok()) << agent_metrics.status();
+  EXPECT_NE(agent_metrics->find("npuperf_agent_msprof_runs_total{group=\"TaskTime\",outcome=\"ok\"} 3"),
+            std::string::npos) << *agent_metrics;
+
   // The simulator never saw a device used twice at once.
   EXPECT_FALSE(std::filesystem::exists(c.dir.path() / "conflicts.log"));
   EXPECT_EQ(c.agent->Stop(), 0);
