@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/job_state.h"
 #include "server/postgres_rows.h"
-#include "server/postgres_rules.h"
+#include "server/job_rules.h"
 #include "server/postgres_store.h"
 
 namespace npuperf::server {

@@ -5,6 +5,7 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
+#include "server/job_rules.h"
 #include "server/job_state.h"
 #include "server/sqlite_rows.h"
 #include "server/sqlite_store.h"
@@ -17,19 +18,37 @@ constexpr int kLeased = v1::JOB_STATE_LEASED;
 constexpr int kRunning = v1::JOB_STATE_RUNNING;
 constexpr int kQueued = v1::JOB_STATE_QUEUED;
 
-// Fills what the agent needs to run the job from its collection's spec.
-void FillAssignment(const v1::CollectionSpec& spec, const std::string& operator_name,
-                    v1::JobAssignment* a) {
-  for (const auto& op : spec.operators()) {
-    if (op.name() != operator_name) continue;
-    a->set_bundle_sha256(op.bundle_sha256());
-    a->set_runner(op.runner());
-    a->set_manifest_path(op.manifest_path());
+// Stores the evidence of a succeeded attempt as a round with its figures;
+// returns the round id. REQUIRES: inside the result's transaction.
+int64_t InsertRound(SQLite::Database& db, const AttemptResult& r, const std::string& collection_id,
+                    int attempt, const std::string& team, const std::string& op,
+                    const std::string& case_id) {
+  const std::string blob = r.evidence.SerializeAsString();
+  SQLite::Statement ins(db,
+                        "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+                        "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES "
+                        "(?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, collection_id);
+  ins.bind(2, r.ref.job_id);
+  ins.bind(3, attempt);
+  ins.bind(4, team);
+  ins.bind(5, op);
+  ins.bind(6, case_id);
+  ins.bind(7, r.evidence.duration().aggregate_us());
+  ins.bind(8, r.evidence.bound().label());
+  ins.bind(9, blob.data(), static_cast<int>(blob.size()));
+  ins.bind(10, r.now_ms);
+  ins.exec();
+  const int64_t round_id = db.getLastInsertRowid();
+  SQLite::Statement metric(db, "INSERT OR REPLACE INTO round_metrics VALUES (?, ?, ?)");
+  for (const auto& [name, value] : r.metrics) {
+    metric.bind(1, round_id);
+    metric.bind(2, name);
+    metric.bind(3, value);
+    metric.exec();
+    metric.reset();
   }
-  *a->mutable_case_selector() = spec.case_selector();
-  *a->mutable_params() = spec.params();
-  a->set_kind(spec.kind());
-  a->mutable_labels()->insert(spec.labels().begin(), spec.labels().end());
+  return round_id;
 }
 
 }  // namespace
@@ -121,7 +140,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
     a.set_soc(device.soc);
     a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
     a.set_operator_name(operators[choice->first]);
-    FillAssignment(*pick.spec, a.operator_name(), &a);
+    FillAssignmentFromSpec(*pick.spec, a.operator_name(), &a);
     AddEvent(req.now_ms, pick.collection_id, pick.job_id, "job_leased",
              absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ",
                           req.host, " device ", device.device_id));
@@ -260,63 +279,23 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
         "job ", r.ref.job_id, " attempt ", r.ref.attempt, " token ", r.ref.fencing_token,
         " is not the current lease (stale fencing token, or the job finished); result not stored"));
   }
-  const int attempt = job.getColumn(2).getInt();
-  const int job_lost = job.getColumn(4).getInt();
-  const int failed_attempts = attempt - job_lost;
-  bool lost = false;
-  const int max_attempts = job.getColumn(3).getInt();
+  JobFacts facts;
+  facts.attempt = job.getColumn(2).getInt();
+  facts.max_attempts = job.getColumn(3).getInt();
+  facts.lost_count = job.getColumn(4).getInt();
+  const int attempt = facts.attempt;
   ResultAck ack{0, false, job.getColumn(5).getString()};
   const std::string team = job.getColumn(6).getString();
   const std::string op = job.getColumn(7).getString();
   const std::string case_id = job.getColumn(8).getString();
   job.reset();
-  std::string reason;
-  int next = v1::JOB_STATE_FAILED;
-  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
-    const std::string blob = r.evidence.SerializeAsString();
-    SQLite::Statement ins(*db_,
-                          "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
-                          "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES "
-                          "(?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, ack.collection_id);
-    ins.bind(2, r.ref.job_id);
-    ins.bind(3, attempt);
-    ins.bind(4, team);
-    ins.bind(5, op);
-    ins.bind(6, case_id);
-    ins.bind(7, r.evidence.duration().aggregate_us());
-    ins.bind(8, r.evidence.bound().label());
-    ins.bind(9, blob.data(), static_cast<int>(blob.size()));
-    ins.bind(10, r.now_ms);
-    ins.exec();
-    ack.round_id = db_->getLastInsertRowid();
-    SQLite::Statement metric(*db_, "INSERT OR REPLACE INTO round_metrics VALUES (?, ?, ?)");
-    for (const auto& [name, value] : r.metrics) {
-      metric.bind(1, ack.round_id);
-      metric.bind(2, name);
-      metric.bind(3, value);
-      metric.exec();
-      metric.reset();
-    }
-    next = v1::JOB_STATE_SUCCEEDED;
-  } else if (r.outcome == v1::ATTEMPT_OUTCOME_CANCELLED) {
-    next = v1::JOB_STATE_CANCELLED;
-    reason = absl::StrCat("cancelled: ", r.failure_reason);
-  } else if (r.outcome == v1::ATTEMPT_OUTCOME_INTERRUPTED && !CollectionCancelled(ack.collection_id)) {
-    lost = true;
-    const bool requeue = job_lost + 1 < r.max_lost;
-    next = requeue ? kQueued : static_cast<int>(v1::JOB_STATE_FAILED);
-    reason = absl::StrCat("attempt ", attempt, " interrupted: ", r.failure_reason,
-                          requeue ? "; retrying" : "; interrupted too often, giving up");
-  } else if (CollectionCancelled(ack.collection_id)) {
-    next = v1::JOB_STATE_CANCELLED;
-    reason = absl::StrCat("cancelled with its collection after attempt ", attempt, " failed: ",
-                          r.failure_reason);
-  } else if (r.retryable && failed_attempts < max_attempts) {
-    next = kQueued;
-    reason = absl::StrCat("attempt ", attempt, " failed, retrying: ", r.failure_reason);
-  } else {
-    reason = absl::StrCat("attempt ", attempt, " failed: ", r.failure_reason);
+  facts.cancelled = CollectionCancelled(ack.collection_id);
+  const JobDecision decision = DecideResult(r, facts);
+  const int next = decision.next;
+  const std::string& reason = decision.reason;
+  const bool lost = decision.lost;
+  if (next == v1::JOB_STATE_SUCCEEDED) {
+    ack.round_id = InsertRound(*db_, r, ack.collection_id, attempt, team, op, case_id);
   }
   SQLite::Statement up(*db_,
                        "UPDATE jobs SET state = ?, reason = ?, round_id = ?, kernel_time_us = ?, "
@@ -381,17 +360,15 @@ absl::StatusOr<std::vector<ExpiredLease>> SqliteStore::ExpireLeases(int64_t now_
                          "UPDATE jobs SET state = ?, reason = ?, lost_count = lost_count + 1, "
                          "lease_expires_ms = NULL, finished_ms = ? WHERE id = ?");
     for (const auto& [id, collection, agent, attempt, lost] : rows) {
-      const bool cancelled = CollectionCancelled(collection);
-      const bool requeue = !cancelled && lost + 1 < max_lost;
-      const std::string reason =
-          requeue ? absl::StrCat("attempt ", attempt, " lost: lease expired on agent ", agent,
-                                 "; retrying")
-                  : absl::StrCat("attempt ", attempt, " lost: lease expired on agent ", agent,
-                                 "; the job lost its agent ", lost + 1, " times, giving up");
-      up.bind(1, requeue      ? kQueued
-                 : cancelled ? static_cast<int>(v1::JOB_STATE_CANCELLED)
-                             : static_cast<int>(v1::JOB_STATE_FAILED));
-      up.bind(2, cancelled ? "cancelled: lease expired after cancellation" : reason);
+      JobFacts facts;
+      facts.attempt = attempt;
+      facts.lost_count = lost;
+      facts.cancelled = CollectionCancelled(collection);
+      const JobDecision d = DecideExpiry(facts, agent, max_lost);
+      const bool requeue = d.next == v1::JOB_STATE_QUEUED;
+      const std::string& reason = d.reason;
+      up.bind(1, static_cast<int>(d.next));
+      up.bind(2, reason);
       if (requeue) {
         up.bind(3);
       } else {

@@ -9,11 +9,9 @@
 
 namespace npuperf::server {
 
-// The job life-cycle decisions of PostgresStore as pure functions (no SQL,
-// no pqxx), written to mirror SqliteStore::ApplyResult and
-// SqliteStore::ExpireLeases line by line. They are backend-neutral: the
-// SQLite backend can call them too (not done yet, to keep this change out of
-// the SQLite files; see docs/storage.md).
+// The job life-cycle decisions every Store backend applies, as pure
+// functions (no SQL): both SqliteStore and PostgresStore call them, so the
+// two backends cannot drift apart.
 
 // The job row a result or an expiry is decided on.
 struct JobFacts {
@@ -46,8 +44,7 @@ JobDecision DecideExpiry(const JobFacts& job, const std::string& agent_id, int32
 namespace npuperf::server {
 
 // Fills what the agent needs to run the job from its collection's spec
-// (bundle, runner, manifest, case selector, params, kind, labels); the same
-// as SqliteStore's claim.
+// (bundle, runner, manifest, case selector, params, kind, labels).
 void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& operator_name,
                             v1::JobAssignment* a);
 

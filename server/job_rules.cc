@@ -1,4 +1,4 @@
-#include "server/postgres_rules.h"
+#include "server/job_rules.h"
 
 #include "absl/strings/str_cat.h"
 
