@@ -1,5 +1,6 @@
 #include "server/sqlite_rows.h"
 
+#include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
 
 namespace npuperf::server {
@@ -24,6 +25,22 @@ const char* DeviceStateName(int state) {
 
 std::string BlobOf(const SQLite::Column& column) {
   return std::string(static_cast<const char*>(column.getBlob()), column.getBytes());
+}
+
+void AppendLabelFilter(std::string* sql, size_t count, const char* collection_column) {
+  for (size_t i = 0; i < count; ++i) {
+    absl::StrAppend(sql, " AND EXISTS (SELECT 1 FROM collection_labels l WHERE l.collection_id = ",
+                    collection_column, " AND l.key = :k", i, " AND l.value = :v", i, ")");
+  }
+}
+
+void BindLabelFilter(SQLite::Statement& q, const std::map<std::string, std::string>& labels) {
+  size_t i = 0;
+  for (const auto& [k, v] : labels) {
+    q.bind(absl::StrCat(":k", i), k);
+    q.bind(absl::StrCat(":v", i), v);
+    ++i;
+  }
 }
 
 v1::Collection CollectionFromRow(SQLite::Statement& q) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "SQLiteCpp/Column.h"
@@ -23,6 +24,12 @@ inline constexpr char kRoundColumns[] =
     "r.created_ms, r.evidence";
 
 std::string BlobOf(const SQLite::Column& column);
+
+// Label filters shared by collection and round queries: one EXISTS clause
+// per label on the collection named by collection_column, with parameters
+// :k<i>/:v<i>, and their binding (labels iterated in the same order).
+void AppendLabelFilter(std::string* sql, size_t count, const char* collection_column);
+void BindLabelFilter(SQLite::Statement& q, const std::map<std::string, std::string>& labels);
 v1::Collection CollectionFromRow(SQLite::Statement& q);
 v1::Job JobFromRow(SQLite::Statement& q);
 // with_evidence=false leaves evidence.evidence_json empty (list views).

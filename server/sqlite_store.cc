@@ -221,10 +221,7 @@ absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
     if (f.before_created_ms > 0) {
       sql += " AND (c.created_ms < :before OR (c.created_ms = :before AND c.id < :before_id))";
     }
-    for (size_t i = 0; i < f.labels.size(); ++i) {
-      absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM collection_labels l WHERE l.collection_id"
-                            " = c.id AND l.key = :k", i, " AND l.value = :v", i, ")");
-    }
+    AppendLabelFilter(&sql, f.labels.size(), "c.id");
     sql += " ORDER BY c.created_ms DESC, c.id DESC";
     SQLite::Statement q(*db_, sql);
     q.bind(":team", f.team);
@@ -232,12 +229,7 @@ absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
       q.bind(":before", f.before_created_ms);
       q.bind(":before_id", f.before_id);
     }
-    size_t i = 0;
-    for (const auto& [k, v] : f.labels) {
-      q.bind(absl::StrCat(":k", i), k);
-      q.bind(absl::StrCat(":v", i), v);
-      ++i;
-    }
+    BindLabelFilter(q, f.labels);
     std::vector<std::string> out;
     while (q.executeStep()) out.push_back(q.getColumn(0).getString());
     return out;

@@ -415,10 +415,7 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
     if (!f.case_id.empty()) sql += " AND r.case_id = :case";
     if (!f.collection_id.empty()) sql += " AND r.collection_id = :coll";
     if (f.until_ms > 0) sql += " AND r.created_ms < :until";
-    for (size_t i = 0; i < f.labels.size(); ++i) {
-      absl::StrAppend(&sql, " AND EXISTS (SELECT 1 FROM collection_labels l WHERE l.collection_id"
-                            " = r.collection_id AND l.key = :k", i, " AND l.value = :v", i, ")");
-    }
+    AppendLabelFilter(&sql, f.labels.size(), "r.collection_id");
     sql += " ORDER BY r.id LIMIT :limit";
     SQLite::Statement q(*db_, sql);
     q.bind(":metric", f.metric);
@@ -429,12 +426,7 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
     if (!f.case_id.empty()) q.bind(":case", f.case_id);
     if (!f.collection_id.empty()) q.bind(":coll", f.collection_id);
     if (f.until_ms > 0) q.bind(":until", f.until_ms);
-    size_t i = 0;
-    for (const auto& [k, v] : f.labels) {
-      q.bind(absl::StrCat(":k", i), k);
-      q.bind(absl::StrCat(":v", i), v);
-      ++i;
-    }
+    BindLabelFilter(q, f.labels);
     q.bind(":limit", f.limit + 1);
     RoundPage page;
     while (q.executeStep()) {
