@@ -29,6 +29,31 @@ int ReportError(const absl::Status& s, std::ostream& err) {
   return kExitError;
 }
 
+// "key=value" labels into a proto map; the error names the bad one.
+absl::Status AddLabels(const std::vector<std::string>& labels,
+                       google::protobuf::Map<std::string, std::string>* out) {
+  for (const auto& l : labels) {
+    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--label '", l, "': want key=value"));
+    }
+    (*out)[kv[0]] = kv[1];
+  }
+  return absl::OkStatus();
+}
+
+// Writes a response as JSON or, for --format text, with its printer.
+template <typename M>
+int Render(const M& message, const ClientConfig& config, std::ostream& out,
+           void (*print)(const M&, std::ostream&)) {
+  if (config.format == "json") {
+    out << ToJson(message) << "\n";
+  } else {
+    print(message, out);
+  }
+  return kExitOk;
+}
+
 bool IsOperatorDir(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir / "PERFORMANCE_CASES.json", ec)) return true;
@@ -145,11 +170,7 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
   if (!a.case_env.empty()) spec->mutable_case_selector()->set_case_env(a.case_env);
   spec->set_max_concurrent_jobs(a.max_jobs);
   spec->set_priority(a.priority);
-  for (const auto& l : a.labels) {
-    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) return absl::InvalidArgumentError(absl::StrCat("--label '", l, "': want key=value"));
-    (*spec->mutable_labels())[kv[0]] = kv[1];
-  }
+  if (auto st = AddLabels(a.labels, spec->mutable_labels()); !st.ok()) return st;
   for (const auto& soc : a.socs) spec->mutable_constraints()->add_socs(soc);
   spec->mutable_constraints()->set_device_range(a.device_range);
   req.set_idempotency_key(a.idempotency_key);
@@ -158,11 +179,7 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
 }
 
 int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config) {
-  if (config.format == "json") {
-    out << ToJson(c) << "\n";
-  } else {
-    PrintCollection(c, out);
-  }
+  Render(c, config, out, PrintCollection);
   return c.state() == v1::COLLECTION_STATE_SUCCEEDED ? kExitOk : kExitError;
 }
 
@@ -261,21 +278,12 @@ int RunList(Session& s, const std::vector<std::string>& labels, const std::strin
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListCollectionsRequest req;
-  for (const auto& l : labels) {
-    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
-    if (kv.size() != 2) return ReportError(absl::InvalidArgumentError("--label wants key=value"), err);
-    (*req.mutable_labels())[kv[0]] = kv[1];
-  }
+  if (auto st = AddLabels(labels, req.mutable_labels()); !st.ok()) return ReportError(st, err);
   req.set_page_token(page_token);
   v1::ListCollectionsResponse resp;
   auto st = FromGrpcStatus(s.collections().ListCollections(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
-  if (s.config().format == "json") {
-    out << ToJson(resp) << "\n";
-  } else {
-    PrintCollectionList(resp, out);
-  }
-  return kExitOk;
+  return Render(resp, s.config(), out, PrintCollectionList);
 }
 
 int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err) {
@@ -286,12 +294,7 @@ int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err)
   v1::GetRoundResponse resp;
   auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
-  if (s.config().format == "json") {
-    out << ToJson(resp.round()) << "\n";
-  } else {
-    PrintRound(resp.round(), out);
-  }
-  return kExitOk;
+  return Render(resp.round(), s.config(), out, PrintRound);
 }
 
 int RunRounds(Session& s, const std::string& op, const std::string& case_id,
@@ -308,12 +311,7 @@ int RunRounds(Session& s, const std::string& op, const std::string& case_id,
   v1::ListRoundsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
-  if (s.config().format == "json") {
-    out << ToJson(resp) << "\n";
-  } else {
-    PrintRounds(resp, out);
-  }
-  return kExitOk;
+  return Render(resp, s.config(), out, PrintRounds);
 }
 
 int RunAgents(Session& s, std::ostream& out, std::ostream& err) {
@@ -322,12 +320,7 @@ int RunAgents(Session& s, std::ostream& out, std::ostream& err) {
   v1::ListAgentsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListAgents(&ctx, v1::ListAgentsRequest(), &resp));
   if (!st.ok()) return ReportError(st, err);
-  if (s.config().format == "json") {
-    out << ToJson(resp) << "\n";
-  } else {
-    PrintAgents(resp, out);
-  }
-  return kExitOk;
+  return Render(resp, s.config(), out, PrintAgents);
 }
 
 }  // namespace npuperf::client
