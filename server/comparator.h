@@ -1,0 +1,66 @@
+// Comparator: verdicts between rounds, collections and golden references.
+//
+// Start here for "is it faster, and can we trust it?". Pure functions over
+// stored rounds (no store, no gRPC, no clock), so the query service, the
+// regression listing and the tests share one rule book:
+//
+//   1. ERRORED         either side carries evidence errors or has no samples
+//   2. NOT_COMPARABLE  a blocking fingerprint field differs (listed)
+//   3. INSUFFICIENT    a side is DVFS-suspect, or the sample sizes cannot
+//                      reach alpha (smallest exact p = 2 / C(n1+n2, n1))
+//   4. STABLE          Mann-Whitney p >= alpha, or significant but the ratio
+//                      moved less than the practical threshold
+//   5. IMPROVED / REGRESSED  p < alpha and |ratio - 1| >= threshold
+//
+// Bound-route, per-core balance and DVFS changes are flags beside the
+// verdict; they never turn a duration verdict around. docs/comparisons.md
+// has the full contract.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "npuperf/v1/comparison.pb.h"
+#include "npuperf/v1/query_service.pb.h"
+
+namespace npuperf::server {
+
+struct VerdictOptions {
+  // Significance level of the two-sided Mann-Whitney U test. Default: 0.01.
+  double alpha = 0.01;
+  // Practical threshold for durations and other absolute figures, percent.
+  // Default: 2.
+  double duration_threshold_pct = 2;
+  // Practical threshold for ratio metrics, percentage points. Default: 1.
+  double ratio_threshold_pp = 1;
+};
+
+// Fills zero fields with the defaults; INVALID_ARGUMENT naming the field
+// (under `field_prefix`, e.g. "options.alpha") when a value is out of range.
+absl::StatusOr<VerdictOptions> ResolveVerdictOptions(const v1::CompareOptions& options,
+                                                     const std::string& field_prefix = "options");
+
+// Two rounds (normally of one operator and case).
+v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& candidate,
+                                  const VerdictOptions& options);
+
+// Matches rounds by (operator, case) — the newest round of a pair wins when a
+// side holds several — and compares each pair. Counts carry denominators;
+// the geometric mean covers pairs with a duration verdict
+// (improved/regressed/stable).
+v1::CompareCollectionsResponse CompareRoundSets(const std::vector<v1::Round>& baseline,
+                                                const std::vector<v1::Round>& candidate,
+                                                const VerdictOptions& options);
+
+// Golden reference ratios of the rounds that joined golden data.
+v1::GetGoldenReportResponse GoldenReport(const std::vector<v1::Round>& rounds);
+
+// Label of golden reference ratios: cross-scope, never a speed-up.
+inline constexpr char kGoldenLabel[] =
+    "golden_reference_ratio (cross-scope reference, not a speed-up)";
+
+// True for verdicts that decided the duration (the comparable ones).
+bool HasDurationVerdict(v1::Verdict v);
+
+}  // namespace npuperf::server
