@@ -39,12 +39,16 @@ struct GoldenContract {
 // golden_source file (false for fuzzing / offline inspection).
 absl::StatusOr<GoldenContract> ParseGoldenContract(std::string_view bytes, bool verify_files);
 
-// Reads `path`, records it, ParseGoldenContract(verify_files = true).
+// Reads `path`, records it, parses it and re-hashes the golden source: the
+// file of the recorded name beside the contract when there is one (an operator
+// directory unpacked elsewhere), else the recorded absolute path.
 absl::StatusOr<GoldenContract> LoadGoldenContract(const std::filesystem::path& path);
 
 // Joins a contract with a manifest: same id set, canonical shape and dtype per
-// case, and the contract's case_manifest_source equal to the manifest's record.
-// Returns case id -> golden per-iteration E2E (us).
+// case, and the contract's case_manifest_source matching the manifest's record
+// by file name, sha256, size and schema version (not by absolute path, so a
+// relocated operator directory still joins). Returns case id -> golden
+// per-iteration E2E (us).
 absl::StatusOr<std::map<std::string, double>> JoinGolden(const CaseManifest& manifest,
                                                          const GoldenContract& contract);
 

@@ -179,6 +179,45 @@ TEST_F(GoldenContractTest, JoinErrors) {
             "x source path is not absolute");
 }
 
+// An operator directory bundled and unpacked elsewhere (the agent's per-job
+// scratch): the contract still names the original absolute paths, yet joins,
+// because the manifest is matched by file name and content (docs/evidence.md,
+// "Reference bugs fixed on purpose") and the golden source is re-hashed beside
+// the contract.
+TEST_F(GoldenContractTest, RelocatedOperatorDirectoryStillJoins) {
+  testing::WriteFile(dir_.path() / "GOLDEN_PERF_REPORT.json", contract_.dump(2));
+  testing::TempDir elsewhere;
+  const std::filesystem::path moved = elsewhere.path() / "unpacked" / "op";
+  std::filesystem::create_directories(moved);
+  for (const char* name : {"PERFORMANCE_CASES.json", "op_golden.py", "GOLDEN_PERF_REPORT.json"}) {
+    std::filesystem::copy_file(dir_.path() / name, moved / name);
+  }
+  // The original directory is gone or changed; only the copy counts.
+  testing::WriteFile(dir_.path() / "op_golden.py", "edited after bundling\n");
+  auto m = LoadCaseManifest(moved / "PERFORMANCE_CASES.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_NE(m->source.path, manifest_.source.path);
+  auto g = LoadGoldenContract(moved / "GOLDEN_PERF_REPORT.json");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->case_manifest_source.path, manifest_.source.path);  // as recorded
+  auto joined = JoinGolden(*m, *g);
+  ASSERT_TRUE(joined.ok()) << joined.status();
+  EXPECT_DOUBLE_EQ(joined->at("p1"), 18.55);
+
+  // Same bytes under another file name is not the manifest the golden data was collected from.
+  std::filesystem::copy_file(moved / "PERFORMANCE_CASES.json", moved / "OTHER_CASES.json");
+  auto other = LoadCaseManifest(moved / "OTHER_CASES.json");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(JoinGolden(*other, *g).status().message(),
+            "Golden contract was not collected from this exact case manifest");
+  // A golden source beside the contract is what gets checked, even when the
+  // recorded absolute path still holds a matching file.
+  testing::WriteFile(dir_.path() / "op_golden.py", "def op_golden(x):\n    return x\n");
+  testing::WriteFile(moved / "op_golden.py", "tampered\n");
+  EXPECT_EQ(LoadGoldenContract(moved / "GOLDEN_PERF_REPORT.json").status().message(),
+            "Golden source size mismatch");
+}
+
 TEST(GoldenMarkdownTest, Stage5CollectorShape) {
   auto c = ParseGoldenMarkdown(
       "# Golden NPU Performance Reference\n\n- **Device ID**: 0\n\n## Performance Summary\n\n"
