@@ -77,7 +77,8 @@ int Serve(const ServerOptions& opt) {
   ServiceContext sc{auth, metrics};
   CollectionServiceImpl collections(scheduler, sc, stopping);
   AgentServiceImpl agents(scheduler, sc, stopping);
-  QueryServiceImpl queries(**store, sc);
+  ComparisonQueries comparisons(**store, clock);
+  QueryServiceImpl queries(**store, comparisons, sc);
 
   std::unique_ptr<prometheus::Exposer> exposer;
   try {

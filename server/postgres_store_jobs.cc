@@ -283,9 +283,9 @@ absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64
 
 absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
   return pool_.Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
-    auto rows = tx.exec_prepared("round_list", f.metric, f.team, f.after_id, f.since_ms,
-                                 f.operator_name, f.case_id, f.collection_id, f.until_ms,
-                                 PgLabelsJson(f.labels), f.limit + 1);
+    auto rows = tx.exec_prepared(f.newest_first ? "round_list_desc" : "round_list", f.metric,
+                                 f.team, f.after_id, f.since_ms, f.operator_name, f.case_id,
+                                 f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1);
     RoundPage page;
     for (const auto& row : rows) {
       if (static_cast<int32_t>(page.rounds.size()) == f.limit) {

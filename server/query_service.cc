@@ -8,16 +8,25 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-absl::Status NotYet(const char* method, const char* topic) {
-  return absl::UnimplementedError(
-      absl::StrCat(method, " is not implemented yet: it arrives with the ", topic, " issue"));
+// Runs one ComparisonQueries method for the caller's team; shape checks and
+// choices live there, this adapter only authenticates and maps statuses.
+template <typename Req, typename Resp>
+grpc::Status Forward(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
+                     ComparisonQueries& queries,
+                     absl::StatusOr<Resp> (ComparisonQueries::*fn)(const std::string&, const Req&),
+                     const Req& req, Resp* resp) {
+  return Serve(sc, method, ctx, false, [&](const Principal& p) -> absl::Status {
+    auto out = (queries.*fn)(p.name, req);
+    if (!out.ok()) return out.status();
+    *resp = *std::move(out);
+    return absl::OkStatus();
+  });
 }
-
-constexpr char kComparisons[] = "comparisons and regression verdicts";
 
 }  // namespace
 
-QueryServiceImpl::QueryServiceImpl(Store& store, ServiceContext sc) : store_(store), sc_(sc) {}
+QueryServiceImpl::QueryServiceImpl(Store& store, ComparisonQueries& comparisons, ServiceContext sc)
+    : store_(store), comparisons_(comparisons), sc_(sc) {}
 
 grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                                         v1::GetRoundResponse* resp) {
@@ -61,38 +70,29 @@ grpc::Status QueryServiceImpl::ListRounds(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status QueryServiceImpl::CompareRounds(grpc::ServerContext* ctx,
-                                             const v1::CompareRoundsRequest*,
-                                             v1::CompareRoundsResponse*) {
-  return Serve(sc_, "CompareRounds", ctx, false,
-               [&](const Principal&) { return NotYet("CompareRounds", kComparisons); });
+grpc::Status QueryServiceImpl::CompareRounds(grpc::ServerContext* ctx, const v1::CompareRoundsRequest* req,
+                                     v1::CompareRoundsResponse* resp) {
+  return Forward(sc_, "CompareRounds", ctx, comparisons_, &ComparisonQueries::CompareRounds, *req, resp);
 }
 
-grpc::Status QueryServiceImpl::CompareCollections(grpc::ServerContext* ctx,
-                                                  const v1::CompareCollectionsRequest*,
-                                                  v1::CompareCollectionsResponse*) {
-  return Serve(sc_, "CompareCollections", ctx, false,
-               [&](const Principal&) { return NotYet("CompareCollections", kComparisons); });
+grpc::Status QueryServiceImpl::CompareCollections(grpc::ServerContext* ctx, const v1::CompareCollectionsRequest* req,
+                                     v1::CompareCollectionsResponse* resp) {
+  return Forward(sc_, "CompareCollections", ctx, comparisons_, &ComparisonQueries::CompareCollections, *req, resp);
 }
 
-grpc::Status QueryServiceImpl::GetGoldenReport(grpc::ServerContext* ctx,
-                                               const v1::GetGoldenReportRequest*,
-                                               v1::GetGoldenReportResponse*) {
-  return Serve(sc_, "GetGoldenReport", ctx, false,
-               [&](const Principal&) { return NotYet("GetGoldenReport", kComparisons); });
+grpc::Status QueryServiceImpl::GetGoldenReport(grpc::ServerContext* ctx, const v1::GetGoldenReportRequest* req,
+                                     v1::GetGoldenReportResponse* resp) {
+  return Forward(sc_, "GetGoldenReport", ctx, comparisons_, &ComparisonQueries::GetGoldenReport, *req, resp);
 }
 
-grpc::Status QueryServiceImpl::ListRegressions(grpc::ServerContext* ctx,
-                                               const v1::ListRegressionsRequest*,
-                                               v1::ListRegressionsResponse*) {
-  return Serve(sc_, "ListRegressions", ctx, false,
-               [&](const Principal&) { return NotYet("ListRegressions", kComparisons); });
+grpc::Status QueryServiceImpl::ListRegressions(grpc::ServerContext* ctx, const v1::ListRegressionsRequest* req,
+                                     v1::ListRegressionsResponse* resp) {
+  return Forward(sc_, "ListRegressions", ctx, comparisons_, &ComparisonQueries::ListRegressions, *req, resp);
 }
 
-grpc::Status QueryServiceImpl::PinBaseline(grpc::ServerContext* ctx, const v1::PinBaselineRequest*,
-                                           v1::PinBaselineResponse*) {
-  return Serve(sc_, "PinBaseline", ctx, false,
-               [&](const Principal&) { return NotYet("PinBaseline", kComparisons); });
+grpc::Status QueryServiceImpl::PinBaseline(grpc::ServerContext* ctx, const v1::PinBaselineRequest* req,
+                                     v1::PinBaselineResponse* resp) {
+  return Forward(sc_, "PinBaseline", ctx, comparisons_, &ComparisonQueries::PinBaseline, *req, resp);
 }
 
 grpc::Status QueryServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest*,

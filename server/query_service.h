@@ -1,17 +1,17 @@
 #pragma once
 
 #include "npuperf/v1/query_service.grpc.pb.h"
+#include "server/comparison_queries.h"
 #include "server/scheduler.h"
 #include "server/service_util.h"
 
 namespace npuperf::server {
 
-// gRPC adapter for QueryService. Comparison RPCs answer UNIMPLEMENTED until
-// the comparison engine lands (issue "Comparisons and regression verdicts").
-// Thread-safe.
+// gRPC adapter for QueryService: rounds and agents straight from the Store,
+// comparisons through ComparisonQueries. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(Store& store, ServiceContext sc);
+  QueryServiceImpl(Store& store, ComparisonQueries& comparisons, ServiceContext sc);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -33,6 +33,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
 
  private:
   Store& store_;
+  ComparisonQueries& comparisons_;
   ServiceContext sc_;
 };
 

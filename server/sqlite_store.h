@@ -70,6 +70,8 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
+  absl::StatusOr<Baseline> PinBaseline(const std::string& team, const Baseline& pin) override;
+  absl::StatusOr<Baseline> GetBaseline(const std::string& team, const std::string& label) override;
 
  private:
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);

@@ -410,17 +410,19 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
     std::string sql = absl::StrCat("SELECT ", kRoundColumns,
                                    ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
                                    "m.round_id = r.id AND m.name = :metric WHERE r.team = :team "
-                                   "AND r.id > :after AND r.created_ms >= :since");
+                                   "AND r.created_ms >= :since");
+    if (!f.newest_first) sql += " AND r.id > :after";
+    if (f.newest_first && f.after_id > 0) sql += " AND r.id < :after";
     if (!f.operator_name.empty()) sql += " AND r.operator_name = :op";
     if (!f.case_id.empty()) sql += " AND r.case_id = :case";
     if (!f.collection_id.empty()) sql += " AND r.collection_id = :coll";
     if (f.until_ms > 0) sql += " AND r.created_ms < :until";
     AppendLabelFilter(&sql, f.labels.size(), "r.collection_id");
-    sql += " ORDER BY r.id LIMIT :limit";
+    sql += f.newest_first ? " ORDER BY r.id DESC LIMIT :limit" : " ORDER BY r.id LIMIT :limit";
     SQLite::Statement q(*db_, sql);
     q.bind(":metric", f.metric);
     q.bind(":team", f.team);
-    q.bind(":after", f.after_id);
+    if (!f.newest_first || f.after_id > 0) q.bind(":after", f.after_id);
     q.bind(":since", f.since_ms);
     if (!f.operator_name.empty()) q.bind(":op", f.operator_name);
     if (!f.case_id.empty()) q.bind(":case", f.case_id);

@@ -127,6 +127,16 @@ struct RoundFilter {
   std::string metric;    // when set, also return the series
   int32_t limit = 100;
   int64_t after_id = 0;  // pagination cursor
+  // Newest first (then after_id is an upper bound: ids below it).
+  bool newest_first = false;
+};
+
+// A round or collection pinned as the baseline of a label.
+struct Baseline {
+  std::string label;  // key=value
+  int64_t round_id = 0;
+  std::string collection_id;
+  int64_t pinned_ms = 0;
 };
 
 struct RoundPage {
@@ -226,6 +236,12 @@ class Store {
   // Rounds.
   virtual absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) = 0;
   virtual absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) = 0;
+  // Baselines, per team: pinning replaces the label's previous pin.
+  // NOT_FOUND when the round or collection is absent or another team's.
+  virtual absl::StatusOr<Baseline> PinBaseline(const std::string& team, const Baseline& pin) = 0;
+  // NOT_FOUND when nothing is pinned for the label.
+  virtual absl::StatusOr<Baseline> GetBaseline(const std::string& team,
+                                               const std::string& label) = 0;
 };
 
 }  // namespace npuperf::server

@@ -1,0 +1,47 @@
+// ComparisonQueries: which rounds to compare, read from the Store, judged by
+// the comparator. The query service only checks shapes and maps statuses;
+// every choice of baseline and candidate lives here.
+//
+// Thread-safe (stateless beyond the injected Store and Clock).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "npuperf/v1/query_service.pb.h"
+#include "server/comparator.h"
+#include "server/store.h"
+
+namespace npuperf::server {
+
+class ComparisonQueries {
+ public:
+  ComparisonQueries(Store& store, Clock& clock);
+
+  // NOT_FOUND for a round of another team; INVALID_ARGUMENT naming the field.
+  absl::StatusOr<v1::CompareRoundsResponse> CompareRounds(const std::string& team,
+                                                          const v1::CompareRoundsRequest& req);
+  absl::StatusOr<v1::CompareCollectionsResponse> CompareCollections(
+      const std::string& team, const v1::CompareCollectionsRequest& req);
+  absl::StatusOr<v1::GetGoldenReportResponse> GetGoldenReport(
+      const std::string& team, const v1::GetGoldenReportRequest& req);
+  absl::StatusOr<v1::PinBaselineResponse> PinBaseline(const std::string& team,
+                                                      const v1::PinBaselineRequest& req);
+  absl::StatusOr<v1::ListRegressionsResponse> ListRegressions(
+      const std::string& team, const v1::ListRegressionsRequest& req);
+
+  // Every round of a collection (with evidence, without evidence_json).
+  absl::StatusOr<std::vector<v1::Round>> CollectionRounds(const std::string& team,
+                                                          const std::string& collection_id);
+
+ private:
+  // Newest round per (operator, case) matching the filter.
+  absl::StatusOr<std::vector<v1::Round>> NewestPerCase(RoundFilter filter);
+
+  Store& store_;
+  Clock& clock_;
+};
+
+}  // namespace npuperf::server
