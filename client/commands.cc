@@ -194,7 +194,14 @@ std::unique_ptr<Session> Session::Connect(const ClientConfig& config) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
   args.SetMaxReceiveMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(config.server, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!config.tls_ca.empty()) {
+    std::ifstream ca(config.tls_ca);
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs.assign(std::istreambuf_iterator<char>(ca), std::istreambuf_iterator<char>());
+    creds = grpc::SslCredentials(ssl);
+  }
+  auto channel = grpc::CreateCustomChannel(config.server, creds, args);
   return std::make_unique<Session>(v1::CollectionService::NewStub(channel),
                                    v1::QueryService::NewStub(channel), config);
 }

@@ -24,6 +24,7 @@ struct ClientConfig {
   std::string token;
   std::string format = "text";  // "text" or "json"
   std::chrono::seconds timeout{30};
+  std::string tls_ca;  // PEM file of the CA that signed the server's certificate; empty: plaintext
 };
 
 // The stubs a command talks to (generated StubInterfaces: mocks in tests).

@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   app.add_option("--format", config.format, "output format")->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   app.add_option("--timeout", timeout_s, "deadline of each call, seconds")->capture_default_str();
+  app.add_option("--tls-ca", config.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
+      ->envname("NPUPERF_TLS_CA")->check(CLI::ExistingFile);
 
   SubmitArgs submit;
   auto* sub = app.add_subcommand("submit", "upload operator directories and queue a collection");
