@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
   CLI::App app{"npuperf-agent: leases profiling jobs for this host's NPU devices and runs msprof"};
   app.add_option("--server", server, "npuperf-server HOST:PORT")->required();
   app.add_option("--token-file", token_file, "file holding this agent's bearer token");
+  std::string tls_ca;
+  app.add_option("--tls-ca", tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
+      ->envname("NPUPERF_TLS_CA")->check(CLI::ExistingFile);
   app.add_option("--devices", devices_text, "physical device ids, e.g. 0-7")->required();
   auto* soc_opt = app.add_option("--soc", soc, "SoC of every device")->capture_default_str();
   app.add_option("--soc-map", soc_map, "per-device SoC, e.g. 0-3=Ascend910B2,4-7=Ascend950PR_9589")
@@ -148,7 +151,7 @@ int main(int argc, char** argv) {
                                 msprof, job_options.msprof_version.empty() ? "" : " (" + job_options.msprof_version + ")"));
   FlockDeviceLocker locker(lock_dir);
   SubprocessRunner runner;
-  auto channel = ServerChannel::Connect(server, token);
+  auto channel = ServerChannel::Connect(server, token, tls_ca);
   Agent agent(*channel, locker, runner, metrics, options, job_options);
   std::atomic<bool> stop{false};
   std::thread signal_thread([&] {

@@ -1,5 +1,7 @@
 #include "agent/server_channel.h"
 
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "agent/constants.h"
@@ -13,7 +15,8 @@ ServerChannel::ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> st
                              std::string token)
     : stub_(std::move(stub)), token_(std::move(token)) {}
 
-std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address, std::string token) {
+std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address, std::string token,
+                                                      const std::string& tls_ca) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
@@ -22,7 +25,14 @@ std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 5'000);
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+  if (!tls_ca.empty()) {
+    std::ifstream ca(tls_ca);
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs.assign(std::istreambuf_iterator<char>(ca), std::istreambuf_iterator<char>());
+    creds = grpc::SslCredentials(ssl);
+  }
+  auto channel = grpc::CreateCustomChannel(address, creds, args);
   return std::make_unique<ServerChannel>(v1::AgentService::NewStub(channel), std::move(token));
 }
 

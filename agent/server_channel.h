@@ -19,8 +19,10 @@ class ServerChannel {
   // stub: the generated interface (a mock in tests).
   ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> stub, std::string token);
 
-  // Connects to HOST:PORT with the shared keepalive settings.
-  static std::unique_ptr<ServerChannel> Connect(const std::string& address, std::string token);
+  // Connects to HOST:PORT with the shared keepalive settings; over TLS when
+  // tls_ca names the PEM file of the CA that signed the server's certificate.
+  static std::unique_ptr<ServerChannel> Connect(const std::string& address, std::string token,
+                                                const std::string& tls_ca = "");
 
   absl::StatusOr<v1::RegisterAgentResponse> Register(const v1::RegisterAgentRequest& req);
   // Long-polls for a job; CANCELLED at once after StopLeasePolls().
