@@ -23,12 +23,6 @@ namespace {
 constexpr int64_t kMaxBundleBytes = 64 << 20;
 constexpr size_t kChunkBytes = 1 << 20;
 
-int ReportError(const absl::Status& s, std::ostream& err) {
-  err << "npuperf: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
-  for (const auto& v : FieldViolationsOf(s)) err << "  " << v.field << ": " << v.description << "\n";
-  return kExitError;
-}
-
 // "key=value" labels into a proto map; the error names the bad one.
 absl::Status AddLabels(const std::vector<std::string>& labels,
                        google::protobuf::Map<std::string, std::string>* out) {
@@ -184,6 +178,12 @@ int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientCon
 }
 
 }  // namespace
+
+int ReportError(const absl::Status& s, std::ostream& err) {
+  err << "npuperf: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
+  for (const auto& v : FieldViolationsOf(s)) err << "  " << v.field << ": " << v.description << "\n";
+  return kExitError;
+}
 
 Session::Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
                  std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
 #include "npuperf/v1/query_service.grpc.pb.h"
@@ -17,6 +18,10 @@ namespace npuperf::client {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+// compare / regressions: something regressed.
+inline constexpr int kExitRegressed = 3;
+// compare / regressions: nothing comparable, or evidence insufficient.
+inline constexpr int kExitNoVerdict = 4;
 
 // Connection settings: flags, then NPUPERF_SERVER / NPUPERF_TOKEN.
 struct ClientConfig {
@@ -72,6 +77,10 @@ struct SubmitArgs {
   std::string idempotency_key;
   bool wait = true;
 };
+
+// Prints a failed call (code, message, field violations) to err; returns
+// kExitError.
+int ReportError(const absl::Status& s, std::ostream& err);
 
 // Each command writes its result to out (text or JSON per config), errors
 // to err, and returns an exit code.

@@ -3,6 +3,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
 
@@ -109,6 +110,40 @@ void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
   for (const auto& p : rounds.series()) {
     out << absl::StrFormat("  series round %d %s %g\n", p.round_id(), Time(p.at()), p.value());
   }
+}
+
+void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsResponse& rounds,
+                       bool md, std::ostream& out) {
+  const std::vector<std::string> head = {"round", "operator/case", "soc", "kernel_us", "samples",
+                                         "bound", "per-core", "dvfs", "golden_ratio"};
+  auto row = [&](const std::vector<std::string>& cells) {
+    if (md) {
+      out << "| " << absl::StrJoin(cells, " | ") << " |\n";
+    } else {
+      out << absl::StrFormat("%-6s %-34s %-16s %11s %7s %-12s %-16s %-8s %s\n", cells[0], cells[1],
+                             cells[2], cells[3], cells[4], cells[5], cells[6], cells[7], cells[8]);
+    }
+  };
+  out << (md ? "## Collection " : "collection ") << collection_id << "\n";
+  if (md) out << "\n";
+  row(head);
+  if (md) out << "|" << absl::StrJoin(std::vector<std::string>(head.size(), "---"), "|") << "|\n";
+  for (const auto& r : rounds.rounds()) {
+    const auto& e = r.evidence();
+    const std::string balance =
+        e.per_core().verdict().empty()
+            ? "-"
+            : absl::StrFormat("%s (%.1f%%)", e.per_core().verdict(), e.per_core().spread_pct());
+    const std::string golden =
+        e.golden().status() == "joined" ? absl::StrFormat("%.3f", e.golden().ratio()) : "-";
+    row({absl::StrCat(r.id()), r.operator_name() + "/" + r.case_id(), e.fingerprint().soc(),
+         absl::StrFormat("%.3f", e.duration().aggregate_us()),
+         absl::StrCat(e.duration().samples_us_size()),
+         e.bound().label().empty() ? "-" : e.bound().label(), balance,
+         e.dvfs().status().empty() ? "-" : e.dvfs().status(), golden});
+  }
+  if (rounds.rounds_size() == 0) out << "no rounds (none succeeded yet, or not your collection)\n";
+  if (!rounds.next_page_token().empty()) out << "(first 1000 rounds)\n";
 }
 
 void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out) {

@@ -21,6 +21,10 @@ void PrintCollectionList(const v1::ListCollectionsResponse& list, std::ostream& 
 void PrintRound(const v1::Round& r, std::ostream& out);
 void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out);
 void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out);
+// `npuperf report <collection>`: one row per round (kernel time, samples,
+// bound, per-core balance, DVFS, golden reference ratio); Markdown when md.
+void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsResponse& rounds,
+                       bool md, std::ostream& out);
 
 // "running 3/8 (succeeded 2, failed 0) job 12 metric 4/7 Memory"
 std::string ProgressLine(const v1::Collection& c, const v1::Job* changed);

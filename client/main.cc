@@ -2,43 +2,38 @@
 //
 //   npuperf [--server HOST:PORT] [--token T] [--format text|json] <command> ...
 //
-// NPUPERF_SERVER and NPUPERF_TOKEN stand in for the flags. Exit codes: 0 ok,
-// 1 error (or a collection that did not succeed), 2 usage error.
+// Settings: flags, then NPUPERF_* environment, then the config file
+// (client/config.h). Exit codes: 0 ok, 1 error (or a collection that did not
+// succeed), 2 usage error; compare and regressions add 3 (regressed) and 4
+// (nothing comparable or insufficient evidence).
 #include <cstdlib>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
 #include "client/commands.h"
+#include "client/compare_commands.h"
+#include "client/config.h"
 #include "client/offline_commands.h"
-
-namespace npuperf::client {
-namespace {
-
-std::string EnvOr(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? v : fallback;
-}
-
-}  // namespace
-}  // namespace npuperf::client
 
 int main(int argc, char** argv) {
   using namespace npuperf::client;
   ClientConfig config;
-  config.server = EnvOr("NPUPERF_SERVER", config.server);
-  config.token = EnvOr("NPUPERF_TOKEN", "");
-  int timeout_s = static_cast<int>(config.timeout.count());
   int exit_code = kExitOk;
 
   CLI::App app{"npuperf: submit NPU operator profiling to npuperf-server, follow it, read the evidence"};
   app.require_subcommand(1);
-  app.add_option("--server", config.server, "server HOST:PORT (env NPUPERF_SERVER)")->capture_default_str();
-  app.add_option("--token", config.token, "bearer token (env NPUPERF_TOKEN)");
-  app.add_option("--format", config.format, "output format")->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  app.add_option("--timeout", timeout_s, "deadline of each call, seconds")->capture_default_str();
-  app.add_option("--tls-ca", config.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
-      ->envname("NPUPERF_TLS_CA")->check(CLI::ExistingFile);
+  Settings flags;
+  std::string config_file;
+  auto setting = [&](const char* flag, const char* key, const char* help) {
+    app.add_option_function<std::string>(flag, [&flags, key](const std::string& v) { flags[key] = v; },
+                                         help);
+  };
+  setting("--server", "server", "server HOST:PORT (env NPUPERF_SERVER; default 127.0.0.1:50051)");
+  setting("--token", "token", "bearer token (env NPUPERF_TOKEN)");
+  setting("--tls-ca", "tls_ca", "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)");
+  setting("--format", "format", "output format: text or json (env NPUPERF_FORMAT)");
+  setting("--timeout", "timeout", "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
+  app.add_option("--config", config_file, "config file (env NPUPERF_CONFIG; default ~/.config/npuperf/config)");
 
   SubmitArgs submit;
   auto* sub = app.add_subcommand("submit", "upload operator directories and queue a collection");
@@ -66,7 +61,7 @@ int main(int argc, char** argv) {
   sub->add_option("--soc", submit.socs, "allowed SoC (repeatable)");
   sub->add_option("--devices", submit.device_range, "allowed device ids, e.g. 0-3");
   sub->add_option("--idempotency-key", submit.idempotency_key, "resubmitting the key returns the same collection");
-  sub->add_flag("!--no-wait", submit.wait, "return after queueing instead of watching");
+  sub->add_flag("--wait,!--no-wait", submit.wait, "watch until the collection finishes (default) or return after queueing");
 
   std::string id, reason, page_token, op, case_id, metric, collection;
   std::vector<std::string> labels;
@@ -89,6 +84,36 @@ int main(int argc, char** argv) {
   rounds->add_option("--case-id", case_id, "only this case");
   rounds->add_option("--metric", metric, "also print this metric's series, e.g. duration");
   auto* agents = app.add_subcommand("agents", "list agents and their devices");
+
+  std::string baseline, candidate, style = "text", label;
+  VerdictArgs verdict;
+  auto verdict_flags = [&](CLI::App* cmd, VerdictArgs* v) {
+    cmd->add_option("--alpha", v->alpha, "significance level (default 0.01)");
+    cmd->add_option("--threshold", v->threshold_pct, "practical threshold for durations, % (default 2)");
+    cmd->add_option("--ratio-threshold", v->ratio_threshold_pp,
+                    "practical threshold for ratio metrics, percentage points (default 1)");
+  };
+  auto* compare = app.add_subcommand(
+      "compare", "compare two rounds or two collections (exit 0 ok, 3 regressed, 4 no verdict)");
+  compare->add_option("baseline", baseline, "baseline round id or collection id")->required();
+  compare->add_option("candidate", candidate, "candidate round id or collection id")->required();
+  verdict_flags(compare, &verdict);
+  RegressionsArgs regressions_args;
+  auto* regressions = app.add_subcommand(
+      "regressions", "regressed cases against a pinned baseline or since a time (exit 0/3/4)");
+  regressions->add_option("--baseline", regressions_args.baseline_label, "pinned baseline label key=value");
+  regressions->add_option("--since", regressions_args.since, "RFC 3339 time or 24h, 7d ...");
+  regressions->add_option("--collection", regressions_args.collection, "candidates from this collection");
+  regressions->add_option("--operator", regressions_args.operator_name, "only this operator");
+  verdict_flags(regressions, &regressions_args.verdict);
+  auto* baseline_cmd = app.add_subcommand("baseline", "baselines of labels");
+  baseline_cmd->require_subcommand(1);
+  auto* pin = baseline_cmd->add_subcommand("pin", "pin a round or collection as the baseline of a label");
+  pin->add_option("label", label, "label key=value, e.g. branch=main")->required();
+  pin->add_option("target", id, "round id or collection id")->required();
+  auto* report = app.add_subcommand("report", "a round's summary.txt, or a collection's table");
+  report->add_option("id", id, "round id or collection id")->required();
+  report->add_option("--style", style, "text, md or json")->check(CLI::IsMember({"text", "md", "json"}));
   AddOfflineCommands(app, exit_code);
 
   try {
@@ -97,7 +122,19 @@ int main(int argc, char** argv) {
     const int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  config.timeout = std::chrono::seconds(timeout_s);
+  Settings file;
+  if (const std::string path = ConfigFilePath(config_file); !path.empty()) {
+    auto read = ReadConfigFile(path);
+    if (!read.ok()) {
+      std::cerr << "npuperf: " << read.status().message() << "\n";
+      return kExitUsage;
+    }
+    file = *std::move(read);
+  }
+  if (absl::Status st = ResolveConfig(flags, SettingsFromEnvironment(), file, &config); !st.ok()) {
+    std::cerr << "npuperf: " << st.message() << "\n";
+    return kExitUsage;
+  }
   auto session = [&] { return Session::Connect(config); };
   if (sub->parsed()) return RunSubmit(*session(), submit, std::cout, std::cerr);
   if (get->parsed()) return RunGet(*session(), id, std::cout, std::cerr);
@@ -113,5 +150,12 @@ int main(int argc, char** argv) {
     return RunRounds(*session(), op, case_id, collection, metric, std::cout, std::cerr);
   }
   if (agents->parsed()) return RunAgents(*session(), std::cout, std::cerr);
+  if (compare->parsed()) return RunCompare(*session(), baseline, candidate, verdict, std::cout, std::cerr);
+  if (regressions->parsed()) return RunRegressions(*session(), regressions_args, std::cout, std::cerr);
+  if (pin->parsed()) return RunBaselinePin(*session(), label, id, std::cout, std::cerr);
+  if (report->parsed()) {
+    if (config.format == "json") style = "json";
+    return RunReport(*session(), id, style, std::cout, std::cerr);
+  }
   return exit_code;
 }

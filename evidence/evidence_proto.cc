@@ -1,6 +1,7 @@
 #include "evidence/evidence_proto.h"
 
 #include "evidence/evidence_json.h"
+#include "evidence/summary_text.h"
 #include "npuperf/v1/evidence.pb.h"
 
 namespace npuperf::evidence {
@@ -113,6 +114,8 @@ void ToProto(const Evidence& ev, pb::Evidence* out) {
   }
   for (const std::string& w : ev.warnings) out->add_warnings(w);
   out->set_evidence_json(ToJson(ev));
+  out->set_summary_text(RenderSummary(ev, SummaryOptions()));
+  out->set_summary_markdown(RenderMarkdown(ev));
 }
 
 }  // namespace npuperf::evidence

@@ -90,7 +90,11 @@ v1::Round PgRoundFromRow(const pqxx::row& row, bool with_evidence_json) {
   r.set_case_id(row[6].as<std::string>());
   *r.mutable_created_at() = TimeUtil::MillisecondsToTimestamp(row[7].as<int64_t>());
   r.mutable_evidence()->ParseFromString(PgBlob(row[8]));
-  if (!with_evidence_json) r.mutable_evidence()->clear_evidence_json();
+  if (!with_evidence_json) {  // list views leave out the rendered documents
+    r.mutable_evidence()->clear_evidence_json();
+    r.mutable_evidence()->clear_summary_text();
+    r.mutable_evidence()->clear_summary_markdown();
+  }
   return r;
 }
 

@@ -102,7 +102,11 @@ v1::Round RoundFromRow(SQLite::Statement& q, bool with_evidence_json) {
   *r.mutable_created_at() =
       google::protobuf::util::TimeUtil::MillisecondsToTimestamp(q.getColumn(7).getInt64());
   r.mutable_evidence()->ParseFromString(BlobOf(q.getColumn(8)));
-  if (!with_evidence_json) r.mutable_evidence()->clear_evidence_json();
+  if (!with_evidence_json) {  // list views leave out the rendered documents
+    r.mutable_evidence()->clear_evidence_json();
+    r.mutable_evidence()->clear_summary_text();
+    r.mutable_evidence()->clear_summary_markdown();
+  }
   return r;
 }
 

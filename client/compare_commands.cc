@@ -1,0 +1,307 @@
+#include "client/compare_commands.h"
+
+#include <chrono>
+
+#include "absl/algorithm/container.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/format.h"
+#include "common/status_util.h"
+#include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
+
+namespace npuperf::client {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// Version of the JSON envelope of compare and regressions (docs/api.md).
+constexpr char kCompareSchema[] = "npuperf.compare.v1";
+constexpr char kRegressionsSchema[] = "npuperf.regressions.v1";
+
+bool IsRoundId(const std::string& id, int64_t* out) {
+  return !id.empty() && absl::c_all_of(id, absl::ascii_isdigit) && absl::SimpleAtoi(id, out) &&
+         *out > 0;
+}
+
+v1::CompareOptions OptionsOf(const VerdictArgs& v) {
+  v1::CompareOptions o;
+  o.set_alpha(v.alpha);
+  o.set_duration_threshold_pct(v.threshold_pct);
+  o.set_ratio_threshold_pp(v.ratio_threshold_pp);
+  return o;
+}
+
+std::string VerdictName(v1::Verdict v) {
+  std::string name = v1::Verdict_Name(v);
+  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
+}
+
+std::string Ratio(const v1::DurationComparison& d) {
+  if (!(d.ratio() > 0)) return "-";
+  std::string s = absl::StrFormat("%.3f", d.ratio());
+  if (d.ratio_ci_low() > 0) absl::StrAppend(&s, absl::StrFormat(" [%.3f, %.3f]", d.ratio_ci_low(), d.ratio_ci_high()));
+  return s;
+}
+
+std::string Summary(const v1::ComparisonCounts& n) {
+  return absl::StrFormat(
+      "%d regressed, %d improved, %d stable / %d comparable of %d matched (%d insufficient, %d not "
+      "comparable, %d errored, %d unmatched)",
+      n.regressed(), n.improved(), n.stable(), n.comparable(), n.matched(), n.insufficient(),
+      n.not_comparable(), n.errored(), n.unmatched());
+}
+
+void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
+                          std::ostream& out) {
+  out << absl::StrFormat("%-34s %-15s %11s %11s  %-24s %-9s %s\n", "operator/case", "verdict",
+                         "base_us", "cand_us", "ratio [CI]", "p", "rule / flags");
+  for (const auto& c : rows) {
+    const auto& d = c.duration();
+    std::string tail = c.rule();
+    if (c.flags_size() > 0) absl::StrAppend(&tail, "  {", absl::StrJoin(c.flags(), ", "), "}");
+    out << absl::StrFormat("%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
+                           c.operator_name() + "/" + c.case_id(), VerdictName(c.verdict()),
+                           d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(), tail);
+  }
+}
+
+void PrintRoundComparison(const v1::RoundComparison& c, std::ostream& out) {
+  const auto& d = c.duration();
+  out << "round " << c.baseline_round_id() << " -> " << c.candidate_round_id() << "  "
+      << c.operator_name() << "/" << c.case_id() << "\n";
+  out << "verdict " << VerdictName(c.verdict()) << ": " << c.rule() << "\n";
+  out << absl::StrFormat("duration %.3f -> %.3f us, ratio %s, p=%.3g (%d vs %d samples)\n",
+                         d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(),
+                         d.baseline_samples_us_size(), d.candidate_samples_us_size());
+  out << "bound " << (c.baseline_bound().empty() ? "-" : c.baseline_bound()) << " -> "
+      << (c.candidate_bound().empty() ? "-" : c.candidate_bound())
+      << (c.bound_changed() ? "  (changed)" : "") << "\n";
+  out << "per-core " << (c.baseline_balance().empty() ? "-" : c.baseline_balance()) << " -> "
+      << (c.candidate_balance().empty() ? "-" : c.candidate_balance())
+      << (c.balance_changed() ? "  (changed)" : "") << "\n";
+  out << "dvfs " << c.baseline_dvfs() << " -> " << c.candidate_dvfs() << "\n";
+  for (const auto& f : c.fingerprint_differences()) {
+    out << "fingerprint " << f.field() << ": " << f.baseline() << " -> " << f.candidate()
+        << (f.blocking() ? "  (blocking)" : "  (informative)") << "\n";
+  }
+  int notable = 0;
+  for (const auto& m : c.metric_deltas()) {
+    if (!m.notable()) continue;
+    if (notable++ == 0) out << "notable metric changes:\n";
+    out << absl::StrFormat("  %-22s %-28s %12.4g -> %-12.4g (%+.4g)\n", m.group(), m.field(),
+                           m.baseline(), m.candidate(), m.delta());
+  }
+  for (const auto& f : c.flags()) out << "flag " << f << "\n";
+}
+
+// The JSON envelope: schema, exit code and summary around the proto3 JSON
+// of the response.
+void PrintEnvelope(const char* schema, const std::string& kind,
+                   const google::protobuf::Message& result, int exit_code,
+                   const std::string& summary, std::ostream& out) {
+  nlohmann::json j;
+  j["schema"] = schema;
+  j["kind"] = kind;
+  j["exitCode"] = exit_code;
+  j["summary"] = summary;
+  j["result"] = nlohmann::json::parse(ToJson(result));
+  out << j.dump(2) << "\n";
+}
+
+v1::ComparisonCounts CountsOfOne(v1::Verdict v) {
+  v1::ComparisonCounts n;
+  n.set_matched(1);
+  switch (v) {
+    case v1::VERDICT_IMPROVED: n.set_improved(1); n.set_comparable(1); break;
+    case v1::VERDICT_REGRESSED: n.set_regressed(1); n.set_comparable(1); break;
+    case v1::VERDICT_STABLE: n.set_stable(1); n.set_comparable(1); break;
+    case v1::VERDICT_INSUFFICIENT: n.set_insufficient(1); break;
+    case v1::VERDICT_NOT_COMPARABLE: n.set_not_comparable(1); break;
+    default: n.set_errored(1); break;
+  }
+  return n;
+}
+
+}  // namespace
+
+int ExitCodeOf(const v1::ComparisonCounts& n) {
+  if (n.regressed() > 0) return kExitRegressed;
+  if (n.comparable() == 0 || n.insufficient() > 0 || n.not_comparable() > 0 || n.errored() > 0) {
+    return kExitNoVerdict;
+  }
+  return kExitOk;
+}
+
+absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms) {
+  google::protobuf::Timestamp t;
+  if (TimeUtil::FromString(since, &t)) return TimeUtil::TimestampToMilliseconds(t);
+  static const std::pair<char, int64_t> kUnits[] = {
+      {'s', 1000}, {'m', 60'000}, {'h', 3'600'000}, {'d', 86'400'000}};
+  int64_t n = 0;
+  if (since.size() >= 2 && absl::SimpleAtoi(since.substr(0, since.size() - 1), &n) && n > 0) {
+    for (const auto& [unit, ms] : kUnits) {
+      if (since.back() == unit) return now_ms - n * ms;
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--since '", since, "': want an RFC 3339 time or <n>s|m|h|d"));
+}
+
+int RunCompare(Session& s, const std::string& baseline, const std::string& candidate,
+               const VerdictArgs& v, std::ostream& out, std::ostream& err) {
+  int64_t base_round = 0, cand_round = 0;
+  const bool rounds = IsRoundId(baseline, &base_round);
+  if (rounds != IsRoundId(candidate, &cand_round)) {
+    err << "npuperf compare: give two round ids or two collection ids\n";
+    return kExitUsage;
+  }
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  if (rounds) {
+    v1::CompareRoundsRequest req;
+    req.set_baseline_round_id(base_round);
+    req.set_candidate_round_id(cand_round);
+    *req.mutable_options() = OptionsOf(v);
+    v1::CompareRoundsResponse resp;
+    const absl::Status st = FromGrpcStatus(s.queries().CompareRounds(&ctx, req, &resp));
+    if (!st.ok()) return ReportError(st, err);
+    const v1::ComparisonCounts n = CountsOfOne(resp.comparison().verdict());
+    const int code = ExitCodeOf(n);
+    if (s.config().format == "json") {
+      PrintEnvelope(kCompareSchema, "rounds", resp, code, Summary(n), out);
+    } else {
+      PrintRoundComparison(resp.comparison(), out);
+    }
+    return code;
+  }
+  v1::CompareCollectionsRequest req;
+  req.set_baseline_collection_id(baseline);
+  req.set_candidate_collection_id(candidate);
+  *req.mutable_options() = OptionsOf(v);
+  v1::CompareCollectionsResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().CompareCollections(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  const int code = ExitCodeOf(resp.counts());
+  if (s.config().format == "json") {
+    PrintEnvelope(kCompareSchema, "collections", resp, code, Summary(resp.counts()), out);
+    return code;
+  }
+  out << "baseline " << baseline << " -> candidate " << candidate << "\n";
+  PrintComparisonTable(resp.comparisons(), out);
+  for (const auto& u : resp.unmatched()) out << "unmatched " << u << "\n";
+  out << Summary(resp.counts()) << "\n";
+  if (resp.geomean_ratio() > 0) {
+    out << absl::StrFormat("geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
+                           resp.geomean_ratio(), resp.counts().comparable());
+  }
+  return code;
+}
+
+int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std::ostream& err) {
+  v1::ListRegressionsRequest req;
+  if (!a.since.empty()) {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    auto since = ParseSince(a.since, now_ms);
+    if (!since.ok()) {
+      err << "npuperf regressions: " << since.status().message() << "\n";
+      return kExitUsage;
+    }
+    *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(*since);
+  }
+  if (a.since.empty() && a.baseline_label.empty()) {
+    err << "npuperf regressions: give --baseline LABEL or --since TIME\n";
+    return kExitUsage;
+  }
+  req.set_baseline_label(a.baseline_label);
+  req.set_candidate_collection_id(a.collection);
+  req.set_operator_name(a.operator_name);
+  *req.mutable_options() = OptionsOf(a.verdict);
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::ListRegressionsResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  const int code = ExitCodeOf(resp.counts());
+  const std::string summary =
+      absl::StrCat(resp.regressions_size(), " regressed / ", resp.compared(), " comparable against ",
+                   resp.baseline_description(), " (", Summary(resp.counts()), ")");
+  if (s.config().format == "json") {
+    PrintEnvelope(kRegressionsSchema, "regressions", resp, code, summary, out);
+    return code;
+  }
+  if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), out);
+  out << summary << "\n";
+  return code;
+}
+
+int RunBaselinePin(Session& s, const std::string& label, const std::string& target,
+                   std::ostream& out, std::ostream& err) {
+  v1::PinBaselineRequest req;
+  req.set_label(label);
+  int64_t round = 0;
+  if (IsRoundId(target, &round)) {
+    req.set_round_id(round);
+  } else {
+    req.set_collection_id(target);
+  }
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::PinBaselineResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().PinBaseline(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (s.config().format == "json") {
+    out << ToJson(resp) << "\n";
+  } else {
+    out << "baseline " << resp.label() << " = "
+        << (resp.round_id() > 0 ? absl::StrCat("round ", resp.round_id())
+                                : absl::StrCat("collection ", resp.collection_id()))
+        << "\n";
+  }
+  return kExitOk;
+}
+
+int RunReport(Session& s, const std::string& id, const std::string& style, std::ostream& out,
+              std::ostream& err) {
+  int64_t round_id = 0;
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  if (IsRoundId(id, &round_id)) {
+    v1::GetRoundRequest req;
+    req.set_round_id(round_id);
+    v1::GetRoundResponse resp;
+    const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
+    if (!st.ok()) return ReportError(st, err);
+    const v1::Evidence& e = resp.round().evidence();
+    if (style == "json") {
+      out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
+    } else {
+      const std::string& text = style == "md" ? e.summary_markdown() : e.summary_text();
+      if (text.empty()) {
+        err << "npuperf report: round " << round_id << " carries no rendered summary\n";
+        return kExitError;
+      }
+      out << text << "\n";
+    }
+    return kExitOk;
+  }
+  v1::ListRoundsRequest req;
+  req.set_collection_id(id);
+  req.set_page_size(1000);
+  v1::ListRoundsResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  if (style == "json") {
+    out << ToJson(resp) << "\n";
+  } else {
+    PrintRoundsReport(id, resp, style == "md", out);
+  }
+  return kExitOk;
+}
+
+}  // namespace npuperf::client

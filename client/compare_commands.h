@@ -1,0 +1,52 @@
+// The comparison commands of `npuperf`: compare, regressions, baseline pin
+// and report. Exit codes follow the bot contract (docs/api.md "CLI"):
+// 0 nothing regressed and every matched case has a verdict, 3 something
+// regressed, 4 nothing comparable or some evidence insufficient, 1 errors,
+// 2 usage errors.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "client/commands.h"
+#include "npuperf/v1/query_service.pb.h"
+
+namespace npuperf::client {
+
+// Verdict knobs shared by compare and regressions (0: the server default).
+struct VerdictArgs {
+  double alpha = 0;
+  double threshold_pct = 0;
+  double ratio_threshold_pp = 0;
+};
+
+// Two round ids (digits) or two collection ids.
+int RunCompare(Session& s, const std::string& baseline, const std::string& candidate,
+               const VerdictArgs& v, std::ostream& out, std::ostream& err);
+
+struct RegressionsArgs {
+  std::string baseline_label;  // key=value of a pinned baseline
+  std::string since;           // RFC 3339 time or a duration back from now ("24h", "7d")
+  std::string collection;      // candidates from this collection only
+  std::string operator_name;
+  VerdictArgs verdict;
+};
+int RunRegressions(Session& s, const RegressionsArgs& args, std::ostream& out, std::ostream& err);
+
+// target: a round id (digits) or a collection id.
+int RunBaselinePin(Session& s, const std::string& label, const std::string& target,
+                   std::ostream& out, std::ostream& err);
+
+// A round (digits: its summary.txt layout) or a collection (a table of its
+// rounds); style "text", "md" or "json".
+int RunReport(Session& s, const std::string& id, const std::string& style, std::ostream& out,
+              std::ostream& err);
+
+// Exit code of a set of verdicts (the bot contract above).
+int ExitCodeOf(const v1::ComparisonCounts& counts);
+
+// Parses --since: RFC 3339, or "<n>{s,m,h,d}" back from now_ms.
+absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms);
+
+}  // namespace npuperf::client
