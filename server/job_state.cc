@@ -1,5 +1,7 @@
 #include "server/job_state.h"
 
+#include "npuperf/v1/agent_service.pb.h"
+
 namespace npuperf::server {
 
 bool IsTerminal(v1::JobState state) {
@@ -60,6 +62,18 @@ const char* JobStateName(v1::JobState state) {
     case v1::JOB_STATE_FAILED: return "failed";
     case v1::JOB_STATE_CANCELLED: return "cancelled";
     default: return "unspecified";
+  }
+}
+
+const char* DeviceStatusName(bool agent_online, int reported_state, bool leased) {
+  if (!agent_online) return "offline";
+  if (leased) return "busy";
+  switch (reported_state) {
+    case v1::DEVICE_STATE_IDLE: return "idle";
+    case v1::DEVICE_STATE_BUSY: return "busy";
+    case v1::DEVICE_STATE_EXTERNALLY_LOCKED: return "externally_locked";
+    case v1::DEVICE_STATE_UNHEALTHY: return "unhealthy";
+    default: return "unknown";
   }
 }
 

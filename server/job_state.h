@@ -27,5 +27,10 @@ v1::CollectionState DeriveCollectionState(const v1::JobCounts& counts, bool canc
 // Lower-case names for logs and metrics labels ("queued", "leased", ...).
 const char* JobStateName(v1::JobState state);
 const char* CollectionStateName(v1::CollectionState state);
+// A device's state as ListAgents and the /metrics gauge name it: "offline"
+// when its agent is not online, "busy" with a live lease, else the state the
+// agent reported (v1::DeviceState): "idle", "busy", "externally_locked",
+// "unhealthy" or "unknown".
+const char* DeviceStatusName(bool agent_online, int reported_state, bool leased);
 
 }  // namespace npuperf::server

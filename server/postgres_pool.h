@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <pqxx/pqxx>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,6 +70,49 @@ class PgPool {
   const std::string url_;
   absl::Mutex mu_;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
+};
+
+// The NOTIFY channel on which replicas announce that jobs became claimable
+// (submitted, requeued, or a device freed); the payload is the sender's id.
+inline constexpr char kPgJobsChannel[] = "npuperf_jobs";
+
+// Listens on kPgJobsChannel on a dedicated connection and thread, and calls
+// the callback for every notification another replica sent (payloads equal
+// to self_id are this replica's own and skipped: its scheduler already knows).
+// The thread starts with the first callback and sleeps in poll() on the
+// connection's socket. After a broken connection it reconnects with backoff
+// (up to 5 s) and calls the callback once, since notifications may have been
+// missed meanwhile. Thread-safe.
+class PgListener {
+ public:
+  PgListener(std::string url, std::string self_id);
+  ~PgListener();  // stops and joins the thread
+  PgListener(const PgListener&) = delete;
+  PgListener& operator=(const PgListener&) = delete;
+
+  // Replaces the callback (nullptr: none). After it returns, the previous
+  // callback is never called again.
+  void SetCallback(std::function<void()> fn);
+
+ private:
+  class Receiver;
+
+  void Loop();
+  // One connection's lifetime: LISTEN, then wait and dispatch until stop or
+  // an exception. Returns false on stop.
+  bool ListenOnce(bool reconnected);
+  // Sleeps up to ms, waking early on stop. Returns false on stop.
+  bool Pause(int ms);
+  void Fire();
+
+  const std::string url_;
+  const std::string self_id_;
+  int wake_[2] = {-1, -1};  // pipe: a byte in wake_[1] interrupts poll()
+  absl::Mutex mu_;
+  std::function<void()> fn_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // started by the first SetCallback (under mu_)
 };
 
 template <typename F>

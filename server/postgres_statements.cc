@@ -116,7 +116,7 @@ constexpr Statement kStatements[] = {
      "UPDATE jobs SET state = 2, attempt = attempt + 1, fencing_token = fencing_token + 1, "
      "agent_id = $1, host = $2, device_id = $3, soc = $4, lease_expires_ms = $5, started_ms = "
      "COALESCE(started_ms, $6), progress = NULL WHERE id = $7 AND state = 1 RETURNING attempt, "
-     "max_attempts, fencing_token, op_name, case_id, operator_name"},
+     "max_attempts, fencing_token, op_name, case_id, operator_name, queued_ms"},
     // Leases and progress.
     {"lease_renew",
      "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND agent_id = "
@@ -153,17 +153,28 @@ constexpr Statement kStatements[] = {
      "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
      "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
      "SELECT id FROM r"},
-    // The job's new state, the applied update (idempotency) and the event in
-    // one statement. $3 is the round id, 0 for none.
+    // The job's new state, the applied update (idempotency), the event and
+    // the wake-up of other replicas (its device is free, or the job queued
+    // again; $15 is our replica id) in one statement. $3 is the round id, 0
+    // for none.
     {"job_finish",
      "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
      "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
      "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
      "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8 RETURNING id), "
      "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
-     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)) "
+     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
+     "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
-     "'job_result', $14 FROM f"},
+     "'job_result', $14 FROM f, n"},
+    {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
+    // Gauges of /metrics.
+    {"count_jobs", "SELECT state, COUNT(*) FROM jobs GROUP BY state"},
+    {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},
+    {"count_devices",
+     "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "
+     "d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE "), COUNT(*) "
+     "FROM devices d JOIN agents a ON a.id = d.agent_id GROUP BY 1, 2, 3"},
     // Rounds.
     {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
     {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},

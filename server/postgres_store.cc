@@ -1,6 +1,8 @@
 #include "server/postgres_store.h"
 
+#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "server/job_state.h"
 #include "server/migrator.h"
 #include "server/postgres_open.h"
@@ -9,8 +11,19 @@
 
 namespace npuperf::server {
 
-PostgresStore::PostgresStore(const std::string& url, int pool_size) : pool_(url, pool_size) {}
+PostgresStore::PostgresStore(const std::string& url, int pool_size)
+    : replica_id_(absl::StrFormat("%016x", absl::Uniform<uint64_t>(absl::BitGen()))),
+      pool_(url, pool_size),
+      listener_(url, replica_id_) {}
 PostgresStore::~PostgresStore() = default;
+
+void PostgresStore::SetChangeCallback(std::function<void()> fn) {
+  listener_.SetCallback(std::move(fn));
+}
+
+void PostgresStore::NotifyClaimable(pqxx::work& tx) const {
+  tx.exec_prepared("jobs_notify", replica_id_);
+}
 
 absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
                                                                    int pool_size) {
@@ -91,7 +104,11 @@ absl::StatusOr<bool> PostgresStore::HasBundle(const std::string& sha256) {
 
 absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollection(
     const NewCollection& c) {
-  return pool_.Run("insert collection", [&](pqxx::work& tx) { return InsertCollectionTx(tx, c); });
+  return pool_.Run("insert collection", [&](pqxx::work& tx) {
+    auto inserted = InsertCollectionTx(tx, c);
+    if (inserted.ok() && inserted->second) NotifyClaimable(tx);
+    return inserted;
+  });
 }
 
 absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollectionTx(
@@ -224,6 +241,23 @@ absl::StatusOr<std::vector<v1::AgentStatus>> PostgresStore::ListAgents() {
       for (const auto& row : tx.exec_prepared("agent_devices", agent.agent_id())) {
         *agent.add_devices() = PgDeviceFromRow(row, agent.state());
       }
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<StateCounts> PostgresStore::CountByState() {
+  return pool_.Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
+    StateCounts out;
+    for (const auto& row : tx.exec_prepared("count_jobs")) {
+      out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
+    }
+    for (const auto& row : tx.exec_prepared("count_agents")) {
+      out.agents[row[0].as<std::string>()] = row[1].as<int64_t>();
+    }
+    for (const auto& row : tx.exec_prepared("count_devices")) {
+      out.devices[DeviceStatusName(row[0].as<bool>(), row[1].as<int>(), row[2].as<bool>())] +=
+          row[3].as<int64_t>();
     }
     return out;
   });

@@ -72,6 +72,10 @@ class PostgresStore final : public Store {
                                       int64_t lease_ttl_ms) override;
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
   absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
+  absl::StatusOr<StateCounts> CountByState() override;
+  // LISTENs on kPgJobsChannel (a dedicated connection, started on the first
+  // call): submissions, requeues and freed devices of other replicas call fn.
+  void SetChangeCallback(std::function<void()> fn) override;
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
@@ -106,7 +110,10 @@ class PostgresStore final : public Store {
                                                        const std::string& id, bool with_jobs);
   static absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& tx,
                                                                             const NewCollection& c);
-  static absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r);
+  // notify_payload: this replica's id, sent on kPgJobsChannel with the
+  // job's transition (its device is free, or the job is queued again).
+  static absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
+                                               const std::string& notify_payload);
   static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
 
   // Claim stages (postgres_store_jobs.cc).
@@ -125,7 +132,14 @@ class PostgresStore final : public Store {
   static v1::JobAssignment Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
                                  const ClaimView& view, size_t pick, const OfferedDevice& device);
 
+  // Tells the other replicas (their PgListener) that jobs became claimable;
+  // delivered when tx commits.
+  void NotifyClaimable(pqxx::work& tx) const;
+
+  // Random per store: our own notifications come back with this payload.
+  const std::string replica_id_;
   PgPool pool_;
+  PgListener listener_;
 };
 
 }  // namespace npuperf::server

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/job_state.h"
 #include "server/postgres_rows.h"
 #include "server/job_rules.h"
@@ -122,6 +123,8 @@ v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, 
   a.set_op_name(row[3].as<std::string>());
   a.set_case_id(row[4].as<std::string>());
   a.set_operator_name(row[5].as<std::string>());
+  *a.mutable_queued_at() =
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[6].as<int64_t>());
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
@@ -183,10 +186,12 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id
 }
 
 absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
-  return pool_.Run("record result", [&](pqxx::work& tx) { return ApplyResult(tx, r); });
+  return pool_.Run("record result",
+                   [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_); });
 }
 
-absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r) {
+absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r,
+                                                     const std::string& notify_payload) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
   const bool cancelled = LockJobCollection(tx, r.ref.job_id).value_or(false);
@@ -213,7 +218,8 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
                    r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
-                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason));
+                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
+                   notify_payload);
   RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled);
   return ack;
 }
@@ -257,6 +263,7 @@ absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t no
       }
       RefreshCollectionState(tx, collection, now_ms, cancelled);
     }
+    if (!out.empty()) NotifyClaimable(tx);
     return out;
   });
 }

@@ -8,6 +8,7 @@
 #include "common/device_range.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/submission.h"
 
 namespace npuperf::server {
@@ -87,7 +88,11 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
 }
 
 Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options)
-    : store_(store), clock_(clock), metrics_(metrics), options_(options) {}
+    : store_(store), clock_(clock), metrics_(metrics), options_(options) {
+  store_.SetChangeCallback([this] { changes_.Notify(); });
+}
+
+Scheduler::~Scheduler() { store_.SetChangeCallback(nullptr); }
 
 absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     const std::string& team, const v1::SubmitCollectionRequest& req) {
@@ -231,6 +236,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
   for (const auto& d : req.free_devices()) claim.devices.push_back({d.device_id(), d.soc()});
   claim.lease_ttl_ms = options_.lease_ttl.count();
   const absl::Time deadline = absl::Now() + absl::Milliseconds(std::clamp(req.wait_ms(), 0, 30'000));
+  const int64_t call_ms = NowMs();
   while (true) {
     const uint64_t seen = changes_.version();
     claim.now_ms = NowMs();
@@ -238,12 +244,20 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();
     if (got.ok() && got->has_value()) {
       metrics_.jobs_leased.Increment();
+      ObserveLease(**got, call_ms);
       changes_.Notify();
       return got;
     }
     if (absl::Now() >= deadline || stop()) return std::optional<v1::JobAssignment>();
     changes_.WaitNewer(seen, deadline - absl::Now(), stop);
   }
+}
+
+void Scheduler::ObserveLease(const v1::JobAssignment& a, int64_t call_ms) {
+  const int64_t now = NowMs();
+  const int64_t queued = google::protobuf::util::TimeUtil::TimestampToMilliseconds(a.queued_at());
+  if (a.attempt() == 1) metrics_.queue_wait.Observe(std::max<int64_t>(0, now - queued) / 1e3);
+  metrics_.submit_to_lease.Observe(std::max<int64_t>(0, now - std::max(queued, call_ms)) / 1e3);
 }
 
 absl::StatusOr<bool> Scheduler::ReportProgress(const v1::ReportProgressRequest& req) {
@@ -300,6 +314,13 @@ absl::Status Scheduler::ExpireLeases() {
                                          " expired; ", e.requeued ? "requeued" : "failed"));
   }
   if (!expired->empty()) changes_.Notify();
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::RefreshStateMetrics() {
+  auto counts = store_.CountByState();
+  if (!counts.ok()) return counts.status();
+  metrics_.SetStates(*counts);
   return absl::OkStatus();
 }
 

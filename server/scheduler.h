@@ -64,10 +64,15 @@ struct PendingCancel {
 };
 
 // The server's domain core: submissions, claims, leases, results and
-// cancellation, over a Store. No gRPC, no SQL. Thread-safe.
+// cancellation, over a Store. No gRPC, no SQL. Thread-safe. Registers a
+// change callback with the store (other replicas' changes wake its waiters)
+// and removes it on destruction; the store must outlive the scheduler.
 class Scheduler {
  public:
   Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
 
   // Validates all-or-nothing (INVALID_ARGUMENT with field violations) and
   // queues the jobs; returns the collection and whether it was created.
@@ -93,6 +98,8 @@ class Scheduler {
 
   // Takes back expired leases (called periodically by the reaper).
   absl::Status ExpireLeases();
+  // Sets the jobs/agents/devices-by-state gauges from the store.
+  absl::Status RefreshStateMetrics();
 
   ChangeNotifier& changes() { return changes_; }
   const SchedulerOptions& options() const { return options_; }
@@ -101,6 +108,9 @@ class Scheduler {
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
   std::string AgentIdFor(const v1::RegisterAgentRequest& req);
+  // Queue-wait and submit-to-lease histograms for a lease granted to a
+  // LeaseJob call that started at call_ms.
+  void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
 
   Store& store_;
   Clock& clock_;

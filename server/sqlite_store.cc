@@ -377,6 +377,32 @@ absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
   });
 }
 
+absl::StatusOr<StateCounts> SqliteStore::CountByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("count by state", [&]() -> absl::StatusOr<StateCounts> {
+    StateCounts out;
+    SQLite::Statement jobs(*db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    while (jobs.executeStep()) {
+      out.jobs[static_cast<v1::JobState>(jobs.getColumn(0).getInt())] = jobs.getColumn(1).getInt64();
+    }
+    SQLite::Statement agents(*db_, "SELECT state, COUNT(*) FROM agents GROUP BY state");
+    while (agents.executeStep()) {
+      out.agents[agents.getColumn(0).getString()] = agents.getColumn(1).getInt64();
+    }
+    SQLite::Statement devices(*db_,
+                              "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j "
+                              "WHERE j.agent_id = d.agent_id AND j.device_id = d.device_id AND "
+                              "j.state IN (2, 3)) AS leased, COUNT(*) FROM devices d JOIN agents a "
+                              "ON a.id = d.agent_id GROUP BY 1, 2, 3");
+    while (devices.executeStep()) {
+      out.devices[DeviceStatusName(devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
+                                   devices.getColumn(2).getInt() != 0)] +=
+          devices.getColumn(3).getInt64();
+    }
+    return out;
+  });
+}
+
 absl::StatusOr<v1::RegisterAgentRequest> SqliteStore::GetAgent(const std::string& agent_id) {
   std::lock_guard<std::mutex> lock(mu_);
   return GuardSqlite("get agent", [&]() -> absl::StatusOr<v1::RegisterAgentRequest> {

@@ -67,6 +67,9 @@ class SqliteStore final : public Store {
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
   absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms,
                                                          int32_t max_lost) override;
+  absl::StatusOr<StateCounts> CountByState() override;
+  // One process owns a SQLite database, so its scheduler sees every change.
+  void SetChangeCallback(std::function<void()> /*fn*/) override {}
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;

@@ -5,6 +5,7 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/job_rules.h"
 #include "server/job_state.h"
 #include "server/sqlite_rows.h"
@@ -116,7 +117,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
                             "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
                             "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
                             "NULL WHERE id = ? AND state = ? RETURNING attempt, max_attempts, "
-                            "fencing_token, op_name, case_id");
+                            "fencing_token, op_name, case_id, queued_ms");
     lease.bind(1, kLeased);
     lease.bind(2, req.agent_id);
     lease.bind(3, req.host);
@@ -135,6 +136,8 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
     a.set_fencing_token(lease.getColumn(2).getInt64());
     a.set_op_name(lease.getColumn(3).getString());
     a.set_case_id(lease.getColumn(4).getString());
+    *a.mutable_queued_at() =
+        google::protobuf::util::TimeUtil::MillisecondsToTimestamp(lease.getColumn(5).getInt64());
     lease.reset();
     a.set_device_id(device.device_id);
     a.set_soc(device.soc);

@@ -145,6 +145,13 @@ struct RoundPage {
   int64_t last_id = 0;  // 0 when no further page
 };
 
+// Counts behind the state gauges of /metrics.
+struct StateCounts {
+  std::map<v1::JobState, int64_t> jobs;
+  std::map<std::string, int64_t> agents;   // "online", "lost"
+  std::map<std::string, int64_t> devices;  // DeviceStatusName(): "idle", "busy", ..., "offline"
+};
+
 struct CollectionFilter {
   std::string team;
   std::vector<v1::CollectionState> states;
@@ -232,6 +239,16 @@ class Store {
   // remain and the job has not taken down max_lost agents, else fail.
   virtual absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms,
                                                                  int32_t max_lost) = 0;
+
+  // Jobs, agents and devices by state (for the /metrics gauges).
+  virtual absl::StatusOr<StateCounts> CountByState() = 0;
+
+  // Registers fn to be called when another server replica made jobs
+  // claimable (submitted, requeued, or a device freed), so long-polling
+  // LeaseJob callers here wake at once. Called from a backend thread; fn must
+  // be cheap and thread-safe. nullptr unregisters (no call after return).
+  // A no-op where one process owns the database (SQLite).
+  virtual void SetChangeCallback(std::function<void()> fn) = 0;
 
   // Rounds.
   virtual absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) = 0;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -12,8 +13,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "common/clock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "server/job_state.h"
 #include "server/scheduler.h"
 #include "server/sqlite_store.h"
@@ -781,6 +785,64 @@ TEST_P(StoreConformanceTest, ReplicasOpenTogether) {
   for (const auto& s : opened) ASSERT_TRUE(s.ok()) << s.status();
   ASSERT_TRUE((*opened[0])->InsertToken("h", "team", "x", 1).ok());
   EXPECT_TRUE(store_->LookupToken("h").ok());
+}
+
+// ---- Gauges and cross-replica wake-ups ----
+
+TEST_P(StoreConformanceTest, CountByStateCountsJobsAgentsAndDevices) {
+  Insert(MakeCollection("c1", "team", 3));
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot", 2), 1000).ok());
+  ASSERT_TRUE(Claim(Req("a1", {0})));
+  ASSERT_TRUE(store_->UpsertAgent("a2", AgentInfo("h2", "boot", 1), 1000).ok());
+  // A new instance of h2 (same boot): a2 is lost, its device offline.
+  ASSERT_TRUE(store_->UpsertAgent("a3", AgentInfo("h2", "boot", 1), 1000).ok());
+  ASSERT_OK_AND_ASSIGN(counts, store_->CountByState());
+  EXPECT_EQ(counts.jobs[v1::JOB_STATE_QUEUED], 2);
+  EXPECT_EQ(counts.jobs[v1::JOB_STATE_LEASED], 1);
+  EXPECT_EQ(counts.jobs.count(v1::JOB_STATE_SUCCEEDED), 0u);
+  EXPECT_EQ(counts.agents["online"], 2);
+  EXPECT_EQ(counts.agents["lost"], 1);
+  EXPECT_EQ(counts.devices["busy"], 1);  // a1's device 0 holds the lease
+  EXPECT_EQ(counts.devices["idle"], 2);  // a1's device 1, a3's device 0
+  EXPECT_EQ(counts.devices["offline"], 1);
+}
+
+// A LeaseJob long-poll on replica B wakes within moments when replica A
+// queues work (PostgreSQL LISTEN/NOTIFY), not after B's own 30 s wait.
+TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
+  if (GetParam() == Backend::kSqlite) GTEST_SKIP() << "one process owns a SQLite database";
+  ASSERT_OK_AND_ASSIGN(second, OpenStore());
+  RealClock clock;
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler replica_a(*store_, clock, metrics, SchedulerOptions());
+  Scheduler replica_b(*second, clock, metrics, SchedulerOptions());
+  v1::RegisterAgentRequest info = AgentInfo("h1", "boot", 1);
+  ASSERT_OK_AND_ASSIGN(registered, replica_b.RegisterAgent(info));
+  // Give B's listener time to LISTEN (it connects on its own thread).
+  absl::SleepFor(absl::Milliseconds(300));
+  v1::LeaseJobRequest req;
+  req.set_agent_id(registered.agent_id());
+  req.set_wait_ms(30'000);
+  auto* device = req.add_free_devices();
+  device->set_device_id(0);
+  device->set_soc("Ascend910B2");
+  std::atomic<bool> stop{false};
+  auto waiter = std::async(std::launch::async, [&] {
+    return replica_b.LeaseJob(req, [&] { return stop.load(); });
+  });
+  absl::SleepFor(absl::Milliseconds(300));  // B is waiting now
+  const absl::Time submitted = absl::Now();
+  Insert(MakeCollection("c1", "team", 1));  // on replica A's store
+  const bool woken = waiter.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  const absl::Duration took = absl::Now() - submitted;
+  stop = true;  // ends B's wait at once if it was not woken
+  ASSERT_TRUE(woken) << "replica B was not woken";
+  auto got = waiter.get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->collection_id(), "c1");
+  EXPECT_LT(took, absl::Seconds(2)) << took;
 }
 
 #if NPUPERF_WITH_POSTGRES
