@@ -64,7 +64,9 @@ void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComp
     std::string tail = c.rule();
     if (c.flags_size() > 0) absl::StrAppend(&tail, "  {", absl::StrJoin(c.flags(), ", "), "}");
     out << absl::StrFormat("%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
-                           c.operator_name() + "/" + c.case_id(), VerdictName(c.verdict()),
+                           c.case_id().empty() ? c.operator_name()
+                                               : c.operator_name() + "/" + c.case_id(),
+                           VerdictName(c.verdict()),
                            d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(), tail);
   }
 }
@@ -106,7 +108,7 @@ void PrintEnvelope(const char* schema, const std::string& kind,
   nlohmann::json j;
   j["schema"] = schema;
   j["kind"] = kind;
-  j["exitCode"] = exit_code;
+  j["exit_code"] = exit_code;
   j["summary"] = summary;
   j["result"] = nlohmann::json::parse(ToJson(result));
   out << j.dump(2) << "\n";

@@ -66,6 +66,46 @@ echo "demo: evidence per operator (bound from pipe ratios, per-core balance from
 "$BIN/npuperf" rounds --collection "$COLLECTION"
 if [ $rc -ne 0 ]; then echo "demo: the batch did not fully succeed (exit $rc)" >&2; exit $rc; fi
 printf 'demo: batch took %.1f s\n' "$(echo "$END - $START" | bc -l 2>/dev/null || python3 -c "print($END-$START)")"
+# Before/after an optimisation: a baseline batch of the base operators and a
+# candidate batch where the _v2 runners replaced their base operator's code
+# (as a developer's edit would), quick mode, 7 repeats each, one SoC so the
+# rounds are comparable. Then the verdict table, the bot's JSON, a pinned
+# baseline and the regression listing.
+BASE_OPS=$VAR/ops-baseline CAND_OPS=$VAR/ops-candidate
+mkdir -p "$BASE_OPS" "$CAND_OPS"
+for dir in "$ROOT"/examples/ops/*/; do
+  op=$(basename "$dir")
+  case $op in *_v2) continue ;; esac
+  cp -r "$dir" "$BASE_OPS/$op"
+  cp -r "$dir" "$CAND_OPS/$op"
+  if [ -d "$ROOT/examples/ops/${op}_v2" ]; then
+    cp "$ROOT/examples/ops/${op}_v2/test_${op}_v2.py" "$CAND_OPS/$op/test_${op}.py"
+  fi
+done
+comparison_batch() {  # name dir → prints the collection id
+  "$BIN/npuperf" --format json submit --batch "$2" --quick --repeats 7 --soc Ascend910B2 \
+    --op-name-map "$ROOT/deploy/demo-op-names.json" --label demo="$1" >"$VAR/$1.json" || {
+    echo "demo: the $1 batch failed" >&2; cat "$VAR/$1.json" >&2; exit 1; }
+  grep -m1 '"id"' "$VAR/$1.json" | sed 's/.*"id": "\([^"]*\)".*/\1/'
+}
+echo
+echo "demo: baseline and candidate batches (quick mode, 7 repeats, Ascend910B2)"
+CMP_START=$(date +%s)
+BASE_COLLECTION=$(comparison_batch baseline "$BASE_OPS")
+CAND_COLLECTION=$(comparison_batch candidate "$CAND_OPS")
+echo "demo: both batches took $(( $(date +%s) - CMP_START )) s"
+echo "demo: npuperf compare $BASE_COLLECTION $CAND_COLLECTION"
+set +e
+"$BIN/npuperf" compare "$BASE_COLLECTION" "$CAND_COLLECTION"
+rc=$?
+"$BIN/npuperf" --format json compare "$BASE_COLLECTION" "$CAND_COLLECTION" >"$VAR/compare.json"
+set -e
+echo "demo: compare exited $rc (0 nothing regressed, 3 regressed, 4 no verdict); JSON in var/compare.json"
+"$BIN/npuperf" baseline pin demo=main "$BASE_COLLECTION"
+set +e
+"$BIN/npuperf" regressions --baseline demo=main --collection "$CAND_COLLECTION"
+echo "demo: regressions exited $?"
+set -e
 if [ -s "$VAR/sim-conflicts.log" ]; then
   echo "demo: msprof-sim saw a double-booked device:" >&2
   cat "$VAR/sim-conflicts.log" >&2
