@@ -243,7 +243,7 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
     if (line == previous) continue;
     previous = line;
     if (tty) {
-      err << "\r\033[K" << line << std::flush;
+      err << "\r\033[K" << ProgressBar(last.counts(), 24) << " " << line << std::flush;
     } else {
       err << line << "\n";
     }

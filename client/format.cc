@@ -1,5 +1,7 @@
 #include "client/format.h"
 
+#include <algorithm>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -156,6 +158,12 @@ void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out) {
       out << "\n";
     }
   }
+}
+
+std::string ProgressBar(const v1::JobCounts& n, int width) {
+  const int done = n.succeeded() + n.failed() + n.cancelled();
+  const int filled = n.total() > 0 ? std::min(width, done * width / n.total()) : 0;
+  return absl::StrCat("[", std::string(filled, '#'), std::string(width - filled, '-'), "]");
 }
 
 std::string ProgressLine(const v1::Collection& c, const v1::Job* changed) {

@@ -29,6 +29,9 @@ void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsRes
 // "running 3/8 (succeeded 2, failed 0) job 12 metric 4/7 Memory"
 std::string ProgressLine(const v1::Collection& c, const v1::Job* changed);
 
+// "[#########-----------]" of finished jobs over all, `width` cells wide.
+std::string ProgressBar(const v1::JobCounts& counts, int width);
+
 // Lower-case names without the enum prefix: "succeeded", "metric_run".
 std::string StateName(v1::JobState s);
 std::string StateName(v1::CollectionState s);

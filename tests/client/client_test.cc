@@ -1,0 +1,83 @@
+// The CLI's pure parts: settings precedence, config files, --since, exit
+// codes of verdict counts, the progress bar.
+#include <fstream>
+
+#include "client/compare_commands.h"
+#include "client/config.h"
+#include "client/format.h"
+#include "gtest/gtest.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace npuperf::client {
+namespace {
+
+TEST(ConfigTest, FlagsBeatEnvironmentWhichBeatsTheFile) {
+  ClientConfig c;
+  ASSERT_TRUE(ResolveConfig({{"server", "flag:1"}}, {{"server", "env:2"}, {"token", "t-env"}},
+                            {{"server", "file:3"}, {"token", "t-file"}, {"timeout", "60"}}, &c)
+                  .ok());
+  EXPECT_EQ(c.server, "flag:1");
+  EXPECT_EQ(c.token, "t-env");
+  EXPECT_EQ(c.timeout, std::chrono::seconds(60));
+  EXPECT_EQ(c.format, "text");  // nobody said otherwise
+  ClientConfig bad;
+  auto st = ResolveConfig({}, {{"timeout", "0"}}, {}, &bad);
+  EXPECT_TRUE(absl::IsInvalidArgument(st));
+  EXPECT_NE(st.message().find("timeout"), std::string::npos);
+  EXPECT_FALSE(ResolveConfig({{"format", "yaml"}}, {}, {}, &bad).ok());
+}
+
+TEST(ConfigTest, FileSyntaxAndUnknownKeys) {
+  npuperf::testing::TempDir dir;
+  const std::string path = (dir.path() / "config").string();
+  std::ofstream(path) << "# npuperf\nserver = \"h:1\"   # quoted\n\ntoken=abc\n";
+  auto s = ReadConfigFile(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->at("server"), "h:1");
+  EXPECT_EQ(s->at("token"), "abc");
+  std::ofstream(path) << "server = h:1\nsrever = typo\n";
+  auto typo = ReadConfigFile(path);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.status().message().find(":2: unknown key 'srever'"), std::string::npos)
+      << typo.status();
+  EXPECT_TRUE(absl::IsNotFound(ReadConfigFile((dir.path() / "none").string()).status()));
+  EXPECT_EQ(ConfigFilePath("/explicit"), "/explicit");
+}
+
+TEST(CompareCommandsTest, ExitCodesFollowTheBotContract) {
+  v1::ComparisonCounts n;
+  n.set_matched(3);
+  n.set_comparable(3);
+  n.set_stable(2);
+  n.set_improved(1);
+  EXPECT_EQ(ExitCodeOf(n), kExitOk);
+  n.set_unmatched(4);  // one-sided cases are listed, not judged
+  EXPECT_EQ(ExitCodeOf(n), kExitOk);
+  n.set_matched(4);
+  n.set_insufficient(1);
+  EXPECT_EQ(ExitCodeOf(n), kExitNoVerdict);  // never a silent pass
+  n.set_regressed(1);
+  EXPECT_EQ(ExitCodeOf(n), kExitRegressed);
+  EXPECT_EQ(ExitCodeOf(v1::ComparisonCounts()), kExitNoVerdict);  // nothing compared
+}
+
+TEST(CompareCommandsTest, SinceTakesRfc3339OrADurationBack) {
+  const int64_t now = 1'800'000'000'000;
+  EXPECT_EQ(*ParseSince("24h", now), now - 24 * 3'600'000);
+  EXPECT_EQ(*ParseSince("7d", now), now - 7 * 86'400'000LL);
+  EXPECT_EQ(*ParseSince("1970-01-01T00:00:01Z", now), 1000);
+  EXPECT_FALSE(ParseSince("yesterday", now).ok());
+  EXPECT_FALSE(ParseSince("-3h", now).ok());
+}
+
+TEST(FormatTest, ProgressBarCountsFinishedJobs) {
+  v1::JobCounts n;
+  n.set_total(8);
+  n.set_succeeded(3);
+  n.set_failed(1);
+  EXPECT_EQ(ProgressBar(n, 8), "[####----]");
+  EXPECT_EQ(ProgressBar(v1::JobCounts(), 4), "[----]");
+}
+
+}  // namespace
+}  // namespace npuperf::client
