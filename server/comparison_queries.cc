@@ -137,6 +137,82 @@ absl::StatusOr<v1::PinBaselineResponse> ComparisonQueries::PinBaseline(
   return resp;
 }
 
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::RegressionCandidates(
+    const std::string& team, const v1::ListRegressionsRequest& req, int64_t from_ms,
+    const std::map<std::string, std::string>& labels) {
+  if (!req.candidate_collection_id().empty()) {
+    return CollectionRounds(team, req.candidate_collection_id());
+  }
+  RoundFilter f;
+  f.team = team;
+  f.operator_name = req.operator_name();
+  f.labels = labels;
+  f.since_ms = from_ms;
+  return NewestPerCase(f);
+}
+
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::Predecessors(
+    const std::string& team, const std::vector<v1::Round>& candidates, int64_t before_ms) {
+  std::vector<v1::Round> out;
+  for (const v1::Round& c : candidates) {
+    RoundFilter f;
+    f.team = team;
+    f.operator_name = c.operator_name();
+    f.case_id = c.case_id();
+    f.until_ms = before_ms;
+    f.newest_first = true;
+    f.limit = 1;
+    auto page = store_.ListRounds(f);
+    if (!page.ok()) return page.status();
+    if (!page->rounds.empty()) out.push_back(std::move(page->rounds.front()));
+  }
+  return out;
+}
+
+absl::Status ComparisonQueries::PinnedPairs(const std::string& team,
+                                            const v1::ListRegressionsRequest& req,
+                                            RegressionPairs* pairs) {
+  std::string key, value;
+  SplitLabel(req.baseline_label(), &key, &value);
+  auto pin = store_.GetBaseline(team, req.baseline_label());
+  if (!pin.ok()) return pin.status();
+  if (pin->round_id > 0) {
+    auto r = store_.GetRound(team, pin->round_id);
+    if (!r.ok()) return r.status();
+    pairs->baseline.push_back(*std::move(r));
+    pairs->description = absl::StrCat("baseline ", pin->label, " (round ", pin->round_id, ")");
+  } else {
+    auto rounds = CollectionRounds(team, pin->collection_id);
+    if (!rounds.ok()) return rounds.status();
+    pairs->baseline = *std::move(rounds);
+    pairs->description =
+        absl::StrCat("baseline ", pin->label, " (collection ", pin->collection_id, ")");
+  }
+  const int64_t from_ms =
+      req.has_since() ? TimeUtil::TimestampToMilliseconds(req.since()) : pin->pinned_ms;
+  auto candidates = RegressionCandidates(team, req, from_ms, {{key, value}});
+  if (!candidates.ok()) return candidates.status();
+  pairs->candidates = *std::move(candidates);
+  std::set<int64_t> pinned;
+  for (const auto& r : pairs->baseline) pinned.insert(r.id());
+  std::erase_if(pairs->candidates, [&](const v1::Round& r) { return pinned.count(r.id()) > 0; });
+  return absl::OkStatus();
+}
+
+absl::Status ComparisonQueries::SincePairs(const std::string& team,
+                                           const v1::ListRegressionsRequest& req,
+                                           RegressionPairs* pairs) {
+  const int64_t since_ms = TimeUtil::TimestampToMilliseconds(req.since());
+  auto candidates = RegressionCandidates(team, req, since_ms, {});
+  if (!candidates.ok()) return candidates.status();
+  pairs->candidates = *std::move(candidates);
+  auto baseline = Predecessors(team, pairs->candidates, since_ms);
+  if (!baseline.ok()) return baseline.status();
+  pairs->baseline = *std::move(baseline);
+  pairs->description = absl::StrCat("newest rounds before ", TimeUtil::ToString(req.since()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
     const std::string& team, const v1::ListRegressionsRequest& req) {
   std::vector<FieldViolation> bad;
@@ -150,72 +226,16 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
   auto options = ResolveVerdictOptions(req.options());
   if (!options.ok()) return options.status();
-  const int64_t since_ms = req.has_since() ? TimeUtil::TimestampToMilliseconds(req.since()) : 0;
-
-  std::vector<v1::Round> baseline, candidates;
-  std::string description;
-  // Candidates: one collection, or the newest round per case in a window.
-  auto load_candidates = [&](int64_t from_ms,
-                             const std::map<std::string, std::string>& labels) -> absl::Status {
-    if (!req.candidate_collection_id().empty()) {
-      auto rounds = CollectionRounds(team, req.candidate_collection_id());
-      if (!rounds.ok()) return rounds.status();
-      candidates = *std::move(rounds);
-      return absl::OkStatus();
-    }
-    RoundFilter f;
-    f.team = team;
-    f.operator_name = req.operator_name();
-    f.labels = labels;
-    f.since_ms = from_ms;
-    auto rounds = NewestPerCase(f);
-    if (!rounds.ok()) return rounds.status();
-    candidates = *std::move(rounds);
-    return absl::OkStatus();
-  };
-
-  if (!req.baseline_label().empty()) {
-    auto pin = store_.GetBaseline(team, req.baseline_label());
-    if (!pin.ok()) return pin.status();
-    if (pin->round_id > 0) {
-      auto r = store_.GetRound(team, pin->round_id);
-      if (!r.ok()) return r.status();
-      baseline.push_back(*std::move(r));
-      description = absl::StrCat("baseline ", pin->label, " (round ", pin->round_id, ")");
-    } else {
-      auto rounds = CollectionRounds(team, pin->collection_id);
-      if (!rounds.ok()) return rounds.status();
-      baseline = *std::move(rounds);
-      description = absl::StrCat("baseline ", pin->label, " (collection ", pin->collection_id, ")");
-    }
-    absl::Status s = load_candidates(req.has_since() ? since_ms : pin->pinned_ms, {{key, value}});
-    if (!s.ok()) return s;
-    std::set<int64_t> pinned;
-    for (const auto& r : baseline) pinned.insert(r.id());
-    std::erase_if(candidates, [&](const v1::Round& r) { return pinned.count(r.id()) > 0; });
-  } else {
-    absl::Status s = load_candidates(since_ms, {});
-    if (!s.ok()) return s;
-    for (const v1::Round& c : candidates) {
-      RoundFilter f;
-      f.team = team;
-      f.operator_name = c.operator_name();
-      f.case_id = c.case_id();
-      f.until_ms = since_ms;
-      f.newest_first = true;
-      f.limit = 1;
-      auto page = store_.ListRounds(f);
-      if (!page.ok()) return page.status();
-      if (!page->rounds.empty()) baseline.push_back(std::move(page->rounds.front()));
-    }
-    description = absl::StrCat("newest rounds before ", TimeUtil::ToString(req.since()));
-  }
+  RegressionPairs pairs;
+  absl::Status s = req.baseline_label().empty() ? SincePairs(team, req, &pairs)
+                                                : PinnedPairs(team, req, &pairs);
+  if (!s.ok()) return s;
   if (!req.operator_name().empty()) {
     auto other = [&](const v1::Round& r) { return r.operator_name() != req.operator_name(); };
-    std::erase_if(baseline, other);
-    std::erase_if(candidates, other);
+    std::erase_if(pairs.baseline, other);
+    std::erase_if(pairs.candidates, other);
   }
-  v1::CompareCollectionsResponse all = CompareRoundSets(baseline, candidates, *options);
+  v1::CompareCollectionsResponse all = CompareRoundSets(pairs.baseline, pairs.candidates, *options);
   v1::ListRegressionsResponse resp;
   for (auto& cmp : *all.mutable_comparisons()) {
     if (cmp.verdict() == v1::VERDICT_REGRESSED) *resp.add_regressions() = std::move(cmp);
@@ -225,7 +245,7 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   *resp.mutable_counts() = all.counts();
   resp.mutable_counts()->set_unmatched(0);
   resp.set_compared(all.counts().comparable());
-  resp.set_baseline_description(description);
+  resp.set_baseline_description(pairs.description);
   return resp;
 }
 

@@ -5,6 +5,7 @@
 // Thread-safe (stateless beyond the injected Store and Clock).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,29 @@ class ComparisonQueries {
                                                           const std::string& collection_id);
 
  private:
+  // What ListRegressions compares, and against what.
+  struct RegressionPairs {
+    std::vector<v1::Round> baseline;
+    std::vector<v1::Round> candidates;
+    std::string description;
+  };
+
   // Newest round per (operator, case) matching the filter.
   absl::StatusOr<std::vector<v1::Round>> NewestPerCase(RoundFilter filter);
+  // The candidate collection, or the newest rounds per case from from_ms on.
+  absl::StatusOr<std::vector<v1::Round>> RegressionCandidates(
+      const std::string& team, const v1::ListRegressionsRequest& req, int64_t from_ms,
+      const std::map<std::string, std::string>& labels);
+  // The newest round before before_ms of each candidate's operator and case.
+  absl::StatusOr<std::vector<v1::Round>> Predecessors(const std::string& team,
+                                                      const std::vector<v1::Round>& candidates,
+                                                      int64_t before_ms);
+  // Against the pinned baseline of req.baseline_label.
+  absl::Status PinnedPairs(const std::string& team, const v1::ListRegressionsRequest& req,
+                           RegressionPairs* pairs);
+  // Against the newest rounds before req.since.
+  absl::Status SincePairs(const std::string& team, const v1::ListRegressionsRequest& req,
+                          RegressionPairs* pairs);
 
   Store& store_;
   Clock& clock_;
