@@ -3,6 +3,7 @@
 #   evidence_bench      summarize on 10 / 10,000 / 200,000-row groups vs the Python reference logic
 #   store_bench         claims/s and rounds/s ingested, SQLite and a throwaway PostgreSQL
 #   compare_bench       CompareRounds p50/p99 with 100,000 rounds stored, SQLite and PostgreSQL
+#   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
 # Usage: tests/bench/run.sh [build dir]
 set -euo pipefail
@@ -17,6 +18,9 @@ bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/store_bench"
 echo
 echo "== compare_bench (SQLite, then PostgreSQL; 100,000 rounds each)"
 bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/compare_bench"
+echo
+echo "== false_alarm (6 quick batches of the 6 base operators, consecutive pairs compared)"
+bash "$ROOT/tests/bench/false_alarm.sh" "$BUILD" 6
 echo
 echo "== msprof-sim, 100,000 kernels"
 sh "$ROOT/tests/bench/sim_100k_kernels.sh" "$BUILD" 100000
