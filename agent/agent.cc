@@ -61,7 +61,33 @@ void TrimBundleCache(const fs::path& dir, const fs::path& keep, int64_t limit) {
   }
 }
 
+double SecondsSince(SteadyClock::time_point t) {
+  return std::chrono::duration<double>(SteadyClock::now() - t).count();
+}
+
 }  // namespace
+
+double Agent::AttemptTimes::Other(double total) const {
+  return std::max(0.0, total - bundle - job.preflight - job.warm_up - job.msprof - job.parse - spool);
+}
+
+std::string Agent::AttemptTimes::Summary(double total) const {
+  return absl::StrFormat(
+      "%.2f s (bundle %.2f, preflight %.2f, warm-up %.2f, msprof %.2f in %d runs, parse %.2f, "
+      "spool %.2f, other %.2f)",
+      total, bundle, job.preflight, job.warm_up, job.msprof, job.msprof_runs, job.parse, spool,
+      Other(total));
+}
+
+void Agent::AttemptTimes::Observe(AgentMetrics& metrics, double total) const {
+  metrics.ObservePhase("bundle", bundle);
+  metrics.ObservePhase("preflight", job.preflight);
+  metrics.ObservePhase("warm_up", job.warm_up);
+  metrics.ObservePhase("msprof", job.msprof);
+  metrics.ObservePhase("parse", job.parse);
+  metrics.ObservePhase("spool", spool);
+  metrics.ObservePhase("other", Other(total));
+}
 
 Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner,
              AgentMetrics& metrics, AgentOptions options, JobRunnerOptions job_options)
@@ -124,6 +150,7 @@ bool Agent::Register(const std::atomic<bool>& stop) {
   req.set_version(options_.version);
   req.add_capabilities("standard");
   req.add_capabilities("quick");
+  req.add_capabilities("compare");
   req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -144,6 +171,7 @@ bool Agent::Register(const std::atomic<bool>& stop) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     agent_id_ = resp->agent_id();
+    last_contact_ = SteadyClock::now();
   }
   heartbeat_ms_ = std::max(100, resp->heartbeat_interval_ms());
   ApplyDirectives(resp->directives());
@@ -166,6 +194,10 @@ void Agent::SessionLoop(const std::atomic<bool>& stop) {
     absl::Status s = channel_.RunSession(
         [this] { return BuildHeartbeat(); },
         [this](const v1::AgentSessionResponse& r) {
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            last_contact_ = SteadyClock::now();
+          }
           ApplyDirectives(r.directives());
           for (const auto& c : r.cancels()) CancelJob(c.job_id(), "cancelled: " + c.reason());
         },
@@ -189,10 +221,13 @@ void Agent::ReporterLoop(const std::atomic<bool>& stop) {
     if (pending.ok()) {
       for (const auto& r : *pending) {
         if (stop) break;
+        const auto report_started = SteadyClock::now();
         auto ack = channel_.ReportResult(r);
+        metrics_.ObservePhase("report", SecondsSince(report_started));
         if (ack.ok() || Permanent(ack.status())) {
           if (ack.ok()) {
-            LogInfo("agent", absl::StrCat("job ", r.job_id(), " attempt ", r.attempt(), " reported",
+            LogInfo("agent", absl::StrCat("job ", r.job_id(), " attempt ", r.attempt(), " reported in ",
+                                          absl::StrFormat("%.3f s", SecondsSince(report_started)),
                                           ack->round_id() > 0 ? absl::StrCat(", round ", ack->round_id()) : "",
                                           ack->duplicate() ? " (duplicate)" : ""));
           } else {
@@ -314,76 +349,82 @@ absl::StatusOr<fs::path> Agent::PrepareBundle(const v1::JobAssignment& a, const 
   return dest;
 }
 
+v1::ReportResultRequest Agent::BuildResult(const RunningJob& job,
+                                           absl::StatusOr<v1::Evidence> evidence,
+                                           std::string* outcome) {
+  const v1::JobAssignment& a = job.assignment;
+  v1::ReportResultRequest result;
+  result.set_job_id(a.job_id());
+  result.set_attempt(a.attempt());
+  result.set_fencing_token(a.fencing_token());
+  result.set_update_uuid(NewUuid());
+  if (evidence.ok()) {
+    result.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    *result.mutable_evidence() = *std::move(evidence);
+    *outcome = "succeeded";
+  } else if (job.cancel && job.cancel_reason == kShutdown) {
+    result.set_outcome(v1::ATTEMPT_OUTCOME_INTERRUPTED);
+    result.set_failure_reason("the agent stopped during the job");
+    result.set_retryable(true);
+    *outcome = "interrupted";
+  } else if (job.cancel) {
+    result.set_outcome(v1::ATTEMPT_OUTCOME_CANCELLED);
+    result.set_failure_reason(job.cancel_reason);
+    *outcome = "cancelled";
+  } else {
+    const absl::Status& s = evidence.status();
+    result.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
+    result.set_failure_reason(std::string(s.message()));
+    result.set_retryable(!absl::IsFailedPrecondition(s) && !absl::IsInvalidArgument(s));
+    *outcome = "failed";
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  result.set_agent_id(agent_id_);
+  return result;
+}
+
 void Agent::RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease) {
   const auto started = SteadyClock::now();
   const v1::JobAssignment& a = job->assignment;
   const fs::path dir = options_.work_dir / "jobs" / absl::StrCat(a.job_id(), "-", a.attempt());
   std::error_code ec;
   fs::remove_all(dir, ec);
-  auto progress = [this, job](const v1::JobProgress& p) {
-    v1::ReportProgressRequest req;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      req.set_agent_id(agent_id_);
-    }
-    req.set_job_id(job->assignment.job_id());
-    req.set_attempt(job->assignment.attempt());
-    req.set_fencing_token(job->assignment.fencing_token());
-    *req.mutable_progress() = p;
-    auto resp = channel_.ReportProgress(req);
-    if (absl::IsFailedPrecondition(resp.status())) CancelJob(req.job_id(), kLeaseLost);
-    if (resp.ok() && resp->cancel_requested()) CancelJob(req.job_id(), "cancelled: collection cancelled");
-  };
+  auto progress = [this, job](const v1::JobProgress& p) { SendProgress(job, p); };
   v1::JobProgress preparing;
   preparing.set_phase(v1::JOB_PHASE_PREPARING);
   progress(preparing);
+  AttemptTimes times;
+  const auto bundle_started = SteadyClock::now();
   // Keep the operator directory's own name: runners may import siblings by it.
   auto op_dir = PrepareBundle(a, dir / a.operator_name());
+  times.bundle = SecondsSince(bundle_started);
   absl::StatusOr<v1::Evidence> evidence =
-      op_dir.ok() ? job_runner_.Run({a, *op_dir, dir / "session", progress, &job->cancel})
+      op_dir.ok() ? job_runner_.Run({a, *op_dir, dir / "session", progress, &job->cancel, &times.job})
                   : absl::StatusOr<v1::Evidence>(op_dir.status());
-  v1::ReportResultRequest result;
-  result.set_job_id(a.job_id());
-  result.set_attempt(a.attempt());
-  result.set_fencing_token(a.fencing_token());
-  result.set_update_uuid(NewUuid());
-  std::string outcome;
   if (evidence.ok()) {
-    result.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
-    *result.mutable_evidence() = *std::move(evidence);
-    outcome = "succeeded";
-  } else if (job->cancel && job->cancel_reason == kShutdown) {
-    result.set_outcome(v1::ATTEMPT_OUTCOME_INTERRUPTED);
-    result.set_failure_reason("the agent stopped during the job");
-    result.set_retryable(true);
-    outcome = "interrupted";
-  } else if (job->cancel) {
-    result.set_outcome(v1::ATTEMPT_OUTCOME_CANCELLED);
-    result.set_failure_reason(job->cancel_reason);
-    outcome = "cancelled";
-  } else {
-    const absl::Status& s = evidence.status();
-    result.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
-    result.set_failure_reason(std::string(s.message()));
-    result.set_retryable(!absl::IsFailedPrecondition(s) && !absl::IsInvalidArgument(s));
-    outcome = "failed";
+    v1::JobProgress uploading;
+    uploading.set_phase(v1::JOB_PHASE_UPLOADING);
+    uploading.set_detail(absl::StrCat("measured: ", times.Summary(SecondsSince(started))));
+    progress(uploading);
   }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    result.set_agent_id(agent_id_);
-  }
+  const bool ok = evidence.ok();
+  std::string outcome;
+  v1::ReportResultRequest result = BuildResult(*job, std::move(evidence), &outcome);
+  const auto spool_started = SteadyClock::now();
   if (job->cancel && job->cancel_reason == kLeaseLost) {
     LogWarning("agent", absl::StrCat("job ", a.job_id(), ": lease lost; result dropped"));
     outcome = "lease_lost";
   } else if (auto s = spool_.Put(result); !s.ok()) {
     LogError("agent", absl::StrCat("job ", a.job_id(), ": cannot spool result: ", s.ToString()));
   }
+  times.spool = SecondsSince(spool_started);
   if (!a.params().keep_raw_output()) fs::remove_all(dir, ec);
+  const double total = SecondsSince(started);
   metrics_.jobs.Add({{"outcome", outcome}}).Increment();
-  metrics_.job_duration_seconds.Observe(
-      std::chrono::duration<double>(SteadyClock::now() - started).count());
-  LogInfo("agent", absl::StrCat("job ", a.job_id(), " attempt ", a.attempt(), " ", outcome,
-                                evidence.ok() ? "" : absl::StrCat(": ", result.failure_reason())));
+  metrics_.job_duration_seconds.Observe(total);
+  times.Observe(metrics_, total);
+  LogInfo("agent", absl::StrCat("job ", a.job_id(), " attempt ", a.attempt(), " ", outcome, " in ",
+                                times.Summary(total), ok ? "" : absl::StrCat(": ", result.failure_reason())));
   lease.reset();  // the device is free once the result is durable
   std::lock_guard<std::mutex> lock(mu_);
   spool_dirty_ = true;
@@ -393,6 +434,21 @@ void Agent::RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease) {
     running_.erase(it);
   }
   wake_.notify_all();
+}
+
+void Agent::SendProgress(RunningJob* job, const v1::JobProgress& p) {
+  v1::ReportProgressRequest req;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    req.set_agent_id(agent_id_);
+  }
+  req.set_job_id(job->assignment.job_id());
+  req.set_attempt(job->assignment.attempt());
+  req.set_fencing_token(job->assignment.fencing_token());
+  *req.mutable_progress() = p;
+  auto resp = channel_.ReportProgress(req);
+  if (absl::IsFailedPrecondition(resp.status())) CancelJob(req.job_id(), kLeaseLost);
+  if (resp.ok() && resp->cancel_requested()) CancelJob(req.job_id(), "cancelled: collection cancelled");
 }
 
 void Agent::ReapFinished() {
@@ -450,6 +506,19 @@ std::vector<v1::RunningJob> Agent::RunningJobs() {
     }
   }
   return out;
+}
+
+HealthInputs Agent::Health() {
+  HealthInputs in;
+  in.registered = !need_register_;
+  in.heartbeat = std::chrono::milliseconds(heartbeat_ms_.load());
+  in.devices = static_cast<int>(options_.devices.size());
+  in.spool_depth = static_cast<int64_t>(spool_.Depth());
+  std::lock_guard<std::mutex> lock(mu_);
+  in.agent_id = agent_id_;
+  in.last_contact = last_contact_;
+  in.running_jobs = static_cast<int>(running_.size());
+  return in;
 }
 
 v1::Heartbeat Agent::BuildHeartbeat() {

@@ -6,11 +6,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "agent/device_lock.h"
+#include "agent/health.h"
 #include "agent/job_runner.h"
 #include "agent/metrics.h"
 #include "agent/result_spool.h"
@@ -57,6 +59,8 @@ class Agent {
   void Run(const std::atomic<bool>& stop);
   // Call after setting stop: ends a pending lease long-poll at once.
   void Stop();
+  // What /healthz reports (registration, session contact, jobs, spool).
+  HealthInputs Health();
 
  private:
   struct RunningJob {
@@ -66,12 +70,29 @@ class Agent {
     std::thread thread;
   };
 
+  // Where one attempt's wall time went (seconds): the job runner's phases
+  // plus the agent's own bundle and spool work.
+  struct AttemptTimes {
+    double bundle = 0;
+    JobTimings job;
+    double spool = 0;
+    // The attempt's time in none of the phases above.
+    double Other(double total) const;
+    // "12.34 s (bundle 0.01, preflight 0.20, ..., other 0.05)"
+    std::string Summary(double total) const;
+    void Observe(AgentMetrics& metrics, double total) const;
+  };
+
   bool Register(const std::atomic<bool>& stop);
   void SessionLoop(const std::atomic<bool>& stop);
   void ReporterLoop(const std::atomic<bool>& stop);
   void LeaseOnce(const std::atomic<bool>& stop);
   void StartJob(const v1::JobAssignment& a, std::unique_ptr<DeviceLease> lease);
   void RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease);
+  void SendProgress(RunningJob* job, const v1::JobProgress& p);
+  // The result of a finished attempt; outcome is the jobs_total label.
+  v1::ReportResultRequest BuildResult(const RunningJob& job, absl::StatusOr<v1::Evidence> evidence,
+                                      std::string* outcome);
   absl::StatusOr<std::filesystem::path> PrepareBundle(const v1::JobAssignment& a,
                                                       const std::filesystem::path& dest);
   void CancelJob(int64_t job_id, const std::string& reason);
@@ -96,6 +117,8 @@ class Agent {
   std::map<int64_t, std::unique_ptr<RunningJob>> running_;  // guarded by mu_
   std::vector<std::unique_ptr<RunningJob>> finished_;      // guarded by mu_
   std::map<int, v1::DeviceState> device_states_;           // guarded by mu_
+  // Last registration or session message from the server.
+  std::optional<std::chrono::steady_clock::time_point> last_contact_;  // guarded by mu_
 };
 
 }  // namespace npuperf::agent

@@ -1,18 +1,23 @@
 #include "agent/job_runner.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "agent/constants.h"
 #include "agent/job_environment.h"
 #include "agent/msprof_modes.h"
 #include "evidence/evidence.h"
 #include "evidence/evidence_proto.h"
+#include "evidence/golden.h"
 #include "evidence/task_time.h"
 
 namespace npuperf::agent {
@@ -55,7 +60,9 @@ int SelectedCaseLines(const std::string& stdout_text, const std::string& case_id
 }  // namespace
 
 JobRunner::JobRunner(ProfilerRunner& runner, JobRunnerOptions options, AgentMetrics* metrics)
-    : runner_(runner), options_(std::move(options)), metrics_(metrics) {}
+    : runner_(runner), options_(std::move(options)), metrics_(metrics) {
+  if (!options_.run_as.empty()) run_as_ = ResolveRunAs(options_.run_as, ::geteuid());
+}
 
 void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
                        const std::string& detail, int repeat, int repeats) {
@@ -70,11 +77,30 @@ void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int 
   ctx.progress(p);
 }
 
+void JobRunner::Account(const JobContext& ctx, const Child& child, SteadyClock::duration took) {
+  if (ctx.timings == nullptr) return;
+  const double seconds = std::chrono::duration<double>(took).count();
+  if (!child.msprof_group.empty()) {
+    ctx.timings->msprof += seconds;
+    ++ctx.timings->msprof_runs;
+  } else if (absl::StartsWith(child.label, "preflight")) {
+    ctx.timings->preflight += seconds;
+  } else {
+    ctx.timings->warm_up += seconds;
+  }
+}
+
 absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
                                  SteadyClock::time_point deadline, std::string* stdout_text) {
   const fs::path out = ctx.session_dir / (child.label + ".stdout");
   const fs::path err = ctx.session_dir / (child.label + ".stderr");
   ProfilerSpec spec{child.argv, child.env, ctx.operator_dir.string(), out.string(), err.string()};
+  if (run_as_ && run_as_->ok()) {
+    spec.run_as = **run_as_;
+    ApplyRunAsEnv(**run_as_, &spec.env);
+  }
+  const auto started = SteadyClock::now();
+  absl::Cleanup account = [&] { Account(ctx, child, SteadyClock::now() - started); };
   auto process = runner_.Start(spec);
   if (!process.ok()) return absl::FailedPreconditionError(process.status().message());
   ExitStatus status;
@@ -111,6 +137,12 @@ absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
   }
   if (stdout_text != nullptr) *stdout_text = ReadAll(out);
   return absl::OkStatus();
+}
+
+void JobRunner::AddParseTime(const JobContext& ctx, SteadyClock::time_point started) {
+  if (ctx.timings != nullptr) {
+    ctx.timings->parse += std::chrono::duration<double>(SteadyClock::now() - started).count();
+  }
 }
 
 absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::string>& base_app,
@@ -172,7 +204,9 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
                 RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("repeat_", i), "TaskTime"};
     if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
     Report(ctx, v1::JOB_PHASE_PARSING, i, repeats, "task_time", i, repeats);
+    const auto parse_started = SteadyClock::now();
     auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
+    AddParseTime(ctx, parse_started);
     if (!timing.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("repeat ", i, ": ", timing.status().message()));
     }
@@ -183,9 +217,46 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
   return e;
 }
 
+absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext& ctx) {
+  const v1::JobAssignment& job = ctx.job;
+  const fs::path manifest_path =
+      ctx.operator_dir / (job.manifest_path().empty() ? "PERFORMANCE_CASES.json" : job.manifest_path());
+  const fs::path golden_path = ctx.operator_dir / "GOLDEN_PERF_REPORT.json";
+  std::error_code ec;
+  if (!fs::exists(golden_path, ec)) return std::optional<double>();
+  auto manifest = evidence::LoadCaseManifest(manifest_path);
+  if (!manifest.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("compare mode: ", manifest.status().message()));
+  }
+  std::string case_id = job.case_id();
+  if (case_id.empty()) {
+    if (manifest->cases.size() != 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "compare mode: ", manifest_path.filename().string(), " has ", manifest->cases.size(),
+          " cases but the job names none; submit with --manifest or --case-id so each job measures one case"));
+    }
+    case_id = manifest->cases.front().id;
+  }
+  auto contract = evidence::LoadGoldenContract(golden_path);
+  if (!contract.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("compare mode: ", contract.status().message()));
+  }
+  auto joined = evidence::JoinGolden(*manifest, *contract);
+  if (!joined.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("compare mode: ", joined.status().message()));
+  }
+  auto it = joined->find(case_id);
+  if (it == joined->end()) {
+    return absl::FailedPreconditionError(absl::StrCat("compare mode: case '", case_id, "' is not in ",
+                                                      manifest_path.filename().string()));
+  }
+  return std::optional<double>(it->second);
+}
+
 absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
                                                     const std::vector<std::string>& app,
-                                                    SteadyClock::time_point deadline) {
+                                                    SteadyClock::time_point deadline,
+                                                    std::optional<double> golden_us) {
   const v1::JobAssignment& job = ctx.job;
   const int repeats = job.params().repeats();
   const int steps = static_cast<int>(kMetricGroups.size());
@@ -216,7 +287,10 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
     options.op_name = job.op_name();
     options.device_id = job.device_id();
     options.soc = job.soc();
+    options.golden_per_iteration_us = golden_us;
+    const auto parse_started = SteadyClock::now();
     auto ev = evidence::BuildEvidence(group, options);
+    AddParseTime(ctx, parse_started);
     if (!ev.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("repeat ", r, ": ", ev.status().message()));
     }
@@ -265,25 +339,38 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
   std::error_code ec;
   fs::create_directories(ctx.session_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));
+  if (run_as_) {
+    if (!run_as_->ok()) return run_as_->status();
+    // The runner reads (and may write) its operator directory; msprof writes the session.
+    for (const fs::path& dir : {ctx.operator_dir, ctx.session_dir}) {
+      if (auto s = ChownTree(dir, **run_as_); !s.ok()) return s;
+    }
+  }
   auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
   if (!runner.ok()) return runner.status();
   const std::vector<std::string> app = RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
+  const v1::ProfileMode mode = ctx.job.params().mode();
+  if (mode != v1::PROFILE_MODE_STANDARD && mode != v1::PROFILE_MODE_QUICK &&
+      mode != v1::PROFILE_MODE_COMPARE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "profile mode ", v1::ProfileMode_Name(mode),
+        " is not supported by this agent version (standard, quick, compare); upgrade the agent"));
+  }
+  // Compare mode joins the golden data before any device work (reference §7.4).
+  absl::StatusOr<std::optional<double>> golden = std::optional<double>();
+  if (mode == v1::PROFILE_MODE_COMPARE) golden = GoldenForCase(ctx);
+  if (!golden.ok()) return golden.status();
   if (auto s = Preflight(ctx, app, deadline); !s.ok()) return s;
   if (auto s = WarmUp(ctx, app, deadline); !s.ok()) return s;
-  absl::StatusOr<v1::Evidence> evidence;
-  switch (ctx.job.params().mode()) {
-    case v1::PROFILE_MODE_STANDARD:
-      evidence = RunStandard(ctx, app, deadline);
-      break;
-    case v1::PROFILE_MODE_QUICK:
-      evidence = RunQuick(ctx, app, deadline);
-      break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat(
-          "profile mode ", v1::ProfileMode_Name(ctx.job.params().mode()),
-          " is not supported by this agent version (standard and quick); upgrade the agent"));
-  }
+  // Compare = the standard protocol (seven metric runs + sample per repeat)
+  // with the golden ratio (reference §6.1, §7.6).
+  absl::StatusOr<v1::Evidence> evidence = mode == v1::PROFILE_MODE_QUICK
+                                              ? RunQuick(ctx, app, deadline)
+                                              : RunStandard(ctx, app, deadline, *golden);
   if (!evidence.ok()) return evidence;
+  if (mode == v1::PROFILE_MODE_COMPARE && !golden->has_value()) {
+    evidence->add_warnings("compare mode: the operator directory has no GOLDEN_PERF_REPORT.json; golden ratio not provided");
+  }
   FillFingerprint(ctx, app, &*evidence);
   return evidence;
 }

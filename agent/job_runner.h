@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/metrics.h"
+#include "agent/run_as.h"
 #include "agent/profiler_runner.h"
 #include "npuperf/v1/agent_service.pb.h"
 
@@ -25,6 +27,20 @@ struct JobRunnerOptions {
   std::string msprof_version;
   std::string cann_version;
   std::string driver_version;
+  // Unprivileged account for runners and msprof (--run-as); needs the agent to
+  // run as root. Default: "" (children run as the agent's own user).
+  std::string run_as;
+};
+
+// Where the wall time of one attempt went, in seconds (filled by Run; the
+// agent adds bundle and spool time, logs them and exports
+// npuperf_agent_job_phase_seconds).
+struct JobTimings {
+  double preflight = 0;  // selector preflight runs of the runner
+  double warm_up = 0;    // warm-up runs of the runner (no msprof)
+  double msprof = 0;     // msprof runs: metric groups, sample, task-time
+  int msprof_runs = 0;
+  double parse = 0;      // msprof output -> evidence (and the golden join)
 };
 
 // One attempt of one job.
@@ -34,10 +50,16 @@ struct JobContext {
   std::filesystem::path session_dir;   // fresh per attempt; collection.log lives here
   std::function<void(const v1::JobProgress&)> progress;
   const std::atomic<bool>* cancel = nullptr;  // set by a cancellation or lost lease
+  JobTimings* timings = nullptr;              // optional: where the time went
 };
 
 // Runs the profiling protocol of one job (one operator x case): warm-ups,
-// then the measured runs of its mode, then evidence. Errors: CANCELLED when
+// then the measured runs of its mode, then evidence. Standard: seven metric
+// runs and the sample run per repeat. Quick: task-time runs. Compare: the
+// standard runs plus the golden ratio of the case (GOLDEN_PERF_REPORT.json of
+// the operator directory joined with its case manifest before any run). With
+// JobRunnerOptions::run_as every child runs as that user and the operator and
+// session directories are chowned to it. Errors: CANCELLED when
 // stopped; FAILED_PRECONDITION / INVALID_ARGUMENT for failures a retry cannot
 // fix (no runner, selector ignored, target kernel absent); anything else is
 // retryable. Every child run appends argv, exit status and output tails to
@@ -64,11 +86,20 @@ class JobRunner {
                          std::chrono::steady_clock::time_point deadline);
   absl::Status WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
                       std::chrono::steady_clock::time_point deadline);
+  // golden_us: the case's golden per-iteration E2E time (compare mode).
   absl::StatusOr<v1::Evidence> RunStandard(const JobContext& ctx,
                                            const std::vector<std::string>& app,
-                                           std::chrono::steady_clock::time_point deadline);
+                                           std::chrono::steady_clock::time_point deadline,
+                                           std::optional<double> golden_us);
+  // Compare mode: the golden per-iteration E2E time of the job's case, from the
+  // operator directory's GOLDEN_PERF_REPORT.json joined with its case manifest;
+  // nullopt without a golden JSON. FAILED_PRECONDITION when the join fails.
+  static absl::StatusOr<std::optional<double>> GoldenForCase(const JobContext& ctx);
   absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
                                         std::chrono::steady_clock::time_point deadline);
+  // Adds a finished child's wall time to ctx.timings by kind.
+  static void Account(const JobContext& ctx, const Child& child, std::chrono::steady_clock::duration took);
+  static void AddParseTime(const JobContext& ctx, std::chrono::steady_clock::time_point started);
   void Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
               const std::string& detail, int repeat = 0, int repeats = 0);
   void FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
@@ -77,6 +108,8 @@ class JobRunner {
   ProfilerRunner& runner_;
   const JobRunnerOptions options_;
   AgentMetrics* metrics_;
+  // options_.run_as resolved once; an error fails every job with its reason.
+  std::optional<absl::StatusOr<RunAsUser>> run_as_;
 };
 
 }  // namespace npuperf::agent

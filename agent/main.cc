@@ -4,10 +4,12 @@
 //   npuperf-agent --server HOST:PORT --token-file F --devices 0-7
 //                 [--soc SOC | --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589]
 //                 --msprof PATH --lock-dir DIR --work-dir DIR --metrics-listen HOST:PORT
+//                 [--run-as USER] [--label k=v]...
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,11 +24,12 @@
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
 #include "agent/flock_device_lock.h"
+#include "agent/http_endpoint.h"
 #include "agent/job_environment.h"
+#include "agent/run_as.h"
 #include "agent/subprocess_runner.h"
 #include "common/device_range.h"
 #include "common/log.h"
-#include "prometheus/exposer.h"
 
 namespace npuperf::agent {
 namespace {
@@ -94,6 +97,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen, "Prometheus HOST:PORT (port 0: pick one)")
       ->capture_default_str();
   app.add_option("--label", labels, "host label key=value (repeatable)");
+  std::string run_as;
+  app.add_option("--run-as", run_as, "run runners and msprof as this unprivileged user (agent must be root)")
+      ->envname("NPUPERF_RUN_AS");
   CLI11_PARSE(app, argc, argv);
 
   auto ids = ParseDeviceRange(devices_text);
@@ -135,24 +141,26 @@ int main(int argc, char** argv) {
   job_options.host = options.host;
   job_options.agent_version = options.version;
   job_options.msprof_version = VersionOf(msprof);
+  job_options.run_as = run_as;
+  // Refuse to start rather than lease jobs that would all fail.
+  if (!run_as.empty()) {
+    auto user = ResolveRunAs(run_as, ::geteuid());
+    if (!user.ok()) return Fail(std::string(user.status().message()));
+  }
 
   auto registry = std::make_shared<prometheus::Registry>();
   AgentMetrics metrics(*registry);
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(metrics_listen);
-  } catch (const std::exception& e) {
-    return Fail(absl::StrCat("--metrics-listen ", metrics_listen, ": ", e.what()));
-  }
-  exposer->RegisterCollectable(registry);
-  LogInfo("agent", absl::StrCat("metrics on ", metrics_listen.substr(0, metrics_listen.rfind(':')), ":",
-                                exposer->GetListeningPorts().front(), ", devices ",
-                                FormatDeviceRange(options.devices), ", server ", server, ", msprof ",
-                                msprof, job_options.msprof_version.empty() ? "" : " (" + job_options.msprof_version + ")"));
   FlockDeviceLocker locker(lock_dir);
   SubprocessRunner runner;
   auto channel = ServerChannel::Connect(server, token, tls_ca);
   Agent agent(*channel, locker, runner, metrics, options, job_options);
+  auto http = HttpEndpoint::Start(metrics_listen, registry,
+                                  [&agent] { return DecideHealth(agent.Health(), std::chrono::steady_clock::now()); });
+  if (!http.ok()) return Fail(absl::StrCat("--metrics-listen ", metrics_listen, ": ", http.status().message()));
+  LogInfo("agent", absl::StrCat("metrics on ", metrics_listen.substr(0, metrics_listen.rfind(':')), ":",
+                                (*http)->port(), " (/metrics, /healthz), devices ",
+                                FormatDeviceRange(options.devices), ", server ", server, ", msprof ",
+                                msprof, job_options.msprof_version.empty() ? "" : " (" + job_options.msprof_version + ")"));
   std::atomic<bool> stop{false};
   std::thread signal_thread([&] {
     int sig = 0;

@@ -35,7 +35,22 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                                .Help("Wall time of one job attempt")
                                .Register(r)
                                .Add({}, prometheus::Histogram::BucketBoundaries{
-                                            1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600})) {}
+                                            1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600})),
+      job_phase_seconds(prometheus::BuildHistogram()
+                            .Name("npuperf_agent_job_phase_seconds")
+                            .Help("Wall time of job attempts by phase (sum over attempts and devices)")
+                            .Register(r)) {
+  for (const char* phase : kJobPhases) {
+    phases_[phase] = &job_phase_seconds.Add(
+        {{"phase", phase}},
+        prometheus::Histogram::BucketBoundaries{0.01, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 1800});
+  }
+}
+
+void AgentMetrics::ObservePhase(const std::string& phase, double seconds) {
+  auto it = phases_.find(phase);
+  if (it != phases_.end()) it->second->Observe(seconds);
+}
 
 void AgentMetrics::SetDevices(int idle, int busy, int externally_locked) {
   devices.Add({{"state", "idle"}}).Set(idle);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "prometheus/counter.h"
@@ -17,6 +18,17 @@ struct AgentMetrics {
 
   // Sets the device-state gauges (idle, busy, externally_locked).
   void SetDevices(int idle, int busy, int externally_locked);
+  // Adds one attempt's time in `phase` (one of kJobPhases) to
+  // npuperf_agent_job_phase_seconds.
+  void ObservePhase(const std::string& phase, double seconds);
+
+  // Where a job attempt's wall time goes: bundle (download, verify, unpack),
+  // preflight and warm_up (runner runs without msprof), msprof (profiled
+  // runs), parse (evidence), spool (durable result), other (the rest of the
+  // attempt: progress reports, cleanup); report is the ReportResult call that
+  // follows, outside the attempt.
+  static constexpr const char* kJobPhases[] = {"bundle", "preflight", "warm_up", "msprof",
+                                               "parse",  "spool",     "other",   "report"};
 
   prometheus::Family<prometheus::Gauge>& devices;
   prometheus::Family<prometheus::Counter>& jobs;  // label outcome
@@ -27,6 +39,10 @@ struct AgentMetrics {
   prometheus::Counter& reconnects;
   prometheus::Gauge& spool_depth;
   prometheus::Histogram& job_duration_seconds;
+  prometheus::Family<prometheus::Histogram>& job_phase_seconds;  // label phase
+
+ private:
+  std::map<std::string, prometheus::Histogram*> phases_;  // fixed at construction
 };
 
 }  // namespace npuperf::agent

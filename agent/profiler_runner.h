@@ -3,10 +3,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/run_as.h"
 
 namespace npuperf::agent {
 
@@ -17,6 +19,9 @@ struct ProfilerSpec {
   std::string cwd;
   std::string stdout_path;  // appended to
   std::string stderr_path;  // appended to
+  // Account the child switches to before exec (cwd must be reachable by it).
+  // Default: none (the agent's own).
+  std::optional<RunAsUser> run_as = std::nullopt;
 };
 
 // How a child ended.

@@ -1,6 +1,7 @@
 #include "agent/subprocess_runner.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -33,6 +34,9 @@ std::string Resolve(const std::string& program, const std::map<std::string, std:
   }
   return program;
 }
+
+// Where a child failed before its program ran (reported through a pipe).
+enum class ChildStage : int { kExec = 0, kChdir = 1, kSwitchUser = 2 };
 
 ExitStatus FromWaitStatus(int status) {
   ExitStatus s;
@@ -130,10 +134,24 @@ absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const P
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid == 0) {
+    // Reports why the child could not get to its program and ends it.
+    auto fail = [&](ChildStage stage) {
+      const int report[2] = {static_cast<int>(stage), errno};
+      (void)!::write(exec_error[1], report, sizeof(report));
+      ::_exit(127);
+    };
     // Own process group, so timeouts and cancellation reach every descendant.
     ::setpgid(0, 0);
+    if (spec.run_as) {
+      const RunAsUser& u = *spec.run_as;
+      if (::setgroups(u.groups.size(), u.groups.data()) != 0 || ::setgid(u.gid) != 0 ||
+          ::setuid(u.uid) != 0) {
+        fail(ChildStage::kSwitchUser);
+      }
+    }
     // The child dies with the agent (SIGKILL included): no orphaned profiler
     // keeps a device busy behind a lock that the kernel already released.
+    // Set after setuid, which clears it.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     sigset_t none;
@@ -142,15 +160,9 @@ absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const P
     ::dup2(in, STDIN_FILENO);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
-    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) {
-      const int e = errno;
-      (void)!::write(exec_error[1], &e, sizeof(e));
-      ::_exit(127);
-    }
+    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) fail(ChildStage::kChdir);
     ::execve(program.c_str(), argv.data(), envp.data());
-    const int e = errno;
-    (void)!::write(exec_error[1], &e, sizeof(e));
-    ::_exit(127);
+    fail(ChildStage::kExec);
   }
   for (int fd : {out, err, in, exec_error[1]}) ::close(fd);
   if (pid < 0) {
@@ -158,14 +170,26 @@ absl::StatusOr<std::unique_ptr<ProfilerProcess>> SubprocessRunner::Start(const P
     return absl::ResourceExhaustedError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   ::setpgid(pid, pid);  // also from the parent: no race with an early kill(-pid)
-  int child_errno = 0;
-  const ssize_t n = ::read(exec_error[0], &child_errno, sizeof(child_errno));
+  int report[2] = {0, 0};
+  const ssize_t n = ::read(exec_error[0], report, sizeof(report));
   ::close(exec_error[0]);
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   auto process = std::unique_ptr<ProfilerProcess>(new Subprocess(pid, pidfd));
-  if (n == sizeof(child_errno)) {
+  if (n == sizeof(report)) {
     process->Wait(Clock::now() + std::chrono::seconds(5));
-    return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", std::strerror(child_errno)));
+    const char* why = std::strerror(report[1]);
+    switch (static_cast<ChildStage>(report[0])) {
+      case ChildStage::kSwitchUser:
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot start ", program, " as user ", spec.run_as->name, " (uid ", spec.run_as->uid,
+            "): setgroups/setgid/setuid: ", why));
+      case ChildStage::kChdir:
+        return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": chdir ",
+                                                          spec.cwd, ": ", why));
+      case ChildStage::kExec:
+        break;
+    }
+    return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", why));
   }
   return process;
 }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "agent/run_as.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/temp_dir.h"
 
@@ -78,6 +80,42 @@ TEST(SubprocessRunnerTest, MissingProgramIsAnError) {
   auto p = runner.Start(spec);
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("/nonexistent/program"), absl::string_view::npos);
+}
+
+// --run-as: the child switches to the account after fork and before exec
+// (CI runs as root; elsewhere the agent cannot switch users at all).
+TEST(SubprocessRunnerTest, RunAsStartsTheChildAsThatUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching users needs root";
+  auto nobody = ResolveRunAs("nobody", ::geteuid());
+  ASSERT_TRUE(nobody.ok()) << nobody.status();
+  testing::TempDir dir;
+  SubprocessRunner runner;
+  ProfilerSpec spec = Shell(dir, "id -u; id -g; echo $HOME");
+  spec.run_as = *nobody;
+  ApplyRunAsEnv(*nobody, &spec.env);
+  auto p = runner.Start(spec);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ExitStatus s = (*p)->Wait(Clock::now() + seconds(10));
+  EXPECT_TRUE(s.ok()) << s.ToString() << Read(dir.path() / "err");
+  EXPECT_EQ(Read(dir.path() / "out"), absl::StrCat(nobody->uid, "\n", nobody->gid, "\n", nobody->home, "\n"));
+  EXPECT_NE(nobody->uid, 0u);
+}
+
+TEST(SubprocessRunnerTest, RunAsUnreachableDirectoryNamesTheStep) {
+  if (::geteuid() != 0) GTEST_SKIP() << "switching users needs root";
+  auto nobody = ResolveRunAs("nobody", ::geteuid());
+  ASSERT_TRUE(nobody.ok()) << nobody.status();
+  testing::TempDir dir;
+  std::filesystem::create_directory(dir.path() / "private");
+  std::filesystem::permissions(dir.path() / "private", std::filesystem::perms::owner_all);
+  SubprocessRunner runner;
+  ProfilerSpec spec = Shell(dir, "true");
+  spec.cwd = (dir.path() / "private").string();
+  spec.run_as = *nobody;
+  auto p = runner.Start(spec);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("chdir " + spec.cwd + ": Permission denied"), absl::string_view::npos)
+      << p.status();
 }
 
 }  // namespace

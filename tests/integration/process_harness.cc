@@ -119,7 +119,7 @@ std::string AddressAfter(const std::string& line, const std::string& marker) {
   return rest.substr(0, rest.find_first_of(" ,"));
 }
 
-absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path) {
+absl::StatusOr<HttpResponse> HttpGetResponse(const std::string& address, const std::string& path) {
   const auto colon = address.rfind(':');
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -139,7 +139,18 @@ absl::StatusOr<std::string> HttpGet(const std::string& address, const std::strin
   ::close(fd);
   const auto body = resp.find("\r\n\r\n");
   if (body == std::string::npos) return absl::DataLossError("no HTTP body");
-  return resp.substr(body + 4);
+  HttpResponse out;
+  // "HTTP/1.x NNN reason"
+  const auto space = resp.find(' ');
+  if (space != std::string::npos) out.status = std::atoi(resp.c_str() + space + 1);
+  out.body = resp.substr(body + 4);
+  return out;
+}
+
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path) {
+  auto r = HttpGetResponse(address, path);
+  if (!r.ok()) return r.status();
+  return std::move(r->body);
 }
 
 }  // namespace npuperf::testing

@@ -59,4 +59,11 @@ std::string AddressAfter(const std::string& line, const std::string& marker);
 // GET http://address/path over a plain socket; the body.
 absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path);
 
+// The same with the status code of the response.
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+};
+absl::StatusOr<HttpResponse> HttpGetResponse(const std::string& address, const std::string& path);
+
 }  // namespace npuperf::testing
