@@ -298,10 +298,25 @@ int RunReport(Session& s, const std::string& id, const std::string& style, std::
   v1::ListRoundsResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
+  grpc::ClientContext golden_ctx;
+  s.Prepare(&golden_ctx);
+  v1::GetGoldenReportRequest greq;
+  greq.set_collection_id(id);
+  v1::GetGoldenReportResponse golden;
+  const absl::Status gst = FromGrpcStatus(s.queries().GetGoldenReport(&golden_ctx, greq, &golden));
+  if (!gst.ok()) return ReportError(gst, err);
   if (style == "json") {
-    out << ToJson(resp) << "\n";
-  } else {
-    PrintRoundsReport(id, resp, style == "md", out);
+    nlohmann::json j;
+    j["rounds"] = nlohmann::json::parse(ToJson(resp));
+    j["golden"] = nlohmann::json::parse(ToJson(golden));
+    out << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  PrintRoundsReport(id, resp, style == "md", out);
+  if (golden.cases_size() > 0) {
+    out << (style == "md" ? "\n" : "")
+        << absl::StrFormat("golden reference ratio geomean %.3f over %d cases — %s\n",
+                           golden.geomean_ratio(), golden.cases_size(), golden.label());
   }
   return kExitOk;
 }
