@@ -1,14 +1,16 @@
 // npuperf-server: wires the store, scheduler, gRPC services and /metrics.
 //
 //   npuperf-server --listen HOST:PORT --metrics-listen HOST:PORT --db sqlite:PATH|postgres://...
-//                  [--tokens-file F]
+//                  [--tokens-file F] [--tls-cert PEM --tls-key PEM]
 //   npuperf-server migrate --db ...
 //   npuperf-server token hash            (token on stdin -> sha256 hex)
 //   npuperf-server token create --team NAME --db ...
 #include <signal.h>
 
 #include <atomic>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -22,6 +24,7 @@
 #include "common/sha256.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
@@ -39,12 +42,35 @@ int Fail(const absl::Status& s) {
   return 1;
 }
 
+absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, " ", path, ": cannot open"));
+  std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (pem.find("-----BEGIN") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": not a PEM file"));
+  }
+  return pem;
+}
+
+// Plaintext, or TLS with --tls-cert/--tls-key.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const ServerOptions& opt) {
+  if (opt.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  auto cert = ReadPem("--tls-cert", opt.tls_cert);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadPem("--tls-key", opt.tls_key);
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
+  return grpc::SslServerCredentials(ssl);
+}
+
 std::unique_ptr<grpc::Server> BuildGrpcServer(const ServerOptions& opt,
+                                              std::shared_ptr<grpc::ServerCredentials> creds,
                                               std::vector<grpc::Service*> services, int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(opt.listen, grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(opt.listen, std::move(creds), port);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kServerKeepaliveTimeMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
@@ -60,6 +86,8 @@ std::string HostOf(const std::string& address) {
 }
 
 int Serve(const ServerOptions& opt) {
+  auto creds = ServerCredentials(opt);
+  if (!creds.ok()) return Fail(creds.status());
   auto store = OpenStore(opt.db);
   if (!store.ok()) return Fail(store.status());
   std::map<std::string, Principal> tokens;
@@ -88,20 +116,27 @@ int Serve(const ServerOptions& opt) {
   }
   exposer->RegisterCollectable(registry);
   int port = 0;
-  auto server = BuildGrpcServer(opt, {&collections, &agents, &queries}, &port);
+  auto server = BuildGrpcServer(opt, *creds, {&collections, &agents, &queries}, &port);
   if (!server || port == 0) return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
   // The first log line carries the chosen addresses (tests start with port 0).
   LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
                                  HostOf(opt.metrics_listen), ":", exposer->GetListeningPorts().front(),
-                                 " db ", opt.db));
+                                 " db ", opt.db, opt.tls_cert.empty() ? "" : " tls"));
   if (opt.tokens_file.empty()) {
     LogWarning("server", "no --tokens-file: authentication disabled (development mode)");
   }
   server->GetHealthCheckService()->SetServingStatus(true);
 
   std::thread reaper([&] {
+    absl::Time next_gauges = absl::InfinitePast();
     while (!stopping) {
       if (auto s = scheduler.ExpireLeases(); !s.ok()) LogError("reaper", std::string(s.message()));
+      if (absl::Now() >= next_gauges) {
+        next_gauges = absl::Now() + absl::FromChrono(opt.state_metrics_interval);
+        if (auto s = scheduler.RefreshStateMetrics(); !s.ok()) {
+          LogError("metrics", std::string(s.message()));
+        }
+      }
       scheduler.changes().WaitNewer(UINT64_MAX, absl::FromChrono(opt.reaper_interval),
                                     [&] { return stopping.load(); });
     }
@@ -169,6 +204,10 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", opt.metrics_listen, "Prometheus HOST:PORT")->capture_default_str();
   app.add_option("--db", opt.db, "sqlite:PATH or postgres://...")->capture_default_str();
   app.add_option("--tokens-file", opt.tokens_file, "lines 'team|agent NAME SHA256HEX'");
+  auto* tls_cert = app.add_option("--tls-cert", opt.tls_cert, "TLS certificate chain (PEM) for the gRPC port");
+  auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
   int64_t lease_ms = opt.scheduler.lease_ttl.count();
   app.add_option("--lease-ttl-ms", lease_ms, "lease TTL renewed by heartbeats")->capture_default_str();
   int64_t heartbeat_ms = opt.scheduler.heartbeat_interval.count();

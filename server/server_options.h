@@ -18,6 +18,13 @@ struct ServerOptions {
   // Bearer tokens ("team|agent NAME SHA256HEX" lines). Default: none, which
   // disables authentication (development mode, logged as a warning).
   std::string tokens_file;
+  // TLS for the gRPC port: PEM certificate chain and private key (both or
+  // neither). Default: none (plaintext).
+  std::string tls_cert;
+  std::string tls_key;
+  // How often the jobs/agents/devices-by-state gauges are read from the
+  // store. Default: 5 s.
+  std::chrono::milliseconds state_metrics_interval{5'000};
   // How often expired leases are taken back. Default: 1 s.
   std::chrono::milliseconds reaper_interval{1'000};
   // Grace for in-flight RPCs at SIGTERM. Default: 10 s.

@@ -55,5 +55,44 @@ TEST(ServerHealthTest, UnimplementedRpcsNameTheirIssue) {
   EXPECT_NE(s.error_message().find("comparisons"), std::string::npos);
 }
 
+// TLS on the gRPC port (--tls-cert/--tls-key): the CLI and the agent connect
+// with --tls-ca (or NPUPERF_TLS_CA); a plaintext client gets nowhere.
+TEST(ServerTlsTest, TlsClientsConnectAndPlaintextClientsFail) {
+  Cluster c;
+  const std::string cert = (c.dir.path() / "server.crt").string();
+  const std::string key = (c.dir.path() / "server.key").string();
+  auto gen = RunCommand({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                         "-subj", "/CN=localhost", "-addext",
+                         "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", cert},
+                        c.dir.path());
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  c.Start("", {"--tls-cert", cert, "--tls-key", key});
+  auto tls = c.Cli({"--tls-ca", cert, "list"});
+  EXPECT_EQ(tls.exit_code, 0) << tls.err;
+  auto plain = c.Cli({"--timeout", "5", "list"});
+  EXPECT_NE(plain.exit_code, 0) << plain.out;
+  EXPECT_NE(plain.err.find("UNAVAILABLE"), std::string::npos) << plain.err;
+  auto agent = c.StartAgent("0-1", "agent", {{"NPUPERF_TLS_CA", cert}});  // waits for "registered as"
+  ASSERT_NE(agent, nullptr);
+  auto metrics = HttpGet(c.metrics_address, "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_NE(metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"RegisterAgent\"} 1"),
+            std::string::npos)
+      << *metrics;
+  EXPECT_NE(metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"ListCollections\"} 1"),
+            std::string::npos);
+  agent->Stop();
+  EXPECT_EQ(c.server->Stop(), 0);
+}
+
+TEST(ServerTlsTest, CertWithoutKeyIsAFlagError) {
+  TempDir dir;
+  auto r = RunCommand({(BuildDir() / "bin/npuperf-server").string(), "--tls-cert", "x.pem", "--db",
+                       "sqlite:" + (dir.path() / "s.db").string()},
+                      dir.path(), {}, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE((r.out + r.err).find("--tls-key"), std::string::npos) << r.out << r.err;
+}
+
 }  // namespace
 }  // namespace npuperf::testing
