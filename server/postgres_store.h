@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -117,10 +118,13 @@ class PostgresStore final : public Store {
   static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
 
   // Claim stages (postgres_store_jobs.cc).
-  static ClaimView LoadClaimView(pqxx::work& tx, const ClaimRequest& req);
-  static absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::work& tx,
-                                                                  const ClaimRequest& req,
-                                                                  const ClaimChooser& choose);
+  // The free devices and queue heads in one statement; specs from the cache.
+  ClaimView LoadClaimView(pqxx::work& tx, const ClaimRequest& req);
+  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::work& tx,
+                                                           const ClaimRequest& req,
+                                                           const ClaimChooser& choose);
+  // Fills view.specs for its candidates: cached, else fetched in one query.
+  void LoadSpecs(pqxx::work& tx, ClaimView& view);
   // Locks the picked candidate's collection (skip_locked: only if free) and
   // one of its queued jobs; nullopt when the collection is cancelled, at its
   // cap or drained. Waiting for a lock only in the first round means a claim
@@ -138,6 +142,13 @@ class PostgresStore final : public Store {
 
   // Random per store: our own notifications come back with this payload.
   const std::string replica_id_;
+  // Collection specs never change after submission, so claims cache them
+  // instead of shipping every candidate's spec on every claim. Cleared when
+  // it holds kMaxCachedSpecs.
+  static constexpr size_t kMaxCachedSpecs = 10'000;
+  absl::Mutex specs_mu_;
+  std::map<std::string, std::shared_ptr<const v1::CollectionSpec>> specs_
+      ABSL_GUARDED_BY(specs_mu_);
   PgPool pool_;
   PgListener listener_;
 };

@@ -1,8 +1,11 @@
 // PostgresStore: the job life cycle (claims, leases, results) and rounds.
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
 #include "server/job_state.h"
 #include "server/postgres_rows.h"
 #include "server/job_rules.h"
@@ -16,6 +19,11 @@ namespace {
 // the chooser asked again.
 constexpr int kMaxClaimRounds = 16;
 
+// A JSON array of strings (statement parameters that are lists).
+std::string JsonStrings(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump();
+}
+
 std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
   return absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
                       " is not the current lease (stale fencing token, or the job finished)", tail);
@@ -24,8 +32,9 @@ std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
 }  // namespace
 
 struct PostgresStore::ClaimView {
-  std::vector<OfferedDevice> offered;      // devices without a live lease
-  std::vector<v1::CollectionSpec> specs;   // owned; candidates point here
+  std::vector<OfferedDevice> offered;  // devices without a live lease
+  // Shared with the spec cache; candidates[i].spec points into specs[i].
+  std::vector<std::shared_ptr<const v1::CollectionSpec>> specs;
   std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, id asc
 };
 
@@ -40,10 +49,13 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
 
 PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const ClaimRequest& req) {
   ClaimView view;
-  // Devices with a live lease are not free, whatever the agent believes.
+  auto heads = tx.exec_prepared("claim_heads", req.agent_id);
   std::set<int> busy;
-  for (const auto& row : tx.exec_prepared("claim_busy_devices", req.agent_id)) {
-    busy.insert(row[0].as<int>());
+  if (!heads.empty() && !heads[0][0].is_null()) {
+    for (absl::string_view d : absl::StrSplit(heads[0][0].as<std::string>(), ',')) {
+      int id = 0;
+      if (absl::SimpleAtoi(d, &id)) busy.insert(id);
+    }
   }
   for (const auto& d : req.devices) {
     if (!busy.contains(d.device_id)) view.offered.push_back(d);
@@ -51,21 +63,64 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const Clai
   if (view.offered.empty()) return view;
   // Jobs of one collection share constraints and priority: its oldest queued
   // job stands for all of them.
-  auto heads = tx.exec_prepared("claim_heads");
-  view.specs.resize(heads.size());
-  for (size_t i = 0; i < heads.size(); ++i) {
-    view.specs[i].ParseFromString(PgBlob(heads[i][4]));
+  for (const auto& row : heads) {
+    if (row[1].is_null()) continue;  // no queued jobs
     ClaimCandidate c;
-    c.job_id = heads[i][0].as<int64_t>();
-    c.collection_id = heads[i][1].as<std::string>();
-    c.team = heads[i][2].as<std::string>();
-    c.priority = heads[i][3].as<int>();
-    c.spec = &view.specs[i];
-    c.collection_active = heads[i][5].as<int>();
-    c.team_active = heads[i][6].as<int>();
+    c.job_id = row[1].as<int64_t>();
+    c.collection_id = row[2].as<std::string>();
+    c.team = row[3].as<std::string>();
+    c.priority = row[4].as<int>();
+    c.collection_active = row[5].as<int>();
+    c.team_active = row[6].as<int>();
     view.candidates.push_back(std::move(c));
   }
+  LoadSpecs(tx, view);
   return view;
+}
+
+void PostgresStore::LoadSpecs(pqxx::work& tx, ClaimView& view) {
+  view.specs.resize(view.candidates.size());
+  std::vector<std::string> missing;
+  {
+    absl::MutexLock lock(&specs_mu_);
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      auto it = specs_.find(view.candidates[i].collection_id);
+      if (it != specs_.end()) {
+        view.specs[i] = it->second;
+      } else {
+        missing.push_back(view.candidates[i].collection_id);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    std::map<std::string, std::shared_ptr<const v1::CollectionSpec>> fetched;
+    for (const auto& row : tx.exec_prepared("claim_specs", JsonStrings(missing))) {
+      auto spec = std::make_shared<v1::CollectionSpec>();
+      spec->ParseFromString(PgBlob(row[1]));
+      fetched[row[0].as<std::string>()] = std::move(spec);
+    }
+    absl::MutexLock lock(&specs_mu_);
+    if (specs_.size() + fetched.size() > kMaxCachedSpecs) specs_.clear();
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      auto it = fetched.find(view.candidates[i].collection_id);
+      if (it == fetched.end()) continue;
+      view.specs[i] = it->second;
+      specs_[it->first] = it->second;
+    }
+  }
+  // A collection deleted under us has no spec: drop its candidate.
+  size_t kept = 0;
+  for (size_t i = 0; i < view.candidates.size(); ++i) {
+    if (view.specs[i] == nullptr) continue;
+    if (kept != i) {
+      view.candidates[kept] = std::move(view.candidates[i]);
+      view.specs[kept] = std::move(view.specs[i]);
+    }
+    view.candidates[kept].spec = view.specs[kept].get();
+    ++kept;
+  }
+  view.candidates.resize(kept);
+  view.specs.resize(kept);
 }
 
 absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
@@ -79,7 +134,9 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
     const OfferedDevice* device = &view.offered[choice->second];
     auto job = LockClaimable(tx, view, choice->first, &device, choose, req, round > 0);
     if (job) return Result(Lease(tx, req, *job, view, choice->first, *device));
-    view.candidates.erase(view.candidates.begin() + static_cast<std::ptrdiff_t>(choice->first));
+    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
+    view.candidates.erase(view.candidates.begin() + erased);
+    view.specs.erase(view.specs.begin() + erased);
   }
   return Result();
 }
@@ -94,26 +151,28 @@ std::optional<int64_t> PostgresStore::LockClaimable(pqxx::work& tx, ClaimView& v
   auto c = tx.exec_prepared(skip_locked ? "collection_lock_skip" : "collection_lock",
                             fresh.collection_id);
   if (c.empty() || !c[0][1].as<std::string>().empty()) return std::nullopt;  // cancelled
-  const pqxx::row counts = tx.exec_prepared1("claim_counts", fresh.collection_id, fresh.team);
-  fresh.collection_active = counts[0].as<int>();
-  fresh.team_active = counts[1].as<int>();
+  // The counts and one queued job locked, in one round trip. When the
+  // chooser then says no (cap reached), the job stays locked until commit:
+  // harmless, other claims skip it.
+  const pqxx::row row = tx.exec_prepared1("claim_counts_lock", fresh.collection_id, fresh.team);
+  fresh.collection_active = row[0].as<int>();
+  fresh.team_active = row[1].as<int>();
   auto again = choose({fresh}, view.offered, req.agent_labels);
-  if (!again) return std::nullopt;
+  if (!again || row[2].is_null()) return std::nullopt;  // capped, or drained meanwhile
   *device = &view.offered[again->second];
-  // Any queued job of the collection will do; skip the ones another replica
-  // is leasing right now.
-  auto job = tx.exec_prepared("claim_lock_job", fresh.collection_id);
-  if (job.empty()) return std::nullopt;
-  return job[0][0].as<int64_t>();
+  return row[2].as<int64_t>();
 }
 
 v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
                                        const ClaimView& view, size_t pick,
                                        const OfferedDevice& device) {
   const ClaimCandidate& c = view.candidates[pick];
-  // The row is locked and QUEUED, so this updates exactly one row.
+  // The row is locked and QUEUED, so this updates exactly one row; the same
+  // statement records the event and marks the collection RUNNING (we hold
+  // its row lock, so this is its refreshed state).
   auto row = tx.exec_prepared1("claim_lease", req.agent_id, req.host, device.device_id, device.soc,
-                               req.now_ms + req.lease_ttl_ms, req.now_ms, job_id);
+                               req.now_ms + req.lease_ttl_ms, req.now_ms, job_id,
+                               static_cast<int>(v1::COLLECTION_STATE_RUNNING));
   v1::JobAssignment a;
   a.set_job_id(job_id);
   a.set_collection_id(c.collection_id);
@@ -129,10 +188,6 @@ v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, 
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
   FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
-  AddEvent(tx, req.now_ms, c.collection_id, job_id, "job_leased",
-           absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ", req.host,
-                        " device ", device.device_id));
-  RefreshCollectionState(tx, c.collection_id, req.now_ms, /*cancelled=*/false);
   return a;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,8 +91,14 @@ class SqliteStore final : public Store {
   // REQUIRES: mu_ held, inside a transaction.
   bool CollectionCancelled(const std::string& collection_id);
 
+  // The spec of a collection (immutable after submission), cached for
+  // claims. REQUIRES: mu_ held, inside a transaction.
+  const v1::CollectionSpec* CachedSpec(const std::string& collection_id);
+
   std::mutex mu_;
   std::unique_ptr<SQLite::Database> db_;
+  // Guarded by mu_; cleared (between claims) when it would exceed 10,000.
+  std::map<std::string, std::unique_ptr<v1::CollectionSpec>> specs_;
 };
 
 }  // namespace npuperf::server

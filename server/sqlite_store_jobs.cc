@@ -1,5 +1,6 @@
 // SqliteStore: the job life cycle (claims, leases, results) and rounds.
 #include <map>
+#include <set>
 
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
@@ -61,17 +62,15 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
   return GuardSqlite("claim job", [&]() -> absl::StatusOr<Result> {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // Devices with a live lease are not free, whatever the agent believes.
+    std::set<int> busy_devices;
+    SQLite::Statement busy(*db_, "SELECT device_id FROM jobs WHERE agent_id = ? AND state IN (?, ?)");
+    busy.bind(1, req.agent_id);
+    busy.bind(2, kLeased);
+    busy.bind(3, kRunning);
+    while (busy.executeStep()) busy_devices.insert(busy.getColumn(0).getInt());
     std::vector<OfferedDevice> offered;
-    SQLite::Statement busy(*db_,
-                           "SELECT 1 FROM jobs WHERE agent_id = ? AND device_id = ? AND state IN "
-                           "(?, ?)");
     for (const auto& d : req.devices) {
-      busy.bind(1, req.agent_id);
-      busy.bind(2, d.device_id);
-      busy.bind(3, kLeased);
-      busy.bind(4, kRunning);
-      if (!busy.executeStep()) offered.push_back(d);
-      busy.reset();
+      if (!busy_devices.contains(d.device_id)) offered.push_back(d);
     }
     if (offered.empty()) return Result();
     std::map<std::string, int> collection_active, team_active;
@@ -87,16 +86,13 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
     // Jobs of one collection share constraints and priority: its oldest
     // queued job stands for all of them.
     SQLite::Statement heads(*db_,
-                            "SELECT j.id, j.collection_id, j.team, j.priority, c.spec, "
-                            "j.operator_name FROM jobs j JOIN collections c ON c.id = j.collection_id"
-                            " WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? GROUP BY "
-                            "collection_id) ORDER BY j.priority DESC, j.id");
+                            "SELECT j.id, j.collection_id, j.team, j.priority, j.operator_name "
+                            "FROM jobs j WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? "
+                            "GROUP BY collection_id) ORDER BY j.priority DESC, j.id");
     heads.bind(1, kQueued);
-    std::vector<v1::CollectionSpec> specs;
     std::vector<ClaimCandidate> candidates;
     std::vector<std::string> operators;
     while (heads.executeStep()) {
-      specs.emplace_back().ParseFromString(BlobOf(heads.getColumn(4)));
       ClaimCandidate c;
       c.job_id = heads.getColumn(0).getInt64();
       c.collection_id = heads.getColumn(1).getString();
@@ -105,9 +101,11 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
       c.collection_active = collection_active[c.collection_id];
       c.team_active = team_active[c.team];
       candidates.push_back(std::move(c));
-      operators.push_back(heads.getColumn(5).getString());
+      operators.push_back(heads.getColumn(4).getString());
     }
-    for (size_t i = 0; i < candidates.size(); ++i) candidates[i].spec = &specs[i];
+    heads.reset();
+    if (specs_.size() + candidates.size() > 10'000) specs_.clear();  // before taking pointers
+    for (auto& c : candidates) c.spec = CachedSpec(c.collection_id);
     auto choice = choose(candidates, offered, req.agent_labels);
     if (!choice) return Result();
     const ClaimCandidate& pick = candidates[choice->first];
@@ -147,10 +145,27 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
     AddEvent(req.now_ms, pick.collection_id, pick.job_id, "job_leased",
              absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ",
                           req.host, " device ", device.device_id));
-    RefreshCollectionState(pick.collection_id, req.now_ms);
+    // A lease leaves a live job: DeriveCollectionState says RUNNING.
+    SQLite::Statement running(*db_,
+                              "UPDATE collections SET state = ?, finished_ms = NULL WHERE id = ? AND "
+                              "(state <> ? OR finished_ms IS NOT NULL)");
+    running.bind(1, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+    running.bind(2, pick.collection_id);
+    running.bind(3, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+    running.exec();
     tx.commit();
     return Result(std::move(a));
   });
+}
+
+const v1::CollectionSpec* SqliteStore::CachedSpec(const std::string& collection_id) {
+  auto it = specs_.find(collection_id);
+  if (it != specs_.end()) return it->second.get();
+  auto spec = std::make_unique<v1::CollectionSpec>();
+  SQLite::Statement q(*db_, "SELECT spec FROM collections WHERE id = ?");
+  q.bind(1, collection_id);
+  if (q.executeStep()) spec->ParseFromString(BlobOf(q.getColumn(0)));
+  return specs_.emplace(collection_id, std::move(spec)).first->second.get();
 }
 
 absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_id,

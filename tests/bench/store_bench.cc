@@ -1,17 +1,24 @@
-// store_bench: Store throughput on both backends (issue 5 benchmarks).
+// store_bench: Store throughput and scheduler latency on both backends (issue 5 benchmarks).
 //
-//   store_bench [--jobs=2000] [--threads=2]
+//   store_bench [--jobs=2000] [--threads=2] [--latency-iters=200] [--xreplica-iters=50]
 //
 // Claims: `jobs` queued jobs in collections of 8 (cap 8), claimed by
 // `threads` threads for agents with 8 idle devices each, until every job is
 // leased (each claim sees every collection as a candidate). Ingest: each
 // leased job then reports success with realistic evidence (about 100 metric
 // figures, 8 KB of evidence JSON, 10 repeat samples): one round and its
-// metrics per transaction. SQLite runs on a temporary file; PostgreSQL runs
-// when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh), in a fresh
-// schema. Prints figures; not a ctest test.
+// metrics per transaction. Submit-to-lease: an in-process Scheduler with one
+// idle agent (8 devices) long-polling in LeaseJob; the bench submits a
+// one-job collection and times Submit() -> LeaseJob() returning, then the
+// agent reports the result and polls again; p50/p99 over `latency-iters`.
+// On PostgreSQL also across replicas: the agent polls replica B, the
+// submission goes to replica A (LISTEN/NOTIFY). SQLite runs on a temporary
+// file; PostgreSQL runs when NPUPERF_TEST_PG_URL is set
+// (deploy/with-postgres.sh), in a fresh schema. Prints figures; not a ctest
+// test.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +32,10 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
+#include "common/clock.h"
+#include "common/sha256.h"
+#include "prometheus/registry.h"
 #include "server/scheduler.h"
 #include "server/sqlite_store.h"
 #include "server/store.h"
@@ -137,6 +148,125 @@ Figures Run(Store& store, int jobs, int threads) {
   return f;
 }
 
+// ---- Submit-to-lease latency with an idle agent waiting ----
+
+struct Latency {
+  int samples = 0;
+  double p50_ms = 0;
+  double p99_ms = 0;
+  double max_ms = 0;
+};
+
+Latency Percentiles(std::vector<double> ms) {
+  Latency l;
+  l.samples = static_cast<int>(ms.size());
+  if (ms.empty()) return l;
+  std::sort(ms.begin(), ms.end());
+  auto at = [&](double q) {
+    return ms[std::min(ms.size() - 1, static_cast<size_t>(q * static_cast<double>(ms.size())))];
+  };
+  l.p50_ms = at(0.50);
+  l.p99_ms = at(0.99);
+  l.max_ms = ms.back();
+  return l;
+}
+
+v1::SubmitCollectionRequest OneJob(const std::string& sha, int i) {
+  v1::SubmitCollectionRequest req;
+  auto* spec = req.mutable_spec();
+  spec->mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+  auto* op = spec->add_operators();
+  op->set_name("op");
+  op->set_bundle_sha256(sha);
+  op->set_runner("run.py");
+  op->set_op_name("K");
+  op->add_case_ids(absl::StrCat("c", i));
+  spec->mutable_case_selector()->set_case_arg("--case-id");
+  return req;
+}
+
+// `iters` times: the agent long-polls `poll` (wait 30 s); once it waits, the
+// bench submits one job through `submit`; the latency is Submit() called ->
+// LeaseJob() returned. The agent then reports success (freeing the device).
+Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
+  const std::string sha = Sha256Hex("bench-bundle");
+  if (!submit.PutBundle("team", "op", sha, "bench-bundle").ok()) std::abort();
+  v1::RegisterAgentRequest reg;
+  reg.set_host("bench-host");
+  reg.set_boot_id("boot");
+  reg.set_instance_id("i-1");
+  for (int d = 0; d < 8; ++d) {
+    auto* dev = reg.add_devices();
+    dev->set_device_id(d);
+    dev->set_soc("Ascend910B2");
+    dev->set_state(v1::DEVICE_STATE_IDLE);
+  }
+  auto agent = poll.RegisterAgent(reg);
+  if (!agent.ok()) std::abort();
+  v1::LeaseJobRequest lease;
+  lease.set_agent_id(agent->agent_id());
+  lease.set_wait_ms(30'000);
+  for (int d = 0; d < 8; ++d) {
+    auto* dev = lease.add_free_devices();
+    dev->set_device_id(d);
+    dev->set_soc("Ascend910B2");
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    Clock::time_point submitted;
+    absl::Notification polling, stamped;
+    std::optional<v1::JobAssignment> got;
+    std::thread agent_thread([&] {
+      polling.Notify();
+      auto a = poll.LeaseJob(lease, [] { return false; });
+      const auto leased = Clock::now();
+      stamped.WaitForNotification();
+      if (a.ok() && a->has_value()) {
+        got = **a;
+        ms.push_back(std::chrono::duration<double, std::milli>(leased - submitted).count());
+      }
+    });
+    polling.WaitForNotification();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // inside LeaseJob's wait
+    submitted = Clock::now();
+    stamped.Notify();
+    if (!submit.Submit("team", OneJob(sha, i)).ok()) std::abort();
+    agent_thread.join();
+    if (!got) continue;
+    v1::ReportResultRequest r;
+    r.set_agent_id(agent->agent_id());
+    r.set_job_id(got->job_id());
+    r.set_attempt(got->attempt());
+    r.set_fencing_token(got->fencing_token());
+    r.set_update_uuid(absl::StrCat("lat-", got->job_id()));
+    r.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    r.mutable_evidence()->mutable_duration()->add_samples_us(10);
+    r.mutable_evidence()->mutable_duration()->set_aggregate_us(10);
+    if (!poll.ReportResult(r).ok()) std::abort();
+  }
+  return Percentiles(ms);
+}
+
+void PrintLatency(const char* what, const Latency& l) {
+  std::printf("%-10s submit-to-lease %-14s n=%4d  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n",
+              "", what, l.samples, l.p50_ms, l.p99_ms, l.max_ms);
+}
+
+// One scheduler per store; `b` may be `a` (same replica).
+void LatencyBench(Store& a, Store& b, int iters, const char* what) {
+  RealClock clock;
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler sa(a, clock, metrics, SchedulerOptions());
+  if (&a == &b) {
+    PrintLatency(what, SubmitToLease(sa, sa, iters));
+    return;
+  }
+  Scheduler sb(b, clock, metrics, SchedulerOptions());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // listeners connected
+  PrintLatency(what, SubmitToLease(sa, sb, iters));
+}
+
 void Print(const char* backend, const Figures& f) {
   std::printf(
       "%-10s claims %5d in %6.2f s = %8.0f claims/s | rounds %5d in %6.2f s = %8.0f rounds/s\n",
@@ -145,7 +275,8 @@ void Print(const char* backend, const Figures& f) {
 }
 
 #if NPUPERF_WITH_POSTGRES
-void BenchPostgres(const std::string& base, int jobs, int threads) {
+void BenchPostgres(const std::string& base, int jobs, int threads, int latency_iters,
+                   int xreplica_iters) {
   const std::string schema =
       absl::StrFormat("bench_%016x", absl::Uniform<uint64_t>(absl::BitGen()));
   auto exec = [&](const std::string& sql) {
@@ -156,15 +287,17 @@ void BenchPostgres(const std::string& base, int jobs, int threads) {
   };
   exec("CREATE SCHEMA " + schema);
   {
-    auto store =
-        OpenPostgresStore(absl::StrCat(base, base.find('?') == std::string::npos ? "?" : "&",
-                                       "options=-csearch_path%3D", schema),
-                          threads + 1);
-    if (!store.ok()) {
-      std::fprintf(stderr, "postgres: %s\n", store.status().ToString().c_str());
+    const std::string url = absl::StrCat(base, base.find('?') == std::string::npos ? "?" : "&",
+                                         "options=-csearch_path%3D", schema);
+    auto store = OpenPostgresStore(url, threads + 1);
+    auto replica = OpenPostgresStore(url, 2);
+    if (!store.ok() || !replica.ok()) {
+      std::fprintf(stderr, "postgres: %s\n", (store.ok() ? replica : store).status().ToString().c_str());
       std::exit(1);
     }
     Print("postgres", Run(**store, jobs, threads));
+    LatencyBench(**store, **store, latency_iters, "(one replica)");
+    LatencyBench(**store, **replica, xreplica_iters, "(2 replicas)");
   }
   exec("DROP SCHEMA " + schema + " CASCADE");
 }
@@ -174,10 +307,12 @@ void BenchPostgres(const std::string& base, int jobs, int threads) {
 }  // namespace npuperf::server
 
 int main(int argc, char** argv) {
-  int jobs = 2000, threads = 2;
+  int jobs = 2000, threads = 2, latency_iters = 200, xreplica_iters = 50;
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--jobs=", 7) == 0) jobs = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
+    if (std::strncmp(argv[i], "--latency-iters=", 16) == 0) latency_iters = std::atoi(argv[i] + 16);
+    if (std::strncmp(argv[i], "--xreplica-iters=", 17) == 0) xreplica_iters = std::atoi(argv[i] + 17);
   }
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());
@@ -186,11 +321,12 @@ int main(int argc, char** argv) {
     auto store = npuperf::server::SqliteStore::Open((dir / "bench.db").string());
     if (!store.ok()) return 1;
     npuperf::server::Print("sqlite", npuperf::server::Run(**store, jobs, threads));
+    npuperf::server::LatencyBench(**store, **store, latency_iters, "");
   }
   fs::remove_all(dir);
 #if NPUPERF_WITH_POSTGRES
   if (const char* url = std::getenv("NPUPERF_TEST_PG_URL"); url != nullptr && *url != '\0') {
-    npuperf::server::BenchPostgres(url, jobs, threads);
+    npuperf::server::BenchPostgres(url, jobs, threads, latency_iters, xreplica_iters);
   } else {
     std::printf("postgres   skipped: NPUPERF_TEST_PG_URL is not set\n");
   }
