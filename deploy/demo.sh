@@ -66,6 +66,11 @@ echo "demo: evidence per operator (bound from pipe ratios, per-core balance from
 "$BIN/npuperf" rounds --collection "$COLLECTION"
 if [ $rc -ne 0 ]; then echo "demo: the batch did not fully succeed (exit $rc)" >&2; exit $rc; fi
 printf 'demo: batch took %.1f s\n' "$(echo "$END - $START" | bc -l 2>/dev/null || python3 -c "print($END-$START)")"
+# Where the batch time went, from measured numbers only: the jobs' lease and
+# finish times (server) and the agent's per-phase job timings (its /metrics).
+python3 "$ROOT/deploy/overhead.py" --batch-json "$VAR/batch.json" --metrics "http://$METRICS/metrics" \
+  --start "$START" --end "$END" --devices 8 || echo "demo: no overhead breakdown" >&2
+
 # Before/after an optimisation: a baseline batch of the base operators and a
 # candidate batch where the _v2 runners replaced their base operator's code
 # (as a developer's edit would), quick mode, 7 repeats each, one SoC so the
