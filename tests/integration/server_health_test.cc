@@ -42,7 +42,8 @@ TEST(ServerHealthTest, HealthServingAndReflectionListsTheServices) {
   EXPECT_EQ(c.server->Stop(), 0);
 }
 
-TEST(ServerHealthTest, UnimplementedRpcsNameTheirIssue) {
+// Every RPC is implemented; a malformed comparison names its bad fields.
+TEST(ServerHealthTest, CompareRoundsNamesItsBadFields) {
   Cluster c;
   c.Start("");
   auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
@@ -51,8 +52,9 @@ TEST(ServerHealthTest, UnimplementedRpcsNameTheirIssue) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   npuperf::v1::CompareRoundsResponse resp;
   auto s = queries->CompareRounds(&ctx, npuperf::v1::CompareRoundsRequest(), &resp);
-  EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
-  EXPECT_NE(s.error_message().find("comparisons"), std::string::npos);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("baseline_round_id"), std::string::npos) << s.error_message();
+  EXPECT_NE(s.error_message().find("candidate_round_id"), std::string::npos) << s.error_message();
 }
 
 // TLS on the gRPC port (--tls-cert/--tls-key): the CLI and the agent connect
