@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   sub->add_option("--batch", submit.batch_dir, "every operator directory under this base directory");
   sub->add_flag("--manifest", submit.manifest, "cases from each PERFORMANCE_CASES.json");
   auto* quick = sub->add_flag_callback("--quick", [&] { submit.mode = "quick"; }, "kernel timing only");
-  sub->add_flag_callback("--compare", [&] { submit.mode = "compare"; }, "timing joined with golden data")
+  sub->add_flag_callback("--compare", [&] { submit.mode = "compare"; },
+                         "standard profiling joined with the golden data (golden reference ratio)")
       ->excludes(quick);
   sub->add_option("--op-name", submit.op_name, "exact target kernel name");
   sub->add_option("--op-name-map", submit.op_name_map, "JSON file {operator: op name}");
