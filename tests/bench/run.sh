@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every benchmark and prints its figures (never part of `make test`):
 #   evidence_bench      summarize on 10 / 10,000 / 200,000-row groups vs the Python reference logic
-#   store_bench         claims/s and rounds/s ingested, SQLite and a throwaway PostgreSQL
+#   store_bench         claims/s, rounds/s ingested, submit-to-lease p50/p99 with an idle agent waiting
+#                       (one replica; on PostgreSQL also across two replicas), SQLite and a throwaway PostgreSQL
 #   compare_bench       CompareRounds p50/p99 with 100,000 rounds stored, SQLite and PostgreSQL
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
