@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -118,13 +120,15 @@ class PgListener::Receiver final : public pqxx::notification_receiver {
 
 PgListener::PgListener(std::string url, std::string self_id)
     : url_(std::move(url)), self_id_(std::move(self_id)) {
-  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
+    wake_[0] = wake_[1] = -1;
+    LogError("postgres", absl::StrCat("pipe2: ", strerror(errno), "; no wake-ups from other replicas"));
+  }
 }
 
 PgListener::~PgListener() {
   {
     absl::MutexLock lock(&mu_);
-    stop_ = true;
     fn_ = nullptr;
   }
   if (wake_[1] >= 0) {
@@ -152,21 +156,25 @@ void PgListener::Fire() {
 }
 
 void PgListener::Loop() {
-  int failures = 0;
+  int failures = 0;  // since the last connection that worked
   while (true) {
+    bool connected = false;
     try {
-      if (!ListenOnce(failures > 0)) return;
+      if (!ListenOnce(failures > 0, &connected)) return;
     } catch (const std::exception& e) {
-      if (failures == 0) LogWarning("postgres", absl::StrCat("LISTEN connection lost: ", e.what()));
+      if (connected || failures == 0) {
+        LogWarning("postgres", absl::StrCat("LISTEN connection lost: ", e.what()));
+      }
     }
-    ++failures;
+    failures = connected ? 1 : failures + 1;
     if (!Pause(std::min(5000, 100 << std::min(failures, 6)))) return;
   }
 }
 
-bool PgListener::ListenOnce(bool reconnected) {
+bool PgListener::ListenOnce(bool reconnected, bool* connected) {
   pqxx::connection conn(url_);
   Receiver receiver(conn, *this);  // LISTEN npuperf_jobs
+  *connected = true;
   if (reconnected) {
     LogInfo("postgres", "LISTEN connection restored");
     Fire();  // anything sent while we were away

@@ -99,8 +99,8 @@ class PgListener {
 
   void Loop();
   // One connection's lifetime: LISTEN, then wait and dispatch until stop or
-  // an exception. Returns false on stop.
-  bool ListenOnce(bool reconnected);
+  // an exception. Returns false on stop; *connected once LISTEN succeeded.
+  bool ListenOnce(bool reconnected, bool* connected);
   // Sleeps up to ms, waking early on stop. Returns false on stop.
   bool Pause(int ms);
   void Fire();
@@ -110,7 +110,6 @@ class PgListener {
   int wake_[2] = {-1, -1};  // pipe: a byte in wake_[1] interrupts poll()
   absl::Mutex mu_;
   std::function<void()> fn_ ABSL_GUARDED_BY(mu_);
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // started by the first SetCallback (under mu_)
 };
