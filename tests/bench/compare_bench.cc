@@ -97,7 +97,8 @@ int Run(const std::string& name, Store& store, int rounds, int queries) {
       req.lease_ttl_ms = 3'600'000;
       auto job = store.ClaimJob(req, ChooseClaim);
       if (!job.ok() || !job->has_value()) {
-        std::fprintf(stderr, "%s: claim failed\n", name.c_str());
+        std::fprintf(stderr, "%s: claim %zu failed: %s\n", name.c_str(), ids.size(),
+                     job.ok() ? "no job offered" : job.status().ToString().c_str());
         return 1;
       }
       auto ack = store.RecordResult(MakeResult(**job, gen, req.now_ms));
