@@ -118,6 +118,16 @@ TEST(ComparatorTest, InformativeDifferencesDoNotBlock) {
   EXPECT_EQ(cmp.fingerprint_differences_size(), 4);
 }
 
+TEST(ComparatorTest, CompareModeRoundsCompareWithStandardOnesButNotWithQuick) {
+  v1::Round b = MakeRound(1, Noisy(100, 7, 0.01, 30));
+  v1::Round c = MakeRound(2, Noisy(100, 7, 0.01, 31));
+  b.mutable_evidence()->mutable_fingerprint()->set_mode("standard");
+  c.mutable_evidence()->mutable_fingerprint()->set_mode("compare");
+  EXPECT_EQ(CompareRounds(b, c, kDefaults).verdict(), v1::VERDICT_STABLE);
+  b.mutable_evidence()->mutable_fingerprint()->set_mode("quick");
+  EXPECT_EQ(CompareRounds(b, c, kDefaults).verdict(), v1::VERDICT_NOT_COMPARABLE);
+}
+
 TEST(ComparatorTest, ShapesBlockOnlyWhenBothSidesKnowThem) {
   v1::Round b = MakeRound(1, Noisy(100, 7, 0.01, 11));
   v1::Round c = MakeRound(2, Noisy(100, 7, 0.01, 12));
