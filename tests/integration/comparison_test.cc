@@ -47,21 +47,22 @@ TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
   Cluster c;
   c.Start("0-3");
   auto [first_id, first] = QuickBatch(
-      c, {"inplace_add_rmsnorm", "inplace_add_rmsnorm_v2", "grouped_matmul", "grouped_matmul_v2"},
+      c, {"interleave_rope", "interleave_rope_v2", "grouped_matmul", "grouped_matmul_v2"},
       "branch=main");
-  auto [again_id, again] = QuickBatch(c, {"inplace_add_rmsnorm", "grouped_matmul"}, "branch=main");
+  auto [again_id, again] = QuickBatch(c, {"interleave_rope", "grouped_matmul"}, "branch=main");
   ASSERT_EQ(first.size(), 4u);
   ASSERT_EQ(again.size(), 2u);
 
-  // The faster variant: IMPROVED, exit 0.
-  auto faster = c.Cli({"--format", "json", "compare", std::to_string(first["inplace_add_rmsnorm"]),
-                       std::to_string(first["inplace_add_rmsnorm_v2"])});
+  // The faster variant (-40 % under msprof-sim): IMPROVED, exit 0. rmsnorm_v2's
+  // quick-mode gain (~2.5 %) sits too close to the 2 % threshold for a test.
+  auto faster = c.Cli({"--format", "json", "compare", std::to_string(first["interleave_rope"]),
+                       std::to_string(first["interleave_rope_v2"])});
   nlohmann::json j = Json(faster);
   EXPECT_EQ(faster.exit_code, 0) << faster.out;
   EXPECT_EQ(j["schema"], "npuperf.compare.v1");
   EXPECT_EQ(j["kind"], "rounds");
   EXPECT_EQ(j["result"]["comparison"]["verdict"], "VERDICT_IMPROVED") << faster.out;
-  EXPECT_LT(j["result"]["comparison"]["duration"]["ratio"].get<double>(), 0.98);
+  EXPECT_LT(j["result"]["comparison"]["duration"]["ratio"].get<double>(), 0.8);
   EXPECT_EQ(j["result"]["comparison"]["duration"]["candidate_samples_us"].size(), 7u);
 
   // The regressing variant: REGRESSED, exit 3, in text and JSON.
