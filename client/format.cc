@@ -94,15 +94,23 @@ void PrintRound(const v1::Round& r, std::ostream& out) {
       << " host " << e.fingerprint().host() << " mode " << e.fingerprint().mode() << "\n";
 }
 
+namespace {
+
+// "PASS (3.2%)", or "-" without per-core data.
+std::string BalanceText(const v1::Evidence& e) {
+  return e.per_core().verdict().empty()
+             ? "-"
+             : absl::StrFormat("%s (%.1f%%)", e.per_core().verdict(), e.per_core().spread_pct());
+}
+
+}  // namespace
+
 void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
   out << absl::StrFormat("%-6s %-30s %-16s %-16s %12s  %-12s %-22s %s\n", "round", "operator/case",
                          "collection", "soc", "kernel_us", "bound", "per-core (spread)", "created");
   for (const auto& r : rounds.rounds()) {
     const auto& e = r.evidence();
-    const std::string balance =
-        e.per_core().verdict().empty()
-            ? "-"
-            : absl::StrFormat("%s (%.1f%%)", e.per_core().verdict(), e.per_core().spread_pct());
+    const std::string balance = BalanceText(e);
     out << absl::StrFormat("%-6d %-30s %-16s %-16s %12.3f  %-12s %-22s %s\n", r.id(),
                            r.operator_name() + (r.case_id().empty() ? "" : "/" + r.case_id()),
                            r.collection_id(), e.fingerprint().soc(), e.duration().aggregate_us(),
@@ -132,10 +140,7 @@ void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsRes
   if (md) out << "|" << absl::StrJoin(std::vector<std::string>(head.size(), "---"), "|") << "|\n";
   for (const auto& r : rounds.rounds()) {
     const auto& e = r.evidence();
-    const std::string balance =
-        e.per_core().verdict().empty()
-            ? "-"
-            : absl::StrFormat("%s (%.1f%%)", e.per_core().verdict(), e.per_core().spread_pct());
+    const std::string balance = BalanceText(e);
     const std::string golden =
         e.golden().status() == "joined" ? absl::StrFormat("%.3f", e.golden().ratio()) : "-";
     row({absl::StrCat(r.id()), r.operator_name() + "/" + r.case_id(), e.fingerprint().soc(),

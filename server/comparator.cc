@@ -234,9 +234,11 @@ void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison*
   }
 }
 
-std::string Key(const v1::Round& r) { return absl::StrCat(r.operator_name(), "/", r.case_id()); }
-
 }  // namespace
+
+std::string CaseKey(const v1::Round& r) {
+  return absl::StrCat(r.operator_name(), "/", r.case_id());
+}
 
 bool HasDurationVerdict(v1::Verdict v) {
   return v == v1::VERDICT_IMPROVED || v == v1::VERDICT_REGRESSED || v == v1::VERDICT_STABLE;
@@ -311,7 +313,7 @@ v1::CompareCollectionsResponse CompareRoundSets(const std::vector<v1::Round>& ba
   auto newest = [](const std::vector<v1::Round>& rounds) {
     std::map<std::string, const v1::Round*> by_key;
     for (const v1::Round& r : rounds) {
-      const v1::Round*& slot = by_key[Key(r)];
+      const v1::Round*& slot = by_key[CaseKey(r)];
       if (slot == nullptr || slot->id() < r.id()) slot = &r;
     }
     return by_key;

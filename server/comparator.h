@@ -60,6 +60,9 @@ v1::GetGoldenReportResponse GoldenReport(const std::vector<v1::Round>& rounds);
 inline constexpr char kGoldenLabel[] =
     "golden_reference_ratio (cross-scope reference, not a speed-up)";
 
+// "operator/case": what rounds are matched by.
+std::string CaseKey(const v1::Round& r);
+
 // True for verdicts that decided the duration (the comparable ones).
 bool HasDurationVerdict(v1::Verdict v);
 

@@ -18,8 +18,6 @@ constexpr int32_t kPage = 1000;
 // Upper bound on rounds scanned for one regression listing.
 constexpr size_t kMaxScanned = 200000;
 
-std::string CaseKey(const v1::Round& r) { return absl::StrCat(r.operator_name(), "/", r.case_id()); }
-
 // "key=value" with both parts non-empty.
 bool SplitLabel(const std::string& label, std::string* key, std::string* value) {
   const size_t eq = label.find('=');
