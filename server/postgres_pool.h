@@ -42,7 +42,22 @@ class PgPool {
   // rerun); anything else -> INTERNAL. `what` prefixes the message.
   template <typename F>
   auto Run(absl::string_view what, F&& body, bool retry_unique = false)
-      -> decltype(body(std::declval<pqxx::work&>()));
+      -> decltype(body(std::declval<pqxx::work&>())) {
+    return RunIn<pqxx::work>(what, std::forward<F>(body), retry_unique, /*rerun_broken=*/true);
+  }
+
+  // Like Run, but body(pqxx::nontransaction&) runs each statement in its own
+  // transaction (autocommit): no BEGIN and COMMIT round trips. For bodies
+  // that read, then write in a single statement or function call that is
+  // safe to rerun after a serialization failure or unique violation. A
+  // broken connection is never rerun (a statement in flight may have
+  // committed): UNAVAILABLE.
+  template <typename F>
+  auto RunAutocommit(absl::string_view what, F&& body, bool retry_unique = false)
+      -> decltype(body(std::declval<pqxx::nontransaction&>())) {
+    return RunIn<pqxx::nontransaction>(what, std::forward<F>(body), retry_unique,
+                                       /*rerun_broken=*/false);
+  }
 
   static constexpr int kMaxAttempts = 8;
 
@@ -56,6 +71,10 @@ class PgPool {
     bool rerun = false;
     bool discard = false;  // the connection is unusable: drop it
   };
+
+  template <typename Tx, typename F>
+  auto RunIn(absl::string_view what, F&& body, bool retry_unique, bool rerun_broken)
+      -> decltype(body(std::declval<Tx&>()));
 
   bool HasFreeSlot() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Borrows a free slot, opening its connection if needed.
@@ -114,18 +133,18 @@ class PgListener {
   std::thread thread_;  // started by the first SetCallback (under mu_)
 };
 
-template <typename F>
-auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique)
-    -> decltype(body(std::declval<pqxx::work&>())) {
+template <typename Tx, typename F>
+auto PgPool::RunIn(absl::string_view what, F&& body, bool retry_unique, bool rerun_broken)
+    -> decltype(body(std::declval<Tx&>())) {
   absl::Status last = absl::UnavailableError(std::string(what));
   bool fresh_used = false;
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
     auto slot = Acquire();
     if (!slot.ok()) return slot.status();
     try {
-      decltype(body(std::declval<pqxx::work&>())) result;
+      decltype(body(std::declval<Tx&>())) result;
       {  // the transaction ends (commit or abort) before the slot is shared again
-        pqxx::work tx(*(*slot)->conn);
+        Tx tx(*(*slot)->conn);
         result = body(tx);
         if (result.ok()) tx.commit();
       }
@@ -135,6 +154,7 @@ auto PgPool::Run(absl::string_view what, F&& body, bool retry_unique)
       const Failure f = Classify(what, retry_unique, attempt, &last);
       Release(*slot, f.discard);
       if (!f.rerun || attempt == kMaxAttempts) return last;
+      if (f.discard && !rerun_broken) return last;
       if (f.discard) {  // broken connection: one rerun on a fresh one
         if (fresh_used) return last;
         fresh_used = true;

@@ -93,48 +93,22 @@ constexpr Statement kStatements[] = {
      "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE " LIMIT 1) FROM devices d WHERE "
      "d.agent_id = $1 ORDER BY d.device_id"},
     {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
-    // Claims.
+    // Claims (migration 0003 keeps the counts and defines npuperf_claim).
     // The agent's busy devices (comma-separated; a device with a live lease
     // is not free, whatever the agent believes) and, per collection with
-    // queued jobs, its oldest queued job with the live jobs of its collection
-    // and of its team. Always one row at least (no heads: NULL head columns).
+    // queued jobs, its first job (the queue order), live jobs and its team's
+    // live jobs, from collection_queue (active collections only). Always one row at least
+    // (no heads: NULL head columns).
     {"claim_heads",
      "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE agent_id = $1 AND "
-     "state IN " NPUPERF_PG_LIVE "), heads AS (SELECT j.id, j.collection_id, j.team, j.priority, "
-     "COALESCE(lc.n, 0)::int AS lc, COALESCE(lt.n, 0)::int AS lt FROM jobs j "
-     "LEFT JOIN (SELECT collection_id, COUNT(*) AS n FROM jobs WHERE state IN " NPUPERF_PG_LIVE
-     " GROUP BY collection_id) lc ON lc.collection_id = j.collection_id "
-     "LEFT JOIN (SELECT team, COUNT(*) AS n FROM jobs WHERE state IN " NPUPERF_PG_LIVE
-     " GROUP BY team) lt ON lt.team = j.team "
-     "WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = 1 GROUP BY collection_id)) "
-     "SELECT busy.d, h.id, h.collection_id, h.team, h.priority, h.lc, h.lt FROM busy "
-     "LEFT JOIN heads h ON true ORDER BY h.priority DESC, h.id"},
+     "state IN " NPUPERF_PG_LIVE "), active AS (SELECT collection_id, team, priority, first_job, "
+     "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
+     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int "
+     "FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, h.first_job"},
     // Specs of collections (a JSON array of ids) the claim has not cached.
     {"claim_specs",
      "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
-    // Under the collection's row lock: its live jobs, its team's, and one of
-    // its queued jobs locked (any will do; skip the ones another replica is
-    // leasing right now; NULL when none).
-    {"claim_counts_lock",
-     "SELECT (SELECT COUNT(*) FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE
-     ")::int, (SELECT COUNT(*) FROM jobs WHERE team = $2 AND state IN " NPUPERF_PG_LIVE ")::int, "
-     "(SELECT id FROM jobs WHERE collection_id = $1 AND state = 1 ORDER BY id LIMIT 1 "
-     "FOR UPDATE SKIP LOCKED)"},
-    // The lease, its event, and the collection RUNNING (a lease leaves one
-    // job live, so DeriveCollectionState says RUNNING) in one statement. $8
-    // is COLLECTION_STATE_RUNNING.
-    {"claim_lease",
-     "WITH j AS (UPDATE jobs SET state = 2, attempt = attempt + 1, fencing_token = fencing_token + "
-     "1, agent_id = $1, host = $2, device_id = $3, soc = $4, lease_expires_ms = $5, started_ms = "
-     "COALESCE(started_ms, $6), progress = NULL WHERE id = $7 AND state = 1 RETURNING attempt, "
-     "max_attempts, fencing_token, op_name, case_id, operator_name, queued_ms, collection_id), "
-     "e AS (INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $6, "
-     "collection_id, $7, 'job_leased', 'attempt ' || attempt || ' token ' || fencing_token || "
-     "' on ' || $2 || ' device ' || $3 FROM j), "
-     "c AS (UPDATE collections SET state = $8, finished_ms = NULL WHERE id IN (SELECT "
-     "collection_id FROM j) AND (state <> $8 OR finished_ms IS NOT NULL)) "
-     "SELECT attempt, max_attempts, fencing_token, op_name, case_id, operator_name, queued_ms "
-     "FROM j"},
+    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)"},
     // Leases and progress.
     {"lease_renew",
      "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND agent_id = "

@@ -117,24 +117,23 @@ class PostgresStore final : public Store {
                                                const std::string& notify_payload);
   static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
 
-  // Claim stages (postgres_store_jobs.cc).
-  // The free devices and queue heads in one statement; specs from the cache.
-  ClaimView LoadClaimView(pqxx::work& tx, const ClaimRequest& req);
-  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::work& tx,
+  // Claim stages (postgres_store_jobs.cc), in autocommit: the free devices
+  // and queue heads in one statement (specs from the cache), then one call
+  // of npuperf_claim() per candidate tried.
+  ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req);
+  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::transaction_base& tx,
                                                            const ClaimRequest& req,
                                                            const ClaimChooser& choose);
   // Fills view.specs for its candidates: cached, else fetched in one query.
-  void LoadSpecs(pqxx::work& tx, ClaimView& view);
-  // Locks the picked candidate's collection (skip_locked: only if free) and
-  // one of its queued jobs; nullopt when the collection is cancelled, at its
-  // cap or drained. Waiting for a lock only in the first round means a claim
-  // never waits while it holds another collection's lock (no deadlocks).
-  static std::optional<int64_t> LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
-                                              const OfferedDevice** device,
-                                              const ClaimChooser& choose, const ClaimRequest& req,
-                                              bool skip_locked);
-  static v1::JobAssignment Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
-                                 const ClaimView& view, size_t pick, const OfferedDevice& device);
+  void LoadSpecs(pqxx::transaction_base& tx, ClaimView& view);
+  // Leases the picked candidate's oldest queued job on `device`; nullopt when
+  // its collection is cancelled, at its cap, drained, or (skip_locked) held
+  // by another claim.
+  static std::optional<v1::JobAssignment> TakeLease(pqxx::transaction_base& tx,
+                                                    const ClaimRequest& req,
+                                                    const ClaimView& view, size_t pick,
+                                                    const OfferedDevice& device,
+                                                    bool skip_locked);
 
   // Tells the other replicas (their PgListener) that jobs became claimable;
   // delivered when tx commits.

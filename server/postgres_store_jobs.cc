@@ -35,19 +35,23 @@ struct PostgresStore::ClaimView {
   std::vector<OfferedDevice> offered;  // devices without a live lease
   // Shared with the spec cache; candidates[i].spec points into specs[i].
   std::vector<std::shared_ptr<const v1::CollectionSpec>> specs;
-  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, id asc
+  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
 };
 
 absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
     const ClaimRequest& req, const ClaimChooser& choose) {
-  // A unique violation means another replica leased one of these devices
-  // meanwhile: rerun, and the busy check leaves that device out.
-  return pool_.Run(
-      "claim job", [&](pqxx::work& tx) { return ClaimTx(tx, req, choose); },
+  // Two round trips, no transaction around them: the heads are a hint that
+  // npuperf_claim() checks again under the collection's row lock, and the
+  // lease is that one call. A unique violation means another replica leased
+  // one of these devices meanwhile: rerun, and the busy check leaves that
+  // device out.
+  return pool_.RunAutocommit(
+      "claim job", [&](pqxx::nontransaction& tx) { return ClaimTx(tx, req, choose); },
       /*retry_unique=*/true);
 }
 
-PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const ClaimRequest& req) {
+PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::transaction_base& tx,
+                                                      const ClaimRequest& req) {
   ClaimView view;
   auto heads = tx.exec_prepared("claim_heads", req.agent_id);
   std::set<int> busy;
@@ -61,8 +65,8 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const Clai
     if (!busy.contains(d.device_id)) view.offered.push_back(d);
   }
   if (view.offered.empty()) return view;
-  // Jobs of one collection share constraints and priority: its oldest queued
-  // job stands for all of them.
+  // Jobs of one collection share constraints and priority: the collection
+  // stands for all its queued jobs.
   for (const auto& row : heads) {
     if (row[1].is_null()) continue;  // no queued jobs
     ClaimCandidate c;
@@ -78,7 +82,7 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::work& tx, const Clai
   return view;
 }
 
-void PostgresStore::LoadSpecs(pqxx::work& tx, ClaimView& view) {
+void PostgresStore::LoadSpecs(pqxx::transaction_base& tx, ClaimView& view) {
   view.specs.resize(view.candidates.size());
   std::vector<std::string> missing;
   {
@@ -124,16 +128,20 @@ void PostgresStore::LoadSpecs(pqxx::work& tx, ClaimView& view) {
 }
 
 absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
-    pqxx::work& tx, const ClaimRequest& req, const ClaimChooser& choose) {
+    pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimChooser& choose) {
   using Result = std::optional<v1::JobAssignment>;
   ClaimView view = LoadClaimView(tx, req);
   if (view.offered.empty()) return Result();
   for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
     auto choice = choose(view.candidates, view.offered, req.agent_labels);
     if (!choice) return Result();
-    const OfferedDevice* device = &view.offered[choice->second];
-    auto job = LockClaimable(tx, view, choice->first, &device, choose, req, round > 0);
-    if (job) return Result(Lease(tx, req, *job, view, choice->first, *device));
+    // Waiting for a collection's lock only in the first round keeps a claim
+    // that lost a race from queueing behind every busy collection in turn.
+    auto lease = TakeLease(tx, req, view, choice->first, view.offered[choice->second],
+                           /*skip_locked=*/round > 0);
+    if (lease) return Result(std::move(*lease));
+    // Cancelled, at its cap, drained or locked: ask the chooser again
+    // without it.
     const auto erased = static_cast<std::ptrdiff_t>(choice->first);
     view.candidates.erase(view.candidates.begin() + erased);
     view.specs.erase(view.specs.begin() + erased);
@@ -141,49 +149,30 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
   return Result();
 }
 
-std::optional<int64_t> PostgresStore::LockClaimable(pqxx::work& tx, ClaimView& view, size_t pick,
-                                                    const OfferedDevice** device,
-                                                    const ClaimChooser& choose,
-                                                    const ClaimRequest& req, bool skip_locked) {
-  ClaimCandidate fresh = view.candidates[pick];
-  // Claims of one collection serialize on its row, so the concurrency cap
-  // holds across replicas: count again under the lock and ask the chooser.
-  auto c = tx.exec_prepared(skip_locked ? "collection_lock_skip" : "collection_lock",
-                            fresh.collection_id);
-  if (c.empty() || !c[0][1].as<std::string>().empty()) return std::nullopt;  // cancelled
-  // The counts and one queued job locked, in one round trip. When the
-  // chooser then says no (cap reached), the job stays locked until commit:
-  // harmless, other claims skip it.
-  const pqxx::row row = tx.exec_prepared1("claim_counts_lock", fresh.collection_id, fresh.team);
-  fresh.collection_active = row[0].as<int>();
-  fresh.team_active = row[1].as<int>();
-  auto again = choose({fresh}, view.offered, req.agent_labels);
-  if (!again || row[2].is_null()) return std::nullopt;  // capped, or drained meanwhile
-  *device = &view.offered[again->second];
-  return row[2].as<int64_t>();
-}
-
-v1::JobAssignment PostgresStore::Lease(pqxx::work& tx, const ClaimRequest& req, int64_t job_id,
-                                       const ClaimView& view, size_t pick,
-                                       const OfferedDevice& device) {
+std::optional<v1::JobAssignment> PostgresStore::TakeLease(pqxx::transaction_base& tx,
+                                                          const ClaimRequest& req,
+                                                          const ClaimView& view, size_t pick,
+                                                          const OfferedDevice& device,
+                                                          bool skip_locked) {
   const ClaimCandidate& c = view.candidates[pick];
-  // The row is locked and QUEUED, so this updates exactly one row; the same
-  // statement records the event and marks the collection RUNNING (we hold
-  // its row lock, so this is its refreshed state).
-  auto row = tx.exec_prepared1("claim_lease", req.agent_id, req.host, device.device_id, device.soc,
-                               req.now_ms + req.lease_ttl_ms, req.now_ms, job_id,
-                               static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  // npuperf_claim() (migration 0003) checks the cap and cancellation under
+  // the collection's row lock and leases its oldest queued job, in one call.
+  const pqxx::row row = tx.exec_prepared1(
+      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
+      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+      static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  if (row[1].is_null()) return std::nullopt;
   v1::JobAssignment a;
-  a.set_job_id(job_id);
+  a.set_job_id(row[1].as<int64_t>());
   a.set_collection_id(c.collection_id);
-  a.set_attempt(row[0].as<int>());
-  a.set_max_attempts(row[1].as<int>());
-  a.set_fencing_token(row[2].as<int64_t>());
-  a.set_op_name(row[3].as<std::string>());
-  a.set_case_id(row[4].as<std::string>());
-  a.set_operator_name(row[5].as<std::string>());
+  a.set_attempt(row[2].as<int>());
+  a.set_max_attempts(row[3].as<int>());
+  a.set_fencing_token(row[4].as<int64_t>());
+  a.set_op_name(row[5].as<std::string>());
+  a.set_case_id(row[6].as<std::string>());
+  a.set_operator_name(row[7].as<std::string>());
   *a.mutable_queued_at() =
-      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[6].as<int64_t>());
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[8].as<int64_t>());
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
