@@ -16,6 +16,7 @@
 #include "server/scheduler.h"
 #include "server/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/server/pg_schema.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
@@ -47,14 +48,9 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
       store_ = std::move(*s);
     } else {
 #if NPUPERF_WITH_POSTGRES
-      const char* url = std::getenv("NPUPERF_TEST_PG_URL");
-      if (url == nullptr || *url == '\0') GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
-      base_url_ = url;
-      schema_ = absl::StrFormat("q_%016x", absl::Uniform<uint64_t>(absl::BitGen()));
-      ExecPg("CREATE SCHEMA " + schema_);
-      auto s = OpenPostgresStore(absl::StrCat(base_url_, absl::StrContains(base_url_, "?") ? "&" : "?",
-                                              "options=-csearch_path%3D", schema_),
-                                 2);
+      if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
+      pg_ = std::make_unique<PgTestSchema>("q");
+      auto s = OpenPostgresStore(pg_->url(), 2);
       ASSERT_TRUE(s.ok()) << s.status();
       store_ = std::move(*s);
 #else
@@ -67,16 +63,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
   void TearDown() override {
     queries_.reset();
     store_.reset();
-    if (!schema_.empty()) ExecPg("DROP SCHEMA " + schema_ + " CASCADE");
-  }
-
-  void ExecPg([[maybe_unused]] const std::string& sql) {
-#if NPUPERF_WITH_POSTGRES
-    pqxx::connection conn(base_url_);
-    pqxx::work tx(conn);
-    tx.exec(sql);
-    tx.commit();
-#endif
+    pg_.reset();
   }
 
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
@@ -142,7 +129,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
   npuperf::testing::FakeClock clock_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<ComparisonQueries> queries_;
-  std::string base_url_, schema_;
+  std::unique_ptr<PgTestSchema> pg_;  // PostgreSQL runs only
   uint32_t seed_ = 0;
 };
 

@@ -23,6 +23,8 @@
 #include "server/sqlite_store.h"
 #include "server/store.h"
 #include "server/store_factory.h"
+#include "tests/server/pg_schema.h"
+#include "tests/server/store_builders.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
@@ -36,8 +38,6 @@ enum class Backend { kSqlite, kPostgres };
 
 using google::protobuf::util::TimeUtil;
 
-constexpr int64_t kTtl = 10'000;
-
 // Binds lhs to the value of a StatusOr, failing the test when it is an error.
 #define ASSERT_OK_AND_ASSIGN(lhs, expr)            \
   auto lhs##_or = (expr);                          \
@@ -45,56 +45,6 @@ constexpr int64_t kTtl = 10'000;
   auto& lhs = *lhs##_or
 
 // ---- Building blocks ----
-
-NewCollection MakeCollection(const std::string& id, const std::string& team, int jobs,
-                             int priority = 0, int cap = 8, int retry = 0) {
-  NewCollection c;
-  c.id = id;
-  c.team = team;
-  c.spec.set_priority(priority);
-  c.spec.set_max_concurrent_jobs(cap);
-  c.spec.mutable_params()->set_retry(retry);
-  auto* op = c.spec.add_operators();
-  op->set_name("op_a");
-  op->set_bundle_sha256("sha-a");
-  op->set_runner("run_a.py");
-  for (int i = 0; i < jobs; ++i) c.jobs.push_back({"op_a", absl::StrCat("case", i), "OpA"});
-  c.now_ms = 1000;
-  return c;
-}
-
-ClaimRequest Req(const std::string& agent, std::vector<int> devices, int64_t now_ms = 2000,
-                 const std::string& soc = "Ascend910B2") {
-  ClaimRequest r;
-  r.agent_id = agent;
-  r.host = "host-" + agent;
-  for (int d : devices) r.devices.push_back({d, soc});
-  r.now_ms = now_ms;
-  r.lease_ttl_ms = kTtl;
-  return r;
-}
-
-AttemptRef Ref(const v1::JobAssignment& a) { return {a.job_id(), a.attempt(), a.fencing_token()}; }
-
-AttemptResult Result(const v1::JobAssignment& a, const std::string& uuid,
-                     v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5) {
-  AttemptResult r;
-  r.ref = Ref(a);
-  r.update_uuid = uuid;
-  r.outcome = outcome;
-  r.failure_reason = outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED ? "" : "boom";
-  r.retryable = true;
-  if (outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
-    r.evidence.set_operator_name(a.operator_name());
-    r.evidence.mutable_duration()->set_aggregate_us(us);
-    r.evidence.mutable_duration()->add_samples_us(us);
-    r.evidence.mutable_bound()->set_label("compute");
-    r.evidence.set_evidence_json("{\"big\": true}");
-    r.metrics = {{"duration", us}, {"PipeUtilization.aic_mte2_ratio", 0.25}};
-  }
-  r.now_ms = now_ms;
-  return r;
-}
 
 v1::RegisterAgentRequest AgentInfo(const std::string& host, const std::string& boot, int devices) {
   v1::RegisterAgentRequest info;
@@ -127,13 +77,8 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
   void SetUp() override {
     if (GetParam() == Backend::kPostgres) {
 #if NPUPERF_WITH_POSTGRES
-      const char* url = std::getenv("NPUPERF_TEST_PG_URL");
-      if (url == nullptr || *url == '\0') GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
-      base_url_ = url;
-      schema_ = absl::StrFormat("t_%016x", absl::Uniform<uint64_t>(absl::BitGen()));
-      ExecPg("CREATE SCHEMA " + schema_);
-      url_ = absl::StrCat(base_url_, absl::StrContains(base_url_, "?") ? "&" : "?",
-                          "options=-csearch_path%3D", schema_);
+      if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
+      pg_ = std::make_unique<PgTestSchema>("t");
 #else
       GTEST_SKIP() << "built without PostgreSQL";
 #endif
@@ -144,7 +89,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
 
   void TearDown() override {
     store_.reset();
-    if (!schema_.empty()) ExecPg("DROP SCHEMA " + schema_ + " CASCADE");
+    pg_.reset();
     if (!sqlite_path_.empty()) std::filesystem::remove_all(sqlite_path_);
   }
 
@@ -157,7 +102,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
       return std::unique_ptr<Store>(std::move(*s));
     }
 #if NPUPERF_WITH_POSTGRES
-    return OpenPostgresStore(url_, 4);
+    return OpenPostgresStore(pg_->url(), 4);
 #else
     return absl::UnimplementedError("no PostgreSQL");
 #endif
@@ -172,15 +117,6 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
     sqlite_path_ /= "store.db";
     ASSERT_OK_AND_ASSIGN(s, OpenStore());
     store_ = std::move(s);
-  }
-
-  void ExecPg([[maybe_unused]] const std::string& sql) {
-#if NPUPERF_WITH_POSTGRES
-    pqxx::connection conn(base_url_);
-    pqxx::work tx(conn);
-    tx.exec(sql);
-    tx.commit();
-#endif
   }
 
   void Insert(const NewCollection& c) {
@@ -220,7 +156,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
   }
 
   std::unique_ptr<Store> store_;
-  std::string base_url_, url_, schema_;
+  std::unique_ptr<PgTestSchema> pg_;  // PostgreSQL runs only
   std::filesystem::path sqlite_path_;
 };
 
@@ -398,7 +334,7 @@ TEST_P(StoreConformanceTest, LeasedDeviceIsNeverOfferedAgain) {
 #if NPUPERF_WITH_POSTGRES
   if (GetParam() != Backend::kPostgres) return;
   // Migration 0002: even a writer that skips the claim protocol cannot double-book.
-  pqxx::connection conn(url_);
+  pqxx::connection conn(pg_->url());
   pqxx::work tx(conn);
   EXPECT_THROW(tx.exec("UPDATE jobs SET state = 2, agent_id = 'a1', device_id = 3 WHERE state = 1"),
                pqxx::unique_violation);
@@ -844,13 +780,6 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   EXPECT_EQ((*got)->collection_id(), "c1");
   EXPECT_LT(took, absl::Seconds(2)) << took;
 }
-
-#if NPUPERF_WITH_POSTGRES
-TEST(PostgresStoreTest, UnreachableDatabaseIsUnavailable) {  // style.md R3, through --db
-  auto s = OpenStore("postgresql://nobody@127.0.0.1:1/none");
-  EXPECT_TRUE(absl::IsUnavailable(s.status())) << s.status();
-}
-#endif
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformanceTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres),

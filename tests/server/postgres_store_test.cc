@@ -1,0 +1,214 @@
+// PostgresStore beyond the conformance suite: the queue counts of migration
+// 0003 (collection_queue, kept by a trigger) stay exact through every kind of
+// job change, survive an upgrade from version 2, and hold the concurrency cap
+// when claims race on two replicas. Runs when NPUPERF_TEST_PG_URL is set
+// (deploy/with-postgres.sh); each test in a schema of its own.
+#include <atomic>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/migrator.h"
+#include "server/postgres_statements.h"
+#include "server/scheduler.h"
+#include "server/store_factory.h"
+#include "tests/server/pg_schema.h"
+#include "tests/server/store_builders.h"
+#if NPUPERF_WITH_POSTGRES
+#include <pqxx/pqxx>
+
+#include "server/postgres_open.h"
+#endif
+
+namespace npuperf::server {
+namespace {
+
+#if NPUPERF_WITH_POSTGRES
+
+// (queued, live, first job) per collection.
+using Counts = std::map<std::string, std::tuple<int, int, int64_t>>;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
+    pg_ = std::make_unique<PgTestSchema>("p");
+  }
+
+  std::unique_ptr<Store> Open() {
+    auto s = OpenPostgresStore(pg_->url(), 4);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  Counts Query(const std::string& sql) {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    Counts out;
+    for (const auto& row : tx.exec(sql)) {
+      out[row[0].as<std::string>()] = {row[1].as<int>(), row[2].as<int>(), row[3].as<int64_t>()};
+    }
+    return out;
+  }
+  // What the trigger keeps, and the same counted from the jobs themselves.
+  Counts Kept() { return Query("SELECT collection_id, queued, live, first_job FROM collection_queue"); }
+  Counts Recounted() {
+    return Query(
+        "SELECT collection_id, COUNT(*) FILTER (WHERE state = 1), COUNT(*) FILTER (WHERE state IN "
+        "(2, 3)), MIN(id) FROM jobs GROUP BY collection_id HAVING COUNT(*) FILTER (WHERE state IN "
+        "(1, 2, 3)) > 0");
+  }
+  int Live(const std::string& collection) {
+    auto kept = Recounted();
+    auto it = kept.find(collection);
+    return it == kept.end() ? 0 : std::get<1>(it->second);
+  }
+
+  std::unique_ptr<PgTestSchema> pg_;
+};
+
+TEST_F(PostgresStoreTest, QueueCountsStayExactThroughEveryJobChange) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 4, 0, 8, /*retry=*/2)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c2", "beta", 3)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c3", "beta", 2)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["c1"]), 4);
+
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);  // c1: leased
+  auto b = *store->ClaimJob(Req("a1", {1}), ChooseClaim);  // fair share: beta's c2
+  auto c = *store->ClaimJob(Req("a1", {2}), ChooseClaim);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(Kept(), Recounted());
+  // Progress (LEASED -> RUNNING) moves nothing between queued and live.
+  ASSERT_TRUE(store->RecordProgress("a1", Ref(*a), v1::JobProgress(), 2100, kTtl).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  // A retryable failure queues the job again; a success finishes it.
+  ASSERT_TRUE(store->RecordResult(Result(*a, "fa", v1::ATTEMPT_OUTCOME_FAILED, 2200)).ok());
+  ASSERT_TRUE(store->RecordResult(Result(*b, "sb", v1::ATTEMPT_OUTCOME_SUCCEEDED, 2200)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  // An expired lease is requeued; cancelling c2 ends its queued jobs.
+  ASSERT_TRUE(store->ExpireLeases(2000 + kTtl + 1, 3).ok());
+  ASSERT_TRUE(store->CancelCollection("", "c2", "stop", 2300).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_FALSE(Kept().contains("c2")) << "a collection with nothing queued or live leaves the queue";
+  // Draining everything empties the queue table.
+  for (int i = 0; i < 10; ++i) {
+    auto got = store->ClaimJob(Req("a2", {0}, 30'000 + i), ChooseClaim);
+    ASSERT_TRUE(got.ok()) << got.status();
+    if (!got->has_value()) break;
+    ASSERT_TRUE(store->RecordResult(Result(**got, absl::StrCat("s", i),
+                                           v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i))
+                    .ok());
+    EXPECT_EQ(Kept(), Recounted());
+  }
+  EXPECT_TRUE(Kept().empty());
+}
+
+// A database at version 2 with queued and leased jobs gets exact counts from
+// migration 0003, and claims then respect the cap the leased jobs already use.
+TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec(kPgCreateMigrations);
+    for (const Migration& m : EmbeddedMigrations("postgres")) {
+      if (m.version > 2) break;
+      tx.exec(m.sql);
+      tx.exec_params(kPgRecordMigration, m.version, m.name);
+    }
+    // As version 2 stored them: c1 (cap 2) with one leased and two queued
+    // jobs, c2 finished.
+    for (const char* c : {"c1", "c2"}) {
+      NewCollection n = MakeCollection(c, "alpha", 0, 0, 2);
+      tx.exec_params("INSERT INTO collections (id, team, spec, state, priority, max_concurrent, "
+                     "created_ms) VALUES ($1, 'alpha', $2, 1, 0, 2, 1000)",
+                     c, pqxx::binarystring(n.spec.SerializeAsString()));
+    }
+    tx.exec("INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, "
+            "state, max_attempts, queued_ms, agent_id, device_id) VALUES "
+            "('c1', 'alpha', 0, 'op_a', 'case0', 'OpA', 2, 1, 1000, 'old', 0), "
+            "('c1', 'alpha', 0, 'op_a', 'case1', 'OpA', 1, 1, 1000, NULL, NULL), "
+            "('c1', 'alpha', 0, 'op_a', 'case2', 'OpA', 1, 1, 1000, NULL, NULL), "
+            "('c2', 'alpha', 0, 'op_a', 'case0', 'OpA', 4, 1, 1000, NULL, NULL)");
+    tx.commit();
+  }
+  auto store = Open();  // migrates to the newest version
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["c1"]), 2);
+  EXPECT_EQ(std::get<1>(Kept()["c1"]), 1);
+  EXPECT_FALSE(Kept().contains("c2"));
+  EXPECT_TRUE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim));
+  EXPECT_FALSE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim)) << "c1 is at its cap of 2";
+  EXPECT_EQ(Live("c1"), 2);
+}
+
+// Eight threads on two replicas race to claim from collections with small
+// caps; nobody reports, so every collection ends at exactly its cap (or its
+// size), whatever the interleaving. Then results free the slots and the race
+// runs again until everything is done.
+TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
+  auto first = Open();
+  auto second = Open();
+  ASSERT_TRUE(first && second);
+  Store* replicas[2] = {first.get(), second.get()};
+  const std::map<std::string, int> caps = {{"c0", 1}, {"c1", 2}, {"c2", 3}};
+  for (const auto& [id, cap] : caps) {
+    ASSERT_TRUE(first->InsertCollection(MakeCollection(id, id == "c0" ? "alpha" : "beta", 6, 0, cap))
+                    .ok());
+  }
+  std::map<std::string, int> done;
+  for (int wave = 0; wave < 20; ++wave) {
+    std::mutex mu;
+    std::vector<v1::JobAssignment> leased;
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 4; ++i) {
+          // One agent per (wave, thread): every device is free.
+          auto got = replicas[t % 2]->ClaimJob(
+              Req(absl::StrCat("a", wave, "-", t), {0, 1, 2, 3}, 2000 + wave), ChooseClaim);
+          if (got.ok() && got->has_value()) {
+            std::lock_guard<std::mutex> lock(mu);
+            leased.push_back(**got);
+          } else if (!got.ok() && !absl::IsAborted(got.status())) {
+            ADD_FAILURE() << got.status();
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    if (leased.empty()) break;
+    for (const auto& [id, cap] : caps) {
+      EXPECT_EQ(Live(id), std::min(cap, 6 - done[id])) << id << " in wave " << wave;
+    }
+    EXPECT_EQ(Kept(), Recounted());
+    for (const auto& a : leased) {
+      ASSERT_TRUE(first
+                      ->RecordResult(Result(a, absl::StrCat("u", a.job_id()),
+                                            v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000 + wave))
+                      .ok());
+      ++done[a.collection_id()];
+    }
+  }
+  for (const auto& [id, cap] : caps) EXPECT_EQ(done[id], 6) << id;
+  EXPECT_TRUE(Kept().empty());
+}
+
+#endif  // NPUPERF_WITH_POSTGRES
+
+TEST(PostgresStoreOpenTest, UnreachableDatabaseIsUnavailable) {  // style.md R3, through --db
+#if NPUPERF_WITH_POSTGRES
+  auto s = OpenStore("postgresql://nobody@127.0.0.1:1/none");
+  EXPECT_TRUE(absl::IsUnavailable(s.status())) << s.status();
+#else
+  GTEST_SKIP() << "built without PostgreSQL";
+#endif
+}
+
+}  // namespace
+}  // namespace npuperf::server
