@@ -7,13 +7,17 @@
 
 namespace npuperf::testing {
 
+std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
+  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen", listen,
+                                   "--metrics-listen", "127.0.0.1:0", "--db",
+                                   db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db};
+  argv.insert(argv.end(), server_flags_.begin(), server_flags_.end());
+  return argv;
+}
+
 void Cluster::Start(const std::string& devices, const std::vector<std::string>& server_flags) {
   server_flags_ = server_flags;
-  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen",
-                                   "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--db",
-                                   "sqlite:" + (dir.path() / "server.db").string()};
-  argv.insert(argv.end(), server_flags.begin(), server_flags.end());
-  auto s = Process::Start(argv, dir.path() / "server.log");
+  auto s = Process::Start(ServerArgv("127.0.0.1:0"), dir.path() / "server.log");
   ASSERT_TRUE(s.ok()) << s.status();
   server = *std::move(s);
   auto line = server->WaitForLine("listening on", std::chrono::seconds(20));
@@ -23,12 +27,20 @@ void Cluster::Start(const std::string& devices, const std::vector<std::string>& 
   if (!devices.empty()) agent = StartAgent(devices, "agent");
 }
 
+std::unique_ptr<Process> Cluster::StartReplica(const std::string& name,
+                                               std::string* replica_address) {
+  auto s = Process::Start(ServerArgv("127.0.0.1:0"), dir.path() / (name + ".log"));
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return nullptr;
+  auto line = (*s)->WaitForLine("listening on", std::chrono::seconds(20));
+  EXPECT_TRUE(line.ok()) << line.status();
+  if (line.ok()) *replica_address = AddressAfter(*line, "listening on");
+  return *std::move(s);
+}
+
 void Cluster::RestartServer(const std::vector<std::string>& server_flags) {
-  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen", address,
-                                   "--metrics-listen", "127.0.0.1:0", "--db",
-                                   "sqlite:" + (dir.path() / "server.db").string()};
-  argv.insert(argv.end(), server_flags.begin(), server_flags.end());
-  auto s = Process::Start(argv, dir.path() / "server2.log");
+  server_flags_ = server_flags;
+  auto s = Process::Start(ServerArgv(address), dir.path() / "server2.log");
   ASSERT_TRUE(s.ok()) << s.status();
   server = *std::move(s);
   auto line = server->WaitForLine("listening on", std::chrono::seconds(20));
@@ -56,14 +68,16 @@ v1::Collection Cluster::WaitFor(const std::string& id,
 }
 
 std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name,
-                                             const std::map<std::string, std::string>& extra_env) {
+                                             const std::map<std::string, std::string>& extra_env,
+                                             const std::string& server) {
   const auto work = dir.path() / name;
   std::map<std::string, std::string> env = {
       {"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
       {"MSPROF_SIM_CONFLICT_LOG", (dir.path() / "conflicts.log").string()}};
   for (const auto& [k, v] : extra_env) env[k] = v;
   auto a = Process::Start(
-      {(BuildDir() / "bin/npuperf-agent").string(), "--server", address, "--devices", devices,
+      {(BuildDir() / "bin/npuperf-agent").string(), "--server", server.empty() ? address : server,
+       "--devices", devices,
        "--msprof", (BuildDir() / "sim-bin/msprof").string(), "--lock-dir",
        (dir.path() / "locks").string(), "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
       dir.path() / (name + ".log"), env);
@@ -74,8 +88,9 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
   return *std::move(a);
 }
 
-CommandResult Cluster::Cli(std::vector<std::string> args) {
-  args.insert(args.begin(), {(BuildDir() / "bin/npuperf").string(), "--server", address});
+CommandResult Cluster::Cli(std::vector<std::string> args, const std::string& server) {
+  args.insert(args.begin(),
+              {(BuildDir() / "bin/npuperf").string(), "--server", server.empty() ? address : server});
   return RunCommand(args, dir.path());
 }
 

@@ -11,9 +11,11 @@
 
 namespace npuperf::testing {
 
-// A server on SQLite and one agent on msprof-sim, in a temp dir, on free ports.
+// A server on SQLite (or on `db` when set) and one agent on msprof-sim, in a
+// temp dir, on free ports.
 struct Cluster {
   TempDir dir;
+  std::string db;  // --db of every server started; empty: sqlite in dir
   std::unique_ptr<Process> server;
   std::unique_ptr<Process> agent;
   std::string address;          // gRPC HOST:PORT
@@ -23,8 +25,14 @@ struct Cluster {
   // one agent serving them.
   void Start(const std::string& devices = "0-3", const std::vector<std::string>& server_flags = {});
   std::vector<std::string> server_flags_;
+  // An agent named `name` (its log and work dir), on this cluster's lock dir
+  // and simulator state; it talks to `server` (empty: this cluster's server).
   std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name,
-                                      const std::map<std::string, std::string>& env = {});
+                                      const std::map<std::string, std::string>& env = {},
+                                      const std::string& server = "");
+  // Another server on the same database (a replica) on a free port; returns
+  // it and sets *replica_address.
+  std::unique_ptr<Process> StartReplica(const std::string& name, std::string* replica_address);
   // Restarts the server on the same database and address.
   void RestartServer(const std::vector<std::string>& server_flags = {});
   // The collection as the server sees it now.
@@ -32,8 +40,11 @@ struct Cluster {
   // Polls Get until pred holds or timeout passes; returns the last snapshot.
   v1::Collection WaitFor(const std::string& id, const std::function<bool(const v1::Collection&)>& pred,
                          std::chrono::seconds timeout);
-  // Runs the npuperf CLI against this cluster.
-  CommandResult Cli(std::vector<std::string> args);
+  // Runs the npuperf CLI against this cluster (or against `server`).
+  CommandResult Cli(std::vector<std::string> args, const std::string& server = "");
+
+ private:
+  std::vector<std::string> ServerArgv(const std::string& listen) const;
 };
 
 }  // namespace npuperf::testing
