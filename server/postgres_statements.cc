@@ -131,11 +131,15 @@ constexpr Statement kStatements[] = {
      "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
     // Results.
     {"job_collection_lock",
-     "SELECT c.id, c.cancel_reason FROM collections c WHERE c.id = (SELECT collection_id FROM "
-     "jobs WHERE id = $1) FOR UPDATE OF c"},
+     "SELECT c.id, c.cancel_reason, c.state FROM collections c WHERE c.id = (SELECT "
+     "collection_id FROM jobs WHERE id = $1) FOR UPDATE OF c"},
+    // The job locked, and the update $2 if it was applied already (its job
+    // and round). No row when the job is unknown.
     {"result_job_lock",
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
-     "operator_name, case_id FROM jobs WHERE id = $1 FOR UPDATE"},
+     "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
+     "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2) FROM jobs WHERE id = $1 "
+     "FOR UPDATE"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
     // A round and all its figures in one statement: $11 is a JSON object
     // name -> value as text ("%.17g", so NaN and infinities survive).

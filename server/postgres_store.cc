@@ -287,13 +287,17 @@ bool PostgresStore::CollectionCancelled(pqxx::work& tx, const std::string& colle
 }
 
 void PostgresStore::RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
-                                           int64_t now_ms, bool cancelled) {
+                                           int64_t now_ms, bool cancelled,
+                                           std::optional<v1::CollectionState> stored) {
   v1::JobCounts c;
   for (const auto& row : tx.exec_prepared("collection_counts", collection_id)) {
     const auto state = static_cast<v1::JobState>(row[0].as<int>());
     for (int64_t i = 0, n = row[1].as<int64_t>(); i < n; ++i) CountJob(state, &c);
   }
   const v1::CollectionState state = DeriveCollectionState(c, cancelled);
+  // Unchanged (most results and progress reports): the row already says so,
+  // finished_ms included (set with a terminal state, cleared with a live one).
+  if (stored == state) return;
   tx.exec_prepared("collection_set_state", static_cast<int>(state), IsTerminal(state), now_ms,
                    collection_id);
 }

@@ -95,17 +95,23 @@ class PostgresStore final : public Store {
   // Lock order (no deadlocks between replicas): a collection row before any
   // job row of it is changed. Then a transaction that waits on another's
   // job row or lease-index entry never holds a lock that one waits for.
-  // Locks the row of the job's collection; false when the job is unknown.
-  // Returns whether the collection has a cancel request; nullopt when the
-  // job is unknown.
-  static std::optional<bool> LockJobCollection(pqxx::work& tx, int64_t job_id);
+  // What LockJobCollection saw under the lock.
+  struct CollectionLock {
+    std::optional<bool> cancelled;  // a cancel request; nullopt: unknown job
+    std::optional<v1::CollectionState> state;  // as stored
+  };
+  // Locks the row of the job's collection.
+  static CollectionLock LockJobCollection(pqxx::work& tx, int64_t job_id);
   static void AddEvent(pqxx::work& tx, int64_t now_ms, const std::string& collection_id,
                        int64_t job_id, const std::string& kind, const std::string& detail);
   // Derives the collection's state from its jobs again.
   // REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
   // sees every earlier commit and two replicas cannot both miss each other.
+  // `stored`, when known, is the state the locked row holds: no write when
+  // the derived state equals it.
   static void RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
-                                     int64_t now_ms, bool cancelled);
+                                     int64_t now_ms, bool cancelled,
+                                     std::optional<v1::CollectionState> stored = std::nullopt);
   static bool CollectionCancelled(pqxx::work& tx, const std::string& collection_id);
   static absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
                                                        const std::string& id, bool with_jobs);

@@ -218,13 +218,14 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id
                                                    const v1::JobProgress& progress, int64_t now_ms,
                                                    int64_t lease_ttl_ms) {
   return pool_.Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    const std::optional<bool> cancel = LockJobCollection(tx, ref.job_id);
+    const CollectionLock lock = LockJobCollection(tx, ref.job_id);
+    const std::optional<bool> cancel = lock.cancelled;
     if (!cancel) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
                               now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt);
     if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     const std::string collection_id = r[0][0].as<std::string>();
-    RefreshCollectionState(tx, collection_id, now_ms, *cancel);
+    RefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);
     return *cancel;
   });
 }
@@ -238,22 +239,28 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
                                                      const std::string& notify_payload) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
-  const bool cancelled = LockJobCollection(tx, r.ref.job_id).value_or(false);
-  auto job = tx.exec_prepared("result_job_lock", r.ref.job_id);
-  auto seen = tx.exec_prepared("result_seen", r.update_uuid);
-  if (!seen.empty()) {
-    if (seen[0][0].as<int64_t>() != r.ref.job_id) {
+  const CollectionLock lock = LockJobCollection(tx, r.ref.job_id);
+  const bool cancelled = lock.cancelled.value_or(false);
+  auto job = tx.exec_prepared("result_job_lock", r.ref.job_id, r.update_uuid);
+  auto applied_already = [&](const pqxx::row& seen) -> absl::StatusOr<ResultAck> {
+    if (seen[0].as<int64_t>() != r.ref.job_id) {
       return absl::InvalidArgumentError("update_uuid reused for another job");
     }
-    return ResultAck{seen[0][1].as<int64_t>(0), true, ""};
-  }
-  if (job.empty()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
-  const pqxx::row row = job[0];
-  const int state = row[0].as<int>();
-  if (row[1].as<int64_t>() != r.ref.fencing_token || row[2].as<int>() != r.ref.attempt ||
-      (state != v1::JOB_STATE_LEASED && state != v1::JOB_STATE_RUNNING)) {
+    return ResultAck{seen[1].as<int64_t>(0), true, ""};
+  };
+  if (!job.empty() && !job[0][9].is_null()) return applied_already(job[0].slice(9, 11));
+  const bool live = !job.empty() && (job[0][0].as<int>() == v1::JOB_STATE_LEASED ||
+                                     job[0][0].as<int>() == v1::JOB_STATE_RUNNING);
+  if (!live || job[0][1].as<int64_t>() != r.ref.fencing_token ||
+      job[0][2].as<int>() != r.ref.attempt) {
+    // Not applicable as it stands: look for the update again in a fresh
+    // snapshot (the job lock may have waited for its concurrent resend).
+    auto seen = tx.exec_prepared("result_seen", r.update_uuid);
+    if (!seen.empty()) return applied_already(seen[0]);
+    if (job.empty()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
     return absl::FailedPreconditionError(StaleMessage(r.ref, "; result not stored"));
   }
+  const pqxx::row row = job[0];
   ResultAck ack{0, false, row[5].as<std::string>()};
   const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled};
   const JobDecision d = DecideResult(r, facts);
@@ -264,7 +271,7 @@ absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const Attem
                    r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
                    ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
                    notify_payload);
-  RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled);
+  RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
   return ack;
 }
 
@@ -312,10 +319,10 @@ absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t no
   });
 }
 
-std::optional<bool> PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
+PostgresStore::CollectionLock PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
   auto c = tx.exec_prepared("job_collection_lock", job_id);
-  if (c.empty()) return std::nullopt;
-  return !c[0][1].as<std::string>().empty();
+  if (c.empty()) return {};
+  return {!c[0][1].as<std::string>().empty(), static_cast<v1::CollectionState>(c[0][2].as<int>())};
 }
 
 absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
