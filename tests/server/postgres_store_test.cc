@@ -9,6 +9,8 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "server/migrator.h"
 #include "server/postgres_statements.h"
@@ -197,6 +199,58 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
   }
   for (const auto& [id, cap] : caps) EXPECT_EQ(done[id], 6) << id;
   EXPECT_TRUE(Kept().empty());
+}
+
+// The LISTEN connection of a replica is killed (a database restart, a
+// failover, an idle-session reaper): the listener reconnects, wakes its
+// waiters once for whatever it missed, and hears the next notification.
+TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
+  const std::string app = "listener_" + pg_->name();
+  auto b = OpenPostgresStore(pg_->url() + "&application_name=" + app, 2);
+  auto a = Open();
+  ASSERT_TRUE(b.ok() && a) << b.status();
+  absl::Mutex mu;
+  int calls = 0;
+  (*b)->SetChangeCallback([&] {
+    absl::MutexLock lock(&mu);
+    ++calls;
+  });
+  auto calls_reach = [&](int n, absl::Duration timeout) {
+    for (const absl::Time deadline = absl::Now() + timeout; absl::Now() < deadline;) {
+      {
+        absl::MutexLock lock(&mu);
+        if (calls >= n) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
+  };
+  pqxx::connection admin(pg_->url());
+  auto listener_pids = [&] {
+    pqxx::nontransaction tx(admin);
+    return tx.exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
+                          "query ILIKE 'LISTEN%'",
+                          app);
+  };
+  for (int i = 0; i < 100 && listener_pids().empty(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(listener_pids().size(), 1u) << "replica B never listened";
+  ASSERT_TRUE(a->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  ASSERT_TRUE(calls_reach(1, absl::Seconds(5))) << "no notification before the kill";
+
+  {
+    pqxx::nontransaction tx(admin);
+    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                   "application_name = $1 AND query ILIKE 'LISTEN%'",
+                   app);
+  }
+  // One call on reconnection (notifications may have been missed), within
+  // the listener's backoff.
+  ASSERT_TRUE(calls_reach(2, absl::Seconds(10))) << "no wake-up after reconnecting";
+  for (int i = 0; i < 100 && listener_pids().empty(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(listener_pids().size(), 1u) << "replica B did not LISTEN again";
+  ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
+  EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";
+  (*b)->SetChangeCallback(nullptr);
 }
 
 #endif  // NPUPERF_WITH_POSTGRES
