@@ -88,7 +88,7 @@ grpc::Status CollectionServiceImpl::WatchCollection(
     uint64_t seen = 0;
     auto stop = [&] { return ctx->IsCancelled() || stopping_.load(); };
     while (true) {
-      seen = scheduler_.changes().version();
+      seen = scheduler_.updates().version();
       auto c = scheduler_.store().GetCollection(p.name, req->collection_id());
       if (!c.ok()) return c.status();
       if (sequence == 0 || c->SerializeAsString() != last.SerializeAsString()) {
@@ -103,7 +103,7 @@ grpc::Status CollectionServiceImpl::WatchCollection(
       }
       if (IsTerminal(last.state())) return absl::OkStatus();
       if (stop()) return absl::UnavailableError("server is shutting down or client cancelled");
-      scheduler_.changes().WaitNewer(seen, absl::Seconds(5), stop);
+      scheduler_.updates().WaitNewer(seen, absl::Seconds(5), stop);
     }
   });
 }

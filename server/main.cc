@@ -151,6 +151,7 @@ int Serve(const ServerOptions& opt) {
   server->GetHealthCheckService()->SetServingStatus(false);
   stopping = true;
   scheduler.changes().WakeAll();
+  scheduler.updates().WakeAll();
   server->Shutdown(std::chrono::system_clock::now() + opt.shutdown_grace);
   reaper.join();
   LogInfo("server", "stopped");

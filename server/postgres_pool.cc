@@ -105,16 +105,18 @@ void PgPool::Backoff(int attempt) {
   absl::SleepFor(absl::Microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
 }
 
-// Dispatches notifications of kPgJobsChannel to the listener.
+// Dispatches the notifications of one channel to the listener.
 class PgListener::Receiver final : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection_base& conn, PgListener& listener)
-      : pqxx::notification_receiver(conn, kPgJobsChannel), listener_(listener) {}
+  Receiver(pqxx::connection_base& conn, const char* channel, StoreChange change,
+           PgListener& listener)
+      : pqxx::notification_receiver(conn, channel), change_(change), listener_(listener) {}
   void operator()(const std::string& payload, int /*backend_pid*/) override {
-    if (payload != listener_.self_id_) listener_.Fire();
+    if (payload != listener_.self_id_) listener_.Fire(change_);
   }
 
  private:
+  const StoreChange change_;
   PgListener& listener_;
 };
 
@@ -141,7 +143,7 @@ PgListener::~PgListener() {
   }
 }
 
-void PgListener::SetCallback(std::function<void()> fn) {
+void PgListener::SetCallback(std::function<void(StoreChange)> fn) {
   absl::MutexLock lock(&mu_);
   fn_ = std::move(fn);
   if (fn_ && !started_ && wake_[0] >= 0) {
@@ -150,9 +152,9 @@ void PgListener::SetCallback(std::function<void()> fn) {
   }
 }
 
-void PgListener::Fire() {
+void PgListener::Fire(StoreChange change) {
   absl::MutexLock lock(&mu_);
-  if (fn_) fn_();
+  if (fn_) fn_(change);
 }
 
 void PgListener::Loop() {
@@ -173,11 +175,12 @@ void PgListener::Loop() {
 
 bool PgListener::ListenOnce(bool reconnected, bool* connected) {
   pqxx::connection conn(url_);
-  Receiver receiver(conn, *this);  // LISTEN npuperf_jobs
+  Receiver jobs(conn, kPgJobsChannel, StoreChange::kClaimable, *this);  // LISTEN
+  Receiver updates(conn, kPgUpdatesChannel, StoreChange::kUpdated, *this);
   *connected = true;
   if (reconnected) {
     LogInfo("postgres", "LISTEN connection restored");
-    Fire();  // anything sent while we were away
+    Fire(StoreChange::kClaimable);  // anything sent while we were away
   }
   while (true) {
     const int sock = conn.sock();

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "server/store.h"
 
 namespace npuperf::server {
 
@@ -91,17 +92,21 @@ class PgPool {
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
 };
 
-// The NOTIFY channel on which replicas announce that jobs became claimable
-// (submitted, requeued, or a device freed); the payload is the sender's id.
+// The NOTIFY channels on which replicas announce changes; the payload is the
+// sender's id. Jobs: jobs became claimable (submitted, requeued, or a device
+// freed). Updates: a collection changed and nothing became claimable
+// (progress, cancellation).
 inline constexpr char kPgJobsChannel[] = "npuperf_jobs";
+inline constexpr char kPgUpdatesChannel[] = "npuperf_updates";
 
-// Listens on kPgJobsChannel on a dedicated connection and thread, and calls
-// the callback for every notification another replica sent (payloads equal
-// to self_id are this replica's own and skipped: its scheduler already knows).
-// The thread starts with the first callback and sleeps in poll() on the
+// Listens on both channels on a dedicated connection and thread, and calls
+// the callback for every notification another replica sent (kClaimable for
+// kPgJobsChannel, kUpdated for kPgUpdatesChannel; payloads equal to self_id
+// are this replica's own and skipped: its scheduler already knows). The
+// thread starts with the first callback and sleeps in poll() on the
 // connection's socket. After a broken connection it reconnects with backoff
-// (up to 5 s) and calls the callback once, since notifications may have been
-// missed meanwhile. Thread-safe.
+// (up to 5 s) and calls the callback once with kClaimable, since
+// notifications may have been missed meanwhile. Thread-safe.
 class PgListener {
  public:
   PgListener(std::string url, std::string self_id);
@@ -111,7 +116,7 @@ class PgListener {
 
   // Replaces the callback (nullptr: none). After it returns, the previous
   // callback is never called again.
-  void SetCallback(std::function<void()> fn);
+  void SetCallback(std::function<void(StoreChange)> fn);
 
  private:
   class Receiver;
@@ -122,13 +127,13 @@ class PgListener {
   bool ListenOnce(bool reconnected, bool* connected);
   // Sleeps up to ms, waking early on stop. Returns false on stop.
   bool Pause(int ms);
-  void Fire();
+  void Fire(StoreChange change);
 
   const std::string url_;
   const std::string self_id_;
   int wake_[2] = {-1, -1};  // pipe: a byte in wake_[1] interrupts poll()
   absl::Mutex mu_;
-  std::function<void()> fn_ ABSL_GUARDED_BY(mu_);
+  std::function<void(StoreChange)> fn_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // started by the first SetCallback (under mu_)
 };

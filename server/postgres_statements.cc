@@ -117,9 +117,13 @@ constexpr Statement kStatements[] = {
      "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
      "AND state IN " NPUPERF_PG_LIVE " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
      "id = $1)"},
+    // The progress and the wake-up of other replicas' watchers ($6 is our
+    // replica id); no row (and no notification) for a stale token.
     {"progress_record",
-     "UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 AND "
-     "fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+     "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
+     "AND fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE
+     " RETURNING collection_id), n AS (SELECT pg_notify('npuperf_updates', $6) FROM p) "
+     "SELECT p.collection_id FROM p, n"},
     {"lease_expired_collections",
      "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
      " AND lease_expires_ms < $1 ORDER BY collection_id"},
@@ -164,6 +168,7 @@ constexpr Statement kStatements[] = {
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
      "'job_result', $14 FROM f, n"},
     {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
+    {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
     // Gauges of /metrics.
     {"count_jobs", "SELECT state, COUNT(*) FROM jobs GROUP BY state"},
     {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},

@@ -17,12 +17,16 @@ PostgresStore::PostgresStore(const std::string& url, int pool_size)
       listener_(url, replica_id_) {}
 PostgresStore::~PostgresStore() = default;
 
-void PostgresStore::SetChangeCallback(std::function<void()> fn) {
+void PostgresStore::SetChangeCallback(std::function<void(StoreChange)> fn) {
   listener_.SetCallback(std::move(fn));
 }
 
 void PostgresStore::NotifyClaimable(pqxx::work& tx) const {
   tx.exec_prepared("jobs_notify", replica_id_);
+}
+
+void PostgresStore::NotifyUpdated(pqxx::work& tx) const {
+  tx.exec_prepared("updates_notify", replica_id_);
 }
 
 absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
@@ -200,6 +204,7 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
     }
     AddEvent(tx, now_ms, id, 0, "collection_cancelled", reason);
     RefreshCollectionState(tx, id, now_ms, /*cancelled=*/true);
+    NotifyUpdated(tx);
     return orders;
   });
 }

@@ -76,7 +76,7 @@ class PostgresStore final : public Store {
   absl::StatusOr<StateCounts> CountByState() override;
   // LISTENs on kPgJobsChannel (a dedicated connection, started on the first
   // call): submissions, requeues and freed devices of other replicas call fn.
-  void SetChangeCallback(std::function<void()> fn) override;
+  void SetChangeCallback(std::function<void(StoreChange)> fn) override;
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
@@ -144,6 +144,9 @@ class PostgresStore final : public Store {
   // Tells the other replicas (their PgListener) that jobs became claimable;
   // delivered when tx commits.
   void NotifyClaimable(pqxx::work& tx) const;
+  // Tells the other replicas (their WatchCollection streams) that a
+  // collection changed without freeing anything; delivered when tx commits.
+  void NotifyUpdated(pqxx::work& tx) const;
 
   // Random per store: our own notifications come back with this payload.
   const std::string replica_id_;

@@ -222,7 +222,8 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id
     const std::optional<bool> cancel = lock.cancelled;
     if (!cancel) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
-                              now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt);
+                              now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt,
+                              replica_id_);
     if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
     const std::string collection_id = r[0][0].as<std::string>();
     RefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);

@@ -89,10 +89,15 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
 
 Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options)
     : store_(store), clock_(clock), metrics_(metrics), options_(options) {
-  store_.SetChangeCallback([this] { changes_.Notify(); });
+  store_.SetChangeCallback([this](StoreChange change) { Changed(change); });
 }
 
 Scheduler::~Scheduler() { store_.SetChangeCallback(nullptr); }
+
+void Scheduler::Changed(StoreChange change) {
+  if (change == StoreChange::kClaimable) changes_.Notify();
+  updates_.Notify();
+}
 
 absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     const std::string& team, const v1::SubmitCollectionRequest& req) {
@@ -119,7 +124,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     LogInfo("scheduler", absl::StrCat("collection ", result->first.id(), " queued: ",
                                       c.jobs.size(), " jobs for team ", team));
   }
-  changes_.Notify();
+  Changed(StoreChange::kClaimable);
   return result;
 }
 
@@ -133,7 +138,7 @@ absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const 
       cancels_[o.agent_id].push_back({o.job_id, o.fencing_token, o.reason});
     }
   }
-  changes_.Notify();
+  Changed(StoreChange::kUpdated);
   return store_.GetCollection(team, id);
 }
 
@@ -173,7 +178,7 @@ absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
   LogInfo("scheduler", absl::StrCat("agent ", agent_id, " registered from ", req.host(), " with ",
                                     req.devices_size(), " devices, adopted ", adopted->size(), "/",
                                     running.size(), " running jobs"));
-  changes_.Notify();
+  Changed(StoreChange::kClaimable);
   return resp;
 }
 
@@ -245,7 +250,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     if (got.ok() && got->has_value()) {
       metrics_.jobs_leased.Increment();
       ObserveLease(**got, call_ms);
-      changes_.Notify();
+      Changed(StoreChange::kUpdated);  // watchers see the lease
       return got;
     }
     if (absl::Now() >= deadline || stop()) return std::optional<v1::JobAssignment>();
@@ -265,7 +270,7 @@ absl::StatusOr<bool> Scheduler::ReportProgress(const v1::ReportProgressRequest& 
                                       {req.job_id(), req.attempt(), req.fencing_token()},
                                       req.progress(), NowMs(), options_.lease_ttl.count());
   if (absl::IsFailedPrecondition(cancel.status())) metrics_.results_stale.Increment();
-  if (cancel.ok()) changes_.Notify();
+  if (cancel.ok()) Changed(StoreChange::kUpdated);
   return cancel;
 }
 
@@ -298,7 +303,7 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   } else {
     metrics_.results_failed.Increment();
   }
-  changes_.Notify();
+  Changed(StoreChange::kClaimable);
   v1::ReportResultResponse resp;
   resp.set_round_id(ack->round_id);
   resp.set_duplicate(ack->duplicate);
@@ -313,7 +318,7 @@ absl::Status Scheduler::ExpireLeases() {
     LogWarning("scheduler", absl::StrCat("lease of job ", e.job_id, " on agent ", e.agent_id,
                                          " expired; ", e.requeued ? "requeued" : "failed"));
   }
-  if (!expired->empty()) changes_.Notify();
+  if (!expired->empty()) Changed(StoreChange::kClaimable);
   return absl::OkStatus();
 }
 

@@ -101,7 +101,11 @@ class Scheduler {
   // Sets the jobs/agents/devices-by-state gauges from the store.
   absl::Status RefreshStateMetrics();
 
+  // Bumped when jobs may have become claimable (LeaseJob waits on it).
   ChangeNotifier& changes() { return changes_; }
+  // Bumped on every change of a collection or its jobs, claimable or not
+  // (WatchCollection waits on it). Every changes() bump bumps it too.
+  ChangeNotifier& updates() { return updates_; }
   const SchedulerOptions& options() const { return options_; }
   Store& store() { return store_; }
 
@@ -116,7 +120,11 @@ class Scheduler {
   Clock& clock_;
   ServerMetrics& metrics_;
   const SchedulerOptions options_;
+  // Bumps changes_ and updates_ (kClaimable) or updates_ only (kUpdated).
+  void Changed(StoreChange change);
+
   ChangeNotifier changes_;
+  ChangeNotifier updates_;
   absl::Mutex mu_;
   // Agent host name and labels by agent id (filled at registration).
   std::map<std::string, v1::RegisterAgentRequest> agents_ ABSL_GUARDED_BY(mu_);

@@ -70,7 +70,7 @@ class SqliteStore final : public Store {
                                                          int32_t max_lost) override;
   absl::StatusOr<StateCounts> CountByState() override;
   // One process owns a SQLite database, so its scheduler sees every change.
-  void SetChangeCallback(std::function<void()> /*fn*/) override {}
+  void SetChangeCallback(std::function<void(StoreChange)> /*fn*/) override {}
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;

@@ -46,6 +46,12 @@ struct ClaimCandidate {
   int32_t team_active = 0;        // jobs of the team leased or running
 };
 
+// What another replica changed (Store::SetChangeCallback).
+enum class StoreChange {
+  kClaimable,  // jobs became claimable; collections changed too
+  kUpdated,    // collections changed (progress, cancellation); nothing claimable
+};
+
 // A free device offered by an agent.
 struct OfferedDevice {
   int32_t device_id = 0;
@@ -243,12 +249,14 @@ class Store {
   // Jobs, agents and devices by state (for the /metrics gauges).
   virtual absl::StatusOr<StateCounts> CountByState() = 0;
 
-  // Registers fn to be called when another server replica made jobs
-  // claimable (submitted, requeued, or a device freed), so long-polling
-  // LeaseJob callers here wake at once. Called from a backend thread; fn must
-  // be cheap and thread-safe. nullptr unregisters (no call after return).
-  // A no-op where one process owns the database (SQLite).
-  virtual void SetChangeCallback(std::function<void()> fn) = 0;
+  // Registers fn to be called when another server replica changed jobs:
+  // kClaimable when it made jobs claimable (submitted, requeued, or a device
+  // freed), so long-polling LeaseJob callers here wake at once; kUpdated
+  // when it changed a collection in a way that frees nothing (progress,
+  // cancellation), so WatchCollection streams here wake. Called from a
+  // backend thread; fn must be cheap and thread-safe. nullptr unregisters (no
+  // call after return). A no-op where one process owns the database (SQLite).
+  virtual void SetChangeCallback(std::function<void(StoreChange)> fn) = 0;
 
   // Rounds.
   virtual absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) = 0;

@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
+#include "prometheus/registry.h"
 #include "server/migrator.h"
 #include "server/postgres_statements.h"
 #include "server/scheduler.h"
@@ -211,7 +213,7 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   ASSERT_TRUE(b.ok() && a) << b.status();
   absl::Mutex mu;
   int calls = 0;
-  (*b)->SetChangeCallback([&] {
+  (*b)->SetChangeCallback([&](StoreChange) {
     absl::MutexLock lock(&mu);
     ++calls;
   });
@@ -251,6 +253,47 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
   EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";
   (*b)->SetChangeCallback(nullptr);
+}
+
+// Progress reported through replica A wakes WatchCollection streams on
+// replica B at once (NOTIFY on npuperf_updates), without waking B's agents
+// that wait for work; a submission on A wakes both.
+TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
+  auto store_a = Open();
+  auto store_b = Open();
+  ASSERT_TRUE(store_a && store_b);
+  RealClock clock;
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler a(*store_a, clock, metrics, SchedulerOptions());
+  Scheduler b(*store_b, clock, metrics, SchedulerOptions());
+  auto waits_for = [](ChangeNotifier& n, uint64_t seen, absl::Duration timeout) {
+    return n.WaitNewer(seen, timeout, [] { return false; }) > seen;
+  };
+  // B's listener connects on its own thread: submit on A until B hears it.
+  uint64_t claimable = 0;
+  bool heard = false;
+  for (int i = 0; i < 20 && !heard; ++i) {
+    claimable = b.changes().version();
+    ASSERT_TRUE(store_a->InsertCollection(MakeCollection(absl::StrCat("c", i), "alpha", 1)).ok());
+    heard = waits_for(b.changes(), claimable, absl::Milliseconds(500));
+  }
+  ASSERT_TRUE(heard) << "B never heard A's submissions";
+  auto lease = store_a->ClaimJob(Req("a1", {0}, ToUnixMillis(clock.SystemNow())), ChooseClaim);
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+  claimable = b.changes().version();
+  const uint64_t updated = b.updates().version();
+  v1::ReportProgressRequest p;
+  p.set_agent_id("a1");
+  p.set_job_id((*lease)->job_id());
+  p.set_attempt((*lease)->attempt());
+  p.set_fencing_token((*lease)->fencing_token());
+  p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
+  const absl::Time sent = absl::Now();
+  ASSERT_TRUE(a.ReportProgress(p).ok());
+  ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
+  EXPECT_LT(absl::Now() - sent, absl::Seconds(2));
+  EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";
 }
 
 #endif  // NPUPERF_WITH_POSTGRES

@@ -296,5 +296,29 @@ TEST_F(SchedulerTest, LongPollWakesOnSubmit) {
   EXPECT_EQ((*got)->device_id(), 1);
 }
 
+// Progress changes a collection (watchers wake) but frees nothing, so
+// agents long-polling for work are not woken to claim in vain; a result
+// frees a device and wakes both.
+TEST_F(SchedulerTest, ProgressWakesWatchersButNotLeaseWaiters) {
+  ASSERT_TRUE(scheduler_.Submit("team", Request(2)).ok());
+  const std::string agent = Register("h1");
+  auto a = Lease(agent, 0);
+  ASSERT_TRUE(a);
+  const uint64_t claimable = scheduler_.changes().version();
+  const uint64_t updated = scheduler_.updates().version();
+  v1::ReportProgressRequest p;
+  p.set_agent_id(agent);
+  p.set_job_id(a->job_id());
+  p.set_attempt(a->attempt());
+  p.set_fencing_token(a->fencing_token());
+  p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
+  ASSERT_TRUE(scheduler_.ReportProgress(p).ok());
+  EXPECT_EQ(scheduler_.changes().version(), claimable);
+  EXPECT_GT(scheduler_.updates().version(), updated);
+  ASSERT_TRUE(Succeed(*a, "u1", 12.5).ok());
+  EXPECT_GT(scheduler_.changes().version(), claimable);
+  EXPECT_GT(scheduler_.updates().version(), updated + 1);
+}
+
 }  // namespace
 }  // namespace npuperf::server
