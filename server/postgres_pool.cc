@@ -44,12 +44,30 @@ absl::StatusOr<PgPool::Slot*> PgPool::Acquire() {
   if (slot->conn != nullptr && slot->conn->is_open()) return slot;
   try {
     slot->conn = std::make_unique<pqxx::connection>(url_);
+    slot->statement_timeout_s = 0;
     PrepareStatements(*slot->conn);
     return slot;
   } catch (const std::exception& e) {
     Release(slot, true);
     return absl::UnavailableError(absl::StrCat("connect to PostgreSQL: ", e.what()));
   }
+}
+
+absl::Status PgPool::ApplyDeadline(Slot& slot, absl::string_view what) {
+  const absl::Time deadline = DbDeadlineScope::Current();
+  int64_t seconds = 0;  // none
+  if (deadline != absl::InfiniteFuture()) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
+    }
+    seconds = absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+  }
+  if (seconds == slot.statement_timeout_s) return absl::OkStatus();
+  // Session level, outside any transaction: it stays until the next change.
+  slot.conn->set_variable("statement_timeout", absl::StrCat(seconds * 1000));
+  slot.statement_timeout_s = seconds;
+  return absl::OkStatus();
 }
 
 void PgPool::Release(Slot* slot, bool discard) {
@@ -89,6 +107,10 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
     *status = absl::FailedPreconditionError(absl::StrCat(what, ": ", e.what()));
     return {false, false};
   } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == "57014") {  // query_canceled: the statement timeout of ApplyDeadline
+      *status = absl::DeadlineExceededError(absl::StrCat(what, ": ", e.what()));
+      return {false, false};
+    }
     *status = absl::InternalError(absl::StrCat(what, ": ", e.what(), " (query: ", e.query(), ")"));
     LogError("postgres", status->ToString());
     return {false, false};

@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "server/db_deadline.h"
 #include "server/store.h"
 
 namespace npuperf::server {
@@ -41,6 +42,9 @@ class PgPool {
   // (rerun instead when retry_unique: a concurrent replica won a race the
   // body will see on the next run); in-doubt commit -> UNKNOWN (never
   // rerun); anything else -> INTERNAL. `what` prefixes the message.
+  // Under a DbDeadlineScope the statements stop at its deadline (rounded up
+  // to the next whole second): DEADLINE_EXCEEDED, never rerun, and nothing
+  // is started once it has passed.
   template <typename F>
   auto Run(absl::string_view what, F&& body, bool retry_unique = false)
       -> decltype(body(std::declval<pqxx::work&>())) {
@@ -66,6 +70,7 @@ class PgPool {
   struct Slot {
     std::unique_ptr<pqxx::connection> conn;
     bool busy = false;
+    int64_t statement_timeout_s = 0;  // as set on conn; 0: none
   };
   // What to do after an attempt that ended in an exception.
   struct Failure {
@@ -80,6 +85,10 @@ class PgPool {
   bool HasFreeSlot() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Borrows a free slot, opening its connection if needed.
   absl::StatusOr<Slot*> Acquire();
+  // Sets the slot's statement_timeout for the current DbDeadlineScope (a
+  // round trip only when the whole seconds left change). DEADLINE_EXCEEDED
+  // when the deadline has passed.
+  static absl::Status ApplyDeadline(Slot& slot, absl::string_view what);
   // Returns a slot; discard drops its connection (broken or unusable).
   void Release(Slot* slot, bool discard);
   // Maps the exception in flight to a status and says whether to rerun.
@@ -147,6 +156,10 @@ auto PgPool::RunIn(absl::string_view what, F&& body, bool retry_unique, bool rer
     auto slot = Acquire();
     if (!slot.ok()) return slot.status();
     try {
+      if (absl::Status d = ApplyDeadline(**slot, what); !d.ok()) {
+        Release(*slot, false);
+        return d;
+      }
       decltype(body(std::declval<Tx&>())) result;
       {  // the transaction ends (commit or abort) before the slot is shared again
         Tx tx(*(*slot)->conn);

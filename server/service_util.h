@@ -6,6 +6,7 @@
 #include "common/status_util.h"
 #include "grpcpp/server_context.h"
 #include "server/auth.h"
+#include "server/db_deadline.h"
 #include "server/metrics.h"
 
 namespace npuperf::server {
@@ -17,7 +18,8 @@ struct ServiceContext {
 };
 
 // Authenticates the caller (agents only where agent_only), runs the handler
-// with the principal, counts the request and maps the status once (R2).
+// with the principal under the call's deadline (the store's statements stop
+// there, R9), counts the request and maps the status once (R2).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
                    bool agent_only, F&& handler) {
@@ -32,6 +34,7 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
     status = absl::PermissionDeniedError(agent_only ? "only agent tokens may call AgentService"
                                                     : "agent tokens may only call AgentService");
   } else {
+    DbDeadlineScope deadline(ctx->deadline());
     status = handler(*principal);
   }
   sc.metrics.CountRequest(method, absl::StatusCodeToString(status.code()));

@@ -4,6 +4,7 @@
 // when claims race on two replicas. Runs when NPUPERF_TEST_PG_URL is set
 // (deploy/with-postgres.sh); each test in a schema of its own.
 #include <atomic>
+#include <future>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/db_deadline.h"
 #include "server/migrator.h"
 #include "server/postgres_statements.h"
 #include "server/scheduler.h"
@@ -294,6 +296,45 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
   ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
   EXPECT_LT(absl::Now() - sent, absl::Seconds(2));
   EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";
+}
+
+// Style R9: a call's deadline carries into the database. A cancel that has
+// to wait for a collection row another transaction holds gives up at the
+// deadline (DEADLINE_EXCEEDED, nothing changed); a deadline already passed
+// starts nothing; without a deadline the same call waits and succeeds.
+TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
+  pqxx::connection holder(pg_->url());
+  auto held = std::make_unique<pqxx::work>(holder);
+  held->exec("SELECT 1 FROM collections WHERE id = 'c1' FOR UPDATE");
+  // On its own thread (the scope is per thread), so that a statement the
+  // deadline fails to stop is released below instead of hanging the test.
+  auto waiting = std::async(std::launch::async, [&] {
+    DbDeadlineScope deadline(absl::Now() + absl::Milliseconds(300));
+    return store->CancelCollection("", "c1", "stop", 2000);
+  });
+  bool released = false;
+  if (waiting.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    held->commit();
+    released = true;
+    ADD_FAILURE() << "the deadline did not stop the waiting statement";
+  }
+  auto cancelled = waiting.get();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(cancelled.status())) << cancelled.status();
+  {
+    DbDeadlineScope deadline(absl::Now() - absl::Seconds(1));
+    EXPECT_TRUE(absl::IsDeadlineExceeded(store->GetCollection("", "c1").status()));
+  }
+  if (!released) {
+    EXPECT_EQ(store->GetCollection("", "c1")->cancel_reason(), "") << "nothing changed";
+    held->commit();
+  }
+  held.reset();
+  // No scope: no timeout left on the pooled connection either.
+  EXPECT_TRUE(store->CancelCollection("", "c1", "stop", 2000).ok());
+  EXPECT_EQ(store->GetCollection("", "c1")->cancel_reason(), "stop");
 }
 
 #endif  // NPUPERF_WITH_POSTGRES
