@@ -83,8 +83,8 @@ CREATE TRIGGER jobs_counts_delete AFTER DELETE ON jobs
   FOR EACH ROW EXECUTE FUNCTION npuperf_job_counts();
 
 -- Leases the oldest queued job of collection p_collection on (p_agent, p_device) when the
--- collection is neither cancelled nor at its cap. Returns the lease, or one row whose job_id is
--- NULL and whose outcome says why not: 'locked' (p_skip_locked and another claim holds the
+-- collection is neither cancelled nor at its cap. Returns the lease, or one row with only
+-- `outcome` set, saying why not: 'locked' (p_skip_locked and another claim holds the
 -- collection), 'cancelled', 'capped' or 'drained'. A second live lease of one device fails with
 -- the unique violation of jobs_one_lease_per_device (the caller reruns the claim).
 CREATE FUNCTION npuperf_claim(p_collection text, p_skip_locked boolean, p_agent text, p_host text,
@@ -104,8 +104,8 @@ BEGIN
     WHERE id = p_collection FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
       -- Gone, or held by another claim: either way not now.
-      RETURN QUERY SELECT 'locked'::text, NULL::bigint, NULL::integer, NULL::integer,
-        NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::bigint;
+      outcome := 'locked';
+      RETURN NEXT;
       RETURN;
     END IF;
   ELSE
@@ -113,23 +113,23 @@ BEGIN
     WHERE id = p_collection FOR UPDATE;
   END IF;
   IF NOT FOUND OR c.cancel_reason <> '' THEN
-    RETURN QUERY SELECT 'cancelled'::text, NULL::bigint, NULL::integer, NULL::integer,
-      NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::bigint;
+    outcome := 'cancelled';
+    RETURN NEXT;
     RETURN;
   END IF;
   -- A new snapshot, taken after the lock: no other writer can be changing this count now.
   SELECT COALESCE((SELECT cq.live FROM collection_queue cq WHERE cq.collection_id = p_collection),
                   0) INTO live_now;
   IF live_now >= c.max_concurrent THEN
-    RETURN QUERY SELECT 'capped'::text, NULL::bigint, NULL::integer, NULL::integer,
-      NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::bigint;
+    outcome := 'capped';
+    RETURN NEXT;
     RETURN;
   END IF;
   SELECT q.id INTO j FROM jobs q WHERE q.collection_id = p_collection AND q.state = 1
   ORDER BY q.id LIMIT 1 FOR UPDATE SKIP LOCKED;
   IF j IS NULL THEN
-    RETURN QUERY SELECT 'drained'::text, NULL::bigint, NULL::integer, NULL::integer,
-      NULL::bigint, NULL::text, NULL::text, NULL::text, NULL::bigint;
+    outcome := 'drained';
+    RETURN NEXT;
     RETURN;
   END IF;
   RETURN QUERY
