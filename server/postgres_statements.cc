@@ -97,8 +97,8 @@ constexpr Statement kStatements[] = {
     // The agent's busy devices (comma-separated; a device with a live lease
     // is not free, whatever the agent believes) and, per collection with
     // queued jobs, its first job (the queue order), live jobs and its team's
-    // live jobs, from collection_queue (active collections only). Always one row at least
-    // (no heads: NULL head columns).
+    // live jobs, from collection_queue (active collections only). Always one
+    // row at least (no heads: NULL head columns).
     {"claim_heads",
      "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE agent_id = $1 AND "
      "state IN " NPUPERF_PG_LIVE "), active AS (SELECT collection_id, team, priority, first_job, "

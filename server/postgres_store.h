@@ -74,8 +74,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
   absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
   absl::StatusOr<StateCounts> CountByState() override;
-  // LISTENs on kPgJobsChannel (a dedicated connection, started on the first
-  // call): submissions, requeues and freed devices of other replicas call fn.
+  // LISTENs on kPgJobsChannel and kPgUpdatesChannel (a dedicated connection,
+  // started on the first call): other replicas' changes call fn.
   void SetChangeCallback(std::function<void(StoreChange)> fn) override;
 
   absl::StatusOr<v1::Round> GetRound(const std::string& team, int64_t round_id) override;

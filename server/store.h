@@ -35,8 +35,12 @@ struct NewCollection {
   int64_t now_ms = 0;
 };
 
-// A queued job offered to a claim, with what the chooser needs to match it.
+// A collection's queued jobs offered to a claim, with what the chooser needs
+// to match them.
 struct ClaimCandidate {
+  // Orders candidates, oldest first: the collection's oldest queued job on
+  // SQLite, its first job on PostgreSQL. The claim leases the oldest queued
+  // job of the chosen collection either way.
   int64_t job_id = 0;
   std::string collection_id;
   std::string team;
@@ -59,7 +63,7 @@ struct OfferedDevice {
 };
 
 // Picks (candidate index, device index) among the candidates, or nullopt.
-// Candidates are in (priority desc, id asc) order. Pure policy: see
+// Candidates are in (priority desc, job_id asc) order. Pure policy: see
 // scheduler.h ChooseClaim.
 using ClaimChooser = std::function<std::optional<std::pair<size_t, size_t>>(
     const std::vector<ClaimCandidate>&, const std::vector<OfferedDevice>&,

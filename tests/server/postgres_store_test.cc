@@ -67,9 +67,9 @@ class PostgresStoreTest : public ::testing::Test {
         "(1, 2, 3)) > 0");
   }
   int Live(const std::string& collection) {
-    auto kept = Recounted();
-    auto it = kept.find(collection);
-    return it == kept.end() ? 0 : std::get<1>(it->second);
+    auto counted = Recounted();
+    auto it = counted.find(collection);
+    return it == counted.end() ? 0 : std::get<1>(it->second);
   }
 
   std::unique_ptr<PgTestSchema> pg_;
