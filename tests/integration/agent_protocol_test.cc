@@ -61,11 +61,6 @@ bool NoneWithin(const std::string& path, seconds timeout) {
   return false;
 }
 
-bool Terminal(const v1::Collection& c) {
-  return c.state() == v1::COLLECTION_STATE_SUCCEEDED || c.state() == v1::COLLECTION_STATE_FAILED ||
-         c.state() == v1::COLLECTION_STATE_CANCELLED;
-}
-
 TEST(AgentProtocolTest, TwoAgentsSharingLocksNeverDoubleBookADevice) {
   Cluster c;
   c.Start("");

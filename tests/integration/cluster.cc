@@ -7,6 +7,11 @@
 
 namespace npuperf::testing {
 
+bool Terminal(const v1::Collection& c) {
+  return c.state() == v1::COLLECTION_STATE_SUCCEEDED || c.state() == v1::COLLECTION_STATE_FAILED ||
+         c.state() == v1::COLLECTION_STATE_CANCELLED;
+}
+
 std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
   std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen", listen,
                                    "--metrics-listen", "127.0.0.1:0", "--db",

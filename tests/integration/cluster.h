@@ -11,6 +11,9 @@
 
 namespace npuperf::testing {
 
+// SUCCEEDED, FAILED or CANCELLED: a predicate for Cluster::WaitFor.
+bool Terminal(const v1::Collection& c);
+
 // A server on SQLite (or on `db` when set) and one agent on msprof-sim, in a
 // temp dir, on free ports.
 struct Cluster {

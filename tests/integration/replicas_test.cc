@@ -19,11 +19,6 @@ using std::chrono::seconds;
 
 constexpr char kKernel[] = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii";
 
-bool Terminal(const v1::Collection& c) {
-  return c.state() == v1::COLLECTION_STATE_SUCCEEDED || c.state() == v1::COLLECTION_STATE_FAILED ||
-         c.state() == v1::COLLECTION_STATE_CANCELLED;
-}
-
 // Four agents, two on each replica (distinct devices of one host: one lock
 // dir, one simulator state), and 200 quick jobs submitted half through each
 // replica: every job runs exactly once (attempt 1, one round), msprof-sim
