@@ -28,11 +28,11 @@
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "server/agent_service.h"
-#include "server/collection_service.h"
-#include "server/query_service.h"
+#include "server/service/agent_service.h"
+#include "server/service/collection_service.h"
+#include "server/service/query_service.h"
 #include "server/server_options.h"
-#include "server/store_factory.h"
+#include "server/store/factory.h"
 
 namespace npuperf::server {
 namespace {

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <string>
 
-#include "server/scheduler.h"
+#include "server/core/scheduler.h"
 
 namespace npuperf::server {
 

@@ -17,10 +17,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "server/comparison_queries.h"
-#include "server/scheduler.h"
-#include "server/sqlite_store.h"
-#include "server/store_factory.h"
+#include "server/compare/comparison_queries.h"
+#include "server/core/scheduler.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "server/store/factory.h"
 
 namespace npuperf::server {
 namespace {

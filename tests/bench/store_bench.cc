@@ -36,13 +36,13 @@
 #include "common/clock.h"
 #include "common/sha256.h"
 #include "prometheus/registry.h"
-#include "server/scheduler.h"
-#include "server/sqlite_store.h"
-#include "server/store.h"
+#include "server/core/scheduler.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "server/store/store.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/postgres_open.h"
+#include "server/store/postgres/postgres_open.h"
 #endif
 
 namespace npuperf::server {

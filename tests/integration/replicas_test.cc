@@ -9,7 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
-#include "tests/server/pg_schema.h"
+#include "tests/fakes/pg_schema.h"
 
 namespace npuperf::testing {
 namespace {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Layering rules of style.md R1, enforced on the source tree:
-#  - server/: only *_service.*, service_util.h and main.cc include <grpcpp/...>;
-#    only the store backends include SQLiteCpp or pqxx.
+# Layering rules of style.md R1 for the rooms of docs/architecture.md, enforced on the source tree:
+#  - server/: only service/ and main.cc include <grpcpp/...>; only store/sqlite/ and
+#    store/postgres/ include SQLiteCpp or pqxx, and pqxx never leaves store/postgres/'s .cc files
+#    and its internal headers (postgres_store.h is a pimpl); core/ and compare/ include no backend
+#    and no service; service/ reaches the store only through core/ (no server/store/ include).
 #  - agent/: only server_channel.* and main.cc include <grpcpp/...>.
 #  - evidence/: never gRPC; SQLite only in the sample-db reader.
 #  - server/ and agent/ never include each other.
@@ -17,13 +19,20 @@ violations() {  # pattern, folder, allowed-files regex, message
     fail=1
   fi
 }
-violations '#include "grpcpp/|#include <grpcpp/' server '/(.*_service\.(h|cc)|service_util\.h|main\.cc)$' \
-  "gRPC outside the server's service adapters"
-violations '#include "SQLiteCpp/|#include <SQLiteCpp/|#include <pqxx/|#include "pqxx/' server \
-  '/(sqlite_.*|postgres_.*|store_errors.*)$' "SQL library outside the store backends"
-violations '#include "grpcpp/|#include <grpcpp/|\.grpc\.pb\.h' agent '/(server_channel\.(h|cc)|main\.cc)$' \
-  "gRPC outside agent/server_channel"
-violations '#include "grpcpp/|#include <grpcpp/|\.grpc\.pb\.h' evidence '^$' "gRPC in evidence/"
+grpc='#include "grpcpp/|#include <grpcpp/|\.grpc\.pb\.h'
+sql='#include "SQLiteCpp/|#include <SQLiteCpp/|#include <pqxx/|#include "pqxx/|#include <sqlite3.h>'
+violations "$grpc" server '/server/(service/.*|main\.cc)$' "gRPC outside the server's service adapters"
+violations "$sql" server '/server/store/(sqlite|postgres)/' "SQL library outside the store backends"
+violations '#include <pqxx/|#include "pqxx/' server/store/postgres '\.cc$|/(pool|rows|statements|listener)\.h$' \
+  "pqxx in the PostgreSQL backend's public header (postgres_store.h is a pimpl)"
+violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/core '^$' \
+  "server/core includes a backend or a service"
+violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/compare '^$' \
+  "server/compare includes a backend or a service"
+violations '#include "server/store/' server/service '/serve\.h$' \
+  "a service adapter reaches the store past core/ (serve.h may carry the call's deadline into it)"
+violations "$grpc" agent '/agent/(server_channel\.(h|cc)|main\.cc)$' "gRPC outside agent/server_channel"
+violations "$grpc" evidence '^$' "gRPC in evidence/"
 violations '#include "server/' agent '^$' "agent/ includes server/"
 violations '#include "agent/' server '^$' "server/ includes agent/"
 violations '#include "server/|#include "agent/|#include "client/' evidence '^$' "evidence/ includes a binary's code"

@@ -1,0 +1,374 @@
+#include "server/compare/comparator.h"
+
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/status_util.h"
+#include "server/compare/verdict_stats.h"
+
+namespace npuperf::server {
+namespace {
+
+using v1::Verdict;
+
+std::string Pct(double ratio) { return absl::StrFormat("%+.2f%%", (ratio - 1) * 100); }
+
+std::string Num(double v) { return absl::StrFormat("%.4g", v); }
+
+// ---- comparability ---------------------------------------------------------
+
+struct FieldPair {
+  const char* name;
+  std::string baseline;
+  std::string candidate;
+  bool blocking;
+};
+
+// Compare mode runs the standard protocol (plus the golden join): its
+// durations are standard ones.
+std::string ProtocolOf(const std::string& mode) { return mode == "compare" ? "standard" : mode; }
+
+// Every fingerprint field, blocking or informative. Blocking fields change
+// what is measured (chip, software stack, input shape, protocol); the others
+// say where and with what code it ran — the code is expected to differ
+// between the rounds of an optimisation.
+std::vector<FieldPair> FingerprintFields(const v1::Round& b, const v1::Round& c) {
+  const v1::Fingerprint& fb = b.evidence().fingerprint();
+  const v1::Fingerprint& fc = c.evidence().fingerprint();
+  const v1::Evidence& eb = b.evidence();
+  const v1::Evidence& ec = c.evidence();
+  auto str = [](int64_t v) { return absl::StrCat(v); };
+  return {
+      {"soc", fb.soc(), fc.soc(), true},
+      {"cann_version", fb.cann_version(), fc.cann_version(), true},
+      {"msprof_version", fb.msprof_version(), fc.msprof_version(), true},
+      {"driver_version", fb.driver_version(), fc.driver_version(), true},
+      {"mode", ProtocolOf(fb.mode()), ProtocolOf(fc.mode()), true},
+      {"case_id", b.case_id(), c.case_id(), true},
+      {"case_shape", fb.case_shape(), fc.case_shape(), true},
+      {"case_dtype", fb.case_dtype(), fc.case_dtype(), true},
+      {"input_shapes", eb.input_shapes(), ec.input_shapes(), true},
+      {"input_data_types", eb.input_data_types(), ec.input_data_types(), true},
+      {"warm_up", str(fb.warm_up()), str(fc.warm_up()), true},
+      {"seed", str(fb.seed()), str(fc.seed()), true},
+      {"operator_name", b.operator_name(), c.operator_name(), false},
+      {"op_name", eb.op_name(), ec.op_name(), false},
+      {"host", fb.host(), fc.host(), false},
+      {"device_id", str(fb.device_id()), str(fc.device_id()), false},
+      {"bundle_sha256", fb.bundle_sha256(), fc.bundle_sha256(), false},
+      {"argv", absl::StrJoin(fb.argv(), " "), absl::StrJoin(fc.argv(), " "), false},
+      {"repeats", str(fb.repeats()), str(fc.repeats()), false},
+      {"clock_state", fb.clock_state(), fc.clock_state(), false},
+      {"agent_version", fb.agent_version(), fc.agent_version(), false},
+      {"block_num", str(eb.block_num()), str(ec.block_num()), false},
+  };
+}
+
+// Shapes and dtypes block only when both sides know them: quick rounds have
+// no op_summary and leave them empty.
+bool BothKnown(const FieldPair& f) { return !f.baseline.empty() && !f.candidate.empty(); }
+
+void AddFingerprintDifferences(const v1::Round& b, const v1::Round& c,
+                               v1::RoundComparison* out) {
+  for (FieldPair& f : FingerprintFields(b, c)) {
+    if (f.baseline == f.candidate) continue;
+    const bool optional_field = std::string(f.name).rfind("case_", 0) == 0 ||
+                                std::string(f.name).rfind("input_", 0) == 0;
+    const bool blocking = f.blocking && (!optional_field || BothKnown(f));
+    auto* d = out->add_fingerprint_differences();
+    d->set_field(f.name);
+    d->set_baseline(std::move(f.baseline));
+    d->set_candidate(std::move(f.candidate));
+    d->set_blocking(blocking);
+  }
+}
+
+// ---- metric deltas ---------------------------------------------------------
+
+// Ratio metrics (0..1) are judged in percentage points, percentages directly
+// in points, everything else (times, cycles, bandwidths) relative to the
+// baseline.
+bool IsRatioField(const std::string& name) {
+  return name.find("ratio") != std::string::npos || name.find("hit_rate") != std::string::npos;
+}
+
+bool IsPercentField(const std::string& name) {
+  return name.find("(%)") != std::string::npos || name.find("_pct") != std::string::npos;
+}
+
+void AddMetricDeltas(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
+                     v1::RoundComparison* out) {
+  std::map<std::string, const v1::MetricGroup*> cand;
+  for (const auto& g : c.metrics()) cand[g.group()] = &g;
+  for (const auto& gb : b.metrics()) {
+    auto it = cand.find(gb.group());
+    if (it == cand.end()) continue;
+    const std::map<std::string, double> fb(gb.fields().begin(), gb.fields().end());
+    for (const auto& [field, vb] : fb) {
+      auto vc_it = it->second->fields().find(field);
+      if (vc_it == it->second->fields().end()) continue;
+      const double vc = vc_it->second;
+      bool notable;
+      if (IsRatioField(field)) {
+        notable = std::abs(vc - vb) * 100 >= o.ratio_threshold_pp;
+      } else if (IsPercentField(field)) {
+        notable = std::abs(vc - vb) >= o.ratio_threshold_pp;
+      } else {
+        notable = vb != 0 ? std::abs(vc / vb - 1) * 100 >= o.duration_threshold_pct : vc != 0;
+      }
+      auto* d = out->add_metric_deltas();
+      d->set_group(gb.group());
+      d->set_field(field);
+      d->set_baseline(vb);
+      d->set_candidate(vc);
+      d->set_delta(vc - vb);
+      d->set_notable(notable);
+    }
+  }
+}
+
+// ---- duration verdict ------------------------------------------------------
+
+std::string ErrorsOf(const v1::Evidence& e) {
+  std::vector<std::string> parts;
+  for (const auto& err : e.errors()) parts.push_back(absl::StrCat(err.code(), ": ", err.message()));
+  return absl::StrJoin(parts, "; ");
+}
+
+bool DvfsSuspect(const v1::Evidence& e) {
+  return e.dvfs().status() == "suspect" || e.fingerprint().clock_state() == "dvfs_suspect";
+}
+
+std::string DvfsWhy(const char* side, const v1::Evidence& e) {
+  return absl::StrCat(side, " is DVFS-suspect (observed ", Num(e.dvfs().observed_mhz()),
+                      " MHz vs rated ", Num(e.dvfs().rated_mhz()), " MHz)");
+}
+
+void DecideDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
+                    v1::DurationComparison* d) {
+  const std::vector<double> sb(b.duration().samples_us().begin(), b.duration().samples_us().end());
+  const std::vector<double> sc(c.duration().samples_us().begin(), c.duration().samples_us().end());
+  *d->mutable_baseline_samples_us() = b.duration().samples_us();
+  *d->mutable_candidate_samples_us() = c.duration().samples_us();
+  d->set_baseline_us(b.duration().aggregate_us());
+  d->set_candidate_us(c.duration().aggregate_us());
+  auto positive = [](const std::vector<double>& s) {
+    for (double v : s) {
+      if (!(v > 0) || !std::isfinite(v)) return false;
+    }
+    return !s.empty();
+  };
+  if (!positive(sb) || !positive(sc) || !(d->baseline_us() > 0) || !(d->candidate_us() > 0)) {
+    d->set_verdict(v1::VERDICT_ERRORED);
+    d->set_rule("no positive duration samples on one side");
+    return;
+  }
+  d->set_ratio(d->candidate_us() / d->baseline_us());
+  const RatioEstimate hl = HodgesLehmannRatio(sb, sc, o.alpha);
+  if (hl.low && hl.high) {
+    d->set_ratio_ci_low(*hl.low);
+    d->set_ratio_ci_high(*hl.high);
+  }
+  const MannWhitney mw = MannWhitneyU(sb, sc);
+  d->set_p_value(mw.p_value);
+  if (DvfsSuspect(b) || DvfsSuspect(c)) {
+    d->set_verdict(v1::VERDICT_INSUFFICIENT);
+    d->set_rule(DvfsSuspect(b) ? DvfsWhy("baseline", b) : DvfsWhy("candidate", c));
+    return;
+  }
+  const double min_p = MinAchievablePValue(static_cast<int>(sb.size()), static_cast<int>(sc.size()));
+  if (min_p > o.alpha) {
+    d->set_verdict(v1::VERDICT_INSUFFICIENT);
+    d->set_rule(absl::StrCat("too few samples: ", sb.size(), " vs ", sc.size(),
+                             " cannot reach alpha=", Num(o.alpha), " (smallest p ", Num(min_p),
+                             "); use at least 5 repeats per side"));
+    return;
+  }
+  const double change_pct = std::abs(d->ratio() - 1) * 100;
+  if (mw.p_value >= o.alpha) {
+    d->set_verdict(v1::VERDICT_STABLE);
+    d->set_rule(absl::StrCat("p=", Num(mw.p_value), ">=", Num(o.alpha), " (", Pct(d->ratio()),
+                             " not significant)"));
+    return;
+  }
+  if (change_pct < o.duration_threshold_pct) {
+    d->set_verdict(v1::VERDICT_STABLE);
+    d->set_rule(absl::StrCat("p=", Num(mw.p_value), "<", Num(o.alpha), " but |", Pct(d->ratio()),
+                             "|<", Num(o.duration_threshold_pct), "%"));
+    return;
+  }
+  d->set_verdict(d->ratio() < 1 ? v1::VERDICT_IMPROVED : v1::VERDICT_REGRESSED);
+  d->set_rule(absl::StrCat("p=", Num(mw.p_value), "<", Num(o.alpha), " and ", Pct(d->ratio()),
+                           d->ratio() < 1 ? " faster" : " slower", " beyond ",
+                           Num(o.duration_threshold_pct), "%"));
+}
+
+void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison* out) {
+  out->set_baseline_bound(b.bound().label());
+  out->set_candidate_bound(c.bound().label());
+  out->set_bound_changed(!b.bound().label().empty() && !c.bound().label().empty() &&
+                         b.bound().label() != c.bound().label());
+  if (out->bound_changed()) {
+    out->add_flags(absl::StrCat("bound_route_changed:", b.bound().label(), "->", c.bound().label()));
+  }
+  const bool per_core_both = !b.per_core().verdict().empty() && !c.per_core().verdict().empty();
+  out->set_baseline_balance(b.per_core().verdict());
+  out->set_candidate_balance(c.per_core().verdict());
+  out->set_balance_changed(per_core_both && b.per_core().verdict() != c.per_core().verdict());
+  if (out->balance_changed()) {
+    out->add_flags(absl::StrCat("balance_changed:", b.per_core().verdict(), "->",
+                                c.per_core().verdict()));
+  }
+  out->set_baseline_dvfs(b.dvfs().status());
+  out->set_candidate_dvfs(c.dvfs().status());
+  if (DvfsSuspect(b)) out->add_flags("dvfs_suspect:baseline");
+  if (DvfsSuspect(c)) out->add_flags("dvfs_suspect:candidate");
+  // Partial seven-metric evidence makes the metric deltas incomplete.
+  if (b.seven_metric_status() == v1::SEVEN_METRIC_STATUS_PARTIAL ||
+      c.seven_metric_status() == v1::SEVEN_METRIC_STATUS_PARTIAL) {
+    out->add_flags("metrics_partial");
+  }
+}
+
+}  // namespace
+
+std::string CaseKey(const v1::Round& r) {
+  return absl::StrCat(r.operator_name(), "/", r.case_id());
+}
+
+bool HasDurationVerdict(v1::Verdict v) {
+  return v == v1::VERDICT_IMPROVED || v == v1::VERDICT_REGRESSED || v == v1::VERDICT_STABLE;
+}
+
+absl::StatusOr<VerdictOptions> ResolveVerdictOptions(const v1::CompareOptions& options,
+                                                     const std::string& field_prefix) {
+  VerdictOptions o;
+  std::vector<FieldViolation> bad;
+  if (options.alpha() != 0) {
+    if (!(options.alpha() > 0 && options.alpha() <= 0.5)) {
+      bad.push_back({field_prefix + ".alpha", "must be in (0, 0.5]"});
+    }
+    o.alpha = options.alpha();
+  }
+  if (options.duration_threshold_pct() != 0) {
+    if (!(options.duration_threshold_pct() > 0 && options.duration_threshold_pct() <= 100)) {
+      bad.push_back({field_prefix + ".duration_threshold_pct", "must be in (0, 100]"});
+    }
+    o.duration_threshold_pct = options.duration_threshold_pct();
+  }
+  if (options.ratio_threshold_pp() != 0) {
+    if (!(options.ratio_threshold_pp() > 0 && options.ratio_threshold_pp() <= 100)) {
+      bad.push_back({field_prefix + ".ratio_threshold_pp", "must be in (0, 100]"});
+    }
+    o.ratio_threshold_pp = options.ratio_threshold_pp();
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  return o;
+}
+
+v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& candidate,
+                                  const VerdictOptions& options) {
+  v1::RoundComparison out;
+  out.set_baseline_round_id(baseline.id());
+  out.set_candidate_round_id(candidate.id());
+  out.set_operator_name(candidate.operator_name());
+  out.set_case_id(candidate.case_id());
+  const v1::Evidence& b = baseline.evidence();
+  const v1::Evidence& c = candidate.evidence();
+  AddFingerprintDifferences(baseline, candidate, &out);
+  AddMetricDeltas(b, c, options, &out);
+  AddFlags(b, c, &out);
+  DecideDuration(b, c, options, out.mutable_duration());
+
+  std::vector<std::string> blocking;
+  for (const auto& d : out.fingerprint_differences()) {
+    if (d.blocking()) {
+      blocking.push_back(absl::StrCat(d.field(), " (", d.baseline(), " vs ", d.candidate(), ")"));
+    }
+  }
+  if (b.errors_size() > 0 || c.errors_size() > 0) {
+    out.set_verdict(v1::VERDICT_ERRORED);
+    out.set_rule(b.errors_size() > 0 ? absl::StrCat("baseline evidence errors: ", ErrorsOf(b))
+                                     : absl::StrCat("candidate evidence errors: ", ErrorsOf(c)));
+  } else if (out.duration().verdict() == v1::VERDICT_ERRORED) {
+    out.set_verdict(v1::VERDICT_ERRORED);
+    out.set_rule(out.duration().rule());
+  } else if (!blocking.empty()) {
+    out.set_verdict(v1::VERDICT_NOT_COMPARABLE);
+    out.set_rule(absl::StrCat("fingerprint differs: ", absl::StrJoin(blocking, ", ")));
+  } else {
+    out.set_verdict(out.duration().verdict());
+    out.set_rule(out.duration().rule());
+  }
+  return out;
+}
+
+v1::CompareCollectionsResponse CompareRoundSets(const std::vector<v1::Round>& baseline,
+                                                const std::vector<v1::Round>& candidate,
+                                                const VerdictOptions& options) {
+  auto newest = [](const std::vector<v1::Round>& rounds) {
+    std::map<std::string, const v1::Round*> by_key;
+    for (const v1::Round& r : rounds) {
+      const v1::Round*& slot = by_key[CaseKey(r)];
+      if (slot == nullptr || slot->id() < r.id()) slot = &r;
+    }
+    return by_key;
+  };
+  const auto base = newest(baseline);
+  const auto cand = newest(candidate);
+  v1::CompareCollectionsResponse out;
+  v1::ComparisonCounts* n = out.mutable_counts();
+  std::vector<double> ratios;
+  for (const auto& [key, b] : base) {
+    auto it = cand.find(key);
+    if (it == cand.end()) {
+      out.add_unmatched(absl::StrCat(key, " (baseline only)"));
+      continue;
+    }
+    v1::RoundComparison cmp = CompareRounds(*b, *it->second, options);
+    n->set_matched(n->matched() + 1);
+    switch (cmp.verdict()) {
+      case v1::VERDICT_IMPROVED: n->set_improved(n->improved() + 1); break;
+      case v1::VERDICT_REGRESSED: n->set_regressed(n->regressed() + 1); break;
+      case v1::VERDICT_STABLE: n->set_stable(n->stable() + 1); break;
+      case v1::VERDICT_INSUFFICIENT: n->set_insufficient(n->insufficient() + 1); break;
+      case v1::VERDICT_NOT_COMPARABLE: n->set_not_comparable(n->not_comparable() + 1); break;
+      default: n->set_errored(n->errored() + 1); break;
+    }
+    if (HasDurationVerdict(cmp.verdict())) {
+      n->set_comparable(n->comparable() + 1);
+      ratios.push_back(cmp.duration().ratio());
+    }
+    *out.add_comparisons() = std::move(cmp);
+  }
+  for (const auto& [key, c] : cand) {
+    if (base.count(key) == 0) out.add_unmatched(absl::StrCat(key, " (candidate only)"));
+  }
+  n->set_unmatched(out.unmatched_size());
+  out.set_geomean_ratio(GeometricMean(ratios));
+  return out;
+}
+
+v1::GetGoldenReportResponse GoldenReport(const std::vector<v1::Round>& rounds) {
+  v1::GetGoldenReportResponse out;
+  out.set_label(kGoldenLabel);
+  std::vector<double> ratios;
+  for (const v1::Round& r : rounds) {
+    const v1::GoldenRatio& g = r.evidence().golden();
+    if (g.status().empty() || g.status() == "not_provided") continue;
+    auto* c = out.add_cases();
+    c->set_operator_name(r.operator_name());
+    c->set_case_id(r.case_id());
+    *c->mutable_golden() = g;
+    c->set_round_id(r.id());
+    if (g.status() == "joined" && g.ratio() > 0) ratios.push_back(g.ratio());
+  }
+  out.set_geomean_ratio(GeometricMean(ratios));
+  return out;
+}
+
+}  // namespace npuperf::server

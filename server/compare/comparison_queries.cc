@@ -1,0 +1,250 @@
+#include "server/compare/comparison_queries.h"
+
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_util.h"
+#include "google/protobuf/util/time_util.h"
+
+namespace npuperf::server {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// Rounds read per store call; a collection or window is paged through.
+constexpr int32_t kPage = 1000;
+// Upper bound on rounds scanned for one regression listing.
+constexpr size_t kMaxScanned = 200000;
+
+// "key=value" with both parts non-empty.
+bool SplitLabel(const std::string& label, std::string* key, std::string* value) {
+  const size_t eq = label.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == label.size()) return false;
+  *key = label.substr(0, eq);
+  *value = label.substr(eq + 1);
+  return true;
+}
+
+}  // namespace
+
+ComparisonQueries::ComparisonQueries(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
+    const std::string& team, const std::string& collection_id) {
+  auto collection = store_.GetCollection(team, collection_id);
+  if (!collection.ok()) return collection.status();
+  RoundFilter f;
+  f.team = team;
+  f.collection_id = collection_id;
+  f.limit = kPage;
+  std::vector<v1::Round> out;
+  while (true) {
+    auto page = store_.ListRounds(f);
+    if (!page.ok()) return page.status();
+    for (auto& r : page->rounds) out.push_back(std::move(r));
+    if (page->last_id == 0) return out;
+    f.after_id = page->last_id;
+  }
+}
+
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::NewestPerCase(RoundFilter filter) {
+  filter.newest_first = true;
+  filter.limit = kPage;
+  std::set<std::string> seen;
+  std::vector<v1::Round> out;
+  size_t scanned = 0;
+  while (scanned < kMaxScanned) {
+    auto page = store_.ListRounds(filter);
+    if (!page.ok()) return page.status();
+    scanned += page->rounds.size();
+    for (auto& r : page->rounds) {
+      if (seen.insert(CaseKey(r)).second) out.push_back(std::move(r));
+    }
+    if (page->last_id == 0) break;
+    filter.after_id = page->last_id;
+  }
+  return out;
+}
+
+absl::StatusOr<v1::CompareRoundsResponse> ComparisonQueries::CompareRounds(
+    const std::string& team, const v1::CompareRoundsRequest& req) {
+  std::vector<FieldViolation> bad;
+  if (req.baseline_round_id() <= 0) bad.push_back({"baseline_round_id", "must be a round id"});
+  if (req.candidate_round_id() <= 0) bad.push_back({"candidate_round_id", "must be a round id"});
+  auto options = ResolveVerdictOptions(req.options());
+  if (!options.ok()) return options.status();
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  auto baseline = store_.GetRound(team, req.baseline_round_id());
+  if (!baseline.ok()) return baseline.status();
+  auto candidate = store_.GetRound(team, req.candidate_round_id());
+  if (!candidate.ok()) return candidate.status();
+  v1::CompareRoundsResponse resp;
+  *resp.mutable_comparison() = server::CompareRounds(*baseline, *candidate, *options);
+  return resp;
+}
+
+absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollections(
+    const std::string& team, const v1::CompareCollectionsRequest& req) {
+  std::vector<FieldViolation> bad;
+  if (req.baseline_collection_id().empty()) bad.push_back({"baseline_collection_id", "required"});
+  if (req.candidate_collection_id().empty()) bad.push_back({"candidate_collection_id", "required"});
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  auto options = ResolveVerdictOptions(req.options());
+  if (!options.ok()) return options.status();
+  auto baseline = CollectionRounds(team, req.baseline_collection_id());
+  if (!baseline.ok()) return baseline.status();
+  auto candidate = CollectionRounds(team, req.candidate_collection_id());
+  if (!candidate.ok()) return candidate.status();
+  return CompareRoundSets(*baseline, *candidate, *options);
+}
+
+absl::StatusOr<v1::GetGoldenReportResponse> ComparisonQueries::GetGoldenReport(
+    const std::string& team, const v1::GetGoldenReportRequest& req) {
+  if (req.collection_id().empty()) {
+    return InvalidArgumentWithFields({{"collection_id", "required"}});
+  }
+  auto rounds = CollectionRounds(team, req.collection_id());
+  if (!rounds.ok()) return rounds.status();
+  return GoldenReport(*rounds);
+}
+
+absl::StatusOr<v1::PinBaselineResponse> ComparisonQueries::PinBaseline(
+    const std::string& team, const v1::PinBaselineRequest& req) {
+  std::vector<FieldViolation> bad;
+  std::string key, value;
+  if (!SplitLabel(req.label(), &key, &value)) bad.push_back({"label", "must be key=value"});
+  if (req.target_case() == v1::PinBaselineRequest::TARGET_NOT_SET ||
+      (req.has_round_id() && req.round_id() <= 0) ||
+      (req.has_collection_id() && req.collection_id().empty())) {
+    bad.push_back({"target", "give a round_id or a collection_id"});
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  Baseline pin;
+  pin.label = req.label();
+  pin.round_id = req.has_round_id() ? req.round_id() : 0;
+  pin.collection_id = req.has_collection_id() ? req.collection_id() : "";
+  pin.pinned_ms = ToUnixMillis(clock_.SystemNow());
+  auto stored = store_.PinBaseline(team, pin);
+  if (!stored.ok()) return stored.status();
+  v1::PinBaselineResponse resp;
+  resp.set_label(stored->label);
+  resp.set_round_id(stored->round_id);
+  resp.set_collection_id(stored->collection_id);
+  return resp;
+}
+
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::RegressionCandidates(
+    const std::string& team, const v1::ListRegressionsRequest& req, int64_t from_ms,
+    const std::map<std::string, std::string>& labels) {
+  if (!req.candidate_collection_id().empty()) {
+    return CollectionRounds(team, req.candidate_collection_id());
+  }
+  RoundFilter f;
+  f.team = team;
+  f.operator_name = req.operator_name();
+  f.labels = labels;
+  f.since_ms = from_ms;
+  return NewestPerCase(f);
+}
+
+absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::Predecessors(
+    const std::string& team, const std::vector<v1::Round>& candidates, int64_t before_ms) {
+  std::vector<v1::Round> out;
+  for (const v1::Round& c : candidates) {
+    RoundFilter f;
+    f.team = team;
+    f.operator_name = c.operator_name();
+    f.case_id = c.case_id();
+    f.until_ms = before_ms;
+    f.newest_first = true;
+    f.limit = 1;
+    auto page = store_.ListRounds(f);
+    if (!page.ok()) return page.status();
+    if (!page->rounds.empty()) out.push_back(std::move(page->rounds.front()));
+  }
+  return out;
+}
+
+absl::Status ComparisonQueries::PinnedPairs(const std::string& team,
+                                            const v1::ListRegressionsRequest& req,
+                                            RegressionPairs* pairs) {
+  std::string key, value;
+  SplitLabel(req.baseline_label(), &key, &value);
+  auto pin = store_.GetBaseline(team, req.baseline_label());
+  if (!pin.ok()) return pin.status();
+  if (pin->round_id > 0) {
+    auto r = store_.GetRound(team, pin->round_id);
+    if (!r.ok()) return r.status();
+    pairs->baseline.push_back(*std::move(r));
+    pairs->description = absl::StrCat("baseline ", pin->label, " (round ", pin->round_id, ")");
+  } else {
+    auto rounds = CollectionRounds(team, pin->collection_id);
+    if (!rounds.ok()) return rounds.status();
+    pairs->baseline = *std::move(rounds);
+    pairs->description =
+        absl::StrCat("baseline ", pin->label, " (collection ", pin->collection_id, ")");
+  }
+  const int64_t from_ms =
+      req.has_since() ? TimeUtil::TimestampToMilliseconds(req.since()) : pin->pinned_ms;
+  auto candidates = RegressionCandidates(team, req, from_ms, {{key, value}});
+  if (!candidates.ok()) return candidates.status();
+  pairs->candidates = *std::move(candidates);
+  std::set<int64_t> pinned;
+  for (const auto& r : pairs->baseline) pinned.insert(r.id());
+  std::erase_if(pairs->candidates, [&](const v1::Round& r) { return pinned.count(r.id()) > 0; });
+  return absl::OkStatus();
+}
+
+absl::Status ComparisonQueries::SincePairs(const std::string& team,
+                                           const v1::ListRegressionsRequest& req,
+                                           RegressionPairs* pairs) {
+  const int64_t since_ms = TimeUtil::TimestampToMilliseconds(req.since());
+  auto candidates = RegressionCandidates(team, req, since_ms, {});
+  if (!candidates.ok()) return candidates.status();
+  pairs->candidates = *std::move(candidates);
+  auto baseline = Predecessors(team, pairs->candidates, since_ms);
+  if (!baseline.ok()) return baseline.status();
+  pairs->baseline = *std::move(baseline);
+  pairs->description = absl::StrCat("newest rounds before ", TimeUtil::ToString(req.since()));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
+    const std::string& team, const v1::ListRegressionsRequest& req) {
+  std::vector<FieldViolation> bad;
+  std::string key, value;
+  if (!req.has_since() && req.baseline_label().empty()) {
+    bad.push_back({"since", "give since or baseline_label"});
+  }
+  if (!req.baseline_label().empty() && !SplitLabel(req.baseline_label(), &key, &value)) {
+    bad.push_back({"baseline_label", "must be key=value"});
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  auto options = ResolveVerdictOptions(req.options());
+  if (!options.ok()) return options.status();
+  RegressionPairs pairs;
+  absl::Status s = req.baseline_label().empty() ? SincePairs(team, req, &pairs)
+                                                : PinnedPairs(team, req, &pairs);
+  if (!s.ok()) return s;
+  if (!req.operator_name().empty()) {
+    auto other = [&](const v1::Round& r) { return r.operator_name() != req.operator_name(); };
+    std::erase_if(pairs.baseline, other);
+    std::erase_if(pairs.candidates, other);
+  }
+  v1::CompareCollectionsResponse all = CompareRoundSets(pairs.baseline, pairs.candidates, *options);
+  v1::ListRegressionsResponse resp;
+  for (auto& cmp : *all.mutable_comparisons()) {
+    if (cmp.verdict() == v1::VERDICT_REGRESSED) *resp.add_regressions() = std::move(cmp);
+  }
+  // Only pairs are counted here: a baseline case without a newer round is
+  // not "unmatched" for a regression listing.
+  *resp.mutable_counts() = all.counts();
+  resp.mutable_counts()->set_unmatched(0);
+  resp.set_compared(all.counts().comparable());
+  resp.set_baseline_description(pairs.description);
+  return resp;
+}
+
+}  // namespace npuperf::server

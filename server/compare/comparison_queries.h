@@ -1,0 +1,69 @@
+// ComparisonQueries: which rounds to compare, read from the Store, judged by
+// the comparator. The query service only checks shapes and maps statuses;
+// every choice of baseline and candidate lives here.
+//
+// Thread-safe (stateless beyond the injected Store and Clock).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "npuperf/v1/query_service.pb.h"
+#include "server/compare/comparator.h"
+#include "server/store/store.h"
+
+namespace npuperf::server {
+
+class ComparisonQueries {
+ public:
+  ComparisonQueries(Store& store, Clock& clock);
+
+  // NOT_FOUND for a round of another team; INVALID_ARGUMENT naming the field.
+  absl::StatusOr<v1::CompareRoundsResponse> CompareRounds(const std::string& team,
+                                                          const v1::CompareRoundsRequest& req);
+  absl::StatusOr<v1::CompareCollectionsResponse> CompareCollections(
+      const std::string& team, const v1::CompareCollectionsRequest& req);
+  absl::StatusOr<v1::GetGoldenReportResponse> GetGoldenReport(
+      const std::string& team, const v1::GetGoldenReportRequest& req);
+  absl::StatusOr<v1::PinBaselineResponse> PinBaseline(const std::string& team,
+                                                      const v1::PinBaselineRequest& req);
+  absl::StatusOr<v1::ListRegressionsResponse> ListRegressions(
+      const std::string& team, const v1::ListRegressionsRequest& req);
+
+  // Every round of a collection (with evidence, without evidence_json).
+  absl::StatusOr<std::vector<v1::Round>> CollectionRounds(const std::string& team,
+                                                          const std::string& collection_id);
+
+ private:
+  // What ListRegressions compares, and against what.
+  struct RegressionPairs {
+    std::vector<v1::Round> baseline;
+    std::vector<v1::Round> candidates;
+    std::string description;
+  };
+
+  // Newest round per (operator, case) matching the filter.
+  absl::StatusOr<std::vector<v1::Round>> NewestPerCase(RoundFilter filter);
+  // The candidate collection, or the newest rounds per case from from_ms on.
+  absl::StatusOr<std::vector<v1::Round>> RegressionCandidates(
+      const std::string& team, const v1::ListRegressionsRequest& req, int64_t from_ms,
+      const std::map<std::string, std::string>& labels);
+  // The newest round before before_ms of each candidate's operator and case.
+  absl::StatusOr<std::vector<v1::Round>> Predecessors(const std::string& team,
+                                                      const std::vector<v1::Round>& candidates,
+                                                      int64_t before_ms);
+  // Against the pinned baseline of req.baseline_label.
+  absl::Status PinnedPairs(const std::string& team, const v1::ListRegressionsRequest& req,
+                           RegressionPairs* pairs);
+  // Against the newest rounds before req.since.
+  absl::Status SincePairs(const std::string& team, const v1::ListRegressionsRequest& req,
+                          RegressionPairs* pairs);
+
+  Store& store_;
+  Clock& clock_;
+};
+
+}  // namespace npuperf::server

@@ -1,0 +1,91 @@
+#include "server/core/job_state.h"
+
+#include "npuperf/v1/agent_service.pb.h"
+
+namespace npuperf::server {
+
+bool IsTerminal(v1::JobState state) {
+  return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED ||
+         state == v1::JOB_STATE_CANCELLED;
+}
+
+bool IsTerminal(v1::CollectionState state) {
+  return state == v1::COLLECTION_STATE_SUCCEEDED || state == v1::COLLECTION_STATE_FAILED ||
+         state == v1::COLLECTION_STATE_CANCELLED;
+}
+
+bool CanTransition(v1::JobState from, v1::JobState to) {
+  switch (from) {
+    case v1::JOB_STATE_QUEUED:
+      return to == v1::JOB_STATE_LEASED || to == v1::JOB_STATE_CANCELLED;
+    case v1::JOB_STATE_LEASED:
+    case v1::JOB_STATE_RUNNING:
+      return to == v1::JOB_STATE_RUNNING || to == v1::JOB_STATE_QUEUED ||
+             to == v1::JOB_STATE_SUCCEEDED || to == v1::JOB_STATE_FAILED ||
+             to == v1::JOB_STATE_CANCELLED;
+    default:
+      return false;
+  }
+}
+
+void CountJob(v1::JobState state, v1::JobCounts* counts) {
+  counts->set_total(counts->total() + 1);
+  switch (state) {
+    case v1::JOB_STATE_QUEUED: counts->set_queued(counts->queued() + 1); break;
+    case v1::JOB_STATE_LEASED: counts->set_leased(counts->leased() + 1); break;
+    case v1::JOB_STATE_RUNNING: counts->set_running(counts->running() + 1); break;
+    case v1::JOB_STATE_SUCCEEDED: counts->set_succeeded(counts->succeeded() + 1); break;
+    case v1::JOB_STATE_FAILED: counts->set_failed(counts->failed() + 1); break;
+    case v1::JOB_STATE_CANCELLED: counts->set_cancelled(counts->cancelled() + 1); break;
+    default: break;
+  }
+}
+
+v1::CollectionState DeriveCollectionState(const v1::JobCounts& c, bool cancel_requested) {
+  const int terminal = c.succeeded() + c.failed() + c.cancelled();
+  if (terminal == c.total()) {
+    if (cancel_requested && c.cancelled() > 0) return v1::COLLECTION_STATE_CANCELLED;
+    if (c.failed() > 0) return v1::COLLECTION_STATE_FAILED;
+    if (c.cancelled() > 0) return v1::COLLECTION_STATE_CANCELLED;
+    return v1::COLLECTION_STATE_SUCCEEDED;
+  }
+  if (c.queued() == c.total()) return v1::COLLECTION_STATE_QUEUED;
+  return v1::COLLECTION_STATE_RUNNING;
+}
+
+const char* JobStateName(v1::JobState state) {
+  switch (state) {
+    case v1::JOB_STATE_QUEUED: return "queued";
+    case v1::JOB_STATE_LEASED: return "leased";
+    case v1::JOB_STATE_RUNNING: return "running";
+    case v1::JOB_STATE_SUCCEEDED: return "succeeded";
+    case v1::JOB_STATE_FAILED: return "failed";
+    case v1::JOB_STATE_CANCELLED: return "cancelled";
+    default: return "unspecified";
+  }
+}
+
+const char* DeviceStatusName(bool agent_online, int reported_state, bool leased) {
+  if (!agent_online) return "offline";
+  if (leased) return "busy";
+  switch (reported_state) {
+    case v1::DEVICE_STATE_IDLE: return "idle";
+    case v1::DEVICE_STATE_BUSY: return "busy";
+    case v1::DEVICE_STATE_EXTERNALLY_LOCKED: return "externally_locked";
+    case v1::DEVICE_STATE_UNHEALTHY: return "unhealthy";
+    default: return "unknown";
+  }
+}
+
+const char* CollectionStateName(v1::CollectionState state) {
+  switch (state) {
+    case v1::COLLECTION_STATE_QUEUED: return "queued";
+    case v1::COLLECTION_STATE_RUNNING: return "running";
+    case v1::COLLECTION_STATE_SUCCEEDED: return "succeeded";
+    case v1::COLLECTION_STATE_FAILED: return "failed";
+    case v1::COLLECTION_STATE_CANCELLED: return "cancelled";
+    default: return "unspecified";
+  }
+}
+
+}  // namespace npuperf::server

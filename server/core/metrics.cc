@@ -1,0 +1,87 @@
+#include "server/core/metrics.h"
+
+#include "server/core/job_state.h"
+
+namespace npuperf::server {
+namespace {
+
+prometheus::Counter& NewCounter(prometheus::Registry& r, const std::string& name,
+                                const std::string& help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r).Add({});
+}
+
+prometheus::Family<prometheus::Gauge>& NewGauges(prometheus::Registry& r, const std::string& name,
+                                                 const std::string& help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+
+prometheus::Histogram& NewHistogram(prometheus::Registry& r, const std::string& name,
+                                    const std::string& help,
+                                    const prometheus::Histogram::BucketBoundaries& buckets) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r).Add({}, buckets);
+}
+
+// The label values each state gauge always exports (0 when absent).
+constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,    v1::JOB_STATE_LEASED,
+                                       v1::JOB_STATE_RUNNING,   v1::JOB_STATE_SUCCEEDED,
+                                       v1::JOB_STATE_FAILED,    v1::JOB_STATE_CANCELLED};
+constexpr const char* kAgentStates[] = {"online", "lost"};
+constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
+                                         "unhealthy", "offline", "unknown"};
+
+template <typename Key>
+int64_t Get(const std::map<Key, int64_t>& m, const Key& k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(prometheus::Registry& r)
+    : requests(prometheus::BuildCounter()
+                   .Name("npuperf_server_grpc_requests_total")
+                   .Help("gRPC requests by method and status code")
+                   .Register(r)),
+      collections_submitted(NewCounter(r, "npuperf_server_collections_submitted_total",
+                                       "Collections created")),
+      jobs_leased(NewCounter(r, "npuperf_server_jobs_leased_total", "Job attempts leased")),
+      lease_expirations(NewCounter(r, "npuperf_server_lease_expirations_total",
+                                   "Leases taken back after their TTL")),
+      results_stored(NewCounter(r, "npuperf_server_ingest_rounds_stored_total",
+                                "Rounds of evidence stored")),
+      results_duplicate(NewCounter(r, "npuperf_server_ingest_duplicates_total",
+                                   "Result reports already applied (resends)")),
+      results_stale(NewCounter(r, "npuperf_server_ingest_stale_total",
+                               "Result or progress reports rejected for a stale fencing token")),
+      results_failed(NewCounter(r, "npuperf_server_ingest_failed_attempts_total",
+                                "Failed attempts reported by agents")),
+      jobs(NewGauges(r, "npuperf_server_jobs", "Jobs by state (all replicas, from the store)")),
+      agents(NewGauges(r, "npuperf_server_agents", "Agent instances by state")),
+      devices(NewGauges(r, "npuperf_server_devices",
+                        "Devices by state (offline: their agent is not online)")),
+      queue_wait(NewHistogram(r, "npuperf_server_job_queue_wait_seconds",
+                              "Time from a job's submission to its first lease",
+                              {0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400})),
+      submit_to_lease(NewHistogram(
+          r, "npuperf_server_submit_to_lease_seconds",
+          "Submit-to-lease latency with an agent waiting: from the later of submission and the "
+          "LeaseJob call to the lease",
+          {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5})) {}
+
+void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
+  requests.Add({{"method", method}, {"code", code}}).Increment();
+}
+
+void ServerMetrics::SetStates(const StateCounts& counts) {
+  for (v1::JobState s : kJobStates) {
+    jobs.Add({{"state", JobStateName(s)}}).Set(static_cast<double>(Get(counts.jobs, s)));
+  }
+  for (const char* s : kAgentStates) {
+    agents.Add({{"state", s}}).Set(static_cast<double>(Get(counts.agents, std::string(s))));
+  }
+  for (const char* s : kDeviceStates) {
+    devices.Add({{"state", s}}).Set(static_cast<double>(Get(counts.devices, std::string(s))));
+  }
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <string>
+
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "server/store/store.h"
+
+namespace npuperf::server {
+
+// Every metric of npuperf-server, registered once (style.md R15). Names
+// follow npuperf_<subsystem>_<noun>_<unit>; labels are bounded sets: gRPC
+// method names and status codes, job states, agent states ("online",
+// "lost") and device states (DeviceStatusName). Durations are seconds.
+// Thread-safe (prometheus-cpp metrics are atomic; SetStates takes the
+// families' locks).
+struct ServerMetrics {
+  explicit ServerMetrics(prometheus::Registry& registry);
+
+  // Counts one finished RPC by method and status code name.
+  void CountRequest(const std::string& method, const std::string& code);
+  // Sets the state gauges from a store snapshot; states absent from it read 0.
+  void SetStates(const StateCounts& counts);
+
+  prometheus::Family<prometheus::Counter>& requests;
+  prometheus::Counter& collections_submitted;
+  prometheus::Counter& jobs_leased;
+  prometheus::Counter& lease_expirations;
+  prometheus::Counter& results_stored;
+  prometheus::Counter& results_duplicate;
+  prometheus::Counter& results_stale;
+  prometheus::Counter& results_failed;
+  // Gauges refreshed from the store (Scheduler::RefreshStateMetrics).
+  prometheus::Family<prometheus::Gauge>& jobs;
+  prometheus::Family<prometheus::Gauge>& agents;
+  prometheus::Family<prometheus::Gauge>& devices;
+  // Submission -> first lease of a job (how long jobs wait for a device).
+  prometheus::Histogram& queue_wait;
+  // Submit-to-lease latency with an agent waiting: from the later of the
+  // job's submission and the start of the LeaseJob call to the lease (how
+  // fast the scheduler hands out work; the p99 <= 50 ms goal).
+  prometheus::Histogram& submit_to_lease;
+};
+
+}  // namespace npuperf::server

@@ -1,0 +1,139 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "npuperf/v1/agent_service.pb.h"
+#include "npuperf/v1/collection_service.pb.h"
+#include "server/core/metrics.h"
+#include "server/store/store.h"
+
+namespace npuperf::server {
+
+// Tunables of the scheduler. Every field has its default.
+struct SchedulerOptions {
+  // Lease TTL; agents renew by heartbeat. Default: 30 s.
+  std::chrono::milliseconds lease_ttl{30'000};
+  // Heartbeat period asked of agents. Default: 1 s.
+  std::chrono::milliseconds heartbeat_interval{1'000};
+  // A job whose lease was lost this many times fails. Default: 3.
+  int max_lost = 3;
+  // Largest bundle accepted. Default: 64 MiB.
+  int64_t max_bundle_bytes = 64 << 20;
+};
+
+// Event-driven wake-ups: a version counter bumped on every change of queue
+// or job state; waiters sleep on it (no polling). Thread-safe.
+class ChangeNotifier {
+ public:
+  uint64_t version();
+  void Notify();
+  // Waits until the version exceeds `seen`, `timeout` passes or `stop()` is
+  // true (checked on every wake-up). Returns the current version.
+  uint64_t WaitNewer(uint64_t seen, absl::Duration timeout, const std::function<bool()>& stop);
+  // Wakes every waiter (shutdown).
+  void WakeAll();
+
+ private:
+  absl::Mutex mu_;
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Matching policy (pure): the first candidate, in priority order, whose
+// collection is under its concurrency cap and whose constraints match an
+// offered device; inside the top priority tier that has a match, the team
+// with the fewest active jobs goes first (fair sharing), then the oldest job.
+std::optional<std::pair<size_t, size_t>> ChooseClaim(
+    const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
+    const std::map<std::string, std::string>& agent_labels);
+
+// A pending cancellation for an agent's running job.
+struct PendingCancel {
+  int64_t job_id = 0;
+  int64_t fencing_token = 0;
+  std::string reason;
+};
+
+// The server's domain core: submissions, claims, leases, results and
+// cancellation, over a Store. No gRPC, no SQL. Thread-safe. Registers a
+// change callback with the store (other replicas' changes wake its waiters)
+// and removes it on destruction; the store must outlive the scheduler.
+class Scheduler {
+ public:
+  Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Validates all-or-nothing (INVALID_ARGUMENT with field violations) and
+  // queues the jobs; returns the collection and whether it was created.
+  absl::StatusOr<std::pair<v1::Collection, bool>> Submit(const std::string& team,
+                                                         const v1::SubmitCollectionRequest& req);
+  // Stores a verified bundle; true when it was already present.
+  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
+                                 const std::string& sha256, const std::string& content) {
+    return store_.PutBundle(team, name, sha256, content, NowMs());
+  }
+  absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
+                                        const std::string& reason);
+
+  absl::StatusOr<v1::RegisterAgentResponse> RegisterAgent(const v1::RegisterAgentRequest& req);
+  // Renews leases, records device states; answers with directives and cancels.
+  absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const v1::Heartbeat& hb);
+  // Claims a job for one of the offered devices, waiting up to wait_ms for
+  // work (event-driven). stop() ends the wait early (client gone, shutdown).
+  absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const v1::LeaseJobRequest& req,
+                                                            const std::function<bool()>& stop);
+  absl::StatusOr<bool> ReportProgress(const v1::ReportProgressRequest& req);
+  absl::StatusOr<v1::ReportResultResponse> ReportResult(const v1::ReportResultRequest& req);
+
+  // Takes back expired leases (called periodically by the reaper).
+  absl::Status ExpireLeases();
+  // Sets the jobs/agents/devices-by-state gauges from the store.
+  absl::Status RefreshStateMetrics();
+
+  // Bumped when jobs may have become claimable (LeaseJob waits on it).
+  ChangeNotifier& changes() { return changes_; }
+  // Bumped on every change of a collection or its jobs, claimable or not
+  // (WatchCollection waits on it). Every changes() bump bumps it too.
+  ChangeNotifier& updates() { return updates_; }
+  const SchedulerOptions& options() const { return options_; }
+  Store& store() { return store_; }
+
+ private:
+  int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
+  std::string AgentIdFor(const v1::RegisterAgentRequest& req);
+  // Queue-wait and submit-to-lease histograms for a lease granted to a
+  // LeaseJob call that started at call_ms.
+  void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
+
+  Store& store_;
+  Clock& clock_;
+  ServerMetrics& metrics_;
+  const SchedulerOptions options_;
+  // Bumps changes_ and updates_ (kClaimable) or updates_ only (kUpdated).
+  void Changed(StoreChange change);
+
+  ChangeNotifier changes_;
+  ChangeNotifier updates_;
+  absl::Mutex mu_;
+  // Agent host name and labels by agent id (filled at registration).
+  std::map<std::string, v1::RegisterAgentRequest> agents_ ABSL_GUARDED_BY(mu_);
+  // Cancellations waiting to be pushed on an agent's session.
+  std::map<std::string, std::vector<PendingCancel>> cancels_ ABSL_GUARDED_BY(mu_);
+};
+
+// Flattens evidence into named figures for metric time series:
+// "duration", "task_duration_us", "aicore_time_us", "<Group>.<field>", ...
+std::vector<std::pair<std::string, double>> FlattenMetrics(const v1::Evidence& e);
+
+}  // namespace npuperf::server

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <atomic>
+
+#include "npuperf/v1/agent_service.grpc.pb.h"
+#include "server/core/scheduler.h"
+#include "server/service/serve.h"
+
+namespace npuperf::server {
+
+// gRPC adapter for AgentService (agent tokens only). LeaseJob long-polls on
+// the scheduler's ChangeNotifier; AgentSession answers each heartbeat with
+// directives and cancellations. Thread-safe.
+class AgentServiceImpl final : public v1::AgentService::Service {
+ public:
+  AgentServiceImpl(Scheduler& scheduler, ServiceContext sc, std::atomic<bool>& stopping);
+
+  grpc::Status RegisterAgent(grpc::ServerContext* ctx, const v1::RegisterAgentRequest* req,
+                             v1::RegisterAgentResponse* resp) override;
+  grpc::Status AgentSession(
+      grpc::ServerContext* ctx,
+      grpc::ServerReaderWriter<v1::AgentSessionResponse, v1::AgentSessionRequest>* stream) override;
+  grpc::Status LeaseJob(grpc::ServerContext* ctx, const v1::LeaseJobRequest* req,
+                        v1::LeaseJobResponse* resp) override;
+  grpc::Status ReportProgress(grpc::ServerContext* ctx, const v1::ReportProgressRequest* req,
+                              v1::ReportProgressResponse* resp) override;
+  grpc::Status ReportResult(grpc::ServerContext* ctx, const v1::ReportResultRequest* req,
+                            v1::ReportResultResponse* resp) override;
+  grpc::Status DownloadBundle(grpc::ServerContext* ctx, const v1::DownloadBundleRequest* req,
+                              grpc::ServerWriter<v1::DownloadBundleResponse>* writer) override;
+
+ private:
+  Scheduler& scheduler_;
+  ServiceContext sc_;
+  std::atomic<bool>& stopping_;
+};
+
+}  // namespace npuperf::server

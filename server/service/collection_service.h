@@ -1,0 +1,39 @@
+#pragma once
+
+#include <atomic>
+
+#include "npuperf/v1/collection_service.grpc.pb.h"
+#include "server/core/scheduler.h"
+#include "server/service/serve.h"
+
+namespace npuperf::server {
+
+// gRPC adapter for CollectionService: shape checks -> Scheduler/Store ->
+// status mapping. Uses the synchronous API with grpc's bounded thread pool
+// (style.md §6 allows it for v1); streams wait on the scheduler's
+// ChangeNotifier, never by polling the client. Thread-safe.
+class CollectionServiceImpl final : public v1::CollectionService::Service {
+ public:
+  CollectionServiceImpl(Scheduler& scheduler, ServiceContext sc, std::atomic<bool>& stopping);
+
+  grpc::Status SubmitCollection(grpc::ServerContext* ctx, const v1::SubmitCollectionRequest* req,
+                                v1::SubmitCollectionResponse* resp) override;
+  grpc::Status GetCollection(grpc::ServerContext* ctx, const v1::GetCollectionRequest* req,
+                             v1::GetCollectionResponse* resp) override;
+  grpc::Status ListCollections(grpc::ServerContext* ctx, const v1::ListCollectionsRequest* req,
+                               v1::ListCollectionsResponse* resp) override;
+  grpc::Status WatchCollection(grpc::ServerContext* ctx, const v1::WatchCollectionRequest* req,
+                               grpc::ServerWriter<v1::WatchCollectionResponse>* writer) override;
+  grpc::Status CancelCollection(grpc::ServerContext* ctx, const v1::CancelCollectionRequest* req,
+                                v1::CancelCollectionResponse* resp) override;
+  grpc::Status UploadBundle(grpc::ServerContext* ctx,
+                            grpc::ServerReader<v1::UploadBundleRequest>* reader,
+                            v1::UploadBundleResponse* resp) override;
+
+ private:
+  Scheduler& scheduler_;
+  ServiceContext sc_;
+  std::atomic<bool>& stopping_;
+};
+
+}  // namespace npuperf::server

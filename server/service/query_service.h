@@ -1,0 +1,40 @@
+#pragma once
+
+#include "npuperf/v1/query_service.grpc.pb.h"
+#include "server/compare/comparison_queries.h"
+#include "server/core/scheduler.h"
+#include "server/service/serve.h"
+
+namespace npuperf::server {
+
+// gRPC adapter for QueryService: rounds and agents straight from the Store,
+// comparisons through ComparisonQueries. Thread-safe.
+class QueryServiceImpl final : public v1::QueryService::Service {
+ public:
+  QueryServiceImpl(Store& store, ComparisonQueries& comparisons, ServiceContext sc);
+
+  grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
+                        v1::GetRoundResponse* resp) override;
+  grpc::Status ListRounds(grpc::ServerContext* ctx, const v1::ListRoundsRequest* req,
+                          v1::ListRoundsResponse* resp) override;
+  grpc::Status CompareRounds(grpc::ServerContext* ctx, const v1::CompareRoundsRequest* req,
+                             v1::CompareRoundsResponse* resp) override;
+  grpc::Status CompareCollections(grpc::ServerContext* ctx,
+                                  const v1::CompareCollectionsRequest* req,
+                                  v1::CompareCollectionsResponse* resp) override;
+  grpc::Status GetGoldenReport(grpc::ServerContext* ctx, const v1::GetGoldenReportRequest* req,
+                               v1::GetGoldenReportResponse* resp) override;
+  grpc::Status ListRegressions(grpc::ServerContext* ctx, const v1::ListRegressionsRequest* req,
+                               v1::ListRegressionsResponse* resp) override;
+  grpc::Status PinBaseline(grpc::ServerContext* ctx, const v1::PinBaselineRequest* req,
+                           v1::PinBaselineResponse* resp) override;
+  grpc::Status ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest* req,
+                          v1::ListAgentsResponse* resp) override;
+
+ private:
+  Store& store_;
+  ComparisonQueries& comparisons_;
+  ServiceContext sc_;
+};
+
+}  // namespace npuperf::server

@@ -1,0 +1,367 @@
+// PostgresStore: the job life cycle (claims, leases, results) and rounds.
+#include <map>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
+#include "server/core/job_state.h"
+#include "server/store/postgres/rows.h"
+#include "server/core/job_rules.h"
+#include "server/store/postgres/postgres_store.h"
+
+namespace npuperf::server {
+namespace {
+
+// Chooser rounds per claim: a candidate whose collection turns out capped,
+// cancelled or drained (another replica took its last job) is dropped and
+// the chooser asked again.
+constexpr int kMaxClaimRounds = 16;
+
+// A JSON array of strings (statement parameters that are lists).
+std::string JsonStrings(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump();
+}
+
+std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
+  return absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
+                      " is not the current lease (stale fencing token, or the job finished)", tail);
+}
+
+}  // namespace
+
+struct PostgresStore::ClaimView {
+  std::vector<OfferedDevice> offered;  // devices without a live lease
+  // Shared with the spec cache; candidates[i].spec points into specs[i].
+  std::vector<std::shared_ptr<const v1::CollectionSpec>> specs;
+  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
+};
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
+    const ClaimRequest& req, const ClaimChooser& choose) {
+  // Two round trips, no transaction around them: the heads are a hint that
+  // npuperf_claim() checks again under the collection's row lock, and the
+  // lease is that one call. A unique violation means another replica leased
+  // one of these devices meanwhile: rerun, and the busy check leaves that
+  // device out.
+  return pool_.RunAutocommit(
+      "claim job", [&](pqxx::nontransaction& tx) { return ClaimTx(tx, req, choose); },
+      /*retry_unique=*/true);
+}
+
+PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::transaction_base& tx,
+                                                      const ClaimRequest& req) {
+  ClaimView view;
+  auto heads = tx.exec_prepared("claim_heads", req.agent_id);
+  std::set<int> busy;
+  if (!heads.empty() && !heads[0][0].is_null()) {
+    for (absl::string_view d : absl::StrSplit(heads[0][0].as<std::string>(), ',')) {
+      int id = 0;
+      if (absl::SimpleAtoi(d, &id)) busy.insert(id);
+    }
+  }
+  for (const auto& d : req.devices) {
+    if (!busy.contains(d.device_id)) view.offered.push_back(d);
+  }
+  if (view.offered.empty()) return view;
+  // Jobs of one collection share constraints and priority: the collection
+  // stands for all its queued jobs.
+  for (const auto& row : heads) {
+    if (row[1].is_null()) continue;  // no queued jobs
+    ClaimCandidate c;
+    c.job_id = row[1].as<int64_t>();
+    c.collection_id = row[2].as<std::string>();
+    c.team = row[3].as<std::string>();
+    c.priority = row[4].as<int>();
+    c.collection_active = row[5].as<int>();
+    c.team_active = row[6].as<int>();
+    view.candidates.push_back(std::move(c));
+  }
+  LoadSpecs(tx, view);
+  return view;
+}
+
+void PostgresStore::LoadSpecs(pqxx::transaction_base& tx, ClaimView& view) {
+  view.specs.resize(view.candidates.size());
+  std::vector<std::string> missing;
+  {
+    absl::MutexLock lock(&specs_mu_);
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      auto it = specs_.find(view.candidates[i].collection_id);
+      if (it != specs_.end()) {
+        view.specs[i] = it->second;
+      } else {
+        missing.push_back(view.candidates[i].collection_id);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    std::map<std::string, std::shared_ptr<const v1::CollectionSpec>> fetched;
+    for (const auto& row : tx.exec_prepared("claim_specs", JsonStrings(missing))) {
+      auto spec = std::make_shared<v1::CollectionSpec>();
+      spec->ParseFromString(PgBlob(row[1]));
+      fetched[row[0].as<std::string>()] = std::move(spec);
+    }
+    absl::MutexLock lock(&specs_mu_);
+    if (specs_.size() + fetched.size() > kMaxCachedSpecs) specs_.clear();
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      auto it = fetched.find(view.candidates[i].collection_id);
+      if (it == fetched.end()) continue;
+      view.specs[i] = it->second;
+      specs_[it->first] = it->second;
+    }
+  }
+  // A collection deleted under us has no spec: drop its candidate.
+  size_t kept = 0;
+  for (size_t i = 0; i < view.candidates.size(); ++i) {
+    if (view.specs[i] == nullptr) continue;
+    if (kept != i) {
+      view.candidates[kept] = std::move(view.candidates[i]);
+      view.specs[kept] = std::move(view.specs[i]);
+    }
+    view.candidates[kept].spec = view.specs[kept].get();
+    ++kept;
+  }
+  view.candidates.resize(kept);
+  view.specs.resize(kept);
+}
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
+    pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimChooser& choose) {
+  using Result = std::optional<v1::JobAssignment>;
+  ClaimView view = LoadClaimView(tx, req);
+  if (view.offered.empty()) return Result();
+  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
+    auto choice = choose(view.candidates, view.offered, req.agent_labels);
+    if (!choice) return Result();
+    // Waiting for a collection's lock only in the first round keeps a claim
+    // that lost a race from queueing behind every busy collection in turn.
+    auto lease = TakeLease(tx, req, view, choice->first, view.offered[choice->second],
+                           /*skip_locked=*/round > 0);
+    if (lease) return Result(std::move(*lease));
+    // Cancelled, at its cap, drained or locked: ask the chooser again
+    // without it.
+    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
+    view.candidates.erase(view.candidates.begin() + erased);
+    view.specs.erase(view.specs.begin() + erased);
+  }
+  return Result();
+}
+
+std::optional<v1::JobAssignment> PostgresStore::TakeLease(pqxx::transaction_base& tx,
+                                                          const ClaimRequest& req,
+                                                          const ClaimView& view, size_t pick,
+                                                          const OfferedDevice& device,
+                                                          bool skip_locked) {
+  const ClaimCandidate& c = view.candidates[pick];
+  // npuperf_claim() (migration 0003) checks the cap and cancellation under
+  // the collection's row lock and leases its oldest queued job, in one call.
+  const pqxx::row row = tx.exec_prepared1(
+      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
+      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+      static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  if (row[1].is_null()) return std::nullopt;
+  v1::JobAssignment a;
+  a.set_job_id(row[1].as<int64_t>());
+  a.set_collection_id(c.collection_id);
+  a.set_attempt(row[2].as<int>());
+  a.set_max_attempts(row[3].as<int>());
+  a.set_fencing_token(row[4].as<int64_t>());
+  a.set_op_name(row[5].as<std::string>());
+  a.set_case_id(row[6].as<std::string>());
+  a.set_operator_name(row[7].as<std::string>());
+  *a.mutable_queued_at() =
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[8].as<int64_t>());
+  a.set_device_id(device.device_id);
+  a.set_soc(device.soc);
+  a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
+  return a;
+}
+
+absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent_id,
+                                                        const std::vector<AttemptRef>& running,
+                                                        int64_t now_ms, int64_t lease_ttl_ms) {
+  return pool_.Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    LeaseRenewal out;
+    for (const auto& ref : running) {
+      auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
+                                agent_id);
+      if (r.empty()) {
+        out.dropped.push_back(ref);
+      } else if (CollectionCancelled(tx, r[0][0].as<std::string>())) {
+        out.cancelled.push_back(ref);
+      }
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
+    const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
+    int64_t lease_ttl_ms) {
+  using Out = std::vector<AttemptRef>;
+  return pool_.Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out adopted;
+    for (const auto& ref : running) {
+      auto r = tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
+                                ref.fencing_token, now_ms);
+      if (r.affected_rows() > 0) adopted.push_back(ref);
+    }
+    return adopted;
+  });
+}
+
+absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id*/,
+                                                   const AttemptRef& ref,
+                                                   const v1::JobProgress& progress, int64_t now_ms,
+                                                   int64_t lease_ttl_ms) {
+  return pool_.Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    const CollectionLock lock = LockJobCollection(tx, ref.job_id);
+    const std::optional<bool> cancel = lock.cancelled;
+    if (!cancel) return absl::FailedPreconditionError(StaleMessage(ref, ""));
+    auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
+                              now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt,
+                              replica_id_);
+    if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
+    const std::string collection_id = r[0][0].as<std::string>();
+    RefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);
+    return *cancel;
+  });
+}
+
+absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
+  return pool_.Run("record result",
+                   [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_); });
+}
+
+absl::StatusOr<ResultAck> PostgresStore::ApplyResult(pqxx::work& tx, const AttemptResult& r,
+                                                     const std::string& notify_payload) {
+  // Collection, then job: a concurrent resend of the same update (another
+  // replica) waits here and then finds the update recorded below.
+  const CollectionLock lock = LockJobCollection(tx, r.ref.job_id);
+  const bool cancelled = lock.cancelled.value_or(false);
+  auto job = tx.exec_prepared("result_job_lock", r.ref.job_id, r.update_uuid);
+  auto applied_already = [&](const pqxx::row& seen) -> absl::StatusOr<ResultAck> {
+    if (seen[0].as<int64_t>() != r.ref.job_id) {
+      return absl::InvalidArgumentError("update_uuid reused for another job");
+    }
+    return ResultAck{seen[1].as<int64_t>(0), true, ""};
+  };
+  if (!job.empty() && !job[0][9].is_null()) return applied_already(job[0].slice(9, 11));
+  const bool live = !job.empty() && (job[0][0].as<int>() == v1::JOB_STATE_LEASED ||
+                                     job[0][0].as<int>() == v1::JOB_STATE_RUNNING);
+  if (!live || job[0][1].as<int64_t>() != r.ref.fencing_token ||
+      job[0][2].as<int>() != r.ref.attempt) {
+    // Not applicable as it stands: look for the update again in a fresh
+    // snapshot (the job lock may have waited for its concurrent resend).
+    auto seen = tx.exec_prepared("result_seen", r.update_uuid);
+    if (!seen.empty()) return applied_already(seen[0]);
+    if (job.empty()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
+    return absl::FailedPreconditionError(StaleMessage(r.ref, "; result not stored"));
+  }
+  const pqxx::row row = job[0];
+  ResultAck ack{0, false, row[5].as<std::string>()};
+  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled};
+  const JobDecision d = DecideResult(r, facts);
+  if (d.next == v1::JOB_STATE_SUCCEEDED) ack.round_id = StoreRound(tx, r, row);
+  tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
+                   r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                   d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
+                   r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
+                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
+                   notify_payload);
+  RefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
+  return ack;
+}
+
+// Columns of row: state, fencing_token, attempt, max_attempts, lost_count,
+// collection_id, team, operator_name, case_id.
+int64_t PostgresStore::StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& row) {
+  const int64_t round_id =
+      tx.exec_prepared1("round_insert", row[5].as<std::string>(), r.ref.job_id, row[2].as<int>(),
+                        row[6].as<std::string>(), row[7].as<std::string>(),
+                        row[8].as<std::string>(), r.evidence.duration().aggregate_us(),
+                        r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()),
+                        r.now_ms, PgMetricsJson(r.metrics))[0]
+          .as<int64_t>();
+  return round_id;
+}
+
+absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t now_ms,
+                                                                      int32_t max_lost) {
+  using Out = std::vector<ExpiredLease>;
+  return pool_.Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out out;
+    // SKIP LOCKED twice: a collection another transaction holds, and a job
+    // another replica is expiring (or an agent is reporting on), wait for
+    // the next pass. The reaper never waits while it holds a lock.
+    for (const auto& c : tx.exec_prepared("lease_expired_collections", now_ms)) {
+      const std::string collection = c[0].as<std::string>();
+      auto lock = tx.exec_prepared("collection_lock_skip", collection);
+      if (lock.empty()) continue;
+      const bool cancelled = !lock[0][1].as<std::string>().empty();
+      for (const auto& row : tx.exec_prepared("lease_expired", collection, now_ms)) {
+        const int64_t id = row[0].as<int64_t>();
+        const std::string agent = row[1].as<std::string>("");
+        const JobDecision d =
+            DecideExpiry({row[2].as<int>(), 0, row[3].as<int>(), cancelled}, agent, max_lost);
+        const bool requeue = d.next == v1::JOB_STATE_QUEUED;
+        tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
+                         requeue ? int64_t{0} : now_ms, id);
+        AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
+        out.push_back({id, collection, agent, requeue});
+      }
+      RefreshCollectionState(tx, collection, now_ms, cancelled);
+    }
+    if (!out.empty()) NotifyClaimable(tx);
+    return out;
+  });
+}
+
+PostgresStore::CollectionLock PostgresStore::LockJobCollection(pqxx::work& tx, int64_t job_id) {
+  auto c = tx.exec_prepared("job_collection_lock", job_id);
+  if (c.empty()) return {};
+  return {!c[0][1].as<std::string>().empty(), static_cast<v1::CollectionState>(c[0][2].as<int>())};
+}
+
+absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
+  return pool_.Run("get round", [&](pqxx::work& tx) -> absl::StatusOr<v1::Round> {
+    auto r = tx.exec_prepared("round_get", round_id);
+    if (r.empty() || (!team.empty() && r[0][4].as<std::string>() != team)) {
+      return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
+    }
+    v1::Round round = PgRoundFromRow(r[0], true);
+    for (const auto& l : tx.exec_prepared("round_labels", round.collection_id())) {
+      (*round.mutable_labels())[l[0].as<std::string>()] = l[1].as<std::string>();
+    }
+    return round;
+  });
+}
+
+absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
+  return pool_.Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
+    auto rows = tx.exec_prepared(f.newest_first ? "round_list_desc" : "round_list", f.metric,
+                                 f.team, f.after_id, f.since_ms, f.operator_name, f.case_id,
+                                 f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1);
+    RoundPage page;
+    for (const auto& row : rows) {
+      if (static_cast<int32_t>(page.rounds.size()) == f.limit) {
+        page.last_id = page.rounds.back().id();
+        break;
+      }
+      v1::Round r = PgRoundFromRow(row, false);
+      if (!f.metric.empty() && !row[9].is_null()) {
+        v1::MetricPoint* p = &page.series.emplace_back();
+        p->set_round_id(r.id());
+        *p->mutable_at() = r.created_at();
+        p->set_value(row[9].as<double>());
+      }
+      page.rounds.push_back(std::move(r));
+    }
+    return page;
+  });
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,206 @@
+#include "server/store/postgres/statements.h"
+
+namespace npuperf::server {
+namespace {
+
+// Text ordering uses COLLATE "C" (byte order), as SQLite does, so pages and
+// listings come out the same on both backends whatever the database locale.
+
+// Column lists shared by several statements (mapped in postgres_rows.cc).
+#define NPUPERF_PG_COLLECTION_COLUMNS \
+  "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
+#define NPUPERF_PG_JOB_COLUMNS                                                                   \
+  "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
+  "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
+  "started_ms, finished_ms"
+#define NPUPERF_PG_ROUND_COLUMNS                                                             \
+  "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
+  "r.created_ms, r.evidence"
+// Every (key, value) of the JSON object $N is a label of the collection cid.
+#define NPUPERF_PG_HAS_LABELS(N, cid)                                                 \
+  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N "::jsonb) f WHERE NOT EXISTS ("   \
+  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid                   \
+  " AND l.key = f.key AND l.value = f.value))"
+// Job states as stored (npuperf.v1.JobState).
+#define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
+
+struct Statement {
+  const char* name;
+  const char* sql;
+};
+
+constexpr Statement kStatements[] = {
+    // Tokens and bundles.
+    {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
+    {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
+    {"bundle_put",
+     "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) VALUES "
+     "($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256) DO NOTHING"},
+    {"bundle_get", "SELECT content FROM bundles WHERE sha256 = $1"},
+    {"bundle_has", "SELECT 1 FROM bundles WHERE sha256 = $1"},
+    // Collections.
+    {"collection_insert",
+     "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, idempotency_key, "
+     "created_ms) VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::text, ''), $8) "
+     "ON CONFLICT (team, idempotency_key) DO NOTHING RETURNING id"},
+    {"collection_by_key", "SELECT id FROM collections WHERE team = $1 AND idempotency_key = $2"},
+    {"label_insert", "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
+    {"job_insert",
+     "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
+     "max_attempts, queued_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)"},
+    {"event_insert",
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) VALUES ($1, $2, $3, $4, $5)"},
+    {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},
+    {"collection_jobs",
+     "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
+    {"collection_list",
+     "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
+     "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS("$4", "c.id")
+     " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
+     "ORDER BY c.created_ms DESC, c.id COLLATE \"C\" DESC LIMIT $6"},
+    {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
+    {"collection_lock_skip",
+     "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
+    {"collection_cancel_reason", "SELECT cancel_reason FROM collections WHERE id = $1"},
+    {"collection_mark_cancel", "UPDATE collections SET cancel_reason = $1 WHERE id = $2"},
+    {"collection_cancel_queued",
+     "UPDATE jobs SET state = 6, reason = $1, finished_ms = $2 WHERE collection_id = $3 AND "
+     "state = 1"},
+    {"collection_live_jobs",
+     "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE
+     " ORDER BY id"},
+    {"collection_counts",
+     "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 GROUP BY state"},
+    {"collection_set_state",
+     "UPDATE collections SET state = $1, finished_ms = CASE WHEN $2::boolean THEN "
+     "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
+    // Agents and devices.
+    {"agent_mark_lost",
+     "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND id <> $3"},
+    {"agent_upsert",
+     "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state, registered_ms, "
+     "last_seen_ms) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7) ON CONFLICT (id) DO UPDATE "
+     "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
+    {"agent_seen", "UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2"},
+    {"device_upsert",
+     "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4) ON CONFLICT "
+     "(agent_id, device_id) DO UPDATE SET soc = excluded.soc, state = excluded.state"},
+    {"agents_list",
+     "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host COLLATE \"C\", "
+     "registered_ms"},
+    {"agent_devices",
+     "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE j.agent_id = d.agent_id "
+     "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE " LIMIT 1) FROM devices d WHERE "
+     "d.agent_id = $1 ORDER BY d.device_id"},
+    {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
+    // Claims (migration 0003 keeps the counts and defines npuperf_claim).
+    // The agent's busy devices (comma-separated; a device with a live lease
+    // is not free, whatever the agent believes) and, per collection with
+    // queued jobs, its first job (the queue order), live jobs and its team's
+    // live jobs, from collection_queue (active collections only). Always one
+    // row at least (no heads: NULL head columns).
+    {"claim_heads",
+     "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE agent_id = $1 AND "
+     "state IN " NPUPERF_PG_LIVE "), active AS (SELECT collection_id, team, priority, first_job, "
+     "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
+     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int "
+     "FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, h.first_job"},
+    // Specs of collections (a JSON array of ids) the claim has not cached.
+    {"claim_specs",
+     "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
+    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)"},
+    // Leases and progress.
+    {"lease_renew",
+     "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND agent_id = "
+     "$4 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+    {"lease_adopt",
+     "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
+     "AND state IN " NPUPERF_PG_LIVE " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
+     "id = $1)"},
+    // The progress and the wake-up of other replicas' watchers ($6 is our
+    // replica id); no row (and no notification) for a stale token.
+    {"progress_record",
+     "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
+     "AND fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE
+     " RETURNING collection_id), n AS (SELECT pg_notify('npuperf_updates', $6) FROM p) "
+     "SELECT p.collection_id FROM p, n"},
+    {"lease_expired_collections",
+     "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms < $1 ORDER BY collection_id"},
+    {"lease_expired",
+     "SELECT id, agent_id, attempt, lost_count FROM jobs WHERE collection_id = $1 AND state IN "
+     NPUPERF_PG_LIVE " AND lease_expires_ms < $2 ORDER BY id FOR UPDATE SKIP LOCKED"},
+    {"lease_expire_job",
+     "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
+     "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
+    // Results.
+    {"job_collection_lock",
+     "SELECT c.id, c.cancel_reason, c.state FROM collections c WHERE c.id = (SELECT "
+     "collection_id FROM jobs WHERE id = $1) FOR UPDATE OF c"},
+    // The job locked, and the update $2 if it was applied already (its job
+    // and round). No row when the job is unknown.
+    {"result_job_lock",
+     "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
+     "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
+     "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2) FROM jobs WHERE id = $1 "
+     "FOR UPDATE"},
+    {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
+    // A round and all its figures in one statement: $11 is a JSON object
+    // name -> value as text ("%.17g", so NaN and infinities survive).
+    {"round_insert",
+     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+     "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, "
+     "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
+     "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
+     "SELECT id FROM r"},
+    // The job's new state, the applied update (idempotency), the event and
+    // the wake-up of other replicas (its device is free, or the job queued
+    // again; $15 is our replica id) in one statement. $3 is the round id, 0
+    // for none.
+    {"job_finish",
+     "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
+     "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
+     "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
+     "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8 RETURNING id), "
+     "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
+     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
+     "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
+     "'job_result', $14 FROM f, n"},
+    {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
+    {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
+    // Gauges of /metrics.
+    {"count_jobs", "SELECT state, COUNT(*) FROM jobs GROUP BY state"},
+    {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},
+    {"count_devices",
+     "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "
+     "d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE "), COUNT(*) "
+     "FROM devices d JOIN agents a ON a.id = d.agent_id GROUP BY 1, 2, 3"},
+    // Rounds.
+    {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
+    {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},
+    {"round_list",
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+     "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
+     "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
+     "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) AND"
+     NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " ORDER BY r.id LIMIT $10"},
+    // The same, newest first: $3 is an upper bound on ids (0: none).
+    {"round_list_desc",
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+     "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND ($3::bigint = 0 OR r.id < $3) AND "
+     "r.created_ms >= $4 AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR "
+     "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "
+     "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id")
+     " ORDER BY r.id DESC LIMIT $10"},
+};
+
+#undef NPUPERF_PG_LIVE
+
+}  // namespace
+
+void PrepareStatements(pqxx::connection& conn) {
+  for (const Statement& s : kStatements) conn.prepare(s.name, s.sql);
+}
+
+}  // namespace npuperf::server

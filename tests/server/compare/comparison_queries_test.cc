@@ -1,0 +1,243 @@
+// ComparisonQueries against real stores: SQLite always, PostgreSQL when
+// NPUPERF_TEST_PG_URL is set (a schema of its own per test). Rounds are made
+// the way agents make them: collection → claim → result.
+#include "server/compare/comparison_queries.h"
+
+#include <cstdlib>
+#include <map>
+#include <random>
+
+#include "absl/random/random.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/time_util.h"
+#include "gtest/gtest.h"
+#include "server/core/scheduler.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/pg_schema.h"
+#if NPUPERF_WITH_POSTGRES
+#include <pqxx/pqxx>
+
+#include "server/store/postgres/postgres_open.h"
+#endif
+
+namespace npuperf::server {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+enum class Backend { kSqlite, kPostgres };
+
+// Seven samples around `mean_us` with 1% noise (deterministic per seed).
+std::vector<double> Samples(double mean_us, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> noise(mean_us, mean_us * 0.01);
+  std::vector<double> out;
+  for (int i = 0; i < 7; ++i) out.push_back(noise(gen));
+  return out;
+}
+
+class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Backend::kSqlite) {
+      auto s = SqliteStore::Open(":memory:");
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = std::move(*s);
+    } else {
+#if NPUPERF_WITH_POSTGRES
+      if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
+      pg_ = std::make_unique<PgTestSchema>("q");
+      auto s = OpenPostgresStore(pg_->url(), 2);
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = std::move(*s);
+#else
+      GTEST_SKIP() << "built without PostgreSQL";
+#endif
+    }
+    queries_ = std::make_unique<ComparisonQueries>(*store_, clock_);
+  }
+
+  void TearDown() override {
+    queries_.reset();
+    store_.reset();
+    pg_.reset();
+  }
+
+  int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
+
+  // A finished collection: one job per operator (case p0) whose round has
+  // the given mean duration. Returns round ids by operator.
+  std::map<std::string, int64_t> AddCollection(const std::string& id,
+                                               const std::map<std::string, double>& mean_us,
+                                               const std::map<std::string, std::string>& labels,
+                                               const std::string& team = "alpha") {
+    NewCollection c;
+    c.id = id;
+    c.team = team;
+    c.spec.set_max_concurrent_jobs(8);
+    c.spec.mutable_labels()->insert(labels.begin(), labels.end());
+    for (const auto& [op, us] : mean_us) {
+      auto* spec = c.spec.add_operators();
+      spec->set_name(op);
+      spec->set_bundle_sha256("sha-" + op);
+      spec->set_runner("run.py");
+      c.jobs.push_back({op, "p0", "kernel_" + op});
+    }
+    c.now_ms = NowMs();
+    EXPECT_TRUE(store_->InsertCollection(c).ok());
+    std::map<std::string, int64_t> rounds;
+    for (size_t i = 0; i < mean_us.size(); ++i) {
+      clock_.Advance(std::chrono::seconds(1));
+      ClaimRequest req;
+      req.agent_id = "agent-1";
+      req.host = "host-1";
+      req.devices = {{0, "Ascend910B2"}};
+      req.now_ms = NowMs();
+      req.lease_ttl_ms = 60'000;
+      auto a = store_->ClaimJob(req, ChooseClaim);
+      EXPECT_TRUE(a.ok() && a->has_value()) << a.status();
+      if (!a.ok() || !a->has_value()) return rounds;
+      const v1::JobAssignment& job = **a;
+      AttemptResult r;
+      r.agent_id = "agent-1";
+      r.ref = {job.job_id(), job.attempt(), job.fencing_token()};
+      r.update_uuid = absl::StrCat(id, "-", job.job_id());
+      r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
+      r.evidence.set_operator_name(job.operator_name());
+      r.evidence.set_case_id("p0");
+      double sum = 0;
+      for (double s : Samples(mean_us.at(job.operator_name()), ++seed_)) {
+        r.evidence.mutable_duration()->add_samples_us(s);
+        sum += s;
+      }
+      r.evidence.mutable_duration()->set_aggregate_us(sum / 7);
+      r.evidence.mutable_fingerprint()->set_soc("Ascend910B2");
+      r.evidence.mutable_golden()->set_status("joined");
+      r.evidence.mutable_golden()->set_ratio(2.0);
+      r.metrics = {{"duration", sum / 7}};
+      r.now_ms = NowMs();
+      auto ack = store_->RecordResult(r);
+      EXPECT_TRUE(ack.ok()) << ack.status();
+      if (ack.ok()) rounds[job.operator_name()] = ack->round_id;
+    }
+    return rounds;
+  }
+
+  npuperf::testing::FakeClock clock_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<ComparisonQueries> queries_;
+  std::unique_ptr<PgTestSchema> pg_;  // PostgreSQL runs only
+  uint32_t seed_ = 0;
+};
+
+TEST_P(ComparisonQueriesTest, CollectionsAndRounds) {
+  auto base = AddCollection("base", {{"a", 100}, {"b", 100}, {"c", 100}}, {});
+  auto cand = AddCollection("cand", {{"a", 80}, {"b", 125}, {"c", 100}}, {});
+  v1::CompareCollectionsRequest req;
+  req.set_baseline_collection_id("base");
+  req.set_candidate_collection_id("cand");
+  auto out = queries_->CompareCollections("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->counts().matched(), 3);
+  EXPECT_EQ(out->counts().comparable(), 3);
+  EXPECT_EQ(out->counts().improved(), 1);
+  EXPECT_EQ(out->counts().regressed(), 1);
+  EXPECT_EQ(out->counts().stable(), 1);
+  EXPECT_NEAR(out->geomean_ratio(), std::cbrt(0.8 * 1.25 * 1.0), 0.02);
+  // Another team sees neither collection.
+  EXPECT_TRUE(absl::IsNotFound(queries_->CompareCollections("beta", req).status()));
+  auto bad = queries_->CompareCollections("alpha", v1::CompareCollectionsRequest());
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "baseline_collection_id"));
+
+  v1::CompareRoundsRequest rr;
+  rr.set_baseline_round_id(base["b"]);
+  rr.set_candidate_round_id(cand["b"]);
+  auto one = queries_->CompareRounds("alpha", rr);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->comparison().verdict(), v1::VERDICT_REGRESSED);
+  EXPECT_EQ(one->comparison().duration().baseline_samples_us_size(), 7);
+  EXPECT_TRUE(absl::IsNotFound(queries_->CompareRounds("beta", rr).status()));
+  rr.mutable_options()->set_alpha(2);
+  EXPECT_TRUE(absl::IsInvalidArgument(queries_->CompareRounds("alpha", rr).status()));
+
+  v1::GetGoldenReportRequest g;
+  g.set_collection_id("cand");
+  auto golden = queries_->GetGoldenReport("alpha", g);
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  EXPECT_EQ(golden->cases_size(), 3);
+  EXPECT_NEAR(golden->geomean_ratio(), 2.0, 1e-9);
+  EXPECT_EQ(golden->label(), kGoldenLabel);
+}
+
+TEST_P(ComparisonQueriesTest, RegressionsAgainstAPinnedBaseline) {
+  AddCollection("main-1", {{"a", 100}, {"b", 100}}, {{"branch", "main"}});
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("main-1");
+  ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+  pin.set_label("main");
+  auto bad = queries_->PinBaseline("alpha", pin);
+  EXPECT_TRUE(absl::StrContains(bad.status().message(), "label: must be key=value"));
+  pin.set_label("branch=main");
+  pin.set_collection_id("nope");
+  EXPECT_TRUE(absl::IsNotFound(queries_->PinBaseline("alpha", pin).status()));
+  pin.set_collection_id("main-1");
+  EXPECT_TRUE(absl::IsNotFound(queries_->PinBaseline("beta", pin).status()));
+
+  clock_.Advance(std::chrono::minutes(1));
+  AddCollection("main-2", {{"a", 99.5}, {"b", 130}}, {{"branch", "main"}});
+  AddCollection("dev-1", {{"a", 150}}, {{"branch", "dev"}});  // other label: not a candidate
+  v1::ListRegressionsRequest req;
+  req.set_baseline_label("branch=main");
+  auto out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->regressions_size(), 1);
+  EXPECT_EQ(out->regressions(0).operator_name(), "b");
+  EXPECT_EQ(out->compared(), 2);
+  EXPECT_EQ(out->baseline_description(), "baseline branch=main (collection main-1)");
+  // A pull request's collection against the same baseline.
+  req.set_candidate_collection_id("dev-1");
+  out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->regressions_size(), 1);
+  EXPECT_EQ(out->regressions(0).operator_name(), "a");
+  EXPECT_EQ(out->compared(), 1);
+  v1::ListRegressionsRequest none;
+  none.set_baseline_label("branch=release");
+  EXPECT_TRUE(absl::IsNotFound(queries_->ListRegressions("alpha", none).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      queries_->ListRegressions("alpha", v1::ListRegressionsRequest()).status()));
+}
+
+TEST_P(ComparisonQueriesTest, RegressionsSinceATimeUseTheNewestEarlierRound) {
+  AddCollection("old", {{"a", 300}, {"b", 100}}, {});  // superseded by the next
+  AddCollection("before", {{"a", 100}, {"b", 100}}, {});
+  clock_.Advance(std::chrono::minutes(1));
+  v1::ListRegressionsRequest req;
+  *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(NowMs());
+  AddCollection("after", {{"a", 100.2}, {"b", 140}}, {});
+  auto out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->regressions_size(), 1);
+  EXPECT_EQ(out->regressions(0).operator_name(), "b");
+  EXPECT_EQ(out->compared(), 2);  // a: stable against "before", not improved against "old"
+  EXPECT_EQ(out->counts().stable(), 1);
+  req.set_operator_name("a");
+  out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->regressions_size(), 0);
+  EXPECT_EQ(out->compared(), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ComparisonQueriesTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+}  // namespace
+}  // namespace npuperf::server

@@ -1,0 +1,185 @@
+// ServerMetrics as the scheduler drives it: state gauges from the store,
+// queue-wait and submit-to-lease histograms, ingest counters; read from the
+// registry directly and from its text exposition (what Prometheus scrapes).
+#include "server/core/metrics.h"
+
+#include "common/sha256.h"
+#include "google/protobuf/util/time_util.h"
+#include "gtest/gtest.h"
+#include "prometheus/text_serializer.h"
+#include "server/core/scheduler.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace npuperf::server {
+namespace {
+
+using std::chrono::milliseconds;
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  MetricsTest()
+      : store_(*SqliteStore::Open(":memory:")),
+        metrics_(registry_),
+        scheduler_(*store_, clock_, metrics_, SchedulerOptions()) {}
+
+  void Submit(int jobs) {
+    const std::string sha = Sha256Hex("tar");
+    ASSERT_TRUE(store_->PutBundle("team", "op", sha, "tar", 0).ok());
+    v1::SubmitCollectionRequest req;
+    auto* spec = req.mutable_spec();
+    spec->mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+    spec->mutable_case_selector()->set_case_arg("--case-id");
+    auto* op = spec->add_operators();
+    op->set_name("op");
+    op->set_bundle_sha256(sha);
+    op->set_op_name("kernel");
+    for (int i = 0; i < jobs; ++i) op->add_case_ids("c" + std::to_string(i));
+    ASSERT_TRUE(scheduler_.Submit("team", req).ok());
+  }
+
+  std::string Register() {
+    v1::RegisterAgentRequest req;
+    req.set_host("h1");
+    req.set_boot_id("boot");
+    req.set_instance_id("i-h1");
+    for (int d = 0; d < 2; ++d) {
+      auto* dev = req.add_devices();
+      dev->set_device_id(d);
+      dev->set_soc("Ascend910B2");
+      dev->set_state(v1::DEVICE_STATE_IDLE);
+    }
+    auto resp = scheduler_.RegisterAgent(req);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp.ok() ? resp->agent_id() : "";
+  }
+
+  std::optional<v1::JobAssignment> Lease(const std::string& agent, int device) {
+    v1::LeaseJobRequest req;
+    req.set_agent_id(agent);
+    auto* d = req.add_free_devices();
+    d->set_device_id(device);
+    d->set_soc("Ascend910B2");
+    auto got = scheduler_.LeaseJob(req, [] { return false; });
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : std::nullopt;
+  }
+
+  double Gauge(prometheus::Family<prometheus::Gauge>& family, const std::string& state) {
+    return family.Add({{"state", state}}).Value();
+  }
+
+  std::string Scrape() { return prometheus::TextSerializer().Serialize(registry_.Collect()); }
+
+  testing::FakeClock clock_;
+  prometheus::Registry registry_;
+  std::unique_ptr<SqliteStore> store_;
+  ServerMetrics metrics_;
+  Scheduler scheduler_;
+};
+
+TEST_F(MetricsTest, StateGaugesFollowTheStore) {
+  Submit(3);
+  const std::string agent = Register();
+  ASSERT_TRUE(Lease(agent, 0));
+  ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
+  EXPECT_EQ(Gauge(metrics_.jobs, "queued"), 2);
+  EXPECT_EQ(Gauge(metrics_.jobs, "leased"), 1);
+  EXPECT_EQ(Gauge(metrics_.jobs, "succeeded"), 0);
+  EXPECT_EQ(Gauge(metrics_.agents, "online"), 1);
+  EXPECT_EQ(Gauge(metrics_.agents, "lost"), 0);
+  EXPECT_EQ(Gauge(metrics_.devices, "busy"), 1);  // device 0 holds the lease
+  EXPECT_EQ(Gauge(metrics_.devices, "idle"), 1);
+  const std::string text = Scrape();
+  EXPECT_NE(text.find("npuperf_server_jobs{state=\"queued\"} 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("npuperf_server_agents{state=\"online\"} 1"), std::string::npos);
+  EXPECT_NE(text.find("npuperf_server_devices{state=\"offline\"} 0"), std::string::npos);
+
+  // A new instance of the same host + boot replaces the agent: the old one is
+  // lost and its devices offline.
+  v1::RegisterAgentRequest again;
+  again.set_host("h1");
+  again.set_boot_id("boot");
+  again.set_instance_id("i-h1-restarted");
+  again.add_devices()->set_device_id(0);
+  ASSERT_TRUE(scheduler_.RegisterAgent(again).ok());
+  ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
+  EXPECT_EQ(Gauge(metrics_.agents, "lost"), 1);
+  EXPECT_EQ(Gauge(metrics_.agents, "online"), 1);
+  EXPECT_EQ(Gauge(metrics_.devices, "offline"), 2);
+}
+
+TEST_F(MetricsTest, QueueWaitAndSubmitToLeaseHistograms) {
+  Submit(2);
+  const std::string agent = Register();
+  clock_.Advance(milliseconds(3'000));  // the jobs wait 3 s for a device
+  auto first = Lease(agent, 0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMilliseconds(first->queued_at()) + 3'000,
+            ToUnixMillis(clock_.SystemNow()));
+  auto wait = metrics_.queue_wait.Collect().histogram;
+  EXPECT_EQ(wait.sample_count, 1u);
+  EXPECT_DOUBLE_EQ(wait.sample_sum, 3.0);
+  // The agent asked after the submission: no scheduler latency on top.
+  auto latency = metrics_.submit_to_lease.Collect().histogram;
+  EXPECT_EQ(latency.sample_count, 1u);
+  EXPECT_DOUBLE_EQ(latency.sample_sum, 0.0);
+  ASSERT_TRUE(Lease(agent, 1));
+  EXPECT_EQ(metrics_.queue_wait.Collect().histogram.sample_count, 2u);
+  const std::string text = Scrape();
+  EXPECT_NE(text.find("npuperf_server_job_queue_wait_seconds_count 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("npuperf_server_job_queue_wait_seconds_bucket{le=\"1\"} 0"),
+            std::string::npos);
+  EXPECT_NE(text.find("npuperf_server_job_queue_wait_seconds_bucket{le=\"5\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("npuperf_server_submit_to_lease_seconds_count 2"), std::string::npos);
+  EXPECT_NE(text.find("npuperf_server_jobs_leased_total 2"), std::string::npos);
+}
+
+TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
+  Submit(2);
+  const std::string agent = Register();
+  auto a = Lease(agent, 0);
+  ASSERT_TRUE(a);
+  v1::ReportResultRequest r;
+  r.set_agent_id(agent);
+  r.set_job_id(a->job_id());
+  r.set_attempt(a->attempt());
+  r.set_fencing_token(a->fencing_token());
+  r.set_update_uuid("u1");
+  r.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  r.mutable_evidence()->mutable_duration()->add_samples_us(10);
+  r.mutable_evidence()->mutable_duration()->set_aggregate_us(10);
+  ASSERT_TRUE(scheduler_.ReportResult(r).ok());
+  ASSERT_TRUE(scheduler_.ReportResult(r).ok());  // resend
+  r.set_update_uuid("u2");
+  r.set_fencing_token(a->fencing_token() - 1);  // stale
+  EXPECT_FALSE(scheduler_.ReportResult(r).ok());
+  ASSERT_TRUE(Lease(agent, 1));
+  clock_.Advance(scheduler_.options().lease_ttl + milliseconds(1));
+  ASSERT_TRUE(scheduler_.ExpireLeases().ok());
+  EXPECT_EQ(metrics_.results_stored.Value(), 1);
+  EXPECT_EQ(metrics_.results_duplicate.Value(), 1);
+  EXPECT_EQ(metrics_.results_stale.Value(), 1);
+  EXPECT_EQ(metrics_.lease_expirations.Value(), 1);
+  const std::string text = Scrape();
+  for (const char* line : {"npuperf_server_ingest_rounds_stored_total 1",
+                           "npuperf_server_ingest_duplicates_total 1",
+                           "npuperf_server_ingest_stale_total 1",
+                           "npuperf_server_lease_expirations_total 1"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+}
+
+TEST_F(MetricsTest, RequestsByMethodAndCode) {
+  metrics_.CountRequest("LeaseJob", "OK");
+  metrics_.CountRequest("LeaseJob", "OK");
+  metrics_.CountRequest("ReportResult", "FAILED_PRECONDITION");
+  EXPECT_EQ(metrics_.requests.Add({{"method", "LeaseJob"}, {"code", "OK"}}).Value(), 2);
+  EXPECT_NE(Scrape().find("npuperf_server_grpc_requests_total{code=\"FAILED_PRECONDITION\","
+                          "method=\"ReportResult\"} 1"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace npuperf::server

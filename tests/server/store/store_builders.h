@@ -1,0 +1,67 @@
+#pragma once
+// Building blocks for Store tests: collections, claims and results made the
+// way the scheduler and agents make them.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/store/store.h"
+
+namespace npuperf::server {
+
+// Lease TTL of the claims made by Req().
+inline constexpr int64_t kTtl = 10'000;
+
+inline NewCollection MakeCollection(const std::string& id, const std::string& team, int jobs,
+                                    int priority = 0, int cap = 8, int retry = 0) {
+  NewCollection c;
+  c.id = id;
+  c.team = team;
+  c.spec.set_priority(priority);
+  c.spec.set_max_concurrent_jobs(cap);
+  c.spec.mutable_params()->set_retry(retry);
+  auto* op = c.spec.add_operators();
+  op->set_name("op_a");
+  op->set_bundle_sha256("sha-a");
+  op->set_runner("run_a.py");
+  for (int i = 0; i < jobs; ++i) c.jobs.push_back({"op_a", absl::StrCat("case", i), "OpA"});
+  c.now_ms = 1000;
+  return c;
+}
+
+inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int64_t now_ms = 2000,
+                        const std::string& soc = "Ascend910B2") {
+  ClaimRequest r;
+  r.agent_id = agent;
+  r.host = "host-" + agent;
+  for (int d : devices) r.devices.push_back({d, soc});
+  r.now_ms = now_ms;
+  r.lease_ttl_ms = kTtl;
+  return r;
+}
+
+inline AttemptRef Ref(const v1::JobAssignment& a) {
+  return {a.job_id(), a.attempt(), a.fencing_token()};
+}
+
+inline AttemptResult Result(const v1::JobAssignment& a, const std::string& uuid,
+                            v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5) {
+  AttemptResult r;
+  r.ref = Ref(a);
+  r.update_uuid = uuid;
+  r.outcome = outcome;
+  r.failure_reason = outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED ? "" : "boom";
+  r.retryable = true;
+  if (outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
+    r.evidence.set_operator_name(a.operator_name());
+    r.evidence.mutable_duration()->set_aggregate_us(us);
+    r.evidence.mutable_duration()->add_samples_us(us);
+    r.evidence.mutable_bound()->set_label("compute");
+    r.evidence.set_evidence_json("{\"big\": true}");
+    r.metrics = {{"duration", us}, {"PipeUtilization.aic_mte2_ratio", 0.25}};
+  }
+  r.now_ms = now_ms;
+  return r;
+}
+
+}  // namespace npuperf::server
