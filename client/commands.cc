@@ -186,10 +186,14 @@ int ReportError(const absl::Status& s, std::ostream& err) {
 }
 
 Session::Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
-                 std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config)
-    : collections_(std::move(collections)), queries_(std::move(queries)), config_(std::move(config)) {}
+                 std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config,
+                 Clock& clock)
+    : collections_(std::move(collections)),
+      queries_(std::move(queries)),
+      config_(std::move(config)),
+      clock_(clock) {}
 
-std::unique_ptr<Session> Session::Connect(const ClientConfig& config) {
+std::unique_ptr<Session> Session::Connect(const ClientConfig& config, Clock& clock) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
@@ -203,12 +207,12 @@ std::unique_ptr<Session> Session::Connect(const ClientConfig& config) {
   }
   auto channel = grpc::CreateCustomChannel(config.server, creds, args);
   return std::make_unique<Session>(v1::CollectionService::NewStub(channel),
-                                   v1::QueryService::NewStub(channel), config);
+                                   v1::QueryService::NewStub(channel), config, clock);
 }
 
 void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) const {
   if (!config_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config_.token);
-  ctx->set_deadline(std::chrono::system_clock::now() +
+  ctx->set_deadline(clock_.SystemNow() +
                     (timeout.count() > 0 ? timeout : config_.timeout));
 }
 

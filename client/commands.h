@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/clock.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
 #include "npuperf/v1/query_service.grpc.pb.h"
@@ -32,23 +33,30 @@ struct ClientConfig {
   std::string tls_ca;  // PEM file of the CA that signed the server's certificate; empty: plaintext
 };
 
-// The stubs a command talks to (generated StubInterfaces: mocks in tests).
+// The stubs a command talks to (generated StubInterfaces: mocks in tests)
+// and the clock its deadlines come from. Owns the stubs; `clock` must
+// outlive the session. Not thread-safe (one command at a time).
 class Session {
  public:
   Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
-          std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config);
-  static std::unique_ptr<Session> Connect(const ClientConfig& config);
+          std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config,
+          Clock& clock);
+  // A channel to config.server (TLS when config.tls_ca is set).
+  static std::unique_ptr<Session> Connect(const ClientConfig& config, Clock& clock);
 
   v1::CollectionService::StubInterface& collections() { return *collections_; }
   v1::QueryService::StubInterface& queries() { return *queries_; }
   const ClientConfig& config() const { return config_; }
-  // Adds the bearer token and a deadline (config timeout unless given).
+  Clock& clock() const { return clock_; }
+  // Adds the bearer token and a deadline: clock().SystemNow() plus timeout,
+  // or plus the config timeout when timeout is 0.
   void Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout = std::chrono::seconds(0)) const;
 
  private:
   std::unique_ptr<v1::CollectionService::StubInterface> collections_;
   std::unique_ptr<v1::QueryService::StubInterface> queries_;
   const ClientConfig config_;
+  Clock& clock_;
 };
 
 // `npuperf submit` arguments.

@@ -1,7 +1,5 @@
 #include "client/compare_commands.h"
 
-#include <chrono>
-
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -9,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "client/format.h"
+#include "common/clock.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
@@ -206,10 +205,7 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
 int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std::ostream& err) {
   v1::ListRegressionsRequest req;
   if (!a.since.empty()) {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    auto since = ParseSince(a.since, now_ms);
+    auto since = ParseSince(a.since, ToUnixMillis(s.clock().SystemNow()));
     if (!since.ok()) {
       err << "npuperf regressions: " << since.status().message() << "\n";
       return kExitUsage;

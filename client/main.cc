@@ -14,6 +14,7 @@
 #include "client/compare_commands.h"
 #include "client/config.h"
 #include "client/offline_commands.h"
+#include "common/clock.h"
 
 int main(int argc, char** argv) {
   using namespace npuperf::client;
@@ -136,7 +137,8 @@ int main(int argc, char** argv) {
     std::cerr << "npuperf: " << st.message() << "\n";
     return kExitUsage;
   }
-  auto session = [&] { return Session::Connect(config); };
+  npuperf::RealClock clock;
+  auto session = [&] { return Session::Connect(config, clock); };
   if (sub->parsed()) return RunSubmit(*session(), submit, std::cout, std::cerr);
   if (get->parsed()) return RunGet(*session(), id, std::cout, std::cerr);
   if (watch->parsed()) return RunWatch(*session(), id, std::cout, std::cerr);
