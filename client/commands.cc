@@ -1,10 +1,7 @@
 #include "client/commands.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -40,7 +37,7 @@ absl::Status AddLabels(const std::vector<std::string>& labels,
 template <typename M>
 int Render(const M& message, const ClientConfig& config, std::ostream& out,
            void (*print)(const M&, std::ostream&)) {
-  if (config.format == "json") {
+  if (config.format == OutputFormat::kJson) {
     out << ToJson(message) << "\n";
   } else {
     print(message, out);
@@ -150,9 +147,7 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
                  : !a.batch_dir.empty() ? v1::COLLECTION_KIND_BATCH
                                         : v1::COLLECTION_KIND_UNSPECIFIED);
   auto* p = spec->mutable_params();
-  p->set_mode(a.mode == "quick" ? v1::PROFILE_MODE_QUICK
-              : a.mode == "compare" ? v1::PROFILE_MODE_COMPARE
-                                    : v1::PROFILE_MODE_STANDARD);
+  p->set_mode(a.mode);
   if (a.warm_up == 0) p->set_skip_warm_up(true);
   if (a.warm_up > 0) p->set_warm_up(a.warm_up);
   p->set_repeats(a.repeats);
@@ -237,7 +232,7 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   v1::WatchCollectionRequest req;
   req.set_collection_id(id);
   auto reader = s.collections().WatchCollection(&ctx, req);
-  const bool tty = ::isatty(STDERR_FILENO) && &err == &std::cerr;
+  const bool tty = s.config().progress == ProgressStyle::kTerminal;
   v1::WatchCollectionResponse event;
   v1::Collection last;
   std::string previous;

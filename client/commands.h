@@ -24,13 +24,25 @@ inline constexpr int kExitRegressed = 3;
 // compare / regressions: nothing comparable, or evidence insufficient.
 inline constexpr int kExitNoVerdict = 4;
 
-// Connection settings: flags, then NPUPERF_SERVER / NPUPERF_TOKEN.
+// --format: text tables, or the proto3 JSON of the responses (docs/api.md).
+enum class OutputFormat { kText, kJson };
+
+// How watch (and submit --wait) shows progress on the error stream.
+enum class ProgressStyle {
+  kLines,     // one line per change (logs, pipes)
+  kTerminal,  // one line redrawn in place, with a progress bar
+};
+
+// Connection settings: flags, then NPUPERF_* environment, then the config
+// file (client/config.h).
 struct ClientConfig {
   std::string server = "127.0.0.1:50051";
   std::string token;
-  std::string format = "text";  // "text" or "json"
+  OutputFormat format = OutputFormat::kText;
   std::chrono::seconds timeout{30};
   std::string tls_ca;  // PEM file of the CA that signed the server's certificate; empty: plaintext
+  // main.cc picks kTerminal when stderr is a terminal. Default: kLines.
+  ProgressStyle progress = ProgressStyle::kLines;
 };
 
 // The stubs a command talks to (generated StubInterfaces: mocks in tests)
@@ -64,7 +76,7 @@ struct SubmitArgs {
   std::vector<std::string> operator_dirs;  // positional
   std::string batch_dir;                   // --batch: every operator directory under it
   bool manifest = false;                   // --manifest: cases from PERFORMANCE_CASES.json
-  std::string mode = "standard";           // --quick / --compare / standard
+  v1::ProfileMode mode = v1::PROFILE_MODE_STANDARD;  // --quick / --compare
   std::string op_name;
   std::string op_name_map;                 // JSON file {operator: op name}
   std::vector<std::string> case_ids;

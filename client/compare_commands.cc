@@ -172,7 +172,7 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
     if (!st.ok()) return ReportError(st, err);
     const v1::ComparisonCounts n = CountsOfOne(resp.comparison().verdict());
     const int code = ExitCodeOf(n);
-    if (s.config().format == "json") {
+    if (s.config().format == OutputFormat::kJson) {
       PrintEnvelope(kCompareSchema, "rounds", resp, code, Summary(n), out);
     } else {
       PrintRoundComparison(resp.comparison(), out);
@@ -187,7 +187,7 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
   const absl::Status st = FromGrpcStatus(s.queries().CompareCollections(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
   const int code = ExitCodeOf(resp.counts());
-  if (s.config().format == "json") {
+  if (s.config().format == OutputFormat::kJson) {
     PrintEnvelope(kCompareSchema, "collections", resp, code, Summary(resp.counts()), out);
     return code;
   }
@@ -229,7 +229,7 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   const std::string summary =
       absl::StrCat(resp.regressions_size(), " regressed / ", resp.compared(), " comparable against ",
                    resp.baseline_description(), " (", Summary(resp.counts()), ")");
-  if (s.config().format == "json") {
+  if (s.config().format == OutputFormat::kJson) {
     PrintEnvelope(kRegressionsSchema, "regressions", resp, code, summary, out);
     return code;
   }
@@ -253,7 +253,7 @@ int RunBaselinePin(Session& s, const std::string& label, const std::string& targ
   v1::PinBaselineResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().PinBaseline(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
-  if (s.config().format == "json") {
+  if (s.config().format == OutputFormat::kJson) {
     out << ToJson(resp) << "\n";
   } else {
     out << "baseline " << resp.label() << " = "
@@ -264,7 +264,7 @@ int RunBaselinePin(Session& s, const std::string& label, const std::string& targ
   return kExitOk;
 }
 
-int RunReport(Session& s, const std::string& id, const std::string& style, std::ostream& out,
+int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
               std::ostream& err) {
   int64_t round_id = 0;
   grpc::ClientContext ctx;
@@ -276,10 +276,10 @@ int RunReport(Session& s, const std::string& id, const std::string& style, std::
     const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
     if (!st.ok()) return ReportError(st, err);
     const v1::Evidence& e = resp.round().evidence();
-    if (style == "json") {
+    if (style == ReportStyle::kJson) {
       out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
     } else {
-      const std::string& text = style == "md" ? e.summary_markdown() : e.summary_text();
+      const std::string& text = style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
       if (text.empty()) {
         err << "npuperf report: round " << round_id << " carries no rendered summary\n";
         return kExitError;
@@ -301,16 +301,16 @@ int RunReport(Session& s, const std::string& id, const std::string& style, std::
   v1::GetGoldenReportResponse golden;
   const absl::Status gst = FromGrpcStatus(s.queries().GetGoldenReport(&golden_ctx, greq, &golden));
   if (!gst.ok()) return ReportError(gst, err);
-  if (style == "json") {
+  if (style == ReportStyle::kJson) {
     nlohmann::json j;
     j["rounds"] = nlohmann::json::parse(ToJson(resp));
     j["golden"] = nlohmann::json::parse(ToJson(golden));
     out << j.dump(2) << "\n";
     return kExitOk;
   }
-  PrintRoundsReport(id, resp, style == "md", out);
+  PrintRoundsReport(id, resp, style == ReportStyle::kMarkdown, out);
   if (golden.cases_size() > 0) {
-    out << (style == "md" ? "\n" : "")
+    out << (style == ReportStyle::kMarkdown ? "\n" : "")
         << absl::StrFormat("golden reference ratio geomean %.3f over %d cases — %s\n",
                            golden.geomean_ratio(), golden.cases_size(), golden.label());
   }

@@ -38,9 +38,16 @@ int RunRegressions(Session& s, const RegressionsArgs& args, std::ostream& out, s
 int RunBaselinePin(Session& s, const std::string& label, const std::string& target,
                    std::ostream& out, std::ostream& err);
 
+// report --style.
+enum class ReportStyle {
+  kText,      // a round's summary.txt; a collection's table
+  kMarkdown,  // perf_report.md; a Markdown table
+  kJson,      // evidence.json; {"rounds": ..., "golden": ...}
+};
+
 // A round (digits: its summary.txt layout) or a collection (a table of its
-// rounds); style "text", "md" or "json".
-int RunReport(Session& s, const std::string& id, const std::string& style, std::ostream& out,
+// rounds).
+int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
               std::ostream& err);
 
 // Exit code of a set of verdicts (the bot contract above).

@@ -90,7 +90,7 @@ absl::Status ResolveConfig(const Settings& flags, const Settings& env, const Set
     if (*v != "text" && *v != "json") {
       return absl::InvalidArgumentError(absl::StrCat("format '", *v, "': want text or json"));
     }
-    out->format = *v;
+    out->format = *v == "json" ? OutputFormat::kJson : OutputFormat::kText;
   }
   if (const std::string* v = pick("timeout")) {
     int seconds = 0;

@@ -6,6 +6,8 @@
 // (client/config.h). Exit codes: 0 ok, 1 error (or a collection that did not
 // succeed), 2 usage error; compare and regressions add 3 (regressed) and 4
 // (nothing comparable or insufficient evidence).
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -41,8 +43,8 @@ int main(int argc, char** argv) {
   sub->add_option("operator_dirs", submit.operator_dirs, "operator directories");
   sub->add_option("--batch", submit.batch_dir, "every operator directory under this base directory");
   sub->add_flag("--manifest", submit.manifest, "cases from each PERFORMANCE_CASES.json");
-  auto* quick = sub->add_flag_callback("--quick", [&] { submit.mode = "quick"; }, "kernel timing only");
-  sub->add_flag_callback("--compare", [&] { submit.mode = "compare"; },
+  auto* quick = sub->add_flag_callback("--quick", [&] { submit.mode = npuperf::v1::PROFILE_MODE_QUICK; }, "kernel timing only");
+  sub->add_flag_callback("--compare", [&] { submit.mode = npuperf::v1::PROFILE_MODE_COMPARE; },
                          "standard profiling joined with the golden data (golden reference ratio)")
       ->excludes(quick);
   sub->add_option("--op-name", submit.op_name, "exact target kernel name");
@@ -137,6 +139,7 @@ int main(int argc, char** argv) {
     std::cerr << "npuperf: " << st.message() << "\n";
     return kExitUsage;
   }
+  config.progress = ::isatty(STDERR_FILENO) ? ProgressStyle::kTerminal : ProgressStyle::kLines;
   npuperf::RealClock clock;
   auto session = [&] { return Session::Connect(config, clock); };
   if (sub->parsed()) return RunSubmit(*session(), submit, std::cout, std::cerr);
@@ -157,8 +160,10 @@ int main(int argc, char** argv) {
   if (regressions->parsed()) return RunRegressions(*session(), regressions_args, std::cout, std::cerr);
   if (pin->parsed()) return RunBaselinePin(*session(), label, id, std::cout, std::cerr);
   if (report->parsed()) {
-    if (config.format == "json") style = "json";
-    return RunReport(*session(), id, style, std::cout, std::cerr);
+    ReportStyle report_style = ReportStyle::kText;
+    if (style == "md") report_style = ReportStyle::kMarkdown;
+    if (style == "json" || config.format == OutputFormat::kJson) report_style = ReportStyle::kJson;
+    return RunReport(*session(), id, report_style, std::cout, std::cerr);
   }
   return exit_code;
 }

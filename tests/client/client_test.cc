@@ -19,7 +19,7 @@ TEST(ConfigTest, FlagsBeatEnvironmentWhichBeatsTheFile) {
   EXPECT_EQ(c.server, "flag:1");
   EXPECT_EQ(c.token, "t-env");
   EXPECT_EQ(c.timeout, std::chrono::seconds(60));
-  EXPECT_EQ(c.format, "text");  // nobody said otherwise
+  EXPECT_EQ(c.format, OutputFormat::kText);  // nobody said otherwise
   ClientConfig bad;
   auto st = ResolveConfig({}, {{"timeout", "0"}}, {}, &bad);
   EXPECT_TRUE(absl::IsInvalidArgument(st));
