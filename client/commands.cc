@@ -97,7 +97,9 @@ absl::StatusOr<std::string> Upload(Session& s, const fs::path& dir) {
   return sha;
 }
 
-absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec* spec) {
+// The operator directories of a submission: the positional ones, plus every
+// operator directory under --batch (then all sorted together).
+absl::StatusOr<std::vector<fs::path>> OperatorDirs(const SubmitArgs& a) {
   std::vector<fs::path> dirs(a.operator_dirs.begin(), a.operator_dirs.end());
   if (!a.batch_dir.empty()) {
     std::error_code ec;
@@ -108,34 +110,54 @@ absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec*
     std::sort(dirs.begin(), dirs.end());
   }
   if (dirs.empty()) return absl::InvalidArgumentError("no operator directory given (positional or --batch)");
+  return dirs;
+}
+
+// --op-name-map: a JSON object {operator: op name}; null without the flag.
+absl::StatusOr<nlohmann::json> ReadOpNameMap(const std::string& path) {
   nlohmann::json map;
-  if (!a.op_name_map.empty()) {
-    std::ifstream in(a.op_name_map);
-    map = nlohmann::json::parse(in, nullptr, false);
-    if (!in || map.is_discarded() || !map.is_object()) {
-      return absl::InvalidArgumentError(absl::StrCat("--op-name-map ", a.op_name_map, ": want a JSON object {operator: op name}"));
-    }
+  if (path.empty()) return map;
+  std::ifstream in(path);
+  map = nlohmann::json::parse(in, nullptr, false);
+  if (!in || map.is_discarded() || !map.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("--op-name-map ", path, ": want a JSON object {operator: op name}"));
   }
-  for (const auto& dir : dirs) {
-    auto* op = spec->add_operators();
-    fs::path normal = fs::absolute(dir).lexically_normal();
-    if (normal.filename().empty()) normal = normal.parent_path();  // "dir/" form
-    const std::string name = normal.filename().string();
-    op->set_name(name);
-    op->set_runner(a.runner);
-    op->set_op_name(a.op_name);
-    if (map.contains(name) && map[name].is_string()) op->set_op_name(map[name].get<std::string>());
-    std::vector<std::string> cases = a.case_ids;
-    if (cases.empty() && a.manifest) {
-      auto ids = ManifestCaseIds(dir);
-      if (!ids.ok()) return ids.status();
-      cases = *ids;
-      op->set_manifest_path("PERFORMANCE_CASES.json");
-    }
-    for (const auto& c : cases) op->add_case_ids(c);
-    auto sha = Upload(s, dir);
-    if (!sha.ok()) return sha.status();
-    op->set_bundle_sha256(*sha);
+  return map;
+}
+
+// Adds the operator in dir to spec: its names and cases, then uploads its
+// bundle.
+absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& map,
+                         const fs::path& dir, v1::CollectionSpec* spec) {
+  auto* op = spec->add_operators();
+  fs::path normal = fs::absolute(dir).lexically_normal();
+  if (normal.filename().empty()) normal = normal.parent_path();  // "dir/" form
+  const std::string name = normal.filename().string();
+  op->set_name(name);
+  op->set_runner(a.runner);
+  op->set_op_name(a.op_name);
+  if (map.contains(name) && map[name].is_string()) op->set_op_name(map[name].get<std::string>());
+  std::vector<std::string> cases = a.case_ids;
+  if (cases.empty() && a.manifest) {
+    auto ids = ManifestCaseIds(dir);
+    if (!ids.ok()) return ids.status();
+    cases = *ids;
+    op->set_manifest_path("PERFORMANCE_CASES.json");
+  }
+  for (const auto& c : cases) op->add_case_ids(c);
+  auto sha = Upload(s, dir);
+  if (!sha.ok()) return sha.status();
+  op->set_bundle_sha256(*sha);
+  return absl::OkStatus();
+}
+
+absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec* spec) {
+  auto dirs = OperatorDirs(a);
+  if (!dirs.ok()) return dirs.status();
+  auto map = ReadOpNameMap(a.op_name_map);
+  if (!map.ok()) return map.status();
+  for (const auto& dir : *dirs) {
+    if (absl::Status st = AddOperator(s, a, *map, dir, spec); !st.ok()) return st;
   }
   return absl::OkStatus();
 }
@@ -306,6 +328,10 @@ int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err)
 int RunRounds(Session& s, const std::string& op, const std::string& case_id,
               const std::string& collection_id, const std::string& metric, std::ostream& out,
               std::ostream& err) {
+  if (op.empty() == collection_id.empty()) {
+    err << "npuperf rounds: give an operator or --collection\n";
+    return kExitUsage;
+  }
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRoundsRequest req;

@@ -112,7 +112,8 @@ int RunCancel(Session& s, const std::string& id, const std::string& reason, std:
 int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,
             std::ostream& out, std::ostream& err);
 int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err);
-// Rounds of an operator (op), or of a collection (collection_id).
+// Rounds of an operator (op), or of a collection (collection_id); a usage
+// error unless exactly one is given.
 int RunRounds(Session& s, const std::string& op, const std::string& case_id,
               const std::string& collection_id, const std::string& metric, std::ostream& out,
               std::ostream& err);

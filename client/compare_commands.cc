@@ -152,33 +152,45 @@ absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms) {
       absl::StrCat("--since '", since, "': want an RFC 3339 time or <n>s|m|h|d"));
 }
 
-int RunCompare(Session& s, const std::string& baseline, const std::string& candidate,
-               const VerdictArgs& v, std::ostream& out, std::ostream& err) {
-  int64_t base_round = 0, cand_round = 0;
-  const bool rounds = IsRoundId(baseline, &base_round);
-  if (rounds != IsRoundId(candidate, &cand_round)) {
-    err << "npuperf compare: give two round ids or two collection ids\n";
-    return kExitUsage;
-  }
+namespace {
+
+int CompareRounds(Session& s, int64_t baseline, int64_t candidate, const VerdictArgs& v,
+                  std::ostream& out, std::ostream& err) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
-  if (rounds) {
-    v1::CompareRoundsRequest req;
-    req.set_baseline_round_id(base_round);
-    req.set_candidate_round_id(cand_round);
-    *req.mutable_options() = OptionsOf(v);
-    v1::CompareRoundsResponse resp;
-    const absl::Status st = FromGrpcStatus(s.queries().CompareRounds(&ctx, req, &resp));
-    if (!st.ok()) return ReportError(st, err);
-    const v1::ComparisonCounts n = CountsOfOne(resp.comparison().verdict());
-    const int code = ExitCodeOf(n);
-    if (s.config().format == OutputFormat::kJson) {
-      PrintEnvelope(kCompareSchema, "rounds", resp, code, Summary(n), out);
-    } else {
-      PrintRoundComparison(resp.comparison(), out);
-    }
-    return code;
+  v1::CompareRoundsRequest req;
+  req.set_baseline_round_id(baseline);
+  req.set_candidate_round_id(candidate);
+  *req.mutable_options() = OptionsOf(v);
+  v1::CompareRoundsResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().CompareRounds(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  const v1::ComparisonCounts n = CountsOfOne(resp.comparison().verdict());
+  const int code = ExitCodeOf(n);
+  if (s.config().format == OutputFormat::kJson) {
+    PrintEnvelope(kCompareSchema, "rounds", resp, code, Summary(n), out);
+  } else {
+    PrintRoundComparison(resp.comparison(), out);
   }
+  return code;
+}
+
+void PrintCollectionComparison(const std::string& baseline, const std::string& candidate,
+                               const v1::CompareCollectionsResponse& resp, std::ostream& out) {
+  out << "baseline " << baseline << " -> candidate " << candidate << "\n";
+  PrintComparisonTable(resp.comparisons(), out);
+  for (const auto& u : resp.unmatched()) out << "unmatched " << u << "\n";
+  out << Summary(resp.counts()) << "\n";
+  if (resp.geomean_ratio() > 0) {
+    out << absl::StrFormat("geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
+                           resp.geomean_ratio(), resp.counts().comparable());
+  }
+}
+
+int CompareCollections(Session& s, const std::string& baseline, const std::string& candidate,
+                       const VerdictArgs& v, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
   v1::CompareCollectionsRequest req;
   req.set_baseline_collection_id(baseline);
   req.set_candidate_collection_id(candidate);
@@ -189,41 +201,56 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
   const int code = ExitCodeOf(resp.counts());
   if (s.config().format == OutputFormat::kJson) {
     PrintEnvelope(kCompareSchema, "collections", resp, code, Summary(resp.counts()), out);
-    return code;
-  }
-  out << "baseline " << baseline << " -> candidate " << candidate << "\n";
-  PrintComparisonTable(resp.comparisons(), out);
-  for (const auto& u : resp.unmatched()) out << "unmatched " << u << "\n";
-  out << Summary(resp.counts()) << "\n";
-  if (resp.geomean_ratio() > 0) {
-    out << absl::StrFormat("geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
-                           resp.geomean_ratio(), resp.counts().comparable());
+  } else {
+    PrintCollectionComparison(baseline, candidate, resp, out);
   }
   return code;
 }
 
-int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std::ostream& err) {
+// The ListRegressions request of `regressions`; INVALID_ARGUMENT with the
+// usage error's text.
+absl::StatusOr<v1::ListRegressionsRequest> RegressionsRequest(const RegressionsArgs& a,
+                                                              Clock::SystemTime now) {
   v1::ListRegressionsRequest req;
   if (!a.since.empty()) {
-    auto since = ParseSince(a.since, ToUnixMillis(s.clock().SystemNow()));
-    if (!since.ok()) {
-      err << "npuperf regressions: " << since.status().message() << "\n";
-      return kExitUsage;
-    }
+    auto since = ParseSince(a.since, ToUnixMillis(now));
+    if (!since.ok()) return since.status();
     *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(*since);
   }
   if (a.since.empty() && a.baseline_label.empty()) {
-    err << "npuperf regressions: give --baseline LABEL or --since TIME\n";
-    return kExitUsage;
+    return absl::InvalidArgumentError("give --baseline LABEL or --since TIME");
   }
   req.set_baseline_label(a.baseline_label);
   req.set_candidate_collection_id(a.collection);
   req.set_operator_name(a.operator_name);
   *req.mutable_options() = OptionsOf(a.verdict);
+  return req;
+}
+
+}  // namespace
+
+int RunCompare(Session& s, const std::string& baseline, const std::string& candidate,
+               const VerdictArgs& v, std::ostream& out, std::ostream& err) {
+  int64_t base_round = 0, cand_round = 0;
+  const bool rounds = IsRoundId(baseline, &base_round);
+  if (rounds != IsRoundId(candidate, &cand_round)) {
+    err << "npuperf compare: give two round ids or two collection ids\n";
+    return kExitUsage;
+  }
+  return rounds ? CompareRounds(s, base_round, cand_round, v, out, err)
+                : CompareCollections(s, baseline, candidate, v, out, err);
+}
+
+int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std::ostream& err) {
+  auto req = RegressionsRequest(a, s.clock().SystemNow());
+  if (!req.ok()) {
+    err << "npuperf regressions: " << req.status().message() << "\n";
+    return kExitUsage;
+  }
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRegressionsResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, req, &resp));
+  const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, *req, &resp));
   if (!st.ok()) return ReportError(st, err);
   const int code = ExitCodeOf(resp.counts());
   const std::string summary =
@@ -264,35 +291,59 @@ int RunBaselinePin(Session& s, const std::string& label, const std::string& targ
   return kExitOk;
 }
 
-int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
-              std::ostream& err) {
-  int64_t round_id = 0;
+namespace {
+
+int ReportRound(Session& s, int64_t round_id, ReportStyle style, std::ostream& out,
+                std::ostream& err) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
-  if (IsRoundId(id, &round_id)) {
-    v1::GetRoundRequest req;
-    req.set_round_id(round_id);
-    v1::GetRoundResponse resp;
-    const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-    if (!st.ok()) return ReportError(st, err);
-    const v1::Evidence& e = resp.round().evidence();
-    if (style == ReportStyle::kJson) {
-      out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
-    } else {
-      const std::string& text = style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
-      if (text.empty()) {
-        err << "npuperf report: round " << round_id << " carries no rendered summary\n";
-        return kExitError;
-      }
-      out << text << "\n";
-    }
+  v1::GetRoundRequest req;
+  req.set_round_id(round_id);
+  v1::GetRoundResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, err);
+  const v1::Evidence& e = resp.round().evidence();
+  if (style == ReportStyle::kJson) {
+    out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
     return kExitOk;
   }
+  const std::string& text = style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
+  if (text.empty()) {
+    err << "npuperf report: round " << round_id << " carries no rendered summary\n";
+    return kExitError;
+  }
+  out << text << "\n";
+  return kExitOk;
+}
+
+void PrintCollectionReport(const std::string& id, const v1::ListRoundsResponse& rounds,
+                           const v1::GetGoldenReportResponse& golden, ReportStyle style,
+                           std::ostream& out) {
+  if (style == ReportStyle::kJson) {
+    nlohmann::json j;
+    j["rounds"] = nlohmann::json::parse(ToJson(rounds));
+    j["golden"] = nlohmann::json::parse(ToJson(golden));
+    out << j.dump(2) << "\n";
+    return;
+  }
+  const bool md = style == ReportStyle::kMarkdown;
+  PrintRoundsReport(id, rounds, md, out);
+  if (golden.cases_size() > 0) {
+    out << (md ? "\n" : "")
+        << absl::StrFormat("golden reference ratio geomean %.3f over %d cases — %s\n",
+                           golden.geomean_ratio(), golden.cases_size(), golden.label());
+  }
+}
+
+int ReportCollection(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
+                     std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
   v1::ListRoundsRequest req;
   req.set_collection_id(id);
   req.set_page_size(1000);
-  v1::ListRoundsResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
+  v1::ListRoundsResponse rounds;
+  const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &rounds));
   if (!st.ok()) return ReportError(st, err);
   grpc::ClientContext golden_ctx;
   s.Prepare(&golden_ctx);
@@ -301,20 +352,17 @@ int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream
   v1::GetGoldenReportResponse golden;
   const absl::Status gst = FromGrpcStatus(s.queries().GetGoldenReport(&golden_ctx, greq, &golden));
   if (!gst.ok()) return ReportError(gst, err);
-  if (style == ReportStyle::kJson) {
-    nlohmann::json j;
-    j["rounds"] = nlohmann::json::parse(ToJson(resp));
-    j["golden"] = nlohmann::json::parse(ToJson(golden));
-    out << j.dump(2) << "\n";
-    return kExitOk;
-  }
-  PrintRoundsReport(id, resp, style == ReportStyle::kMarkdown, out);
-  if (golden.cases_size() > 0) {
-    out << (style == ReportStyle::kMarkdown ? "\n" : "")
-        << absl::StrFormat("golden reference ratio geomean %.3f over %d cases — %s\n",
-                           golden.geomean_ratio(), golden.cases_size(), golden.label());
-  }
+  PrintCollectionReport(id, rounds, golden, style, out);
   return kExitOk;
+}
+
+}  // namespace
+
+int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
+              std::ostream& err) {
+  int64_t round_id = 0;
+  if (IsRoundId(id, &round_id)) return ReportRound(s, round_id, style, out, err);
+  return ReportCollection(s, id, style, out, err);
 }
 
 }  // namespace npuperf::client

@@ -102,4 +102,18 @@ absl::Status ResolveConfig(const Settings& flags, const Settings& env, const Set
   return absl::OkStatus();
 }
 
+absl::StatusOr<ClientConfig> LoadConfig(const Settings& flags, const std::string& config_file) {
+  Settings file;
+  if (const std::string path = ConfigFilePath(config_file); !path.empty()) {
+    auto read = ReadConfigFile(path);
+    if (!read.ok()) return read.status();
+    file = *std::move(read);
+  }
+  ClientConfig config;
+  if (absl::Status st = ResolveConfig(flags, SettingsFromEnvironment(), file, &config); !st.ok()) {
+    return st;
+  }
+  return config;
+}
+
 }  // namespace npuperf::client

@@ -35,4 +35,9 @@ Settings SettingsFromEnvironment();
 absl::Status ResolveConfig(const Settings& flags, const Settings& env, const Settings& file,
                            ClientConfig* out);
 
+// The whole lookup: the config file named by ConfigFilePath(config_file)
+// (when any), the environment, then ResolveConfig over flags, env and file.
+// The errors of ReadConfigFile and ResolveConfig.
+absl::StatusOr<ClientConfig> LoadConfig(const Settings& flags, const std::string& config_file);
+
 }  // namespace npuperf::client

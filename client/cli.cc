@@ -1,0 +1,202 @@
+#include "client/cli.h"
+
+#include <memory>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace npuperf::client {
+namespace {
+
+// Makes `run` the chosen command when cmd is parsed.
+void Choose(CLI::App* cmd, ServerCommand& chosen, ServerCommand run) {
+  cmd->callback([&chosen, run = std::move(run)] { chosen = run; });
+}
+
+void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
+  sub->add_option("operator_dirs", a.operator_dirs, "operator directories");
+  sub->add_option("--batch", a.batch_dir, "every operator directory under this base directory");
+  sub->add_flag("--manifest", a.manifest, "cases from each PERFORMANCE_CASES.json");
+  auto* quick =
+      sub->add_flag_callback("--quick", [&a] { a.mode = v1::PROFILE_MODE_QUICK; }, "kernel timing only");
+  sub->add_flag_callback("--compare", [&a] { a.mode = v1::PROFILE_MODE_COMPARE; },
+                         "standard profiling joined with the golden data (golden reference ratio)")
+      ->excludes(quick);
+  sub->add_option("--op-name", a.op_name, "exact target kernel name");
+  sub->add_option("--op-name-map", a.op_name_map, "JSON file {operator: op name}");
+  sub->add_option("--case-id", a.case_ids, "case id (repeatable)");
+  sub->add_option("--case-arg", a.case_arg, "runner option that selects the case, e.g. --case-id");
+  sub->add_option("--case-env", a.case_env, "environment variable that selects the case");
+  sub->add_option("--runner", a.runner, "runner script inside the operator directory");
+  sub->add_option("--warm-up", a.warm_up, "warm-up runs (0: none)");
+  sub->add_option("--repeats", a.repeats, "measured repeats");
+  sub->add_option("--seed", a.seed, "seed (PYPTO_PERF_SEED)");
+  sub->add_option("--retry", a.retry, "extra attempts after a failure (0..5)");
+  sub->add_option("--max-jobs", a.max_jobs, "jobs running at once (1..8)");
+  sub->add_option("--priority", a.priority, "priority tier (-10..10)");
+  sub->add_option("--job-timeout", a.timeout_seconds, "per-job limit, seconds");
+  sub->add_flag("--keep-raw", a.keep_raw, "keep raw msprof output");
+  sub->add_option("--label", a.labels, "label key=value (repeatable)");
+  sub->add_option("--soc", a.socs, "allowed SoC (repeatable)");
+  sub->add_option("--devices", a.device_range, "allowed device ids, e.g. 0-3");
+  sub->add_option("--idempotency-key", a.idempotency_key,
+                  "resubmitting the key returns the same collection");
+  sub->add_flag("--wait,!--no-wait", a.wait,
+                "watch until the collection finishes (default) or return after queueing");
+}
+
+void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
+  cmd->add_option("--alpha", v.alpha, "significance level (default 0.01)");
+  cmd->add_option("--threshold", v.threshold_pct, "practical threshold for durations, % (default 2)");
+  cmd->add_option("--ratio-threshold", v.ratio_threshold_pp,
+                  "practical threshold for ratio metrics, percentage points (default 1)");
+}
+
+void AddCompare(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    std::string baseline, candidate;
+    VerdictArgs verdict;
+  };
+  auto a = std::make_shared<Args>();
+  auto* compare = app.add_subcommand(
+      "compare", "compare two rounds or two collections (exit 0 ok, 3 regressed, 4 no verdict)");
+  compare->add_option("baseline", a->baseline, "baseline round id or collection id")->required();
+  compare->add_option("candidate", a->candidate, "candidate round id or collection id")->required();
+  AddVerdictFlags(compare, a->verdict);
+  Choose(compare, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCompare(s, a->baseline, a->candidate, a->verdict, out, err);
+  });
+}
+
+void AddRegressions(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<RegressionsArgs>();
+  auto* regressions = app.add_subcommand(
+      "regressions", "regressed cases against a pinned baseline or since a time (exit 0/3/4)");
+  regressions->add_option("--baseline", a->baseline_label, "pinned baseline label key=value");
+  regressions->add_option("--since", a->since, "RFC 3339 time or 24h, 7d ...");
+  regressions->add_option("--collection", a->collection, "candidates from this collection");
+  regressions->add_option("--operator", a->operator_name, "only this operator");
+  AddVerdictFlags(regressions, a->verdict);
+  Choose(regressions, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunRegressions(s, *a, out, err);
+  });
+}
+
+void AddBaselinePin(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    std::string label, target;
+  };
+  auto a = std::make_shared<Args>();
+  auto* baseline = app.add_subcommand("baseline", "baselines of labels");
+  baseline->require_subcommand(1);
+  auto* pin = baseline->add_subcommand("pin", "pin a round or collection as the baseline of a label");
+  pin->add_option("label", a->label, "label key=value, e.g. branch=main")->required();
+  pin->add_option("target", a->target, "round id or collection id")->required();
+  Choose(pin, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunBaselinePin(s, a->label, a->target, out, err);
+  });
+}
+
+void AddReport(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    std::string id, style = "text";
+  };
+  auto a = std::make_shared<Args>();
+  auto* report = app.add_subcommand("report", "a round's summary.txt, or a collection's table");
+  report->add_option("id", a->id, "round id or collection id")->required();
+  report->add_option("--style", a->style, "text, md or json")
+      ->check(CLI::IsMember({"text", "md", "json"}));
+  Choose(report, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunReport(s, a->id, ReportStyleOf(a->style, s.config().format), out, err);
+  });
+}
+
+}  // namespace
+
+void AddSettingFlags(CLI::App& app, Settings& flags, std::string& config_file) {
+  auto setting = [&](const char* flag, const char* key, const char* help) {
+    app.add_option_function<std::string>(
+        flag, [&flags, key](const std::string& v) { flags[key] = v; }, help);
+  };
+  setting("--server", "server", "server HOST:PORT (env NPUPERF_SERVER; default 127.0.0.1:50051)");
+  setting("--token", "token", "bearer token (env NPUPERF_TOKEN)");
+  setting("--tls-ca", "tls_ca", "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)");
+  setting("--format", "format", "output format: text or json (env NPUPERF_FORMAT)");
+  setting("--timeout", "timeout", "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
+  app.add_option("--config", config_file,
+                 "config file (env NPUPERF_CONFIG; default ~/.config/npuperf/config)");
+}
+
+void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
+  auto submit = std::make_shared<SubmitArgs>();
+  auto* sub = app.add_subcommand("submit", "upload operator directories and queue a collection");
+  AddSubmitOptions(sub, *submit);
+  Choose(sub, chosen, [submit](Session& s, std::ostream& out, std::ostream& err) {
+    return RunSubmit(s, *submit, out, err);
+  });
+  struct Args {
+    std::string id, reason, page_token;
+    std::vector<std::string> labels;
+  };
+  auto a = std::make_shared<Args>();
+  auto* get = app.add_subcommand("get", "show a collection and its jobs");
+  get->add_option("collection", a->id)->required();
+  Choose(get, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunGet(s, a->id, out, err);
+  });
+  auto* watch = app.add_subcommand("watch", "follow a collection until it finishes");
+  watch->add_option("collection", a->id)->required();
+  Choose(watch, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunWatch(s, a->id, out, err);
+  });
+  auto* cancel = app.add_subcommand("cancel", "cancel a collection");
+  cancel->add_option("collection", a->id)->required();
+  cancel->add_option("--reason", a->reason, "recorded with the cancellation");
+  Choose(cancel, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCancel(s, a->id, a->reason, out, err);
+  });
+  auto* list = app.add_subcommand("list", "list collections, newest first");
+  list->add_option("--label", a->labels, "label key=value filter (repeatable)");
+  list->add_option("--page-token", a->page_token, "from a previous page");
+  Choose(list, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunList(s, a->labels, a->page_token, out, err);
+  });
+}
+
+void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    int64_t round_id = 0;
+    std::string op, collection, case_id, metric;
+  };
+  auto a = std::make_shared<Args>();
+  auto* round = app.add_subcommand("round", "show one round of evidence");
+  round->add_option("round_id", a->round_id)->required();
+  Choose(round, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunRound(s, a->round_id, out, err);
+  });
+  auto* rounds = app.add_subcommand("rounds", "list rounds of an operator");
+  rounds->add_option("operator", a->op, "operator directory name");
+  rounds->add_option("--collection", a->collection, "rounds of this collection");
+  rounds->add_option("--case-id", a->case_id, "only this case");
+  rounds->add_option("--metric", a->metric, "also print this metric's series, e.g. duration");
+  Choose(rounds, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunRounds(s, a->op, a->case_id, a->collection, a->metric, out, err);
+  });
+  auto* agents = app.add_subcommand("agents", "list agents and their devices");
+  Choose(agents, chosen,
+         [](Session& s, std::ostream& out, std::ostream& err) { return RunAgents(s, out, err); });
+}
+
+void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
+  AddCompare(app, chosen);
+  AddRegressions(app, chosen);
+  AddBaselinePin(app, chosen);
+  AddReport(app, chosen);
+}
+
+ReportStyle ReportStyleOf(const std::string& style, OutputFormat format) {
+  if (format == OutputFormat::kJson || style == "json") return ReportStyle::kJson;
+  return style == "md" ? ReportStyle::kMarkdown : ReportStyle::kText;
+}
+
+}  // namespace npuperf::client
