@@ -1,0 +1,346 @@
+// client/commands.cc against StrictMock stubs, the streaming commands: watch
+// (progress lines, the final collection, the exit code of its state) and
+// submit (bundle uploads, the spec naming them, then watching).
+#include <fstream>
+#include <sstream>
+
+#include "client/commands.h"
+#include "common/sha256.h"
+#include "common/status_util.h"
+#include "grpcpp/test/mock_stream.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/mock_session.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace npuperf::client {
+namespace {
+
+namespace fs = std::filesystem;
+using ::npuperf::testing::EqualsProto;
+using ::npuperf::testing::HasDeadline;
+using ::npuperf::testing::JsonConfig;
+using ::npuperf::testing::kDefaultCallTimeout;
+using ::npuperf::testing::MockSession;
+using ::npuperf::testing::OneJobCollection;
+using ::npuperf::testing::Proto;
+using ::npuperf::testing::Reply;
+using ::testing::_;
+using ::testing::DoAll;
+using ::testing::Return;
+using ::testing::SetArgPointee;
+using ::testing::StrictMock;
+using Reader = StrictMock<grpc::testing::MockClientReader<v1::WatchCollectionResponse>>;
+using Writer = StrictMock<grpc::testing::MockClientWriter<v1::UploadBundleRequest>>;
+
+constexpr std::chrono::seconds kUploadTimeout(300);  // per bundle
+constexpr std::chrono::hours kWatchTimeout(24 * 7);  // a week of watching
+
+v1::WatchCollectionResponse Event(v1::CollectionState state, int succeeded, const char* job = "") {
+  v1::WatchCollectionResponse e;
+  *e.mutable_collection() = OneJobCollection(state);
+  e.mutable_collection()->mutable_counts()->set_total(2);
+  e.mutable_collection()->mutable_counts()->set_succeeded(succeeded);
+  if (*job != '\0') *e.mutable_changed_job() = Proto<v1::Job>(job);
+  return e;
+}
+
+// A stream that yields events, then ends with status.
+Reader* Stream(const std::vector<v1::WatchCollectionResponse>& events,
+               grpc::Status status = grpc::Status::OK) {
+  auto* reader = new Reader();
+  ::testing::InSequence in_order;
+  for (const auto& e : events) {
+    EXPECT_CALL(*reader, Read(_)).WillOnce(DoAll(SetArgPointee<0>(e), Return(true)));
+  }
+  EXPECT_CALL(*reader, Read(_)).WillOnce(Return(false));
+  EXPECT_CALL(*reader, Finish()).WillOnce(Return(status));
+  return reader;
+}
+
+std::vector<v1::WatchCollectionResponse> TwoJobsSucceed() {
+  return {Event(v1::COLLECTION_STATE_QUEUED, 0),
+          Event(v1::COLLECTION_STATE_RUNNING, 0,
+                R"pb(id: 7 operator_name: "add" state: JOB_STATE_RUNNING
+                     progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
+          // The same line again (a heartbeat-only change): printed once.
+          Event(v1::COLLECTION_STATE_RUNNING, 0,
+                R"pb(id: 7 operator_name: "add" state: JOB_STATE_RUNNING
+                     progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
+          Event(v1::COLLECTION_STATE_SUCCEEDED, 2,
+                R"pb(id: 8 operator_name: "add" case_id: "p2" state: JOB_STATE_SUCCEEDED)pb")};
+}
+
+constexpr char kTwoJobsLines[] =
+    "queued 0/2 done (succeeded 0, failed 0, running 0)\n"
+    "running 0/2 done (succeeded 0, failed 0, running 0)  job 7 add running metric_run 3/7 Memory\n"
+    "succeeded 2/2 done (succeeded 2, failed 0, running 0)  job 8 add/p2 succeeded\n";
+
+v1::WatchCollectionRequest WatchRequest(const std::string& id) {
+  v1::WatchCollectionRequest r;
+  r.set_collection_id(id);
+  return r;
+}
+
+TEST(WatchTest, PrintsEachNewProgressLineThenTheFinalCollection) {
+  MockSession m;
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(HasDeadline(m.DeadlineIn(kWatchTimeout)),
+                                                  EqualsProto(WatchRequest("c-1"))))
+      .WillOnce(Return(Stream(TwoJobsSucceed())));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
+  EXPECT_EQ(err.str(), kTwoJobsLines);
+  EXPECT_EQ(out.str(), "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
+}
+
+TEST(WatchTest, OnATerminalRedrawsOneLineWithAProgressBar) {
+  ClientConfig config;
+  config.progress = ProgressStyle::kTerminal;
+  MockSession m(config);
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
+      .WillOnce(Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 1),
+                               Event(v1::COLLECTION_STATE_SUCCEEDED, 2)})));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
+  EXPECT_EQ(err.str(),
+            "\r\033[K[############------------] running 1/2 done (succeeded 1, failed 0, running 0)"
+            "\r\033[K[########################] succeeded 2/2 done (succeeded 2, failed 0, running 0)"
+            "\n");
+}
+
+TEST(WatchTest, ACollectionThatDidNotSucceedExitsOne) {
+  for (auto state : {v1::COLLECTION_STATE_FAILED, v1::COLLECTION_STATE_CANCELLED}) {
+    MockSession m(JsonConfig());
+    EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _)).WillOnce(Return(Stream({Event(state, 1)})));
+    std::ostringstream out, err;
+    EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError) << v1::CollectionState_Name(state);
+    EXPECT_EQ(nlohmann::json::parse(out.str())["state"], v1::CollectionState_Name(state));
+  }
+}
+
+TEST(WatchTest, AStreamThatEndsWithAnErrorReportsIt) {
+  MockSession m;
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
+      .WillOnce(Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 0)},
+                              grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection reset"))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError);
+  EXPECT_EQ(err.str(),
+            "running 0/2 done (succeeded 0, failed 0, running 0)\n"
+            "npuperf: UNAVAILABLE: connection reset\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+// ---- submit ---------------------------------------------------------------
+
+void WriteFile(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+// Records one bundle upload: the header, then the tar bytes of the chunks.
+struct Upload {
+  v1::BundleHeader header;
+  std::string bytes;
+  int messages = 0;
+};
+
+// A client stream that records what is written into `upload`, then finishes
+// with status.
+Writer* UploadStream(Upload* upload, grpc::Status status = grpc::Status::OK) {
+  auto* writer = new Writer();
+  EXPECT_CALL(*writer, Write(_, _))
+      .WillRepeatedly([upload](const v1::UploadBundleRequest& r, grpc::WriteOptions) {
+        if (upload->messages++ == 0) {
+          EXPECT_TRUE(r.has_header()) << "the header comes first";
+          upload->header = r.header();
+        } else {
+          EXPECT_EQ(r.part_case(), v1::UploadBundleRequest::kChunk);
+          EXPECT_LE(r.chunk().size(), 1u << 20);
+          upload->bytes += r.chunk();
+        }
+        return true;
+      });
+  EXPECT_CALL(*writer, WritesDone()).WillOnce(Return(true));
+  EXPECT_CALL(*writer, Finish()).WillOnce(Return(status));
+  return writer;
+}
+
+v1::SubmitCollectionResponse Submitted(const v1::Collection& c, bool created = true) {
+  v1::SubmitCollectionResponse r;
+  *r.mutable_collection() = c;
+  r.set_created(created);
+  return r;
+}
+
+class SubmitTest : public ::testing::Test {
+ protected:
+  SubmitTest() {
+    op_ = dir_.path() / "add";
+    WriteFile(op_ / "test_add.py", "print('add')\n");
+    WriteFile(op_ / "kernel/add.cpp", "// kernel\n");
+    args_.operator_dirs = {op_.string()};
+    args_.op_name = "add_kernel";
+    args_.wait = false;
+  }
+
+  npuperf::testing::TempDir dir_;
+  fs::path op_;
+  SubmitArgs args_;
+};
+
+TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
+  MockSession m;
+  args_.mode = v1::PROFILE_MODE_QUICK;
+  args_.case_ids = {"p1", "p2"};
+  args_.warm_up = 0;
+  args_.repeats = 5;
+  args_.seed = 7;
+  args_.labels = {"branch=main", "pr=12=a"};
+  args_.socs = {"Ascend910B2"};
+  args_.device_range = "0-3";
+  args_.idempotency_key = "k-1";
+  Upload upload;
+  v1::SubmitCollectionRequest sent;
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(HasDeadline(m.DeadlineIn(kUploadTimeout)), _))
+      .WillOnce(Return(UploadStream(&upload)));
+  EXPECT_CALL(m.collections(), SubmitCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
+      .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
+                      Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_QUEUED)))));
+  std::ostringstream out, err;
+  // A queued collection has not succeeded (yet): 1, as for watch.
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  EXPECT_EQ(err.str(), "submitted c-1: 1 jobs\n");
+  EXPECT_EQ(out.str(), "collection c-1  queued  0/1 succeeded, 0 failed, 0 cancelled  (created -)\n");
+
+  EXPECT_EQ(upload.header.name(), "add");
+  EXPECT_EQ(upload.header.size_bytes(), static_cast<int64_t>(upload.bytes.size()));
+  EXPECT_EQ(upload.header.sha256(), Sha256Hex(upload.bytes));
+  EXPECT_GE(upload.messages, 2);
+  auto want = Proto<v1::SubmitCollectionRequest>(R"pb(
+    spec {
+      kind: COLLECTION_KIND_UNSPECIFIED
+      params { mode: PROFILE_MODE_QUICK skip_warm_up: true repeats: 5 seed: 7 }
+      labels { key: "branch" value: "main" }
+      labels { key: "pr" value: "12=a" }
+      constraints { socs: "Ascend910B2" device_range: "0-3" }
+      operators { name: "add" op_name: "add_kernel" case_ids: [ "p1", "p2" ] }
+    }
+    idempotency_key: "k-1")pb");
+  want.mutable_spec()->mutable_operators(0)->set_bundle_sha256(upload.header.sha256());
+  EXPECT_THAT(sent, EqualsProto(want));
+}
+
+TEST_F(SubmitTest, WaitsByWatchingTheCollectionItCreated) {
+  MockSession m;
+  args_.wait = true;
+  Upload upload;
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&upload)));
+  EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
+      .WillOnce(Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_QUEUED), /*created=*/false)));
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(HasDeadline(m.DeadlineIn(kWatchTimeout)),
+                                                  EqualsProto(WatchRequest("c-1"))))
+      .WillOnce(Return(Stream(TwoJobsSucceed())));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk);
+  EXPECT_EQ(err.str(), std::string("already submitted (idempotency key) c-1: 1 jobs\n") + kTwoJobsLines);
+  EXPECT_EQ(out.str(), "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
+}
+
+TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
+  MockSession m(JsonConfig());
+  const fs::path base = dir_.path() / "ops";
+  WriteFile(base / "b_op/PERFORMANCE_CASES.json", R"({"cases": [{"id": "d1"}]})");
+  WriteFile(base / "a_op/PERFORMANCE_CASES.json", R"({"cases": [{"id": "c1"}, {"id": "c2"}]})");
+  WriteFile(base / "notes/readme.txt", "not an operator\n");
+  WriteFile(dir_.path() / "map.json", R"({"b_op": "b_kernel"})");
+  args_.operator_dirs.clear();
+  args_.batch_dir = base.string();
+  args_.manifest = true;
+  args_.op_name_map = (dir_.path() / "map.json").string();
+  Upload a, b;
+  v1::SubmitCollectionRequest sent;
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&a)));
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&b)));
+  EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
+      .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
+                      Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_SUCCEEDED)))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk) << err.str();
+  EXPECT_EQ(nlohmann::json::parse(out.str())["state"], "COLLECTION_STATE_SUCCEEDED");
+  EXPECT_EQ(a.header.name(), "a_op");
+  EXPECT_EQ(b.header.name(), "b_op");
+  const auto& spec = sent.spec();
+  EXPECT_EQ(spec.kind(), v1::COLLECTION_KIND_MANIFEST);
+  ASSERT_EQ(spec.operators_size(), 2);
+  EXPECT_THAT(spec.operators(0), EqualsProto(Proto<v1::OperatorSpec>(
+                                     R"pb(name: "a_op" op_name: "add_kernel" case_ids: [ "c1", "c2" ]
+                                          manifest_path: "PERFORMANCE_CASES.json")pb" +
+                                     ("bundle_sha256: '" + a.header.sha256() + "'"))));
+  EXPECT_THAT(spec.operators(1), EqualsProto(Proto<v1::OperatorSpec>(
+                                     R"pb(name: "b_op" op_name: "b_kernel" case_ids: [ "d1" ]
+                                          manifest_path: "PERFORMANCE_CASES.json")pb" +
+                                     ("bundle_sha256: '" + b.header.sha256() + "'"))));
+}
+
+TEST_F(SubmitTest, FieldViolationsFromTheServerAreListed) {
+  MockSession m;
+  Upload upload;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&upload)));
+  EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
+      .WillOnce(Return(ToGrpcStatus(InvalidArgumentWithFields(
+          {{"spec.max_concurrent_jobs", "must be 1..8"}, {"spec.priority", "must be -10..10"}}))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  EXPECT_EQ(err.str(),
+            "npuperf: INVALID_ARGUMENT: invalid request: spec.max_concurrent_jobs: must be 1..8; "
+            "spec.priority: must be -10..10\n"
+            "  spec.max_concurrent_jobs: must be 1..8\n"
+            "  spec.priority: must be -10..10\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST_F(SubmitTest, AFailedUploadNamesTheDirectoryAndSubmitsNothing) {
+  MockSession m;
+  Upload upload;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _))
+      .WillOnce(Return(UploadStream(
+          &upload, grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "bundle over 64 MiB"))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  EXPECT_EQ(err.str(),
+            "npuperf: RESOURCE_EXHAUSTED: upload " + args_.operator_dirs[0] + ": bundle over 64 MiB\n");
+}
+
+TEST_F(SubmitTest, LocalMistakesFailBeforeAnyCall) {
+  MockSession m;  // StrictMock: neither upload nor submit
+  std::ostringstream out, err;
+  SubmitArgs none = args_;
+  none.operator_dirs.clear();
+  EXPECT_EQ(RunSubmit(m.session(), none, out, err), kExitError);
+  SubmitArgs label = args_;
+  label.labels = {"=x"};
+  EXPECT_EQ(RunSubmit(m.session(), label, out, err), kExitError);
+  SubmitArgs manifest = args_;
+  manifest.manifest = true;  // add/ has no PERFORMANCE_CASES.json
+  EXPECT_EQ(RunSubmit(m.session(), manifest, out, err), kExitError);
+  SubmitArgs map = args_;
+  map.op_name_map = (dir_.path() / "missing.json").string();
+  EXPECT_EQ(RunSubmit(m.session(), map, out, err), kExitError);
+  SubmitArgs batch = args_;
+  batch.batch_dir = (dir_.path() / "none").string();
+  EXPECT_EQ(RunSubmit(m.session(), batch, out, err), kExitError);
+  EXPECT_EQ(err.str(),
+            "npuperf: INVALID_ARGUMENT: no operator directory given (positional or --batch)\n"
+            "npuperf: INVALID_ARGUMENT: --label '=x': want key=value\n"
+            "npuperf: NOT_FOUND: " + args_.operator_dirs[0] + ": no PERFORMANCE_CASES.json\n"
+            "npuperf: INVALID_ARGUMENT: --op-name-map " + map.op_name_map +
+            ": want a JSON object {operator: op name}\n"
+            "npuperf: NOT_FOUND: --batch " + batch.batch_dir +
+            ": No such file or directory\n");
+}
+
+}  // namespace
+}  // namespace npuperf::client

@@ -1,0 +1,465 @@
+// client/compare_commands.cc against StrictMock stubs: the bot contract's
+// exit codes (0 ok, 3 regressed, 4 no verdict, 1 errors, 2 usage), the JSON
+// envelope, the verdict table, and the deadline of every call.
+#include "client/compare_commands.h"
+
+#include <sstream>
+
+#include "common/status_util.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/mock_session.h"
+
+namespace npuperf::client {
+namespace {
+
+using ::npuperf::testing::EqualsProto;
+using ::npuperf::testing::HasDeadline;
+using ::npuperf::testing::JsonConfig;
+using ::npuperf::testing::kDefaultCallTimeout;
+using ::npuperf::testing::MockSession;
+using ::npuperf::testing::Proto;
+using ::npuperf::testing::Reply;
+using ::testing::_;
+using ::testing::Return;
+
+v1::RoundComparison Regressed() {
+  return Proto<v1::RoundComparison>(R"pb(
+    baseline_round_id: 41 candidate_round_id: 42 operator_name: "add" case_id: "p1"
+    verdict: VERDICT_REGRESSED rule: "duration: slower by 8.0%, p < alpha"
+    duration { baseline_us: 12.5 candidate_us: 13.5 ratio: 1.08 ratio_ci_low: 1.05
+               ratio_ci_high: 1.11 p_value: 0.001
+               baseline_samples_us: [ 12.4, 12.6 ] candidate_samples_us: [ 13.4, 13.6 ] }
+    baseline_bound: "MTE2_BOUND" candidate_bound: "VEC_BOUND" bound_changed: true
+    baseline_balance: "PASS" candidate_balance: "PASS"
+    baseline_dvfs: "ok" candidate_dvfs: "ok"
+    fingerprint_differences { field: "cann_version" baseline: "8.2" candidate: "8.3" }
+    metric_deltas { group: "Memory" field: "ub_read_bw" baseline: 100 candidate: 80 delta: -20
+                    notable: true }
+    metric_deltas { group: "Memory" field: "ub_write_bw" baseline: 50 candidate: 50 }
+    flags: "bound_route_changed:MTE2_BOUND->VEC_BOUND")pb");
+}
+
+v1::CompareRoundsResponse RoundsReply(v1::Verdict verdict) {
+  v1::CompareRoundsResponse r;
+  *r.mutable_comparison() = Regressed();
+  r.mutable_comparison()->set_verdict(verdict);
+  return r;
+}
+
+// ---- compare --------------------------------------------------------------
+
+TEST(CompareTest, TwoRoundsPrintTheComparisonAndExitThreeWhenRegressed) {
+  MockSession m;
+  auto req = Proto<v1::CompareRoundsRequest>(R"pb(
+    baseline_round_id: 41 candidate_round_id: 42
+    options { alpha: 0.05 duration_threshold_pct: 3 ratio_threshold_pp: 2 })pb");
+  EXPECT_CALL(m.queries(),
+              CompareRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
+      .WillOnce(Reply(RoundsReply(v1::VERDICT_REGRESSED)));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "41", "42", {0.05, 3, 2}, out, err), kExitRegressed);
+  EXPECT_EQ(out.str(),
+            "round 41 -> 42  add/p1\n"
+            "verdict REGRESSED: duration: slower by 8.0%, p < alpha\n"
+            "duration 12.500 -> 13.500 us, ratio 1.080 [1.050, 1.110], p=0.001 (2 vs 2 samples)\n"
+            "bound MTE2_BOUND -> VEC_BOUND  (changed)\n"
+            "per-core PASS -> PASS\n"
+            "dvfs ok -> ok\n"
+            "fingerprint cann_version: 8.2 -> 8.3  (informative)\n"
+            "notable metric changes:\n"
+            "  Memory                 ub_read_bw                            100 -> 80           (-20)\n"
+            "flag bound_route_changed:MTE2_BOUND->VEC_BOUND\n");
+  EXPECT_EQ(err.str(), "");
+}
+
+TEST(CompareTest, ExitCodeOfTwoRoundsFollowsTheirVerdict) {
+  const std::pair<v1::Verdict, int> cases[] = {
+      {v1::VERDICT_IMPROVED, kExitOk},           {v1::VERDICT_STABLE, kExitOk},
+      {v1::VERDICT_REGRESSED, kExitRegressed},   {v1::VERDICT_INSUFFICIENT, kExitNoVerdict},
+      {v1::VERDICT_NOT_COMPARABLE, kExitNoVerdict}, {v1::VERDICT_ERRORED, kExitNoVerdict},
+  };
+  for (const auto& [verdict, code] : cases) {
+    MockSession m;
+    EXPECT_CALL(m.queries(), CompareRounds(_, _, _)).WillOnce(Reply(RoundsReply(verdict)));
+    std::ostringstream out, err;
+    EXPECT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), code) << v1::Verdict_Name(verdict);
+  }
+}
+
+TEST(CompareTest, TwoRoundsAsJsonAreWrappedInTheVersionedEnvelope) {
+  MockSession m(JsonConfig());
+  EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
+      .WillOnce(Reply(RoundsReply(v1::VERDICT_INSUFFICIENT)));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), kExitNoVerdict);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema"], "npuperf.compare.v1");
+  EXPECT_EQ(j["kind"], "rounds");
+  ASSERT_TRUE(j["exit_code"].is_number_integer());
+  EXPECT_EQ(j["exit_code"], kExitNoVerdict);
+  EXPECT_EQ(j["summary"],
+            "0 regressed, 0 improved, 0 stable / 0 comparable of 1 matched (1 insufficient, 0 not "
+            "comparable, 0 errored, 0 unmatched)");
+  ASSERT_TRUE(j["result"].is_object());
+  const auto& c = j["result"]["comparison"];
+  EXPECT_EQ(c["verdict"], "VERDICT_INSUFFICIENT");
+  EXPECT_EQ(c["baseline_round_id"], "41");
+  EXPECT_EQ(c["duration"]["ratio"], 1.08);
+  ASSERT_TRUE(c["metric_deltas"].is_array());
+  EXPECT_EQ(c["metric_deltas"].size(), 2u);
+  EXPECT_TRUE(c["flags"].is_array());
+}
+
+v1::CompareCollectionsResponse CollectionsReply() {
+  auto r = Proto<v1::CompareCollectionsResponse>(R"pb(
+    counts { matched: 2 comparable: 2 regressed: 1 stable: 1 unmatched: 1 }
+    unmatched: "mul/p9" geomean_ratio: 1.039)pb");
+  *r.add_comparisons() = Regressed();
+  auto* stable = r.add_comparisons();
+  *stable = Proto<v1::RoundComparison>(R"pb(
+    operator_name: "mul" verdict: VERDICT_STABLE rule: "duration: within 2%"
+    duration { baseline_us: 20 candidate_us: 20 ratio: 1 p_value: 0.5 })pb");
+  return r;
+}
+
+TEST(CompareTest, TwoCollectionsPrintTheVerdictTable) {
+  MockSession m;
+  auto req = Proto<v1::CompareCollectionsRequest>(
+      R"pb(baseline_collection_id: "c-1" candidate_collection_id: "c-2" options {})pb");
+  EXPECT_CALL(m.queries(),
+              CompareCollections(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
+      .WillOnce(Reply(CollectionsReply()));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {}, out, err), kExitRegressed);
+  EXPECT_EQ(out.str(),
+            "baseline c-1 -> candidate c-2\n"
+            "operator/case                      verdict             base_us     cand_us  "
+            "ratio [CI]               p         rule / flags\n"
+            "add/p1                             REGRESSED            12.500      13.500  "
+            "1.080 [1.050, 1.110]     0.001     duration: slower by 8.0%, p < alpha  "
+            "{bound_route_changed:MTE2_BOUND->VEC_BOUND}\n"
+            "mul                                STABLE               20.000      20.000  "
+            "1.000                    0.5       duration: within 2%\n"
+            "unmatched mul/p9\n"
+            "1 regressed, 0 improved, 1 stable / 2 comparable of 2 matched (0 insufficient, 0 not "
+            "comparable, 0 errored, 1 unmatched)\n"
+            "geomean duration ratio 1.039 over 2 comparable cases (below 1 is faster)\n");
+}
+
+TEST(CompareTest, TwoCollectionsAsJson) {
+  MockSession m(JsonConfig());
+  EXPECT_CALL(m.queries(), CompareCollections(_, _, _)).WillOnce(Reply(CollectionsReply()));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCompare(m.session(), "c-1", "c-2", {}, out, err), kExitRegressed);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema"], "npuperf.compare.v1");
+  EXPECT_EQ(j["kind"], "collections");
+  EXPECT_EQ(j["exit_code"], kExitRegressed);
+  ASSERT_TRUE(j["summary"].is_string());
+  const auto& r = j["result"];
+  ASSERT_TRUE(r["comparisons"].is_array());
+  EXPECT_EQ(r["comparisons"].size(), 2u);
+  EXPECT_EQ(r["comparisons"][1]["verdict"], "VERDICT_STABLE");
+  EXPECT_EQ(r["counts"]["unmatched"], 1);
+  EXPECT_EQ(r["unmatched"][0], "mul/p9");
+  EXPECT_EQ(r["geomean_ratio"], 1.039);
+}
+
+TEST(CompareTest, NothingComparableIsNoVerdict) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), CompareCollections(_, _, _))
+      .WillOnce(Reply(Proto<v1::CompareCollectionsResponse>(R"pb(counts { unmatched: 3 })pb")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {}, out, err), kExitNoVerdict);
+}
+
+TEST(CompareTest, ARoundAgainstACollectionIsAUsageError) {
+  MockSession m;  // no call
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "41", "c-2", {}, out, err), kExitUsage);
+  EXPECT_EQ(RunCompare(m.session(), "0", "42", {}, out, err), kExitUsage);  // 0 is no round id
+  EXPECT_EQ(err.str(),
+            "npuperf compare: give two round ids or two collection ids\n"
+            "npuperf compare: give two round ids or two collection ids\n");
+}
+
+TEST(CompareTest, ServerErrorsExitOne) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "round 42 not found")));
+  EXPECT_CALL(m.queries(), CompareCollections(_, _, _))
+      .WillOnce(Return(ToGrpcStatus(
+          InvalidArgumentWithFields({{"options.alpha", "must be in (0, 0.5]"}}))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), kExitError);
+  EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {0.9, 0, 0}, out, err), kExitError);
+  EXPECT_EQ(err.str(),
+            "npuperf: NOT_FOUND: round 42 not found\n"
+            "npuperf: INVALID_ARGUMENT: invalid request: options.alpha: must be in (0, 0.5]\n"
+            "  options.alpha: must be in (0, 0.5]\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+// ---- regressions ----------------------------------------------------------
+
+TEST(RegressionsTest, SinceIsADurationBackFromTheClock) {
+  MockSession m;
+  v1::ListRegressionsRequest sent;
+  EXPECT_CALL(m.queries(), ListRegressions(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
+      .WillOnce(::testing::DoAll(
+          ::testing::SaveArg<1>(&sent),
+          Reply(Proto<v1::ListRegressionsResponse>(R"pb(
+            compared: 2 baseline_description: "the newest earlier rounds"
+            counts { matched: 2 comparable: 2 stable: 2 })pb"))));
+  RegressionsArgs a;
+  a.since = "24h";
+  a.operator_name = "add";
+  a.collection = "c-2";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunRegressions(m.session(), a, out, err), kExitOk);
+  const int64_t now_ms = ToUnixMillis(m.clock().SystemNow());
+  auto want = Proto<v1::ListRegressionsRequest>(
+      R"pb(operator_name: "add" candidate_collection_id: "c-2" options {})pb");
+  want.mutable_since()->set_seconds((now_ms - 24 * 3'600'000) / 1000);
+  EXPECT_THAT(sent, EqualsProto(want));
+  EXPECT_EQ(out.str(),
+            "0 regressed / 2 comparable against the newest earlier rounds (0 regressed, 0 improved, "
+            "2 stable / 2 comparable of 2 matched (0 insufficient, 0 not comparable, 0 errored, 0 "
+            "unmatched))\n");
+}
+
+TEST(RegressionsTest, AgainstAPinnedBaselinePrintsTheRegressedRowsAndExitsThree) {
+  MockSession m;
+  auto reply = Proto<v1::ListRegressionsResponse>(R"pb(
+    compared: 3 baseline_description: "baseline branch=main"
+    counts { matched: 3 comparable: 3 regressed: 1 stable: 2 })pb");
+  *reply.add_regressions() = Regressed();
+  EXPECT_CALL(m.queries(),
+              ListRegressions(_, EqualsProto(Proto<v1::ListRegressionsRequest>(
+                                     R"pb(baseline_label: "branch=main" options {})pb")),
+                              _))
+      .WillOnce(Reply(reply));
+  RegressionsArgs a;
+  a.baseline_label = "branch=main";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunRegressions(m.session(), a, out, err), kExitRegressed);
+  EXPECT_THAT(out.str(), ::testing::StartsWith("operator/case                      verdict"));
+  EXPECT_THAT(out.str(), ::testing::HasSubstr("\nadd/p1                             REGRESSED  "));
+  EXPECT_THAT(out.str(), ::testing::EndsWith(
+                             "\n1 regressed / 3 comparable against baseline branch=main (1 "
+                             "regressed, 0 improved, 2 stable / 3 comparable of 3 matched (0 "
+                             "insufficient, 0 not comparable, 0 errored, 0 unmatched))\n"));
+}
+
+TEST(RegressionsTest, JsonEnvelope) {
+  MockSession m(JsonConfig());
+  auto reply = Proto<v1::ListRegressionsResponse>(R"pb(
+    compared: 1 counts { matched: 2 comparable: 1 stable: 1 errored: 1 })pb");
+  EXPECT_CALL(m.queries(), ListRegressions(_, _, _)).WillOnce(Reply(reply));
+  RegressionsArgs a;
+  a.baseline_label = "branch=main";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunRegressions(m.session(), a, out, err), kExitNoVerdict);  // errored: never a pass
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["schema"], "npuperf.regressions.v1");
+  EXPECT_EQ(j["kind"], "regressions");
+  EXPECT_EQ(j["exit_code"], kExitNoVerdict);
+  EXPECT_THAT(j["summary"].get<std::string>(), ::testing::StartsWith("0 regressed / 1 comparable"));
+  EXPECT_TRUE(j["result"]["regressions"].is_array());
+  EXPECT_EQ(j["result"]["compared"], 1);
+}
+
+TEST(RegressionsTest, UsageErrorsMakeNoCall) {
+  MockSession m;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunRegressions(m.session(), RegressionsArgs(), out, err), kExitUsage);
+  RegressionsArgs bad;
+  bad.since = "yesterday";
+  EXPECT_EQ(RunRegressions(m.session(), bad, out, err), kExitUsage);
+  EXPECT_EQ(err.str(),
+            "npuperf regressions: give --baseline LABEL or --since TIME\n"
+            "npuperf regressions: --since 'yesterday': want an RFC 3339 time or <n>s|m|h|d\n");
+}
+
+// ---- baseline pin ---------------------------------------------------------
+
+TEST(BaselinePinTest, DigitsPinARoundAnythingElseACollection) {
+  MockSession m;
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.queries(), PinBaseline(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                       EqualsProto(Proto<v1::PinBaselineRequest>(
+                                           R"pb(label: "branch=main" round_id: 42)pb")),
+                                       _))
+      .WillOnce(Reply(Proto<v1::PinBaselineResponse>(R"pb(label: "branch=main" round_id: 42)pb")));
+  EXPECT_CALL(m.queries(), PinBaseline(_,
+                                       EqualsProto(Proto<v1::PinBaselineRequest>(
+                                           R"pb(label: "branch=main" collection_id: "c-1")pb")),
+                                       _))
+      .WillOnce(Reply(
+          Proto<v1::PinBaselineResponse>(R"pb(label: "branch=main" collection_id: "c-1")pb")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunBaselinePin(m.session(), "branch=main", "42", out, err), kExitOk);
+  EXPECT_EQ(RunBaselinePin(m.session(), "branch=main", "c-1", out, err), kExitOk);
+  EXPECT_EQ(out.str(),
+            "baseline branch=main = round 42\n"
+            "baseline branch=main = collection c-1\n");
+}
+
+TEST(BaselinePinTest, JsonAndErrors) {
+  MockSession m(JsonConfig());
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.queries(), PinBaseline(_, _, _))
+      .WillOnce(Reply(Proto<v1::PinBaselineResponse>(R"pb(label: "branch=main" round_id: 42)pb")));
+  EXPECT_CALL(m.queries(), PinBaseline(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "no server")));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunBaselinePin(m.session(), "branch=main", "42", out, err), kExitOk);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["label"], "branch=main");
+  EXPECT_EQ(j["round_id"], "42");
+  EXPECT_EQ(j["collection_id"], "");
+  EXPECT_EQ(RunBaselinePin(m.session(), "branch=main", "42", out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf: UNAVAILABLE: no server\n");
+}
+
+// ---- report ---------------------------------------------------------------
+
+v1::GetRoundResponse RoundWithSummaries(const char* json) {
+  auto r = Proto<v1::GetRoundResponse>(R"pb(round { id: 42 operator_name: "add" evidence {
+    summary_text: "== summary.txt ==" summary_markdown: "# Evidence" } })pb");
+  r.mutable_round()->mutable_evidence()->set_evidence_json(json);
+  return r;
+}
+
+TEST(ReportTest, ARoundPrintsItsRenderedSummaryInTheChosenStyle) {
+  const std::pair<ReportStyle, std::string> cases[] = {
+      {ReportStyle::kText, "== summary.txt ==\n"},
+      {ReportStyle::kMarkdown, "# Evidence\n"},
+      {ReportStyle::kJson, "{\"op_name\": \"add_kernel\"}"},  // evidence.json verbatim
+  };
+  for (const auto& [style, want] : cases) {
+    MockSession m;
+    EXPECT_CALL(m.queries(), GetRound(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                      EqualsProto(Proto<v1::GetRoundRequest>("round_id: 42")), _))
+        .WillOnce(Reply(RoundWithSummaries("{\"op_name\": \"add_kernel\"}")));
+    std::ostringstream out, err;
+    EXPECT_EQ(RunReport(m.session(), "42", style, out, err), kExitOk);
+    EXPECT_EQ(out.str(), want);
+  }
+}
+
+TEST(ReportTest, ARoundWithoutEvidenceJsonPrintsTheRoundAsJson) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), GetRound(_, _, _)).WillOnce(Reply(RoundWithSummaries("")));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReport(m.session(), "42", ReportStyle::kJson, out, err), kExitOk);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["id"], "42");
+  EXPECT_EQ(j["operator_name"], "add");
+  EXPECT_EQ(j["evidence"]["summary_markdown"], "# Evidence");
+}
+
+TEST(ReportTest, ARoundWithoutARenderedSummaryIsAnError) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), GetRound(_, _, _))
+      .WillOnce(Reply(Proto<v1::GetRoundResponse>("round { id: 42 }")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReport(m.session(), "42", ReportStyle::kText, out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf report: round 42 carries no rendered summary\n");
+}
+
+v1::ListRoundsResponse CollectionRounds() {
+  return Proto<v1::ListRoundsResponse>(R"pb(rounds {
+    id: 42 operator_name: "add" case_id: "p1"
+    evidence { duration { aggregate_us: 12.5 samples_us: [ 12.4, 12.6 ] }
+               fingerprint { soc: "Ascend910B2" } bound { label: "MTE2_BOUND" }
+               per_core { verdict: "PASS" spread_pct: 3.25 } dvfs { status: "ok" }
+               golden { status: "joined" ratio: 1.25 } } })pb");
+}
+
+v1::GetGoldenReportResponse Golden() {
+  return Proto<v1::GetGoldenReportResponse>(R"pb(
+    cases { operator_name: "add" case_id: "p1" round_id: 42 }
+    geomean_ratio: 1.25 label: "golden_reference_ratio (cross-scope reference, not a speed-up)")pb");
+}
+
+// Both calls of a collection report, each with its own deadline.
+void ExpectCollectionReport(MockSession& m) {
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.queries(), ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                      EqualsProto(Proto<v1::ListRoundsRequest>(
+                                          R"pb(collection_id: "c-1" page_size: 1000)pb")),
+                                      _))
+      .WillOnce(Reply(CollectionRounds()));
+  EXPECT_CALL(m.queries(), GetGoldenReport(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                           EqualsProto(Proto<v1::GetGoldenReportRequest>(
+                                               R"pb(collection_id: "c-1")pb")),
+                                           _))
+      .WillOnce(Reply(Golden()));
+}
+
+TEST(ReportTest, ACollectionIsATableOfItsRoundsAndTheGoldenGeomean) {
+  MockSession m;
+  ExpectCollectionReport(m);
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitOk);
+  EXPECT_EQ(out.str(),
+            "collection c-1\n"
+            "round  operator/case                      soc                kernel_us samples bound  "
+            "      per-core         dvfs     golden_ratio\n"
+            "42     add/p1                             Ascend910B2           12.500       2 "
+            "MTE2_BOUND   PASS (3.2%)      ok       1.250\n"
+            "golden reference ratio geomean 1.250 over 1 cases — golden_reference_ratio "
+            "(cross-scope reference, not a speed-up)\n");
+}
+
+TEST(ReportTest, ACollectionAsMarkdown) {
+  MockSession m;
+  ExpectCollectionReport(m);
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kMarkdown, out, err), kExitOk);
+  EXPECT_EQ(out.str(),
+            "## Collection c-1\n\n"
+            "| round | operator/case | soc | kernel_us | samples | bound | per-core | dvfs | "
+            "golden_ratio |\n"
+            "|---|---|---|---|---|---|---|---|---|\n"
+            "| 42 | add/p1 | Ascend910B2 | 12.500 | 2 | MTE2_BOUND | PASS (3.2%) | ok | 1.250 |\n"
+            "\ngolden reference ratio geomean 1.250 over 1 cases — golden_reference_ratio "
+            "(cross-scope reference, not a speed-up)\n");
+}
+
+TEST(ReportTest, ACollectionAsJsonHoldsRoundsAndGolden) {
+  MockSession m;
+  ExpectCollectionReport(m);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReport(m.session(), "c-1", ReportStyle::kJson, out, err), kExitOk);
+  const auto j = nlohmann::json::parse(out.str());
+  ASSERT_TRUE(j["rounds"]["rounds"].is_array());
+  EXPECT_EQ(j["rounds"]["rounds"][0]["id"], "42");
+  ASSERT_TRUE(j["golden"]["cases"].is_array());
+  EXPECT_EQ(j["golden"]["geomean_ratio"], 1.25);
+}
+
+TEST(ReportTest, AFailedListStopsBeforeTheGoldenReport) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), ListRounds(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "collection c-1 not found")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf: NOT_FOUND: collection c-1 not found\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+TEST(ReportTest, AFailedGoldenReportIsAnError) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), ListRounds(_, _, _)).WillOnce(Reply(CollectionRounds()));
+  EXPECT_CALL(m.queries(), GetGoldenReport(_, _, _))
+      .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "server draining")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf: UNAVAILABLE: server draining\n");
+  EXPECT_EQ(out.str(), "");
+}
+
+}  // namespace
+}  // namespace npuperf::client
