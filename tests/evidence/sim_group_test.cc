@@ -4,11 +4,12 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
-#include <sstream>
 
-#include "client/offline_commands.h"
+#include "evidence/archive.h"
 #include "evidence/evidence.h"
+#include "evidence/op_summary.h"
 #include "evidence/prof_layout.h"
+#include "evidence/summary_text.h"
 #include "evidence/task_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -134,21 +135,31 @@ TEST_F(SimGroupTest, QuickRunSingleLaunch) {
   EXPECT_EQ(t->kernel_type, "AI_VECTOR_CORE");
 }
 
-TEST_F(SimGroupTest, OfflineCommandsOnSimGroup) {
-  std::ostringstream out, err;
-  ASSERT_EQ(client::RunListOpNames(dir_->path() / "a2", out, err), 0) << err.str();
-  EXPECT_THAT(out.str(), HasSubstr(std::string("1\tAI_VECTOR_CORE\t")));
-  EXPECT_THAT(out.str(), HasSubstr(kKernel));
+// What `npuperf list-op-names` and `npuperf summarize` do over this library
+// (client/offline_commands.cc; tested with fixtures in tests/client), on the
+// simulator's group: discovery TSV, archived round, summary.
+TEST_F(SimGroupTest, DiscoveryAndArchivedRoundOnSimGroup) {
+  auto prof = FindSingleProfDir(dir_->path() / "a2" / "PROF_PipeUtilization");
+  ASSERT_TRUE(prof.ok()) << prof.status();
+  auto output = ProfilerOutputDir(*prof);
+  ASSERT_TRUE(output.ok()) << output.status();
+  auto parts = FindCsvParts(*output, "op_summary");
+  ASSERT_TRUE(parts.ok()) << parts.status();
+  auto candidates = ListCandidates(*parts);
+  ASSERT_TRUE(candidates.ok()) << candidates.status();
+  const std::string tsv = FormatCandidatesTsv(*candidates);
+  EXPECT_THAT(tsv, HasSubstr(std::string("1\tAI_VECTOR_CORE\t")));
+  EXPECT_THAT(tsv, HasSubstr(kKernel));
   testing::TempDir ops;
-  client::SummarizeArgs a;
-  a.prof_group = dir_->path() / "a2";
-  a.ops_dir = ops.path();
-  a.op_name = kKernel;
-  a.soc = "Ascend910B2";
-  std::ostringstream sum;
-  EXPECT_EQ(client::RunSummarize(a, sum, err), 0) << err.str();
+  auto ev = Build("a2", "Ascend910B2");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_TRUE(ev->errors.empty()) << ev->errors[0].message;  // summarize would exit 1
+  auto round = ReserveRound(ops.path(), "");
+  ASSERT_TRUE(round.ok()) << round.status();
+  auto copied = WriteRound(*ev, *round, Lang::kEn);
+  ASSERT_TRUE(copied.ok()) << copied.status();
   EXPECT_TRUE(fs::exists(ops.path() / "docs/perf/round_001/op_summary_L2Cache.csv"));
-  EXPECT_THAT(sum.str(), HasSubstr("primary_core=aiv"));
+  EXPECT_THAT(RenderSummary(*ev, {Lang::kEn, *round}), HasSubstr("primary_core=aiv"));
 }
 
 }  // namespace
