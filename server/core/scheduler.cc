@@ -5,90 +5,22 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/device_range.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/constants.h"
 #include "server/core/submission.h"
 
 namespace npuperf::server {
 
-uint64_t ChangeNotifier::version() {
-  absl::MutexLock lock(&mu_);
-  return version_;
-}
-
-void ChangeNotifier::Notify() {
-  absl::MutexLock lock(&mu_);
-  ++version_;
-}
-
-void ChangeNotifier::WakeAll() { Notify(); }
-
-uint64_t ChangeNotifier::WaitNewer(uint64_t seen, absl::Duration timeout,
-                                   const std::function<bool()>& stop) {
-  const absl::Time deadline = absl::Now() + timeout;
-  absl::MutexLock lock(&mu_);
-  while (version_ <= seen && !stop()) {
-    // Wake at least every 200 ms to notice stop() (client cancellation).
-    const absl::Time wake = std::min(deadline, absl::Now() + absl::Milliseconds(200));
-    auto newer = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ > seen; };
-    mu_.AwaitWithDeadline(absl::Condition(&newer), wake);
-    if (absl::Now() >= deadline) break;
-  }
-  return version_;
-}
-
-namespace {
-
-bool DeviceMatches(const v1::DeviceConstraints& c, const OfferedDevice& d,
-                   const std::map<std::string, std::string>& labels) {
-  if (!c.socs().empty() && std::find(c.socs().begin(), c.socs().end(), d.soc) == c.socs().end()) {
-    return false;
-  }
-  for (const auto& [k, v] : c.host_labels()) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  if (!c.device_range().empty()) {
-    auto ids = ParseDeviceRange(c.device_range());
-    if (!ids.ok() || !std::binary_search(ids->begin(), ids->end(), d.device_id)) return false;
-  }
-  return true;
-}
-
-std::optional<size_t> FirstDevice(const ClaimCandidate& c, const std::vector<OfferedDevice>& devices,
-                                  const std::map<std::string, std::string>& labels) {
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (DeviceMatches(c.spec->constraints(), devices[i], labels)) return i;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::pair<size_t, size_t>> ChooseClaim(
-    const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
-    const std::map<std::string, std::string>& agent_labels) {
-  std::optional<std::pair<size_t, size_t>> best;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const ClaimCandidate& c = candidates[i];
-    if (c.collection_active >= c.spec->max_concurrent_jobs()) continue;
-    auto device = FirstDevice(c, devices, agent_labels);
-    if (!device) continue;
-    if (!best) {
-      best = {i, *device};
-      continue;
-    }
-    const ClaimCandidate& b = candidates[best->first];
-    if (c.priority < b.priority) break;  // candidates are in priority order
-    if (c.team_active < b.team_active) best = {i, *device};
-  }
-  return best;
-}
-
 Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options)
-    : store_(store), clock_(clock), metrics_(metrics), options_(options) {
+    : store_(store),
+      clock_(clock),
+      metrics_(metrics),
+      options_(options),
+      changes_(clock),
+      updates_(clock) {
   store_.SetChangeCallback([this](StoreChange change) { Changed(change); });
 }
 
@@ -219,8 +151,7 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const v1::Heartbea
   return resp;
 }
 
-absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
-    const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const v1::LeaseJobRequest& req) {
   v1::RegisterAgentRequest agent;
   {
     absl::MutexLock lock(&mu_);
@@ -240,12 +171,20 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
   claim.agent_labels = {agent.labels().begin(), agent.labels().end()};
   for (const auto& d : req.free_devices()) claim.devices.push_back({d.device_id(), d.soc()});
   claim.lease_ttl_ms = options_.lease_ttl.count();
-  const absl::Time deadline = absl::Now() + absl::Milliseconds(std::clamp(req.wait_ms(), 0, 30'000));
+  return claim;
+}
+
+absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
+    const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+  auto claim = ClaimRequestFor(req);
+  if (!claim.ok()) return claim.status();
+  const int wait_ms = std::clamp(req.wait_ms(), 0, static_cast<int>(kMaxLeaseWait.count()));
+  const Clock::MonotonicTime deadline = clock_.MonotonicNow() + std::chrono::milliseconds(wait_ms);
   const int64_t call_ms = NowMs();
   while (true) {
     const uint64_t seen = changes_.version();
-    claim.now_ms = NowMs();
-    auto got = store_.ClaimJob(claim, ChooseClaim);
+    claim->now_ms = NowMs();
+    auto got = store_.ClaimJob(*claim, ChooseClaim);
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();
     if (got.ok() && got->has_value()) {
       metrics_.jobs_leased.Increment();
@@ -253,8 +192,9 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
       Changed(StoreChange::kUpdated);  // watchers see the lease
       return got;
     }
-    if (absl::Now() >= deadline || stop()) return std::optional<v1::JobAssignment>();
-    changes_.WaitNewer(seen, deadline - absl::Now(), stop);
+    const Clock::MonotonicTime now = clock_.MonotonicNow();
+    if (now >= deadline || stop()) return std::optional<v1::JobAssignment>();
+    changes_.WaitNewer(seen, absl::FromChrono(deadline - now), stop);
   }
 }
 

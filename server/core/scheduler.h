@@ -10,10 +10,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/time.h"
 #include "common/clock.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection_service.pb.h"
+#include "server/core/assignment.h"
+#include "server/core/change_notifier.h"
 #include "server/core/metrics.h"
 #include "server/store/store.h"
 
@@ -30,31 +31,6 @@ struct SchedulerOptions {
   // Largest bundle accepted. Default: 64 MiB.
   int64_t max_bundle_bytes = 64 << 20;
 };
-
-// Event-driven wake-ups: a version counter bumped on every change of queue
-// or job state; waiters sleep on it (no polling). Thread-safe.
-class ChangeNotifier {
- public:
-  uint64_t version();
-  void Notify();
-  // Waits until the version exceeds `seen`, `timeout` passes or `stop()` is
-  // true (checked on every wake-up). Returns the current version.
-  uint64_t WaitNewer(uint64_t seen, absl::Duration timeout, const std::function<bool()>& stop);
-  // Wakes every waiter (shutdown).
-  void WakeAll();
-
- private:
-  absl::Mutex mu_;
-  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-// Matching policy (pure): the first candidate, in priority order, whose
-// collection is under its concurrency cap and whose constraints match an
-// offered device; inside the top priority tier that has a match, the team
-// with the fewest active jobs goes first (fair sharing), then the oldest job.
-std::optional<std::pair<size_t, size_t>> ChooseClaim(
-    const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
-    const std::map<std::string, std::string>& agent_labels);
 
 // A pending cancellation for an agent's running job.
 struct PendingCancel {
@@ -89,8 +65,9 @@ class Scheduler {
   absl::StatusOr<v1::RegisterAgentResponse> RegisterAgent(const v1::RegisterAgentRequest& req);
   // Renews leases, records device states; answers with directives and cancels.
   absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const v1::Heartbeat& hb);
-  // Claims a job for one of the offered devices, waiting up to wait_ms for
-  // work (event-driven). stop() ends the wait early (client gone, shutdown).
+  // Claims a job for one of the offered devices, waiting up to wait_ms
+  // (at most kMaxLeaseWait) on the clock for work (event-driven). stop()
+  // ends the wait early (client gone, shutdown).
   absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const v1::LeaseJobRequest& req,
                                                             const std::function<bool()>& stop);
   absl::StatusOr<bool> ReportProgress(const v1::ReportProgressRequest& req);
@@ -112,6 +89,9 @@ class Scheduler {
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
   std::string AgentIdFor(const v1::RegisterAgentRequest& req);
+  // What LeaseJob offers the store: the agent's host and labels (cached from
+  // registration, else read from the store) and the request's free devices.
+  absl::StatusOr<ClaimRequest> ClaimRequestFor(const v1::LeaseJobRequest& req);
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);

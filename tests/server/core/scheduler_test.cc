@@ -1,13 +1,11 @@
 #include "server/core/scheduler.h"
 
+#include <atomic>
 #include <future>
 
-#include "common/sha256.h"
 #include "common/status_util.h"
 #include "gtest/gtest.h"
-#include "prometheus/registry.h"
-#include "server/store/sqlite/sqlite_store.h"
-#include "tests/fakes/fake_clock.h"
+#include "tests/server/core/scheduler_fixture.h"
 
 namespace npuperf::server {
 namespace {
@@ -15,141 +13,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// ---- ChooseClaim: the pure matching policy ----
-
-struct Candidates {
-  std::vector<v1::CollectionSpec> specs;
-  std::vector<ClaimCandidate> list;
-  void Add(const std::string& team, int priority, int collection_active, int team_active,
-           int cap = 8, const std::string& soc = "") {
-    v1::CollectionSpec spec;
-    spec.set_max_concurrent_jobs(cap);
-    if (!soc.empty()) spec.mutable_constraints()->add_socs(soc);
-    specs.push_back(spec);
-    ClaimCandidate c;
-    c.job_id = static_cast<int64_t>(list.size()) + 1;
-    c.team = team;
-    c.priority = priority;
-    c.collection_active = collection_active;
-    c.team_active = team_active;
-    list.push_back(c);
-  }
-  const std::vector<ClaimCandidate>& Get() {
-    for (size_t i = 0; i < list.size(); ++i) list[i].spec = &specs[i];
-    return list;
-  }
-};
-
-const std::vector<OfferedDevice> kDevices = {{0, "Ascend910B2"}, {1, "Ascend950PR_9589"}};
-
-TEST(ChooseClaimTest, HigherPriorityTierFirst) {
-  Candidates c;
-  c.Add("a", 5, 0, 0);
-  c.Add("b", 0, 0, 0);
-  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 0u);
-}
-
-TEST(ChooseClaimTest, FairShareInsideATier) {
-  Candidates c;
-  c.Add("big", 0, 3, 3);    // team with 3 running jobs, oldest job
-  c.Add("small", 0, 0, 0);  // team with none
-  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 1u);
-}
-
-TEST(ChooseClaimTest, RespectsCapAndConstraints) {
-  Candidates c;
-  c.Add("a", 0, 2, 2, /*cap=*/2);
-  c.Add("b", 0, 0, 0, 8, "Ascend950PR_9589");
-  auto pick = ChooseClaim(c.Get(), kDevices, {});
-  ASSERT_TRUE(pick);
-  EXPECT_EQ(pick->first, 1u);
-  EXPECT_EQ(pick->second, 1u);  // only device 1 has that SoC
-  Candidates none;
-  none.Add("a", 0, 0, 0, 8, "Ascend910_9392");
-  EXPECT_FALSE(ChooseClaim(none.Get(), kDevices, {}));
-}
-
-// ---- Scheduler over a real SQLite store and a fake clock ----
-
-class SchedulerTest : public ::testing::Test {
- protected:
-  SchedulerTest()
-      : store_(*SqliteStore::Open(":memory:")),
-        metrics_(registry_),
-        scheduler_(*store_, clock_, metrics_, Options()) {}
-
-  static SchedulerOptions Options() {
-    SchedulerOptions o;
-    o.lease_ttl = seconds(30);
-    o.max_lost = 3;
-    return o;
-  }
-
-  std::string Bundle() {
-    const std::string sha = Sha256Hex("tar");
-    EXPECT_TRUE(store_->PutBundle("team", "op", sha, "tar", 0).ok());
-    return sha;
-  }
-
-  v1::SubmitCollectionRequest Request(int jobs, int retry = 0) {
-    v1::SubmitCollectionRequest req;
-    auto* spec = req.mutable_spec();
-    spec->mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
-    spec->mutable_params()->set_retry(retry);
-    spec->mutable_case_selector()->set_case_arg("--case-id");
-    auto* op = spec->add_operators();
-    op->set_name("op");
-    op->set_bundle_sha256(Bundle());
-    op->set_op_name("kernel");
-    for (int i = 0; i < jobs; ++i) op->add_case_ids("c" + std::to_string(i));
-    return req;
-  }
-
-  std::string Register(const std::string& host) {
-    v1::RegisterAgentRequest req;
-    req.set_host(host);
-    req.set_boot_id("boot");
-    req.set_instance_id("i-" + host);
-    for (int d = 0; d < 2; ++d) {
-      auto* dev = req.add_devices();
-      dev->set_device_id(d);
-      dev->set_soc("Ascend910B2");
-    }
-    auto resp = scheduler_.RegisterAgent(req);
-    EXPECT_TRUE(resp.ok()) << resp.status();
-    return resp->agent_id();
-  }
-
-  std::optional<v1::JobAssignment> Lease(const std::string& agent, int device) {
-    v1::LeaseJobRequest req;
-    req.set_agent_id(agent);
-    auto* d = req.add_free_devices();
-    d->set_device_id(device);
-    d->set_soc("Ascend910B2");
-    auto got = scheduler_.LeaseJob(req, [] { return false; });
-    EXPECT_TRUE(got.ok()) << got.status();
-    return got.ok() ? *got : std::nullopt;
-  }
-
-  absl::StatusOr<v1::ReportResultResponse> Succeed(const v1::JobAssignment& a,
-                                                   const std::string& uuid, double us) {
-    v1::ReportResultRequest req;
-    req.set_job_id(a.job_id());
-    req.set_attempt(a.attempt());
-    req.set_fencing_token(a.fencing_token());
-    req.set_update_uuid(uuid);
-    req.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
-    req.mutable_evidence()->mutable_duration()->add_samples_us(us);
-    req.mutable_evidence()->mutable_duration()->set_aggregate_us(us);
-    return scheduler_.ReportResult(req);
-  }
-
-  testing::FakeClock clock_;
-  prometheus::Registry registry_;
-  std::unique_ptr<SqliteStore> store_;
-  ServerMetrics metrics_;
-  Scheduler scheduler_;
-};
+using SchedulerTest = SchedulerFixture;
 
 TEST_F(SchedulerTest, InvalidSubmissionIsRejectedWholeWithFieldViolations) {
   auto req = Request(2);
@@ -278,22 +142,70 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
   EXPECT_TRUE(absl::IsNotFound(scheduler_.Cancel("other-team", submitted->first.id(), "").status()));
 }
 
+// Lease TTLs run on the injected clock: a lease survives until its TTL has
+// passed on the clock and is taken back at the first ExpireLeases after.
+TEST_F(SchedulerTest, LeaseExpiresWhenTheClockPassesTheTtl) {
+  auto submitted = scheduler_.Submit("team", Request(1));
+  ASSERT_TRUE(submitted.ok());
+  const std::string agent = Register("h1");
+  auto a = Lease(agent, 0);
+  ASSERT_TRUE(a);
+  clock_.Advance(seconds(30) - milliseconds(1));
+  ASSERT_TRUE(scheduler_.ExpireLeases().ok());
+  EXPECT_EQ(JobState(submitted->first.id()), v1::JOB_STATE_LEASED);
+  EXPECT_EQ(metrics_.lease_expirations.Value(), 0);
+  clock_.Advance(milliseconds(2));
+  ASSERT_TRUE(scheduler_.ExpireLeases().ok());
+  EXPECT_EQ(JobState(submitted->first.id()), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(metrics_.lease_expirations.Value(), 1);
+}
+
+// A long-poll returns empty once the clock passes wait_ms, and not before;
+// nothing waits in real time.
+TEST_F(SchedulerTest, LongPollTimesOutOnTheClock) {
+  const std::string agent = Register("h1");
+  auto waiting = std::async(std::launch::async, [&] {
+    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 5'000), [] { return false; });
+  });
+  clock_.AwaitWaiters(1);
+  clock_.Advance(milliseconds(4'999));
+  clock_.AwaitWaiters(1);  // woke for its stop check, and waits again
+  EXPECT_EQ(waiting.wait_for(seconds(0)), std::future_status::timeout);
+  clock_.Advance(milliseconds(1));
+  auto got = waiting.get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(got->has_value());
+}
+
 TEST_F(SchedulerTest, LongPollWakesOnSubmit) {
   const std::string agent = Register("h1");
   auto waiting = std::async(std::launch::async, [&] {
-    v1::LeaseJobRequest req;
-    req.set_agent_id(agent);
-    req.set_wait_ms(20'000);
-    auto* d = req.add_free_devices();
-    d->set_device_id(1);
-    d->set_soc("Ascend910B2");
-    return scheduler_.LeaseJob(req, [] { return false; });
+    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 20'000), [] { return false; });
   });
+  clock_.AwaitWaiters(1);  // LeaseJob found nothing and waits
   ASSERT_TRUE(scheduler_.Submit("team", Request(1)).ok());
-  auto got = waiting.get();
+  auto got = waiting.get();  // woken by the submit: the clock never moved
   ASSERT_TRUE(got.ok());
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ((*got)->device_id(), 1);
+}
+
+// stop() (client gone, shutdown) changes without a notification: the wait
+// notices it on its next stop check, kStopCheckPeriod later on the clock.
+TEST_F(SchedulerTest, LongPollNoticesStopOnItsNextCheck) {
+  const std::string agent = Register("h1");
+  std::atomic<bool> stop{false};
+  auto waiting = std::async(std::launch::async, [&] {
+    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 20'000), [&] { return stop.load(); });
+  });
+  clock_.AwaitWaiters(1);
+  stop = true;
+  clock_.Advance(milliseconds(199));
+  EXPECT_EQ(waiting.wait_for(seconds(0)), std::future_status::timeout);
+  clock_.Advance(milliseconds(1));
+  auto got = waiting.get();
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->has_value());
 }
 
 // Progress changes a collection (watchers wake) but frees nothing, so

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "npuperf/v1/collection.pb.h"
+#include "server/store/store.h"
+
+namespace npuperf::server {
+
+// Which queued job goes to which offered device, as pure functions (no SQL,
+// no clock): both Store backends call ChooseClaim inside their claim
+// transaction (it is the ClaimChooser the Scheduler passes to
+// Store::ClaimJob), so the policy is decided once, here, and tested without
+// a database.
+
+// Whether a device satisfies a collection's constraints: its SoC is one of
+// `socs` (any when empty), the agent carries every `host_labels` pair
+// (exact value), and its id lies in `device_range` (any when empty; a range
+// that does not parse matches nothing, since Submit already rejected it).
+bool DeviceMatches(const v1::DeviceConstraints& constraints, const OfferedDevice& device,
+                   const std::map<std::string, std::string>& agent_labels);
+
+// The (candidate index, device index) to claim, or nullopt. Candidates come
+// in (priority desc, job_id asc) order. A candidate qualifies when its
+// collection is under max_concurrent_jobs and one offered device matches
+// (the first matching device is taken). The highest priority tier with a
+// qualifying candidate wins; inside it the team with the fewest active jobs
+// goes first (fair sharing between teams), and on a tie the oldest job.
+std::optional<std::pair<size_t, size_t>> ChooseClaim(
+    const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
+    const std::map<std::string, std::string>& agent_labels);
+
+}  // namespace npuperf::server

@@ -1,0 +1,132 @@
+#include "server/core/assignment.h"
+
+#include "gtest/gtest.h"
+
+namespace npuperf::server {
+namespace {
+
+// ---- DeviceMatches: one device against one collection's constraints ----
+
+v1::DeviceConstraints Constraints(std::vector<std::string> socs,
+                                  std::map<std::string, std::string> labels = {},
+                                  const std::string& range = "") {
+  v1::DeviceConstraints c;
+  for (auto& s : socs) c.add_socs(s);
+  for (auto& [k, v] : labels) (*c.mutable_host_labels())[k] = v;
+  c.set_device_range(range);
+  return c;
+}
+
+TEST(DeviceMatchesTest, NoConstraintsMatchEveryDevice) {
+  EXPECT_TRUE(DeviceMatches(Constraints({}), {7, "Ascend910B2"}, {}));
+}
+
+TEST(DeviceMatchesTest, SocMustBeOneOfTheListed) {
+  const auto c = Constraints({"Ascend910B2", "Ascend910B3"});
+  EXPECT_TRUE(DeviceMatches(c, {0, "Ascend910B3"}, {}));
+  EXPECT_FALSE(DeviceMatches(c, {0, "Ascend950PR_9589"}, {}));
+}
+
+TEST(DeviceMatchesTest, EveryHostLabelMustMatchExactly) {
+  const auto c = Constraints({}, {{"rack", "r1"}, {"pool", "ci"}});
+  EXPECT_TRUE(DeviceMatches(c, {0, "x"}, {{"rack", "r1"}, {"pool", "ci"}, {"extra", "y"}}));
+  EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r1"}}));                    // pool missing
+  EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r2"}, {"pool", "ci"}}));  // other value
+}
+
+TEST(DeviceMatchesTest, DeviceIdMustLieInTheRange) {
+  const auto c = Constraints({}, {}, "0-3,6");
+  EXPECT_TRUE(DeviceMatches(c, {2, "x"}, {}));
+  EXPECT_TRUE(DeviceMatches(c, {6, "x"}, {}));
+  EXPECT_FALSE(DeviceMatches(c, {4, "x"}, {}));
+  EXPECT_FALSE(DeviceMatches(Constraints({}, {}, "3-1"), {2, "x"}, {})) << "bad range: nothing";
+}
+
+// ---- ChooseClaim: the pure matching policy ----
+
+struct Candidates {
+  std::vector<v1::CollectionSpec> specs;
+  std::vector<ClaimCandidate> list;
+  void Add(const std::string& team, int priority, int collection_active, int team_active,
+           int cap = 8, const std::string& soc = "") {
+    v1::CollectionSpec spec;
+    spec.set_max_concurrent_jobs(cap);
+    if (!soc.empty()) spec.mutable_constraints()->add_socs(soc);
+    specs.push_back(spec);
+    ClaimCandidate c;
+    c.job_id = static_cast<int64_t>(list.size()) + 1;
+    c.team = team;
+    c.priority = priority;
+    c.collection_active = collection_active;
+    c.team_active = team_active;
+    list.push_back(c);
+  }
+  const std::vector<ClaimCandidate>& Get() {
+    for (size_t i = 0; i < list.size(); ++i) list[i].spec = &specs[i];
+    return list;
+  }
+};
+
+const std::vector<OfferedDevice> kDevices = {{0, "Ascend910B2"}, {1, "Ascend950PR_9589"}};
+
+TEST(ChooseClaimTest, HigherPriorityTierFirst) {
+  Candidates c;
+  c.Add("a", 5, 0, 0);
+  c.Add("b", 0, 0, 0);
+  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 0u);
+}
+
+TEST(ChooseClaimTest, FairShareInsideATier) {
+  Candidates c;
+  c.Add("big", 0, 3, 3);    // team with 3 running jobs, oldest job
+  c.Add("small", 0, 0, 0);  // team with none
+  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 1u);
+}
+
+TEST(ChooseClaimTest, RespectsCapAndConstraints) {
+  Candidates c;
+  c.Add("a", 0, 2, 2, /*cap=*/2);
+  c.Add("b", 0, 0, 0, 8, "Ascend950PR_9589");
+  auto pick = ChooseClaim(c.Get(), kDevices, {});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->first, 1u);
+  EXPECT_EQ(pick->second, 1u);  // only device 1 has that SoC
+  Candidates none;
+  none.Add("a", 0, 0, 0, 8, "Ascend910_9392");
+  EXPECT_FALSE(ChooseClaim(none.Get(), kDevices, {}));
+}
+
+TEST(ChooseClaimTest, FairShareNeverReachesALowerTier) {
+  Candidates c;
+  c.Add("busy", 5, 1, 6);  // higher tier, a team with many active jobs
+  c.Add("idle", 0, 0, 0);  // lower tier, an idle team
+  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 0u);
+}
+
+TEST(ChooseClaimTest, EqualShareKeepsTheOldestJob) {
+  Candidates c;
+  c.Add("a", 0, 1, 1);
+  c.Add("b", 0, 1, 1);
+  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 0u);
+}
+
+TEST(ChooseClaimTest, AnUnmatchedTopTierFallsThroughToTheNext) {
+  Candidates c;
+  c.Add("a", 5, 0, 0, 8, "Ascend910_9392");  // no offered device has it
+  c.Add("b", 5, 4, 4, /*cap=*/4);            // at its cap
+  c.Add("c", 0, 0, 0);
+  EXPECT_EQ(ChooseClaim(c.Get(), kDevices, {})->first, 2u);
+}
+
+TEST(ChooseClaimTest, TakesTheFirstMatchingDevice) {
+  Candidates c;
+  c.Add("a", 0, 0, 0);
+  auto pick = ChooseClaim(c.Get(), {{3, "Ascend910B2"}, {1, "Ascend910B2"}}, {});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->second, 0u);
+  EXPECT_FALSE(ChooseClaim(c.Get(), {}, {})) << "no device offered";
+  EXPECT_FALSE(ChooseClaim({}, kDevices, {})) << "no candidate";
+}
+
+}  // namespace
+}  // namespace npuperf::server

@@ -1,0 +1,110 @@
+// The Scheduler over a real SQLite store (":memory:") and a FakeClock, with
+// the requests tests make of it: bundles, submissions, agents, leases and
+// results. Team "team", agents with two Ascend910B2 devices.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/sha256.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "server/core/scheduler.h"
+#include "server/store/sqlite/sqlite_store.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace npuperf::server {
+
+class SchedulerFixture : public ::testing::Test {
+ protected:
+  SchedulerFixture()
+      : store_(*SqliteStore::Open(":memory:")),
+        metrics_(registry_),
+        scheduler_(*store_, clock_, metrics_, Options()) {}
+
+  static SchedulerOptions Options() {
+    SchedulerOptions o;
+    o.lease_ttl = std::chrono::seconds(30);
+    o.max_lost = 3;
+    return o;
+  }
+
+  std::string Bundle() {
+    const std::string sha = Sha256Hex("tar");
+    EXPECT_TRUE(store_->PutBundle("team", "op", sha, "tar", 0).ok());
+    return sha;
+  }
+
+  v1::SubmitCollectionRequest Request(int jobs, int retry = 0) {
+    v1::SubmitCollectionRequest req;
+    auto* spec = req.mutable_spec();
+    spec->mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+    spec->mutable_params()->set_retry(retry);
+    spec->mutable_case_selector()->set_case_arg("--case-id");
+    auto* op = spec->add_operators();
+    op->set_name("op");
+    op->set_bundle_sha256(Bundle());
+    op->set_op_name("kernel");
+    for (int i = 0; i < jobs; ++i) op->add_case_ids("c" + std::to_string(i));
+    return req;
+  }
+
+  std::string Register(const std::string& host) {
+    v1::RegisterAgentRequest req;
+    req.set_host(host);
+    req.set_boot_id("boot");
+    req.set_instance_id("i-" + host);
+    for (int d = 0; d < 2; ++d) {
+      auto* dev = req.add_devices();
+      dev->set_device_id(d);
+      dev->set_soc("Ascend910B2");
+    }
+    auto resp = scheduler_.RegisterAgent(req);
+    EXPECT_TRUE(resp.ok()) << resp.status();
+    return resp->agent_id();
+  }
+
+  static v1::LeaseJobRequest LeaseRequest(const std::string& agent, int device, int wait_ms = 0) {
+    v1::LeaseJobRequest req;
+    req.set_agent_id(agent);
+    req.set_wait_ms(wait_ms);
+    auto* d = req.add_free_devices();
+    d->set_device_id(device);
+    d->set_soc("Ascend910B2");
+    return req;
+  }
+
+  std::optional<v1::JobAssignment> Lease(const std::string& agent, int device) {
+    auto got = scheduler_.LeaseJob(LeaseRequest(agent, device), [] { return false; });
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : std::nullopt;
+  }
+
+  v1::JobState JobState(const std::string& collection_id) {
+    auto c = store_->GetCollection("team", collection_id);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? c->jobs(0).state() : v1::JOB_STATE_UNSPECIFIED;
+  }
+
+  absl::StatusOr<v1::ReportResultResponse> Succeed(const v1::JobAssignment& a,
+                                                   const std::string& uuid, double us) {
+    v1::ReportResultRequest req;
+    req.set_job_id(a.job_id());
+    req.set_attempt(a.attempt());
+    req.set_fencing_token(a.fencing_token());
+    req.set_update_uuid(uuid);
+    req.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    req.mutable_evidence()->mutable_duration()->add_samples_us(us);
+    req.mutable_evidence()->mutable_duration()->set_aggregate_us(us);
+    return scheduler_.ReportResult(req);
+  }
+
+  testing::FakeClock clock_;
+  prometheus::Registry registry_;
+  std::unique_ptr<SqliteStore> store_;
+  ServerMetrics metrics_;
+  Scheduler scheduler_;
+};
+
+}  // namespace npuperf::server
