@@ -28,6 +28,7 @@
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "server/core/read_queries.h"
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
 #include "server/service/query_service.h"
@@ -103,10 +104,11 @@ int Serve(const ServerOptions& opt) {
   Authenticator auth(**store, std::move(tokens), !opt.tokens_file.empty());
   std::atomic<bool> stopping{false};
   ServiceContext sc{auth, metrics};
-  CollectionServiceImpl collections(scheduler, sc, stopping);
+  ReadQueries reads(**store, scheduler.updates());
+  CollectionServiceImpl collections(scheduler, reads, sc, stopping);
   AgentServiceImpl agents(scheduler, sc, stopping);
   ComparisonQueries comparisons(**store, clock);
-  QueryServiceImpl queries(**store, comparisons, sc);
+  QueryServiceImpl queries(reads, comparisons, sc);
 
   std::unique_ptr<prometheus::Exposer> exposer;
   try {

@@ -7,16 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/constants.h"
 
 namespace npuperf::server {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-// Rounds read per store call; a collection or window is paged through.
-constexpr int32_t kPage = 1000;
-// Upper bound on rounds scanned for one regression listing.
-constexpr size_t kMaxScanned = 200000;
 
 // "key=value" with both parts non-empty.
 bool SplitLabel(const std::string& label, std::string* key, std::string* value) {
@@ -38,7 +34,7 @@ absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
   RoundFilter f;
   f.team = team;
   f.collection_id = collection_id;
-  f.limit = kPage;
+  f.limit = kComparisonPage;
   std::vector<v1::Round> out;
   while (true) {
     auto page = store_.ListRounds(f);
@@ -51,11 +47,11 @@ absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
 
 absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::NewestPerCase(RoundFilter filter) {
   filter.newest_first = true;
-  filter.limit = kPage;
+  filter.limit = kComparisonPage;
   std::set<std::string> seen;
   std::vector<v1::Round> out;
   size_t scanned = 0;
-  while (scanned < kMaxScanned) {
+  while (scanned < kMaxComparisonScan) {
     auto page = store_.ListRounds(filter);
     if (!page.ok()) return page.status();
     scanned += page->rounds.size();

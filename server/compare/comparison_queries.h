@@ -1,6 +1,7 @@
 // ComparisonQueries: which rounds to compare, read from the Store, judged by
-// the comparator. The query service only checks shapes and maps statuses;
-// every choice of baseline and candidate lives here.
+// the comparator. Each request is checked here, in one place
+// (INVALID_ARGUMENT naming the field); the query service only authenticates
+// and maps statuses. Every choice of baseline and candidate lives here.
 //
 // Thread-safe (stateless beyond the injected Store and Clock).
 #pragma once

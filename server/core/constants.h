@@ -18,4 +18,27 @@ inline constexpr std::chrono::milliseconds kMaxLeaseWait{30'000};
 // client went away, the server is stopping), which no notification signals.
 inline constexpr std::chrono::milliseconds kStopCheckPeriod{200};
 
+// WatchCollection: re-reads its collection this often even without a change
+// notification.
+inline constexpr std::chrono::seconds kWatchRereadPeriod{5};
+
+// ListCollections: page size when the request gives none, and the largest.
+inline constexpr int32_t kDefaultCollectionsPage = 50;
+inline constexpr int32_t kMaxCollectionsPage = 500;
+
+// ListRounds: page size when the request gives none, and the largest.
+inline constexpr int32_t kDefaultRoundsPage = 100;
+inline constexpr int32_t kMaxRoundsPage = 1000;
+
+// ComparisonQueries: rounds read per store call (collections and windows
+// are paged through), and the most rounds one regression listing scans.
+inline constexpr int32_t kComparisonPage = 1000;
+inline constexpr size_t kMaxComparisonScan = 200'000;
+
+// DownloadBundle: bytes per streamed chunk.
+inline constexpr size_t kBundleChunkBytes = 1 << 20;
+// UploadBundle: a bundle may unpack to this many times the upload limit
+// (SchedulerOptions::max_bundle_bytes).
+inline constexpr int64_t kMaxUnpackedFactor = 4;
+
 }  // namespace npuperf::server

@@ -60,6 +60,20 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   return result;
 }
 
+absl::StatusOr<v1::UploadBundleResponse> Scheduler::UploadBundle(const std::string& team,
+                                                                  const ReadUploadMessage& read) {
+  auto bundle = ReceiveBundle(read, options_.max_bundle_bytes);
+  if (!bundle.ok()) return bundle.status();
+  const v1::BundleHeader& header = bundle->header;
+  auto existed = PutBundle(team, header.name(), header.sha256(), bundle->content);
+  if (!existed.ok()) return existed.status();
+  v1::UploadBundleResponse resp;
+  resp.set_sha256(header.sha256());
+  resp.set_size_bytes(header.size_bytes());
+  resp.set_already_present(*existed);
+  return resp;
+}
+
 absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const std::string& id,
                                                  const std::string& reason) {
   auto orders = store_.CancelCollection(team, id, reason, NowMs());
@@ -81,6 +95,12 @@ std::string Scheduler::AgentIdFor(const v1::RegisterAgentRequest& req) {
 
 absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
     const v1::RegisterAgentRequest& req) {
+  std::vector<FieldViolation> bad;
+  if (req.host().empty()) bad.push_back({"host", "required"});
+  if (req.boot_id().empty()) bad.push_back({"boot_id", "required"});
+  if (req.instance_id().empty()) bad.push_back({"instance_id", "required"});
+  if (req.devices().empty()) bad.push_back({"devices", "at least one device"});
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   const std::string agent_id = AgentIdFor(req);
   absl::Status s = store_.UpsertAgent(agent_id, req, NowMs());
   if (!s.ok()) return s;
@@ -176,10 +196,14 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const v1::LeaseJobReques
 
 absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+  if (req.wait_ms() < 0 || req.wait_ms() > kMaxLeaseWait.count()) {
+    return InvalidArgumentWithFields(
+        {{"wait_ms", absl::StrCat("must be in 0..", kMaxLeaseWait.count())}});
+  }
   auto claim = ClaimRequestFor(req);
   if (!claim.ok()) return claim.status();
-  const int wait_ms = std::clamp(req.wait_ms(), 0, static_cast<int>(kMaxLeaseWait.count()));
-  const Clock::MonotonicTime deadline = clock_.MonotonicNow() + std::chrono::milliseconds(wait_ms);
+  const Clock::MonotonicTime deadline =
+      clock_.MonotonicNow() + std::chrono::milliseconds(req.wait_ms());
   const int64_t call_ms = NowMs();
   while (true) {
     const uint64_t seen = changes_.version();

@@ -14,6 +14,7 @@
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "server/core/assignment.h"
+#include "server/core/bundle_upload.h"
 #include "server/core/change_notifier.h"
 #include "server/core/metrics.h"
 #include "server/store/store.h"
@@ -59,15 +60,24 @@ class Scheduler {
                                  const std::string& sha256, const std::string& content) {
     return store_.PutBundle(team, name, sha256, content, NowMs());
   }
+  // Receives, checks (ReceiveBundle, up to max_bundle_bytes) and stores one
+  // UploadBundle stream.
+  absl::StatusOr<v1::UploadBundleResponse> UploadBundle(const std::string& team,
+                                                        const ReadUploadMessage& read);
+  // A stored bundle's tar, for any agent. NOT_FOUND when unknown.
+  absl::StatusOr<std::string> GetBundle(const std::string& sha256) {
+    return store_.GetBundle(sha256);
+  }
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
                                         const std::string& reason);
 
+  // INVALID_ARGUMENT without host, boot_id, instance_id or devices.
   absl::StatusOr<v1::RegisterAgentResponse> RegisterAgent(const v1::RegisterAgentRequest& req);
   // Renews leases, records device states; answers with directives and cancels.
   absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const v1::Heartbeat& hb);
   // Claims a job for one of the offered devices, waiting up to wait_ms
-  // (at most kMaxLeaseWait) on the clock for work (event-driven). stop()
-  // ends the wait early (client gone, shutdown).
+  // (0..kMaxLeaseWait, else INVALID_ARGUMENT) on the clock for work
+  // (event-driven). stop() ends the wait early (client gone, shutdown).
   absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const v1::LeaseJobRequest& req,
                                                             const std::function<bool()>& stop);
   absl::StatusOr<bool> ReportProgress(const v1::ReportProgressRequest& req);
@@ -83,8 +93,6 @@ class Scheduler {
   // Bumped on every change of a collection or its jobs, claimable or not
   // (WatchCollection waits on it). Every changes() bump bumps it too.
   ChangeNotifier& updates() { return updates_; }
-  const SchedulerOptions& options() const { return options_; }
-  Store& store() { return store_; }
 
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }

@@ -8,9 +8,10 @@
 
 namespace npuperf::server {
 
-// gRPC adapter for AgentService (agent tokens only). LeaseJob long-polls on
-// the scheduler's ChangeNotifier; AgentSession answers each heartbeat with
-// directives and cancellations. Thread-safe.
+// gRPC adapter for AgentService (agent tokens only): Serve, then the
+// Scheduler, which checks the requests. LeaseJob long-polls inside the
+// Scheduler; AgentSession answers each heartbeat with directives and
+// cancellations. Thread-safe.
 class AgentServiceImpl final : public v1::AgentService::Service {
  public:
   AgentServiceImpl(Scheduler& scheduler, ServiceContext sc, std::atomic<bool>& stopping);

@@ -3,18 +3,20 @@
 #include <atomic>
 
 #include "npuperf/v1/collection_service.grpc.pb.h"
+#include "server/core/read_queries.h"
 #include "server/core/scheduler.h"
 #include "server/service/serve.h"
 
 namespace npuperf::server {
 
-// gRPC adapter for CollectionService: shape checks -> Scheduler/Store ->
-// status mapping. Uses the synchronous API with grpc's bounded thread pool
-// (style.md §6 allows it for v1); streams wait on the scheduler's
-// ChangeNotifier, never by polling the client. Thread-safe.
+// gRPC adapter for CollectionService (team tokens): Serve, then the
+// Scheduler (writes) or ReadQueries (reads, watches), which check the
+// requests. Uses the synchronous API with grpc's bounded thread pool
+// (style.md §6 allows it for v1). Thread-safe.
 class CollectionServiceImpl final : public v1::CollectionService::Service {
  public:
-  CollectionServiceImpl(Scheduler& scheduler, ServiceContext sc, std::atomic<bool>& stopping);
+  CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads, ServiceContext sc,
+                        std::atomic<bool>& stopping);
 
   grpc::Status SubmitCollection(grpc::ServerContext* ctx, const v1::SubmitCollectionRequest* req,
                                 v1::SubmitCollectionResponse* resp) override;
@@ -32,6 +34,7 @@ class CollectionServiceImpl final : public v1::CollectionService::Service {
 
  private:
   Scheduler& scheduler_;
+  ReadQueries& reads_;
   ServiceContext sc_;
   std::atomic<bool>& stopping_;
 };

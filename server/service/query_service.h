@@ -2,16 +2,17 @@
 
 #include "npuperf/v1/query_service.grpc.pb.h"
 #include "server/compare/comparison_queries.h"
-#include "server/core/scheduler.h"
+#include "server/core/read_queries.h"
 #include "server/service/serve.h"
 
 namespace npuperf::server {
 
-// gRPC adapter for QueryService: rounds and agents straight from the Store,
-// comparisons through ComparisonQueries. Thread-safe.
+// gRPC adapter for QueryService (team tokens): Serve, then ReadQueries
+// (rounds, agents) or ComparisonQueries (comparisons, baselines,
+// regressions), which check the requests. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(Store& store, ComparisonQueries& comparisons, ServiceContext sc);
+  QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -32,7 +33,16 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                           v1::ListAgentsResponse* resp) override;
 
  private:
-  Store& store_;
+  // ServeReply for a team's call of one query method: method(team, *req).
+  template <typename Queries, typename Req, typename Resp>
+  grpc::Status Forward(const char* name, grpc::ServerContext* ctx, Queries& queries,
+                       absl::StatusOr<Resp> (Queries::*method)(const std::string&, const Req&),
+                       const Req* req, Resp* resp) {
+    return ServeReply(sc_, name, ctx, false, resp,
+                      [&](const Principal& p) { return (queries.*method)(p.name, *req); });
+  }
+
+  ReadQueries& reads_;
   ComparisonQueries& comparisons_;
   ServiceContext sc_;
 };

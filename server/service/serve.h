@@ -1,13 +1,15 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/status_util.h"
 #include "grpcpp/server_context.h"
 #include "server/core/auth.h"
-#include "server/store/db_deadline.h"
 #include "server/core/metrics.h"
+#include "server/store/db_deadline.h"
 
 namespace npuperf::server {
 
@@ -17,28 +19,54 @@ struct ServiceContext {
   ServerMetrics& metrics;
 };
 
-// Authenticates the caller (agents only where agent_only), runs the handler
-// with the principal under the call's deadline (the store's statements stop
-// there, R9), counts the request and maps the status once (R2).
+// The caller's principal, or why the call is refused: UNAUTHENTICATED
+// without a known bearer token, PERMISSION_DENIED when an agent token calls
+// a team service or a team token calls AgentService (auth disabled: anyone
+// may call anything).
+inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContext& ctx,
+                                           bool agent_only) {
+  std::string authorization;
+  auto md = ctx.client_metadata().find("authorization");
+  if (md != ctx.client_metadata().end()) authorization.assign(md->second.data(), md->second.size());
+  auto principal = sc.auth.Authenticate(authorization);
+  if (!principal.ok()) return principal.status();
+  if (sc.auth.required() && agent_only != (principal->kind == "agent")) {
+    return absl::PermissionDeniedError(agent_only ? "only agent tokens may call AgentService"
+                                                  : "agent tokens may only call AgentService");
+  }
+  return principal;
+}
+
+// The one wrapper of every RPC: authorizes the caller (agents only where
+// agent_only), runs the handler with the principal under the
+// call's deadline (the store's statements stop there, R9), counts the
+// request and maps the status once (R2).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
                    bool agent_only, F&& handler) {
-  std::string authorization;
-  auto md = ctx->client_metadata().find("authorization");
-  if (md != ctx->client_metadata().end()) authorization.assign(md->second.data(), md->second.size());
   absl::Status status;
-  auto principal = sc.auth.Authenticate(authorization);
+  auto principal = Authorize(sc, *ctx, agent_only);
   if (!principal.ok()) {
     status = principal.status();
-  } else if (sc.auth.required() && agent_only != (principal->kind == "agent")) {
-    status = absl::PermissionDeniedError(agent_only ? "only agent tokens may call AgentService"
-                                                    : "agent tokens may only call AgentService");
   } else {
     DbDeadlineScope deadline(ctx->deadline());
     status = handler(*principal);
   }
   sc.metrics.CountRequest(method, absl::StatusCodeToString(status.code()));
   return ToGrpcStatus(status);
+}
+
+// Serve for a unary call whose domain answer is the response itself: call
+// maps the principal to absl::StatusOr<Resp>, copied into *resp when OK.
+template <typename Resp, typename F>
+grpc::Status ServeReply(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
+                        bool agent_only, Resp* resp, F&& call) {
+  return Serve(sc, method, ctx, agent_only, [&](const Principal& p) -> absl::Status {
+    absl::StatusOr<Resp> out = call(p);
+    if (!out.ok()) return out.status();
+    *resp = *std::move(out);
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace npuperf::server

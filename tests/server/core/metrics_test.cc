@@ -156,7 +156,7 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
   r.set_fencing_token(a->fencing_token() - 1);  // stale
   EXPECT_FALSE(scheduler_.ReportResult(r).ok());
   ASSERT_TRUE(Lease(agent, 1));
-  clock_.Advance(scheduler_.options().lease_ttl + milliseconds(1));
+  clock_.Advance(SchedulerOptions().lease_ttl + milliseconds(1));
   ASSERT_TRUE(scheduler_.ExpireLeases().ok());
   EXPECT_EQ(metrics_.results_stored.Value(), 1);
   EXPECT_EQ(metrics_.results_duplicate.Value(), 1);

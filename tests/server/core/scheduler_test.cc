@@ -142,6 +142,20 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
   EXPECT_TRUE(absl::IsNotFound(scheduler_.Cancel("other-team", submitted->first.id(), "").status()));
 }
 
+TEST_F(SchedulerTest, ShapeChecksOfAgentRequests) {
+  v1::RegisterAgentRequest bare;
+  auto registered = scheduler_.RegisterAgent(bare);
+  ASSERT_TRUE(absl::IsInvalidArgument(registered.status())) << registered.status();
+  EXPECT_EQ(FieldViolationsOf(registered.status()).size(), 4u);  // host, boot, instance, devices
+  const std::string agent = Register("h1");
+  for (int wait_ms : {-1, 30'001}) {
+    auto got = scheduler_.LeaseJob(LeaseRequest(agent, 0, wait_ms), [] { return false; });
+    ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << wait_ms;
+    EXPECT_EQ(FieldViolationsOf(got.status()).at(0).field, "wait_ms");
+  }
+  EXPECT_EQ(clock_.waiters(), 0u);
+}
+
 // Lease TTLs run on the injected clock: a lease survives until its TTL has
 // passed on the clock and is taken back at the first ExpireLeases after.
 TEST_F(SchedulerTest, LeaseExpiresWhenTheClockPassesTheTtl) {

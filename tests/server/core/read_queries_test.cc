@@ -1,0 +1,202 @@
+#include "server/core/read_queries.h"
+
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "common/status_util.h"
+#include "gtest/gtest.h"
+#include "server/core/constants.h"
+#include "tests/server/core/scheduler_fixture.h"
+
+namespace npuperf::server {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// The events a watch emitted, read by the test thread as they arrive.
+class Events {
+ public:
+  ReadQueries::WatchSink Sink(bool accept = true) {
+    return [this, accept](const v1::WatchCollectionResponse& e) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back(e);
+      return accept;
+    };
+  }
+  // Blocks until n events arrived (an event-driven wait, not a timed one).
+  v1::WatchCollectionResponse AwaitEvent(size_t n) {
+    absl::MutexLock lock(&mu_);
+    auto arrived = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return events_.size() >= n; };
+    mu_.Await(absl::Condition(&arrived));
+    return events_[n - 1];
+  }
+  size_t size() {
+    absl::MutexLock lock(&mu_);
+    return events_.size();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<v1::WatchCollectionResponse> events_ ABSL_GUARDED_BY(mu_);
+};
+
+class ReadQueriesTest : public SchedulerFixture {
+ protected:
+  std::string Submit(int jobs = 1) {
+    auto c = scheduler_.Submit("team", Request(jobs));
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? c->first.id() : "";
+  }
+
+  std::future<absl::Status> Watch(const std::string& team, const std::string& id,
+                                  ReadQueries::WatchSink sink) {
+    v1::WatchCollectionRequest req;
+    req.set_collection_id(id);
+    return std::async(std::launch::async, [this, team, req, sink] {
+      return reads_.WatchCollection(team, req, [this] { return stop_.load(); }, sink);
+    });
+  }
+
+  static std::vector<std::string> Fields(const absl::Status& s) {
+    std::vector<std::string> out;
+    for (const auto& v : FieldViolationsOf(s)) out.push_back(v.field);
+    return out;
+  }
+
+  ReadQueries reads_{*store_, scheduler_.updates()};
+  std::atomic<bool> stop_{false};
+  Events events_;
+};
+
+TEST_F(ReadQueriesTest, AnotherTeamsCollectionIsNotFound) {
+  v1::GetCollectionRequest req;
+  req.set_collection_id(Submit());
+  auto mine = reads_.GetCollection("team", req);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_EQ(mine->collection().id(), req.collection_id());
+  EXPECT_TRUE(absl::IsNotFound(reads_.GetCollection("other", req).status()));
+}
+
+TEST_F(ReadQueriesTest, ListCollectionsPagesNewestFirst) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(Submit());
+    clock_.Advance(seconds(1));
+  }
+  v1::ListCollectionsRequest req;
+  req.set_page_size(2);
+  auto first = reads_.ListCollections("team", req);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(first->collections_size(), 2);
+  EXPECT_EQ(first->collections(0).id(), ids[2]);
+  EXPECT_FALSE(first->next_page_token().empty());
+  req.set_page_token(first->next_page_token());
+  auto second = reads_.ListCollections("team", req);
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_EQ(second->collections_size(), 1);
+  EXPECT_EQ(second->collections(0).id(), ids[0]);
+  EXPECT_TRUE(second->next_page_token().empty()) << "a short page is the last";
+  EXPECT_EQ(reads_.ListCollections("other", {})->collections_size(), 0);
+}
+
+TEST_F(ReadQueriesTest, ListCollectionsChecksPageSizeAndToken) {
+  v1::ListCollectionsRequest req;
+  req.set_page_size(kMaxCollectionsPage + 1);
+  auto big = reads_.ListCollections("team", req);
+  ASSERT_TRUE(absl::IsInvalidArgument(big.status()));
+  EXPECT_EQ(FieldViolationsOf(big.status()).at(0).description, "must be in 0..500");
+  req.set_page_size(-1);
+  EXPECT_EQ(Fields(reads_.ListCollections("team", req).status()),
+            std::vector<std::string>{"page_size"});
+  req.set_page_size(0);
+  req.set_page_token("no-separator");
+  EXPECT_EQ(Fields(reads_.ListCollections("team", req).status()),
+            std::vector<std::string>{"page_token"});
+}
+
+TEST_F(ReadQueriesTest, ListRoundsReportsEveryBadFieldAtOnce) {
+  v1::ListRoundsRequest req;
+  req.set_page_size(kMaxRoundsPage + 1);
+  req.set_page_token("x");
+  auto got = reads_.ListRounds("team", req);
+  ASSERT_TRUE(absl::IsInvalidArgument(got.status()));
+  EXPECT_EQ(Fields(got.status()),
+            (std::vector<std::string>{"operator_name", "page_size", "page_token"}));
+}
+
+TEST_F(ReadQueriesTest, RoundsAreReadForTheirTeamOnly) {
+  Submit();
+  auto a = Lease(Register("h1"), 0);
+  ASSERT_TRUE(a);
+  auto stored = Succeed(*a, "u1", 12.5);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  v1::ListRoundsRequest list;
+  list.set_operator_name("op");
+  auto page = reads_.ListRounds("team", list);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_EQ(page->rounds_size(), 1);
+  EXPECT_EQ(page->rounds(0).id(), stored->round_id());
+  EXPECT_EQ(reads_.ListRounds("other", list)->rounds_size(), 0);
+  v1::GetRoundRequest get;
+  get.set_round_id(stored->round_id());
+  EXPECT_TRUE(reads_.GetRound("team", get).ok());
+  EXPECT_TRUE(absl::IsNotFound(reads_.GetRound("other", get).status()));
+  auto agents = reads_.ListAgents();
+  ASSERT_TRUE(agents.ok());
+  EXPECT_EQ(agents->agents_size(), 1);
+}
+
+// A watch sends the snapshot at once, then an event per change, woken by
+// the scheduler's notifications (the clock never moves), until terminal.
+TEST_F(ReadQueriesTest, WatchFollowsChangesUntilTerminal) {
+  const std::string id = Submit();
+  const std::string agent = Register("h1");
+  auto watch = Watch("team", id, events_.Sink());
+  EXPECT_EQ(events_.AwaitEvent(1).sequence(), 1);
+  auto a = Lease(agent, 0);
+  ASSERT_TRUE(a);
+  const auto leased = events_.AwaitEvent(2);
+  EXPECT_EQ(leased.sequence(), 2);
+  EXPECT_EQ(leased.changed_job().state(), v1::JOB_STATE_LEASED);
+  ASSERT_TRUE(Succeed(*a, "u1", 12.5).ok());
+  const auto done = events_.AwaitEvent(3);
+  EXPECT_EQ(done.collection().state(), v1::COLLECTION_STATE_SUCCEEDED);
+  EXPECT_TRUE(watch.get().ok());
+  EXPECT_EQ(events_.size(), 3u);
+}
+
+// What no notification reports (here a change made behind the scheduler's
+// back) a watch still sees on its periodic re-read, kWatchRereadPeriod on
+// the clock after its last read.
+TEST_F(ReadQueriesTest, WatchRereadsOnTheClockWithoutANotification) {
+  const std::string id = Submit();
+  auto watch = Watch("team", id, events_.Sink());
+  events_.AwaitEvent(1);
+  clock_.AwaitWaiters(1);
+  ASSERT_TRUE(store_->CancelCollection("team", id, "behind its back", 0).ok());
+  clock_.Advance(kWatchRereadPeriod - milliseconds(1));
+  EXPECT_EQ(events_.size(), 1u);
+  clock_.Advance(milliseconds(1));
+  EXPECT_EQ(events_.AwaitEvent(2).collection().state(), v1::COLLECTION_STATE_CANCELLED);
+  EXPECT_TRUE(watch.get().ok());
+}
+
+TEST_F(ReadQueriesTest, WatchEndsWhenStoppedOrRefusedOrNotFound) {
+  const std::string id = Submit();
+  auto stopped = Watch("team", id, events_.Sink());
+  events_.AwaitEvent(1);
+  clock_.AwaitWaiters(1);
+  stop_ = true;
+  clock_.Advance(kStopCheckPeriod);
+  EXPECT_TRUE(absl::IsUnavailable(stopped.get()));
+  stop_ = false;
+  Events refusing;
+  EXPECT_TRUE(absl::IsCancelled(Watch("team", id, refusing.Sink(false)).get()));
+  EXPECT_EQ(refusing.size(), 1u);
+  EXPECT_TRUE(absl::IsNotFound(Watch("other", id, refusing.Sink()).get()));
+}
+
+}  // namespace
+}  // namespace npuperf::server
