@@ -176,14 +176,15 @@ int TokenHash() {
   return 0;
 }
 
-int TokenCreate(const std::string& db, const std::string& kind, const std::string& name) {
+int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& name) {
   auto store = OpenStore(db);
   if (!store.ok()) return Fail(store.status());
   absl::BitGen gen;
   const std::string token = absl::StrFormat("npt_%016x%016x", absl::Uniform<uint64_t>(gen),
                                             absl::Uniform<uint64_t>(gen));
   RealClock clock;
-  auto s = (*store)->InsertToken(Sha256Hex(token), kind, name, ToUnixMillis(clock.SystemNow()));
+  auto s = (*store)->InsertToken(Sha256Hex(token), PrincipalKindName(kind), name,
+                                 ToUnixMillis(clock.SystemNow()));
   if (!s.ok()) return Fail(s);
   std::cout << token << "\n";
   return 0;
@@ -235,7 +236,8 @@ int main(int argc, char** argv) {
   if (migrate->parsed()) return Migrate(migrate_db);
   if (token->parsed()) {
     if (token->get_subcommand("hash")->parsed()) return TokenHash();
-    return TokenCreate(token_db, team.empty() ? "agent" : "team", team.empty() ? agent : team);
+    return TokenCreate(token_db, team.empty() ? PrincipalKind::kAgent : PrincipalKind::kTeam,
+                       team.empty() ? agent : team);
   }
   opt.scheduler.lease_ttl = std::chrono::milliseconds(lease_ms);
   opt.scheduler.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);

@@ -14,8 +14,18 @@ Authenticator::Authenticator(Store& store, std::map<std::string, Principal> file
                              bool required)
     : store_(store), file_tokens_(std::move(file_tokens)), required_(required) {}
 
+const char* PrincipalKindName(PrincipalKind kind) {
+  return kind == PrincipalKind::kAgent ? "agent" : "team";
+}
+
+std::optional<PrincipalKind> ParsePrincipalKind(std::string_view text) {
+  if (text == "team") return PrincipalKind::kTeam;
+  if (text == "agent") return PrincipalKind::kAgent;
+  return std::nullopt;
+}
+
 absl::StatusOr<Principal> Authenticator::Authenticate(const std::string& authorization) {
-  if (!required_) return Principal{"team", "default"};
+  if (!required_) return Principal{PrincipalKind::kTeam, "default"};
   absl::string_view value = authorization;
   if (!absl::ConsumePrefix(&value, "Bearer ") || value.empty()) {
     return absl::UnauthenticatedError("missing bearer token (authorization: Bearer <token>)");
@@ -23,9 +33,11 @@ absl::StatusOr<Principal> Authenticator::Authenticate(const std::string& authori
   const std::string hash = Sha256Hex(std::string(absl::StripAsciiWhitespace(value)));
   if (auto it = file_tokens_.find(hash); it != file_tokens_.end()) return it->second;
   auto stored = store_.LookupToken(hash);
-  if (stored.ok()) return Principal{stored->first, stored->second};
   if (absl::IsNotFound(stored.status())) return absl::UnauthenticatedError("unknown token");
-  return stored.status();
+  if (!stored.ok()) return stored.status();
+  const std::optional<PrincipalKind> kind = ParsePrincipalKind(stored->first);
+  if (!kind) return absl::InternalError(absl::StrCat("token of unknown kind ", stored->first));
+  return Principal{*kind, stored->second};
 }
 
 absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::filesystem::path& path) {
@@ -37,11 +49,13 @@ absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::files
     absl::string_view text = absl::StripAsciiWhitespace(line);
     if (text.empty() || text.front() == '#') continue;
     std::vector<std::string> parts = absl::StrSplit(text, ' ', absl::SkipEmpty());
-    if (parts.size() != 3 || (parts[0] != "team" && parts[0] != "agent") || !IsSha256Hex(parts[2])) {
+    const std::optional<PrincipalKind> kind =
+        parts.size() == 3 ? ParsePrincipalKind(parts[0]) : std::nullopt;
+    if (!kind || !IsSha256Hex(parts[2])) {
       return absl::InvalidArgumentError(absl::StrCat(
           path.string(), ":", n, ": want 'team|agent NAME SHA256HEX' (hash with `npuperf-server token hash`)"));
     }
-    out[parts[2]] = Principal{parts[0], parts[1]};
+    out[parts[2]] = Principal{*kind, parts[1]};
   }
   return out;
 }

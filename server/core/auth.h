@@ -2,16 +2,29 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
 
+// What a bearer token stands for.
+enum class PrincipalKind {
+  kTeam,   // submits and queries (CollectionService, QueryService)
+  kAgent,  // runs jobs (AgentService)
+};
+
+// "team" / "agent": the text of tokens files and the tokens table.
+const char* PrincipalKindName(PrincipalKind kind);
+// The kind that text names; nullopt for anything else.
+std::optional<PrincipalKind> ParsePrincipalKind(std::string_view text);
+
 // Who is calling: a team or an agent.
 struct Principal {
-  std::string kind;  // "team" or "agent"
+  PrincipalKind kind = PrincipalKind::kTeam;
   std::string name;
 };
 
@@ -25,7 +38,8 @@ class Authenticator {
   Authenticator(Store& store, std::map<std::string, Principal> file_tokens, bool required);
 
   // From the "authorization" metadata value ("Bearer <token>").
-  // UNAUTHENTICATED when missing or unknown.
+  // UNAUTHENTICATED when missing or unknown; INTERNAL for a stored token of
+  // a kind other than team or agent (the schema forbids it).
   absl::StatusOr<Principal> Authenticate(const std::string& authorization);
   bool required() const { return required_; }
 

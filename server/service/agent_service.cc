@@ -11,14 +11,14 @@ AgentServiceImpl::AgentServiceImpl(Scheduler& scheduler, ServiceContext sc,
 grpc::Status AgentServiceImpl::RegisterAgent(grpc::ServerContext* ctx,
                                              const v1::RegisterAgentRequest* req,
                                              v1::RegisterAgentResponse* resp) {
-  return ServeReply(sc_, "RegisterAgent", ctx, true, resp,
+  return ServeReply(sc_, "RegisterAgent", ctx, PrincipalKind::kAgent, resp,
                     [&](const Principal&) { return scheduler_.RegisterAgent(*req); });
 }
 
 grpc::Status AgentServiceImpl::AgentSession(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::AgentSessionResponse, v1::AgentSessionRequest>* stream) {
-  return Serve(sc_, "AgentSession", ctx, true,
+  return Serve(sc_, "AgentSession", ctx, PrincipalKind::kAgent,
                [&](const Principal&) -> absl::Status {
                  v1::AgentSessionRequest req;
                  while (!stopping_ && stream->Read(&req)) {
@@ -33,7 +33,7 @@ grpc::Status AgentServiceImpl::AgentSession(
 
 grpc::Status AgentServiceImpl::LeaseJob(grpc::ServerContext* ctx, const v1::LeaseJobRequest* req,
                                         v1::LeaseJobResponse* resp) {
-  return Serve(sc_, "LeaseJob", ctx, true, [&](const Principal&) -> absl::Status {
+  return Serve(sc_, "LeaseJob", ctx, PrincipalKind::kAgent, [&](const Principal&) -> absl::Status {
     if (stopping_) return absl::UnavailableError("server is shutting down");
     auto got = scheduler_.LeaseJob(*req, [&] { return ctx->IsCancelled() || stopping_.load(); });
     if (!got.ok()) return got.status();
@@ -45,7 +45,7 @@ grpc::Status AgentServiceImpl::LeaseJob(grpc::ServerContext* ctx, const v1::Leas
 grpc::Status AgentServiceImpl::ReportProgress(grpc::ServerContext* ctx,
                                               const v1::ReportProgressRequest* req,
                                               v1::ReportProgressResponse* resp) {
-  return Serve(sc_, "ReportProgress", ctx, true,
+  return Serve(sc_, "ReportProgress", ctx, PrincipalKind::kAgent,
                [&](const Principal&) -> absl::Status {
                  auto cancel = scheduler_.ReportProgress(*req);
                  if (!cancel.ok()) return cancel.status();
@@ -57,14 +57,14 @@ grpc::Status AgentServiceImpl::ReportProgress(grpc::ServerContext* ctx,
 grpc::Status AgentServiceImpl::ReportResult(grpc::ServerContext* ctx,
                                             const v1::ReportResultRequest* req,
                                             v1::ReportResultResponse* resp) {
-  return ServeReply(sc_, "ReportResult", ctx, true, resp,
+  return ServeReply(sc_, "ReportResult", ctx, PrincipalKind::kAgent, resp,
                     [&](const Principal&) { return scheduler_.ReportResult(*req); });
 }
 
 grpc::Status AgentServiceImpl::DownloadBundle(grpc::ServerContext* ctx,
                                               const v1::DownloadBundleRequest* req,
                                               grpc::ServerWriter<v1::DownloadBundleResponse>* writer) {
-  return Serve(sc_, "DownloadBundle", ctx, true,
+  return Serve(sc_, "DownloadBundle", ctx, PrincipalKind::kAgent,
                [&](const Principal&) -> absl::Status {
                  auto content = scheduler_.GetBundle(req->sha256());
                  if (!content.ok()) return content.status();

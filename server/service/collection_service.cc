@@ -9,7 +9,7 @@ CollectionServiceImpl::CollectionServiceImpl(Scheduler& scheduler, ReadQueries& 
 grpc::Status CollectionServiceImpl::SubmitCollection(grpc::ServerContext* ctx,
                                                      const v1::SubmitCollectionRequest* req,
                                                      v1::SubmitCollectionResponse* resp) {
-  return Serve(sc_, "SubmitCollection", ctx, false,
+  return Serve(sc_, "SubmitCollection", ctx, PrincipalKind::kTeam,
                [&](const Principal& p) -> absl::Status {
                  if (stopping_) return absl::UnavailableError("server is shutting down");
                  auto result = scheduler_.Submit(p.name, *req);
@@ -23,21 +23,21 @@ grpc::Status CollectionServiceImpl::SubmitCollection(grpc::ServerContext* ctx,
 grpc::Status CollectionServiceImpl::GetCollection(grpc::ServerContext* ctx,
                                                   const v1::GetCollectionRequest* req,
                                                   v1::GetCollectionResponse* resp) {
-  return ServeReply(sc_, "GetCollection", ctx, false, resp,
+  return ServeReply(sc_, "GetCollection", ctx, PrincipalKind::kTeam, resp,
                     [&](const Principal& p) { return reads_.GetCollection(p.name, *req); });
 }
 
 grpc::Status CollectionServiceImpl::ListCollections(grpc::ServerContext* ctx,
                                                     const v1::ListCollectionsRequest* req,
                                                     v1::ListCollectionsResponse* resp) {
-  return ServeReply(sc_, "ListCollections", ctx, false, resp,
+  return ServeReply(sc_, "ListCollections", ctx, PrincipalKind::kTeam, resp,
                     [&](const Principal& p) { return reads_.ListCollections(p.name, *req); });
 }
 
 grpc::Status CollectionServiceImpl::WatchCollection(
     grpc::ServerContext* ctx, const v1::WatchCollectionRequest* req,
     grpc::ServerWriter<v1::WatchCollectionResponse>* writer) {
-  return Serve(sc_, "WatchCollection", ctx, false, [&](const Principal& p) {
+  return Serve(sc_, "WatchCollection", ctx, PrincipalKind::kTeam, [&](const Principal& p) {
     return reads_.WatchCollection(
         p.name, *req, [&] { return ctx->IsCancelled() || stopping_.load(); },
         [&](const v1::WatchCollectionResponse& event) { return writer->Write(event); });
@@ -47,7 +47,7 @@ grpc::Status CollectionServiceImpl::WatchCollection(
 grpc::Status CollectionServiceImpl::CancelCollection(grpc::ServerContext* ctx,
                                                      const v1::CancelCollectionRequest* req,
                                                      v1::CancelCollectionResponse* resp) {
-  return Serve(sc_, "CancelCollection", ctx, false,
+  return Serve(sc_, "CancelCollection", ctx, PrincipalKind::kTeam,
                [&](const Principal& p) -> absl::Status {
                  auto c = scheduler_.Cancel(p.name, req->collection_id(), req->reason());
                  if (!c.ok()) return c.status();
@@ -59,7 +59,7 @@ grpc::Status CollectionServiceImpl::CancelCollection(grpc::ServerContext* ctx,
 grpc::Status CollectionServiceImpl::UploadBundle(grpc::ServerContext* ctx,
                                                  grpc::ServerReader<v1::UploadBundleRequest>* reader,
                                                  v1::UploadBundleResponse* resp) {
-  return ServeReply(sc_, "UploadBundle", ctx, false, resp, [&](const Principal& p) {
+  return ServeReply(sc_, "UploadBundle", ctx, PrincipalKind::kTeam, resp, [&](const Principal& p) {
     return scheduler_.UploadBundle(p.name,
                                    [reader](v1::UploadBundleRequest* msg) { return reader->Read(msg); });
   });

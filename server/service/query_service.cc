@@ -52,7 +52,7 @@ grpc::Status QueryServiceImpl::PinBaseline(grpc::ServerContext* ctx,
 
 grpc::Status QueryServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest*,
                                           v1::ListAgentsResponse* resp) {
-  return ServeReply(sc_, "ListAgents", ctx, false, resp,
+  return ServeReply(sc_, "ListAgents", ctx, PrincipalKind::kTeam, resp,
                     [&](const Principal&) { return reads_.ListAgents(); });
 }
 

@@ -38,7 +38,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   grpc::Status Forward(const char* name, grpc::ServerContext* ctx, Queries& queries,
                        absl::StatusOr<Resp> (Queries::*method)(const std::string&, const Req&),
                        const Req* req, Resp* resp) {
-    return ServeReply(sc_, name, ctx, false, resp,
+    return ServeReply(sc_, name, ctx, PrincipalKind::kTeam, resp,
                       [&](const Principal& p) { return (queries.*method)(p.name, *req); });
   }
 

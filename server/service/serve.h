@@ -24,28 +24,29 @@ struct ServiceContext {
 // a team service or a team token calls AgentService (auth disabled: anyone
 // may call anything).
 inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContext& ctx,
-                                           bool agent_only) {
+                                           PrincipalKind serves) {
   std::string authorization;
   auto md = ctx.client_metadata().find("authorization");
   if (md != ctx.client_metadata().end()) authorization.assign(md->second.data(), md->second.size());
   auto principal = sc.auth.Authenticate(authorization);
   if (!principal.ok()) return principal.status();
-  if (sc.auth.required() && agent_only != (principal->kind == "agent")) {
-    return absl::PermissionDeniedError(agent_only ? "only agent tokens may call AgentService"
-                                                  : "agent tokens may only call AgentService");
+  if (sc.auth.required() && principal->kind != serves) {
+    return absl::PermissionDeniedError(serves == PrincipalKind::kAgent
+                                           ? "only agent tokens may call AgentService"
+                                           : "agent tokens may only call AgentService");
   }
   return principal;
 }
 
-// The one wrapper of every RPC: authorizes the caller (agents only where
-// agent_only), runs the handler with the principal under the
+// The one wrapper of every RPC: authorizes the caller for the principal
+// kind the service `serves`, runs the handler with the principal under the
 // call's deadline (the store's statements stop there, R9), counts the
 // request and maps the status once (R2).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
-                   bool agent_only, F&& handler) {
+                   PrincipalKind serves, F&& handler) {
   absl::Status status;
-  auto principal = Authorize(sc, *ctx, agent_only);
+  auto principal = Authorize(sc, *ctx, serves);
   if (!principal.ok()) {
     status = principal.status();
   } else {
@@ -60,8 +61,8 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
 // maps the principal to absl::StatusOr<Resp>, copied into *resp when OK.
 template <typename Resp, typename F>
 grpc::Status ServeReply(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
-                        bool agent_only, Resp* resp, F&& call) {
-  return Serve(sc, method, ctx, agent_only, [&](const Principal& p) -> absl::Status {
+                        PrincipalKind serves, Resp* resp, F&& call) {
+  return Serve(sc, method, ctx, serves, [&](const Principal& p) -> absl::Status {
     absl::StatusOr<Resp> out = call(p);
     if (!out.ok()) return out.status();
     *resp = *std::move(out);
