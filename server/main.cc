@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <thread>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "absl/random/random.h"
@@ -28,7 +28,8 @@
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
-#include "server/core/read_queries.h"
+#include "server/core/constants.h"
+#include "server/core/reaper.h"
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
 #include "server/service/query_service.h"
@@ -77,7 +78,7 @@ std::unique_ptr<grpc::Server> BuildGrpcServer(const ServerOptions& opt,
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
                              keepalive::kServerMinPingIntervalMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
   for (auto* s : services) builder.RegisterService(s);
   return builder.BuildAndStart();
 }
@@ -86,76 +87,109 @@ std::string HostOf(const std::string& address) {
   return address.substr(0, address.rfind(':'));
 }
 
+absl::StatusOr<std::map<std::string, Principal>> FileTokens(const ServerOptions& opt) {
+  if (opt.tokens_file.empty()) return std::map<std::string, Principal>();
+  return LoadTokensFile(opt.tokens_file);
+}
+
+absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
+    const ServerOptions& opt, std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(opt.metrics_listen);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what()));
+  }
+  exposer->RegisterCollectable(registry);
+  return exposer;
+}
+
+// The first log line carries the chosen addresses (tests start with port 0).
+void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& exposer) {
+  LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
+                                 HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(),
+                                 " db ", opt.db, opt.tls_cert.empty() ? "" : " tls"));
+  if (opt.tokens_file.empty()) {
+    LogWarning("server", "no --tokens-file: authentication disabled (development mode)");
+  }
+}
+
+// SIGTERM and SIGINT: main blocks them in every thread, Serve takes them
+// synchronously with sigwait.
+sigset_t StopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+// Blocks until a stop signal arrives; returns it.
+int AwaitStopSignal() {
+  const sigset_t signals = StopSignals();
+  int sig = 0;
+  sigwait(&signals, &sig);
+  return sig;
+}
+
+// The domain objects and adapters of one serving process, built over an
+// open store; the members are destroyed in reverse order.
+struct Server {
+  Server(Store& store, Clock& clock, const ServerOptions& opt, std::map<std::string, Principal> tokens)
+      : registry(std::make_shared<prometheus::Registry>()),
+        metrics(*registry),
+        scheduler(store, clock, metrics, opt.scheduler),
+        auth(store, std::move(tokens), !opt.tokens_file.empty()),
+        reads(store, scheduler.updates()),
+        comparisons(store, clock),
+        collections(scheduler, reads, ServiceContext{auth, metrics}, stopping),
+        agents(scheduler, ServiceContext{auth, metrics}, stopping),
+        queries(reads, comparisons, ServiceContext{auth, metrics}) {}
+
+  std::shared_ptr<prometheus::Registry> registry;
+  ServerMetrics metrics;
+  Scheduler scheduler;
+  Authenticator auth;
+  ReadQueries reads;
+  ComparisonQueries comparisons;
+  std::atomic<bool> stopping{false};
+  CollectionServiceImpl collections;
+  AgentServiceImpl agents;
+  QueryServiceImpl queries;
+};
+
+// Drains at SIGTERM: health NOT_SERVING, refuse new work, wake every
+// long-poll and watch, stop the reaper, and give in-flight RPCs the grace.
+void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
+           const ServerOptions& opt) {
+  grpc_server.GetHealthCheckService()->SetServingStatus(false);
+  s.stopping = true;
+  reaper.Stop();
+  s.scheduler.changes().WakeAll();
+  s.scheduler.updates().WakeAll();
+  grpc_server.Shutdown(clock.SystemNow() + opt.shutdown_grace);
+}
+
 int Serve(const ServerOptions& opt) {
   auto creds = ServerCredentials(opt);
   if (!creds.ok()) return Fail(creds.status());
   auto store = OpenStore(opt.db);
   if (!store.ok()) return Fail(store.status());
-  std::map<std::string, Principal> tokens;
-  if (!opt.tokens_file.empty()) {
-    auto loaded = LoadTokensFile(opt.tokens_file);
-    if (!loaded.ok()) return Fail(loaded.status());
-    tokens = *std::move(loaded);
-  }
-  auto registry = std::make_shared<prometheus::Registry>();
-  ServerMetrics metrics(*registry);
+  auto tokens = FileTokens(opt);
+  if (!tokens.ok()) return Fail(tokens.status());
   RealClock clock;
-  Scheduler scheduler(**store, clock, metrics, opt.scheduler);
-  Authenticator auth(**store, std::move(tokens), !opt.tokens_file.empty());
-  std::atomic<bool> stopping{false};
-  ServiceContext sc{auth, metrics};
-  ReadQueries reads(**store, scheduler.updates());
-  CollectionServiceImpl collections(scheduler, reads, sc, stopping);
-  AgentServiceImpl agents(scheduler, sc, stopping);
-  ComparisonQueries comparisons(**store, clock);
-  QueryServiceImpl queries(reads, comparisons, sc);
-
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(opt.metrics_listen);
-  } catch (const std::exception& e) {
-    return Fail(absl::UnavailableError(absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what())));
-  }
-  exposer->RegisterCollectable(registry);
+  Server s(**store, clock, opt, *std::move(tokens));
+  auto exposer = StartExposer(opt, s.registry);
+  if (!exposer.ok()) return Fail(exposer.status());
   int port = 0;
-  auto server = BuildGrpcServer(opt, *creds, {&collections, &agents, &queries}, &port);
-  if (!server || port == 0) return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
-  // The first log line carries the chosen addresses (tests start with port 0).
-  LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
-                                 HostOf(opt.metrics_listen), ":", exposer->GetListeningPorts().front(),
-                                 " db ", opt.db, opt.tls_cert.empty() ? "" : " tls"));
-  if (opt.tokens_file.empty()) {
-    LogWarning("server", "no --tokens-file: authentication disabled (development mode)");
-  }
-  server->GetHealthCheckService()->SetServingStatus(true);
-
-  std::thread reaper([&] {
-    absl::Time next_gauges = absl::InfinitePast();
-    while (!stopping) {
-      if (auto s = scheduler.ExpireLeases(); !s.ok()) LogError("reaper", std::string(s.message()));
-      if (absl::Now() >= next_gauges) {
-        next_gauges = absl::Now() + absl::FromChrono(opt.state_metrics_interval);
-        if (auto s = scheduler.RefreshStateMetrics(); !s.ok()) {
-          LogError("metrics", std::string(s.message()));
-        }
-      }
-      scheduler.changes().WaitNewer(UINT64_MAX, absl::FromChrono(opt.reaper_interval),
-                                    [&] { return stopping.load(); });
-    }
-  });
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  int sig = 0;
-  sigwait(&signals, &sig);
+  auto grpc_server = BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries}, &port);
+  if (!grpc_server || port == 0) return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
+  LogListening(opt, port, **exposer);
+  grpc_server->GetHealthCheckService()->SetServingStatus(true);
+  Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
+  const int sig = AwaitStopSignal();
   LogInfo("server", absl::StrCat("signal ", sig, ": draining"));
-  server->GetHealthCheckService()->SetServingStatus(false);
-  stopping = true;
-  scheduler.changes().WakeAll();
-  scheduler.updates().WakeAll();
-  server->Shutdown(std::chrono::system_clock::now() + opt.shutdown_grace);
-  reaper.join();
+  Drain(s, reaper, *grpc_server, clock, opt);
   LogInfo("server", "stopped");
   return 0;
 }
@@ -190,20 +224,25 @@ int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& na
   return 0;
 }
 
-}  // namespace
-}  // namespace npuperf::server
+// What the command line asks for.
+struct Command {
+  enum class Action { kServe, kMigrate, kTokenHash, kTokenCreate };
+  Action action = Action::kServe;
+  ServerOptions options;  // kServe
+  std::string db;         // kMigrate, kTokenCreate
+  PrincipalKind token_kind = PrincipalKind::kTeam;  // kTokenCreate
+  std::string token_name;  // kTokenCreate
+};
 
-int main(int argc, char** argv) {
-  using namespace npuperf::server;
-  // Signals are taken synchronously by sigwait in Serve; block them in every thread.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+// The flags of the serving command; the durations arrive as milliseconds
+// and are copied into opt by ApplyDurations after parsing.
+struct DurationFlags {
+  int64_t lease_ms = 0;
+  int64_t heartbeat_ms = 0;
+  int64_t reaper_ms = 0;
+};
 
-  ServerOptions opt;
-  CLI::App app{"npuperf-server: queues NPU profiling collections, leases jobs to agents, stores evidence"};
+void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")->capture_default_str();
   app.add_option("--metrics-listen", opt.metrics_listen, "Prometheus HOST:PORT")->capture_default_str();
   app.add_option("--db", opt.db, "sqlite:PATH or postgres://...")->capture_default_str();
@@ -212,18 +251,31 @@ int main(int argc, char** argv) {
   auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
   tls_cert->needs(tls_key);
   tls_key->needs(tls_cert);
-  int64_t lease_ms = opt.scheduler.lease_ttl.count();
-  app.add_option("--lease-ttl-ms", lease_ms, "lease TTL renewed by heartbeats")->capture_default_str();
-  int64_t heartbeat_ms = opt.scheduler.heartbeat_interval.count();
-  app.add_option("--heartbeat-ms", heartbeat_ms, "heartbeat period asked of agents")->capture_default_str();
-  int64_t reaper_ms = opt.reaper_interval.count();
-  app.add_option("--reaper-ms", reaper_ms, "lease expiry check period")->capture_default_str();
+  ms.lease_ms = opt.scheduler.lease_ttl.count();
+  app.add_option("--lease-ttl-ms", ms.lease_ms, "lease TTL renewed by heartbeats")->capture_default_str();
+  ms.heartbeat_ms = opt.scheduler.heartbeat_interval.count();
+  app.add_option("--heartbeat-ms", ms.heartbeat_ms, "heartbeat period asked of agents")->capture_default_str();
+  ms.reaper_ms = opt.reaper_interval.count();
+  app.add_option("--reaper-ms", ms.reaper_ms, "lease expiry check period")->capture_default_str();
+}
 
-  std::string migrate_db = opt.db;
+void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
+  opt.scheduler.lease_ttl = std::chrono::milliseconds(ms.lease_ms);
+  opt.scheduler.heartbeat_interval = std::chrono::milliseconds(ms.heartbeat_ms);
+  opt.reaper_interval = std::chrono::milliseconds(ms.reaper_ms);
+}
+
+// Parses argv into *cmd; returns the exit code when CLI11 already answered
+// (help, or a usage error), nullopt to go on.
+std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
+  CLI::App app{"npuperf-server: queues NPU profiling collections, leases jobs to agents, stores evidence"};
+  DurationFlags ms;
+  AddServeFlags(app, cmd->options, ms);
+  std::string migrate_db = cmd->options.db;
   auto* migrate = app.add_subcommand("migrate", "apply pending schema migrations and exit");
   migrate->add_option("--db", migrate_db, "sqlite:PATH or postgres://...")->required();
   auto* token = app.add_subcommand("token", "token utilities")->require_subcommand(1);
-  token->add_subcommand("hash", "print the sha256 of a token read from stdin");
+  auto* hash = token->add_subcommand("hash", "print the sha256 of a token read from stdin");
   std::string token_db, team, agent;
   auto* create = token->add_subcommand("create", "mint a token into the database");
   create->add_option("--db", token_db, "sqlite:PATH or postgres://...")->required();
@@ -231,16 +283,42 @@ int main(int argc, char** argv) {
   kind->add_option("--team", team, "team name");
   kind->add_option("--agent", agent, "agent name");
   kind->require_option(1);
-  CLI11_PARSE(app, argc, argv);
-
-  if (migrate->parsed()) return Migrate(migrate_db);
-  if (token->parsed()) {
-    if (token->get_subcommand("hash")->parsed()) return TokenHash();
-    return TokenCreate(token_db, team.empty() ? PrincipalKind::kAgent : PrincipalKind::kTeam,
-                       team.empty() ? agent : team);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
-  opt.scheduler.lease_ttl = std::chrono::milliseconds(lease_ms);
-  opt.scheduler.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
-  opt.reaper_interval = std::chrono::milliseconds(reaper_ms);
-  return Serve(opt);
+  ApplyDurations(ms, cmd->options);
+  if (migrate->parsed()) {
+    cmd->action = Command::Action::kMigrate;
+    cmd->db = migrate_db;
+  } else if (hash->parsed()) {
+    cmd->action = Command::Action::kTokenHash;
+  } else if (create->parsed()) {
+    cmd->action = Command::Action::kTokenCreate;
+    cmd->db = token_db;
+    cmd->token_kind = team.empty() ? PrincipalKind::kAgent : PrincipalKind::kTeam;
+    cmd->token_name = team.empty() ? agent : team;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+}  // namespace npuperf::server
+
+int main(int argc, char** argv) {
+  using namespace npuperf::server;
+  // Before any thread starts, so that every thread inherits the mask.
+  const sigset_t signals = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  Command cmd;
+  if (auto exit_code = ParseCommandLine(argc, argv, &cmd)) return *exit_code;
+  switch (cmd.action) {
+    case Command::Action::kMigrate: return Migrate(cmd.db);
+    case Command::Action::kTokenHash: return TokenHash();
+    case Command::Action::kTokenCreate: return TokenCreate(cmd.db, cmd.token_kind, cmd.token_name);
+    case Command::Action::kServe: break;
+  }
+  return Serve(cmd.options);
 }

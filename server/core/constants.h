@@ -41,4 +41,7 @@ inline constexpr size_t kBundleChunkBytes = 1 << 20;
 // (SchedulerOptions::max_bundle_bytes).
 inline constexpr int64_t kMaxUnpackedFactor = 4;
 
+// Largest gRPC message the server accepts (a bundle arrives in chunks).
+inline constexpr int kMaxReceiveMessageBytes = 64 << 20;
+
 }  // namespace npuperf::server

@@ -40,10 +40,15 @@ struct PendingCancel {
   std::string reason;
 };
 
-// The server's domain core: submissions, claims, leases, results and
-// cancellation, over a Store. No gRPC, no SQL. Thread-safe. Registers a
-// change callback with the store (other replicas' changes wake its waiters)
-// and removes it on destruction; the store must outlive the scheduler.
+// The server's domain core: submissions, bundles, claims, leases, results
+// and cancellation, over a Store. No gRPC, no SQL. Every timestamp, lease
+// TTL and wait comes from the injected Clock. Its neighbours in core/:
+// assignment.h (which job goes to which device), change_notifier.h (the
+// wake-ups below), read_queries.h (the read-only requests), reaper.h (calls
+// ExpireLeases and RefreshStateMetrics periodically). Thread-safe.
+// Registers a change callback with the store (other replicas' changes wake
+// its waiters) and removes it on destruction; the store, clock and metrics
+// must outlive the scheduler.
 class Scheduler {
  public:
   Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options);

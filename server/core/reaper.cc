@@ -1,0 +1,51 @@
+#include "server/core/reaper.h"
+
+#include <string>
+
+#include "common/log.h"
+
+namespace npuperf::server {
+
+Reaper::Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
+               std::chrono::milliseconds gauges_period)
+    : scheduler_(scheduler),
+      clock_(clock),
+      period_(period),
+      gauges_period_(gauges_period),
+      thread_([this] { Run(); }) {}
+
+Reaper::~Reaper() { Stop(); }
+
+void Reaper::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Reaper::stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+void Reaper::Run() {
+  Clock::MonotonicTime next_gauges = clock_.MonotonicNow();
+  while (!stopping()) {
+    Sweep(next_gauges);
+    absl::MutexLock lock(&mu_);
+    clock_.AwaitWithDeadline(mu_, absl::Condition(&stopping_), clock_.MonotonicNow() + period_);
+  }
+}
+
+void Reaper::Sweep(Clock::MonotonicTime& next_gauges) {
+  if (auto s = scheduler_.ExpireLeases(); !s.ok()) LogError("reaper", std::string(s.message()));
+  const Clock::MonotonicTime now = clock_.MonotonicNow();
+  if (now < next_gauges) return;
+  next_gauges = now + gauges_period_;
+  if (auto s = scheduler_.RefreshStateMetrics(); !s.ok()) {
+    LogError("metrics", std::string(s.message()));
+  }
+}
+
+}  // namespace npuperf::server
