@@ -14,20 +14,6 @@ bool IsTerminal(v1::CollectionState state) {
          state == v1::COLLECTION_STATE_CANCELLED;
 }
 
-bool CanTransition(v1::JobState from, v1::JobState to) {
-  switch (from) {
-    case v1::JOB_STATE_QUEUED:
-      return to == v1::JOB_STATE_LEASED || to == v1::JOB_STATE_CANCELLED;
-    case v1::JOB_STATE_LEASED:
-    case v1::JOB_STATE_RUNNING:
-      return to == v1::JOB_STATE_RUNNING || to == v1::JOB_STATE_QUEUED ||
-             to == v1::JOB_STATE_SUCCEEDED || to == v1::JOB_STATE_FAILED ||
-             to == v1::JOB_STATE_CANCELLED;
-    default:
-      return false;
-  }
-}
-
 void CountJob(v1::JobState state, v1::JobCounts* counts) {
   counts->set_total(counts->total() + 1);
   switch (state) {
@@ -74,17 +60,6 @@ const char* DeviceStatusName(bool agent_online, int reported_state, bool leased)
     case v1::DEVICE_STATE_EXTERNALLY_LOCKED: return "externally_locked";
     case v1::DEVICE_STATE_UNHEALTHY: return "unhealthy";
     default: return "unknown";
-  }
-}
-
-const char* CollectionStateName(v1::CollectionState state) {
-  switch (state) {
-    case v1::COLLECTION_STATE_QUEUED: return "queued";
-    case v1::COLLECTION_STATE_RUNNING: return "running";
-    case v1::COLLECTION_STATE_SUCCEEDED: return "succeeded";
-    case v1::COLLECTION_STATE_FAILED: return "failed";
-    case v1::COLLECTION_STATE_CANCELLED: return "cancelled";
-    default: return "unspecified";
   }
 }
 

@@ -4,17 +4,15 @@
 
 namespace npuperf::server {
 
-// Pure functions over job and collection states (no I/O).
+// Pure functions over job and collection states (no I/O). The transitions
+// themselves (QUEUED -> LEASED -> RUNNING -> a terminal state, back to
+// QUEUED on a lost lease or a retry; terminal states never change) are the
+// WHERE clauses of the Store backends, decided by job_rules.h and specified
+// by tests/server/store/store_conformance_test.cc.
 
 // SUCCEEDED, FAILED and CANCELLED.
 bool IsTerminal(v1::JobState state);
 bool IsTerminal(v1::CollectionState state);
-
-// Whether the state machine allows from -> to:
-// QUEUED -> LEASED | CANCELLED; LEASED -> RUNNING | QUEUED (lease lost, retry)
-// | SUCCEEDED | FAILED | CANCELLED; RUNNING -> QUEUED | SUCCEEDED | FAILED |
-// CANCELLED. Terminal states never change.
-bool CanTransition(v1::JobState from, v1::JobState to);
 
 // Adds one job in `state` to the counts.
 void CountJob(v1::JobState state, v1::JobCounts* counts);
@@ -24,9 +22,8 @@ void CountJob(v1::JobState state, v1::JobCounts* counts);
 // when all are terminal and one failed; RUNNING once any job left the queue.
 v1::CollectionState DeriveCollectionState(const v1::JobCounts& counts, bool cancel_requested);
 
-// Lower-case names for logs and metrics labels ("queued", "leased", ...).
+// Lower-case name for logs and metrics labels ("queued", "leased", ...).
 const char* JobStateName(v1::JobState state);
-const char* CollectionStateName(v1::CollectionState state);
 // A device's state as ListAgents and the /metrics gauge name it: "offline"
 // when its agent is not online, "busy" with a live lease, else the state the
 // agent reported (v1::DeviceState): "idle", "busy", "externally_locked",
