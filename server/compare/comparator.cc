@@ -148,6 +148,44 @@ std::string DvfsWhy(const char* side, const v1::Evidence& e) {
                       " MHz vs rated ", Num(e.dvfs().rated_mhz()), " MHz)");
 }
 
+// Rules 3 to 5 of comparator.h for samples that are all positive, once
+// ratio and p-value are set.
+void JudgeDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
+                   v1::DurationComparison* d) {
+  const int nb = b.duration().samples_us_size();
+  const int nc = c.duration().samples_us_size();
+  if (DvfsSuspect(b) || DvfsSuspect(c)) {
+    d->set_verdict(v1::VERDICT_INSUFFICIENT);
+    d->set_rule(DvfsSuspect(b) ? DvfsWhy("baseline", b) : DvfsWhy("candidate", c));
+    return;
+  }
+  const double min_p = MinAchievablePValue(nb, nc);
+  if (min_p > o.alpha) {
+    d->set_verdict(v1::VERDICT_INSUFFICIENT);
+    d->set_rule(absl::StrCat("too few samples: ", nb, " vs ", nc, " cannot reach alpha=",
+                             Num(o.alpha), " (smallest p ", Num(min_p),
+                             "); use at least 5 repeats per side"));
+    return;
+  }
+  const double change_pct = std::abs(d->ratio() - 1) * 100;
+  if (d->p_value() >= o.alpha) {
+    d->set_verdict(v1::VERDICT_STABLE);
+    d->set_rule(absl::StrCat("p=", Num(d->p_value()), ">=", Num(o.alpha), " (", Pct(d->ratio()),
+                             " not significant)"));
+    return;
+  }
+  if (change_pct < o.duration_threshold_pct) {
+    d->set_verdict(v1::VERDICT_STABLE);
+    d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " but |",
+                             Pct(d->ratio()), "|<", Num(o.duration_threshold_pct), "%"));
+    return;
+  }
+  d->set_verdict(d->ratio() < 1 ? v1::VERDICT_IMPROVED : v1::VERDICT_REGRESSED);
+  d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " and ", Pct(d->ratio()),
+                           d->ratio() < 1 ? " faster" : " slower", " beyond ",
+                           Num(o.duration_threshold_pct), "%"));
+}
+
 void DecideDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
                     v1::DurationComparison* d) {
   const std::vector<double> sb(b.duration().samples_us().begin(), b.duration().samples_us().end());
@@ -173,38 +211,8 @@ void DecideDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictO
     d->set_ratio_ci_low(*hl.low);
     d->set_ratio_ci_high(*hl.high);
   }
-  const MannWhitney mw = MannWhitneyU(sb, sc);
-  d->set_p_value(mw.p_value);
-  if (DvfsSuspect(b) || DvfsSuspect(c)) {
-    d->set_verdict(v1::VERDICT_INSUFFICIENT);
-    d->set_rule(DvfsSuspect(b) ? DvfsWhy("baseline", b) : DvfsWhy("candidate", c));
-    return;
-  }
-  const double min_p = MinAchievablePValue(static_cast<int>(sb.size()), static_cast<int>(sc.size()));
-  if (min_p > o.alpha) {
-    d->set_verdict(v1::VERDICT_INSUFFICIENT);
-    d->set_rule(absl::StrCat("too few samples: ", sb.size(), " vs ", sc.size(),
-                             " cannot reach alpha=", Num(o.alpha), " (smallest p ", Num(min_p),
-                             "); use at least 5 repeats per side"));
-    return;
-  }
-  const double change_pct = std::abs(d->ratio() - 1) * 100;
-  if (mw.p_value >= o.alpha) {
-    d->set_verdict(v1::VERDICT_STABLE);
-    d->set_rule(absl::StrCat("p=", Num(mw.p_value), ">=", Num(o.alpha), " (", Pct(d->ratio()),
-                             " not significant)"));
-    return;
-  }
-  if (change_pct < o.duration_threshold_pct) {
-    d->set_verdict(v1::VERDICT_STABLE);
-    d->set_rule(absl::StrCat("p=", Num(mw.p_value), "<", Num(o.alpha), " but |", Pct(d->ratio()),
-                             "|<", Num(o.duration_threshold_pct), "%"));
-    return;
-  }
-  d->set_verdict(d->ratio() < 1 ? v1::VERDICT_IMPROVED : v1::VERDICT_REGRESSED);
-  d->set_rule(absl::StrCat("p=", Num(mw.p_value), "<", Num(o.alpha), " and ", Pct(d->ratio()),
-                           d->ratio() < 1 ? " faster" : " slower", " beyond ",
-                           Num(o.duration_threshold_pct), "%"));
+  d->set_p_value(MannWhitneyU(sb, sc).p_value);
+  JudgeDuration(b, c, o, d);
 }
 
 void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison* out) {
@@ -231,6 +239,19 @@ void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison*
   if (b.seven_metric_status() == v1::SEVEN_METRIC_STATUS_PARTIAL ||
       c.seven_metric_status() == v1::SEVEN_METRIC_STATUS_PARTIAL) {
     out->add_flags("metrics_partial");
+  }
+}
+
+// One matched pair in the counts, by its verdict.
+void CountVerdict(v1::Verdict v, v1::ComparisonCounts* n) {
+  n->set_matched(n->matched() + 1);
+  switch (v) {
+    case v1::VERDICT_IMPROVED: n->set_improved(n->improved() + 1); break;
+    case v1::VERDICT_REGRESSED: n->set_regressed(n->regressed() + 1); break;
+    case v1::VERDICT_STABLE: n->set_stable(n->stable() + 1); break;
+    case v1::VERDICT_INSUFFICIENT: n->set_insufficient(n->insufficient() + 1); break;
+    case v1::VERDICT_NOT_COMPARABLE: n->set_not_comparable(n->not_comparable() + 1); break;
+    default: n->set_errored(n->errored() + 1); break;
   }
 }
 
@@ -330,15 +351,7 @@ v1::CompareCollectionsResponse CompareRoundSets(const std::vector<v1::Round>& ba
       continue;
     }
     v1::RoundComparison cmp = CompareRounds(*b, *it->second, options);
-    n->set_matched(n->matched() + 1);
-    switch (cmp.verdict()) {
-      case v1::VERDICT_IMPROVED: n->set_improved(n->improved() + 1); break;
-      case v1::VERDICT_REGRESSED: n->set_regressed(n->regressed() + 1); break;
-      case v1::VERDICT_STABLE: n->set_stable(n->stable() + 1); break;
-      case v1::VERDICT_INSUFFICIENT: n->set_insufficient(n->insufficient() + 1); break;
-      case v1::VERDICT_NOT_COMPARABLE: n->set_not_comparable(n->not_comparable() + 1); break;
-      default: n->set_errored(n->errored() + 1); break;
-    }
+    CountVerdict(cmp.verdict(), n);
     if (HasDurationVerdict(cmp.verdict())) {
       n->set_comparable(n->comparable() + 1);
       ratios.push_back(cmp.duration().ratio());
