@@ -42,7 +42,7 @@ std::string FlockDeviceLocker::PathFor(int device_id) const {
 
 absl::StatusOr<std::unique_ptr<DeviceLease>> FlockDeviceLocker::TryLock(int device_id) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!held_.insert(device_id).second) {
       return absl::ResourceExhaustedError(absl::StrCat("device ", device_id, " busy (held by this agent)"));
     }
@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<DeviceLease>> FlockDeviceLocker::TryLock(int devi
 }
 
 void FlockDeviceLocker::Release(int device_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   held_.erase(device_id);
 }
 

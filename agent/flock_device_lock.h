@@ -1,9 +1,9 @@
 #pragma once
 
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/device_lock.h"
 
 namespace npuperf::agent {
@@ -31,8 +31,8 @@ class FlockDeviceLocker final : public DeviceLocker {
   void Release(int device_id);
 
   const std::string template_;
-  std::mutex mu_;
-  std::set<int> held_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::set<int> held_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::agent

@@ -20,7 +20,7 @@ fs::path ResultSpool::PathOf(const v1::ReportResultRequest& r) const {
 }
 
 absl::Status ResultSpool::Put(const v1::ReportResultRequest& result) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::error_code ec;
   fs::create_directories(dir_, ec);
   const fs::path final_path = PathOf(result);
@@ -38,7 +38,7 @@ absl::Status ResultSpool::Put(const v1::ReportResultRequest& result) {
 }
 
 absl::StatusOr<std::vector<v1::ReportResultRequest>> ResultSpool::Pending() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<v1::ReportResultRequest> out;
   std::error_code ec;
   if (!fs::exists(dir_, ec)) return out;
@@ -57,13 +57,13 @@ absl::StatusOr<std::vector<v1::ReportResultRequest>> ResultSpool::Pending() {
 }
 
 void ResultSpool::Remove(const v1::ReportResultRequest& result) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::error_code ec;
   fs::remove(PathOf(result), ec);
 }
 
 size_t ResultSpool::Depth() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::error_code ec;
   size_t n = 0;
   if (!fs::exists(dir_, ec)) return 0;

@@ -1,11 +1,11 @@
 #pragma once
 
 #include <filesystem>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "npuperf/v1/agent_service.pb.h"
 
 namespace npuperf::agent {
@@ -32,7 +32,8 @@ class ResultSpool {
   std::filesystem::path PathOf(const v1::ReportResultRequest& r) const;
 
   const std::filesystem::path dir_;
-  std::mutex mu_;
+  // Serializes the directory operations (a Put's rename against a Pending scan).
+  absl::Mutex mu_;
 };
 
 }  // namespace npuperf::agent
