@@ -28,6 +28,7 @@
 #include "agent/job_environment.h"
 #include "agent/run_as.h"
 #include "agent/subprocess_runner.h"
+#include "common/clock.h"
 #include "common/device_range.h"
 #include "common/log.h"
 
@@ -151,7 +152,8 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   AgentMetrics metrics(*registry);
   FlockDeviceLocker locker(lock_dir);
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   auto channel = ServerChannel::Connect(server, token, tls_ca);
   Agent agent(*channel, locker, runner, metrics, options, job_options);
   auto http = HttpEndpoint::Start(metrics_listen, registry,

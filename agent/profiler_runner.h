@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/run_as.h"
+#include "common/clock.h"
 
 namespace npuperf::agent {
 
@@ -40,8 +41,8 @@ class ProfilerProcess {
  public:
   virtual ~ProfilerProcess() = default;
   virtual int pid() const = 0;
-  // Waits until the child exits or the deadline passes.
-  virtual ExitStatus Wait(std::chrono::steady_clock::time_point deadline) = 0;
+  // Waits until the child exits or the deadline (on the runner's Clock) passes.
+  virtual ExitStatus Wait(Clock::MonotonicTime deadline) = 0;
   // SIGTERM to the group, SIGKILL after grace; returns when the child is reaped.
   virtual ExitStatus Terminate(std::chrono::milliseconds grace) = 0;
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "agent/profiler_runner.h"
+#include "common/clock.h"
 
 namespace npuperf::agent {
 
@@ -8,10 +9,16 @@ namespace npuperf::agent {
 // waited through a pidfd. The child gets PR_SET_PDEATHSIG(SIGKILL): it dies
 // when the thread that started it (the job's thread) or the agent dies, even
 // by SIGKILL. Start must be called from a thread that outlives the child.
-// Thread-safe.
+// Wait deadlines and the Terminate grace are measured on the injected clock (the
+// time left is recomputed from it between pidfd polls). Thread-safe.
 class SubprocessRunner final : public ProfilerRunner {
  public:
+  explicit SubprocessRunner(Clock& clock) : clock_(clock) {}
+
   absl::StatusOr<std::unique_ptr<ProfilerProcess>> Start(const ProfilerSpec& spec) override;
+
+ private:
+  Clock& clock_;
 };
 
 }  // namespace npuperf::agent

@@ -7,6 +7,7 @@
 
 #include "agent/job_runner.h"
 #include "agent/subprocess_runner.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/temp_dir.h"
 
@@ -66,7 +67,8 @@ TEST(RunAsTest, ChownTreeGivesTheScratchDirectoryToTheUser) {
 // reason before any child starts.
 TEST(RunAsTest, JobFailsWithTheReasonWhenTheUserCannotBeUsed) {
   testing::TempDir dir;
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   JobRunnerOptions options;
   options.run_as = kUnknown;
   JobRunner job_runner(runner, options);

@@ -7,13 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/run_as.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace npuperf::agent {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -42,10 +42,11 @@ std::string Read(const std::filesystem::path& p) {
 
 TEST(SubprocessRunnerTest, ExitCodeOutputAndEnvironment) {
   testing::TempDir dir;
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   auto p = runner.Start(Shell(dir, "echo $ONLY; echo oops >&2; pwd; exit 3"));
   ASSERT_TRUE(p.ok()) << p.status();
-  ExitStatus s = (*p)->Wait(Clock::now() + seconds(10));
+  ExitStatus s = (*p)->Wait(clock.MonotonicNow() + seconds(10));
   EXPECT_EQ(s.exit_code, 3);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(Read(dir.path() / "out"), "this\n" + dir.path().string() + "\n");
@@ -54,27 +55,29 @@ TEST(SubprocessRunnerTest, ExitCodeOutputAndEnvironment) {
 
 TEST(SubprocessRunnerTest, TerminateKillsTheWholeProcessGroup) {
   testing::TempDir dir;
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   // A child that ignores SIGTERM and leaves a grandchild behind.
   auto p = runner.Start(Shell(dir, "trap '' TERM; sleep 300 & echo $! > grandchild; wait"));
   ASSERT_TRUE(p.ok());
-  ExitStatus s = (*p)->Wait(Clock::now() + milliseconds(300));
+  ExitStatus s = (*p)->Wait(clock.MonotonicNow() + milliseconds(300));
   EXPECT_TRUE(s.timed_out);
   for (int i = 0; i < 100 && Read(dir.path() / "grandchild").empty(); ++i) {
-    std::this_thread::sleep_for(milliseconds(10));
+    clock.SleepFor(milliseconds(10));
   }
   const pid_t grandchild = std::stoi(Read(dir.path() / "grandchild"));
-  const auto start = Clock::now();
+  const auto start = clock.MonotonicNow();
   s = (*p)->Terminate(milliseconds(200));
   EXPECT_EQ(s.signal, SIGKILL);
-  EXPECT_LT(Clock::now() - start, seconds(5));
-  for (int i = 0; i < 100 && Alive(grandchild); ++i) std::this_thread::sleep_for(milliseconds(10));
+  EXPECT_LT(clock.MonotonicNow() - start, seconds(5));
+  for (int i = 0; i < 100 && Alive(grandchild); ++i) clock.SleepFor(milliseconds(10));
   EXPECT_FALSE(Alive(grandchild)) << "grandchild survived";
 }
 
 TEST(SubprocessRunnerTest, MissingProgramIsAnError) {
   testing::TempDir dir;
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   ProfilerSpec spec = Shell(dir, "");
   spec.argv = {"/nonexistent/program"};
   auto p = runner.Start(spec);
@@ -89,13 +92,14 @@ TEST(SubprocessRunnerTest, RunAsStartsTheChildAsThatUser) {
   auto nobody = ResolveRunAs("nobody", ::geteuid());
   ASSERT_TRUE(nobody.ok()) << nobody.status();
   testing::TempDir dir;
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   ProfilerSpec spec = Shell(dir, "id -u; id -g; echo $HOME");
   spec.run_as = *nobody;
   ApplyRunAsEnv(*nobody, &spec.env);
   auto p = runner.Start(spec);
   ASSERT_TRUE(p.ok()) << p.status();
-  ExitStatus s = (*p)->Wait(Clock::now() + seconds(10));
+  ExitStatus s = (*p)->Wait(clock.MonotonicNow() + seconds(10));
   EXPECT_TRUE(s.ok()) << s.ToString() << Read(dir.path() / "err");
   EXPECT_EQ(Read(dir.path() / "out"), absl::StrCat(nobody->uid, "\n", nobody->gid, "\n", nobody->home, "\n"));
   EXPECT_NE(nobody->uid, 0u);
@@ -108,7 +112,8 @@ TEST(SubprocessRunnerTest, RunAsUnreachableDirectoryNamesTheStep) {
   testing::TempDir dir;
   std::filesystem::create_directory(dir.path() / "private");
   std::filesystem::permissions(dir.path() / "private", std::filesystem::perms::owner_all);
-  SubprocessRunner runner;
+  RealClock clock;
+  SubprocessRunner runner(clock);
   ProfilerSpec spec = Shell(dir, "true");
   spec.cwd = (dir.path() / "private").string();
   spec.run_as = *nobody;

@@ -52,7 +52,8 @@ agent::ProfilerSpec Spec(const std::vector<std::string>& argv, const fs::path& o
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
                                                         const fs::path& log,
                                                         const std::map<std::string, std::string>& env) {
-  static agent::SubprocessRunner runner;
+  static RealClock clock;
+  static agent::SubprocessRunner runner(clock);
   auto p = runner.Start(Spec(argv, log, log, env));
   if (!p.ok()) return p.status();
   return std::unique_ptr<Process>(new Process(*std::move(p), log));
@@ -96,7 +97,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const fs::path& d
   const int n = counter++;
   const fs::path out = dir / absl::StrCat("cmd", n, ".out");
   const fs::path err = dir / absl::StrCat("cmd", n, ".err");
-  agent::SubprocessRunner runner;
+  static RealClock clock;
+  agent::SubprocessRunner runner(clock);
   auto p = runner.Start(Spec(argv, out, err, env));
   CommandResult r;
   if (!p.ok()) {
