@@ -1,124 +1,124 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
-#include <filesystem>
+#include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
+#include "agent/agent_options.h"
+#include "agent/attempt.h"
+#include "agent/bundle_cache.h"
 #include "agent/device_lock.h"
 #include "agent/health.h"
 #include "agent/job_runner.h"
 #include "agent/metrics.h"
 #include "agent/result_spool.h"
 #include "agent/server_channel.h"
+#include "common/backoff.h"
+#include "common/clock.h"
 #include "npuperf/v1/agent_service.pb.h"
 
 namespace npuperf::agent {
 
-// Configuration of one agent process (flags of npuperf-agent).
-struct AgentOptions {
-  // Physical device ids served. Required.
-  std::vector<int> devices;
-  // SoC per device. Default: Ascend910B2 for every device.
-  std::map<int, std::string> socs;
-  // Host labels for device constraints. Default: none.
-  std::map<std::string, std::string> labels;
-  // Work directory: bundle cache, per-job scratch, result spool.
-  // Default: /var/lib/npuperf-agent.
-  std::filesystem::path work_dir = "/var/lib/npuperf-agent";
-  std::string host;
-  std::string boot_id;
-  std::string instance_id;
-  std::string version = "0.1.0";
-};
-
-// The agent's main loop (register -> session -> lease -> lock -> run ->
-// spool -> report), with the work directory laid out as:
+// The agent's main loop: register -> session -> lease -> lock -> run -> spool
+// -> report, with the work directory laid out as:
 //
-//   <work_dir>/bundles/<sha256>.tar      verified operator bundles (cache)
+//   <work_dir>/bundles/<sha256>.tar      verified operator bundles (BundleCache)
 //   <work_dir>/jobs/<job>-<attempt>/<operator>/ unpacked operator directory
 //   <work_dir>/jobs/<job>-<attempt>/session/  msprof output, collection.log
-//   <work_dir>/spool/*.result            results not yet acknowledged
+//   <work_dir>/spool/*.result            results not yet acknowledged (ResultSpool)
 //
-// Each running job holds its device lock from before the lease is granted
-// until its result is spooled. Thread-safe; Run blocks until stop is set.
+// Threads: Run's own (registration, again with the running jobs whenever the
+// session or a lease poll fails, and the lease loop: lock every free device,
+// offer them in one long-poll, start the assigned job); the session thread (one
+// AgentSession stream at a time: heartbeats out, directives and cancels in);
+// the reporter thread (resends spooled results until acknowledged, dropping
+// those the server refuses for good); one thread per running job
+// (Attempt::Run). Each running job holds its device lock from before the lease
+// is granted until its result is spooled.
+// Every pause is a wait on the injected clock under mu_, so Stop (and the state
+// changes each pause waits for) end it at once, and a FakeClock drives them in
+// tests. Thread-safe; Run blocks until stop is set.
 class Agent {
  public:
-  Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner,
-        AgentMetrics& metrics, AgentOptions options, JobRunnerOptions job_options);
+  Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner, AgentMetrics& metrics,
+        Clock& clock, AgentOptions options, JobRunnerOptions job_options);
   ~Agent();
 
-  // Runs until stop becomes true; running jobs are cancelled and their
-  // results spooled before it returns.
+  // Runs until stop becomes true; running jobs are stopped (kShutdown) and
+  // their results spooled before it returns.
   void Run(const std::atomic<bool>& stop);
-  // Call after setting stop: ends a pending lease long-poll at once.
+  // Call after setting stop: ends the pending lease long-poll and every pause
+  // at once.
   void Stop();
   // What /healthz reports (registration, session contact, jobs, spool).
   HealthInputs Health();
 
  private:
   struct RunningJob {
-    v1::JobAssignment assignment;
-    std::atomic<bool> cancel{false};
-    std::string cancel_reason;
+    std::unique_ptr<Attempt> attempt;
     std::thread thread;
   };
 
-  // Where one attempt's wall time went (seconds): the job runner's phases
-  // plus the agent's own bundle and spool work.
-  struct AttemptTimes {
-    double bundle = 0;
-    JobTimings job;
-    double spool = 0;
-    // The attempt's time in none of the phases above.
-    double Other(double total) const;
-    // "12.34 s (bundle 0.01, preflight 0.20, ..., other 0.05)"
-    std::string Summary(double total) const;
-    void Observe(AgentMetrics& metrics, double total) const;
-  };
-
   bool Register(const std::atomic<bool>& stop);
+  v1::RegisterAgentRequest RegistrationRequest();
   void SessionLoop(const std::atomic<bool>& stop);
+  void OnSessionResponse(const v1::AgentSessionResponse& response);
   void ReporterLoop(const std::atomic<bool>& stop);
+  // Sends the spooled results in order; false when one failed and should be
+  // retried after a backoff (the rest wait for that retry).
+  bool ReportPending(const std::atomic<bool>& stop, Backoff& backoff);
+  // true when the result left the spool: acknowledged, or refused for good.
+  bool ReportOne(const v1::ReportResultRequest& result);
   void LeaseOnce(const std::atomic<bool>& stop);
+  // Locks every device not in use and returns the lease request offering them
+  // (held receives the locks); updates the device states and gauges.
+  v1::LeaseJobRequest LockFreeDevices(std::map<int, std::unique_ptr<DeviceLease>>* held);
   void StartJob(const v1::JobAssignment& a, std::unique_ptr<DeviceLease> lease);
-  void RunJob(RunningJob* job, std::unique_ptr<DeviceLease> lease);
-  void SendProgress(RunningJob* job, const v1::JobProgress& p);
-  // The result of a finished attempt; outcome is the jobs_total label.
-  v1::ReportResultRequest BuildResult(const RunningJob& job, absl::StatusOr<v1::Evidence> evidence,
-                                      std::string* outcome);
-  absl::StatusOr<std::filesystem::path> PrepareBundle(const v1::JobAssignment& a,
-                                                      const std::filesystem::path& dest);
-  void CancelJob(int64_t job_id, const std::string& reason);
+  // The job's thread, after Attempt::Run: wakes the reporter, moves the job to
+  // finished_ for ReapFinished.
+  void FinishJob(int64_t job_id);
+  // Stops every running job (kShutdown) and waits for their threads.
+  void StopAllJobs();
+  void CancelJob(int64_t job_id, StopReason reason, const std::string& detail = "");
   void ApplyDirectives(const google::protobuf::RepeatedPtrField<v1::JobDirective>& directives);
   v1::Heartbeat BuildHeartbeat();
   std::vector<v1::RunningJob> RunningJobs();
   void ReapFinished();
+  // Ends every pause whose condition now holds (after stop was set).
+  void WakePauses();
+  bool NeedsRegister();
+  void SetNeedsRegister();
+  std::string agent_id();
 
   ServerChannel& channel_;
   DeviceLocker& locker_;
   AgentMetrics& metrics_;
+  Clock& clock_;
   const AgentOptions options_;
   JobRunner job_runner_;
   ResultSpool spool_;
+  BundleCache bundles_;
+  const AttemptServices services_;
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::string agent_id_;                             // guarded by mu_
-  std::atomic<int> heartbeat_ms_{1000};
-  std::atomic<bool> need_register_{true};
-  bool spool_dirty_ = false;                         // guarded by mu_
-  std::map<int64_t, std::unique_ptr<RunningJob>> running_;  // guarded by mu_
-  std::vector<std::unique_ptr<RunningJob>> finished_;      // guarded by mu_
-  std::map<int, v1::DeviceState> device_states_;           // guarded by mu_
+  absl::Mutex mu_;
+  std::string agent_id_ ABSL_GUARDED_BY(mu_);
+  // Heartbeat period the server asked for.
+  int heartbeat_ms_ ABSL_GUARDED_BY(mu_) = 1000;
+  // Until the first registration, and again after a session or lease poll failed.
+  bool need_register_ ABSL_GUARDED_BY(mu_) = true;
+  // A result was spooled since the reporter last looked.
+  bool spool_dirty_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<int64_t, std::unique_ptr<RunningJob>> running_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<RunningJob>> finished_ ABSL_GUARDED_BY(mu_);
+  std::map<int, v1::DeviceState> device_states_ ABSL_GUARDED_BY(mu_);
   // Last registration or session message from the server.
-  std::optional<std::chrono::steady_clock::time_point> last_contact_;  // guarded by mu_
+  std::optional<Clock::MonotonicTime> last_contact_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::agent

@@ -24,7 +24,7 @@ std::string Quote(const std::string& s) {
 
 }  // namespace
 
-HealthReport DecideHealth(const HealthInputs& in, std::chrono::steady_clock::time_point now) {
+HealthReport DecideHealth(const HealthInputs& in, Clock::MonotonicTime now) {
   using std::chrono::milliseconds;
   const milliseconds limit = in.heartbeat * kHealthyHeartbeats;
   std::optional<milliseconds> since;

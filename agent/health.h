@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "common/clock.h"
+
 namespace npuperf::agent {
 
 // What the agent knows about itself when /healthz is asked (Agent::Health).
@@ -14,7 +16,7 @@ struct HealthInputs {
   std::string agent_id;
   // Last message from the server on the session stream (or the registration).
   // Default: never.
-  std::optional<std::chrono::steady_clock::time_point> last_contact;
+  std::optional<Clock::MonotonicTime> last_contact;
   // Heartbeat period the server asked for. Default: 1 s.
   std::chrono::milliseconds heartbeat{1000};
   int devices = 0;
@@ -36,6 +38,6 @@ inline constexpr int kHealthyHeartbeats = 3;
 
 // Healthy = registered and the session heard from the server within
 // kHealthyHeartbeats heartbeat periods of `now`. Pure; thread-safe.
-HealthReport DecideHealth(const HealthInputs& in, std::chrono::steady_clock::time_point now);
+HealthReport DecideHealth(const HealthInputs& in, Clock::MonotonicTime now);
 
 }  // namespace npuperf::agent

@@ -22,7 +22,6 @@
 
 namespace npuperf::agent {
 namespace fs = std::filesystem;
-using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
@@ -59,8 +58,9 @@ int SelectedCaseLines(const std::string& stdout_text, const std::string& case_id
 
 }  // namespace
 
-JobRunner::JobRunner(ProfilerRunner& runner, JobRunnerOptions options, AgentMetrics* metrics)
-    : runner_(runner), options_(std::move(options)), metrics_(metrics) {
+JobRunner::JobRunner(ProfilerRunner& runner, Clock& clock, JobRunnerOptions options,
+                     AgentMetrics* metrics)
+    : runner_(runner), clock_(clock), options_(std::move(options)), metrics_(metrics) {
   if (!options_.run_as.empty()) run_as_ = ResolveRunAs(options_.run_as, ::geteuid());
 }
 
@@ -77,7 +77,8 @@ void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int 
   ctx.progress(p);
 }
 
-void JobRunner::Account(const JobContext& ctx, const Child& child, SteadyClock::duration took) {
+void JobRunner::Account(const JobContext& ctx, const Child& child,
+                        Clock::MonotonicTime::duration took) {
   if (ctx.timings == nullptr) return;
   const double seconds = std::chrono::duration<double>(took).count();
   if (!child.msprof_group.empty()) {
@@ -90,45 +91,70 @@ void JobRunner::Account(const JobContext& ctx, const Child& child, SteadyClock::
   }
 }
 
-absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
-                                 SteadyClock::time_point deadline, std::string* stdout_text) {
-  const fs::path out = ctx.session_dir / (child.label + ".stdout");
-  const fs::path err = ctx.session_dir / (child.label + ".stderr");
-  ProfilerSpec spec{child.argv, child.env, ctx.operator_dir.string(), out.string(), err.string()};
+ProfilerSpec JobRunner::SpecFor(const JobContext& ctx, const Child& child, const std::string& out,
+                                const std::string& err) const {
+  ProfilerSpec spec{child.argv, child.env, ctx.operator_dir.string(), out, err};
   if (run_as_ && run_as_->ok()) {
     spec.run_as = **run_as_;
     ApplyRunAsEnv(**run_as_, &spec.env);
   }
-  const auto started = SteadyClock::now();
-  absl::Cleanup account = [&] { Account(ctx, child, SteadyClock::now() - started); };
-  auto process = runner_.Start(spec);
-  if (!process.ok()) return absl::FailedPreconditionError(process.status().message());
+  return spec;
+}
+
+ExitStatus JobRunner::AwaitChild(const JobContext& ctx, ProfilerProcess& process,
+                                 Clock::MonotonicTime deadline, bool* cancelled) {
   ExitStatus status;
-  bool cancelled = false;
   while (true) {
-    status = (*process)->Wait(std::min(deadline, SteadyClock::now() + std::chrono::milliseconds(100)));
+    status = process.Wait(std::min(deadline, clock_.MonotonicNow() + kCancelPoll));
     if (!status.timed_out) break;
-    cancelled = ctx.cancel != nullptr && ctx.cancel->load();
-    if (cancelled || SteadyClock::now() >= deadline) {
-      status = (*process)->Terminate(kKillGrace);
+    *cancelled = ctx.cancel != nullptr && ctx.cancel->load();
+    if (*cancelled || clock_.MonotonicNow() >= deadline) {
+      status = process.Terminate(kKillGrace);
       break;
     }
   }
-  (*process)->Terminate(std::chrono::milliseconds(0));  // reap stragglers of the group
-  if (metrics_ != nullptr && !child.msprof_group.empty()) {
-    const char* outcome = cancelled ? "cancelled"
-                          : SteadyClock::now() >= deadline && !status.ok() ? "timeout"
-                          : status.ok() ? "ok" : "failed";
-    metrics_->msprof_runs.Add({{"group", child.msprof_group}, {"outcome", outcome}}).Increment();
-  }
-  const std::string tail = ReadTail(err, kLogTailBytes);
+  process.Terminate(std::chrono::milliseconds(0));  // reap stragglers of the group
+  return status;
+}
+
+void JobRunner::CountMsprofRun(const Child& child, bool cancelled, bool timed_out,
+                               const ExitStatus& status) {
+  if (metrics_ == nullptr || child.msprof_group.empty()) return;
+  const char* outcome = cancelled     ? "cancelled"
+                        : timed_out   ? "timeout"
+                        : status.ok() ? "ok"
+                                      : "failed";
+  metrics_->msprof_runs.Add({{"group", child.msprof_group}, {"outcome", outcome}}).Increment();
+}
+
+void JobRunner::AppendLog(const JobContext& ctx, const Child& child, bool cancelled,
+                          const ExitStatus& status, const fs::path& out,
+                          const std::string& stderr_tail) {
   std::ofstream log(ctx.session_dir / "collection.log", std::ios::app);
   log << "$ " << absl::StrJoin(child.argv, " ") << "\n"
       << "exit: " << (cancelled ? "cancelled" : status.ToString()) << "\n"
-      << "--- stdout (tail) ---\n" << ReadTail(out, kLogTailBytes) << "\n"
-      << "--- stderr (tail) ---\n" << tail << "\n\n";
+      << "--- stdout (tail) ---\n"
+      << ReadTail(out, kLogTailBytes) << "\n"
+      << "--- stderr (tail) ---\n"
+      << stderr_tail << "\n\n";
+}
+
+absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
+                                 Clock::MonotonicTime deadline, std::string* stdout_text) {
+  const fs::path out = ctx.session_dir / (child.label + ".stdout");
+  const fs::path err = ctx.session_dir / (child.label + ".stderr");
+  const auto started = clock_.MonotonicNow();
+  absl::Cleanup account = [&] { Account(ctx, child, clock_.MonotonicNow() - started); };
+  auto process = runner_.Start(SpecFor(ctx, child, out.string(), err.string()));
+  if (!process.ok()) return absl::FailedPreconditionError(process.status().message());
+  bool cancelled = false;
+  const ExitStatus status = AwaitChild(ctx, **process, deadline, &cancelled);
+  const bool timed_out = !cancelled && !status.ok() && clock_.MonotonicNow() >= deadline;
+  CountMsprofRun(child, cancelled, timed_out, status);
+  const std::string tail = ReadTail(err, kLogTailBytes);
+  AppendLog(ctx, child, cancelled, status, out, tail);
   if (cancelled) return absl::CancelledError("job cancelled");
-  if (SteadyClock::now() >= deadline && !status.ok()) {
+  if (timed_out) {
     return absl::DeadlineExceededError(absl::StrCat(child.label, " exceeded the job timeout"));
   }
   if (!status.ok()) {
@@ -139,14 +165,12 @@ absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
   return absl::OkStatus();
 }
 
-void JobRunner::AddParseTime(const JobContext& ctx, SteadyClock::time_point started) {
-  if (ctx.timings != nullptr) {
-    ctx.timings->parse += std::chrono::duration<double>(SteadyClock::now() - started).count();
-  }
+void JobRunner::AddParseTime(const JobContext& ctx, Clock::MonotonicTime started) {
+  if (ctx.timings != nullptr) ctx.timings->parse += SecondsBetween(started, clock_.MonotonicNow());
 }
 
 absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::string>& base_app,
-                                  SteadyClock::time_point deadline) {
+                                  Clock::MonotonicTime deadline) {
   const v1::JobAssignment& job = ctx.job;
   if (job.case_id().empty()) return absl::OkStatus();
   Report(ctx, v1::JOB_PHASE_PREFLIGHT, 1, 2, "unknown case id must fail");
@@ -182,7 +206,7 @@ absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::
 }
 
 absl::Status JobRunner::WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
-                               SteadyClock::time_point deadline) {
+                               Clock::MonotonicTime deadline) {
   const int n = ctx.job.params().warm_up();
   for (int i = 1; i <= n; ++i) {
     Report(ctx, v1::JOB_PHASE_WARM_UP, i, n, "warm-up");
@@ -194,7 +218,7 @@ absl::Status JobRunner::WarmUp(const JobContext& ctx, const std::vector<std::str
 
 absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
                                                  const std::vector<std::string>& app,
-                                                 SteadyClock::time_point deadline) {
+                                                 Clock::MonotonicTime deadline) {
   const int repeats = ctx.job.params().repeats();
   std::vector<evidence::KernelTiming> timings;
   for (int i = 1; i <= repeats; ++i) {
@@ -204,7 +228,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
                 RunnerEnv(options_.agent_env, ctx.job), absl::StrCat("repeat_", i), "TaskTime"};
     if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
     Report(ctx, v1::JOB_PHASE_PARSING, i, repeats, "task_time", i, repeats);
-    const auto parse_started = SteadyClock::now();
+    const auto parse_started = clock_.MonotonicNow();
     auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
     AddParseTime(ctx, parse_started);
     if (!timing.ok()) {
@@ -255,7 +279,7 @@ absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext&
 
 absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
                                                     const std::vector<std::string>& app,
-                                                    SteadyClock::time_point deadline,
+                                                    Clock::MonotonicTime deadline,
                                                     std::optional<double> golden_us) {
   const v1::JobAssignment& job = ctx.job;
   const int repeats = job.params().repeats();
@@ -288,7 +312,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
     options.device_id = job.device_id();
     options.soc = job.soc();
     options.golden_per_iteration_us = golden_us;
-    const auto parse_started = SteadyClock::now();
+    const auto parse_started = clock_.MonotonicNow();
     auto ev = evidence::BuildEvidence(group, options);
     AddParseTime(ctx, parse_started);
     if (!ev.ok()) {
@@ -335,7 +359,8 @@ void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::st
 }
 
 absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
-  const auto deadline = SteadyClock::now() + std::chrono::seconds(ctx.job.params().timeout_seconds());
+  const auto deadline =
+      clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
   std::error_code ec;
   fs::create_directories(ctx.session_dir, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));

@@ -1,7 +1,6 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -11,8 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "agent/metrics.h"
-#include "agent/run_as.h"
 #include "agent/profiler_runner.h"
+#include "agent/run_as.h"
+#include "common/clock.h"
 #include "npuperf/v1/agent_service.pb.h"
 
 namespace npuperf::agent {
@@ -63,12 +63,15 @@ struct JobContext {
 // stopped; FAILED_PRECONDITION / INVALID_ARGUMENT for failures a retry cannot
 // fix (no runner, selector ignored, target kernel absent); anything else is
 // retryable. Every child run appends argv, exit status and output tails to
-// <session>/collection.log (never the environment). Thread-compatible: one
-// Run at a time per instance is not required; instances share nothing.
+// <session>/collection.log (never the environment). The job's timeout
+// (params.timeout_seconds) and the cancellation poll run on the injected clock.
+// Thread-safe: Run may be called from several job threads at once (the agent
+// shares one instance); nothing but the injected parts is shared between runs.
 class JobRunner {
  public:
   // metrics may be null (tests).
-  JobRunner(ProfilerRunner& runner, JobRunnerOptions options, AgentMetrics* metrics = nullptr);
+  JobRunner(ProfilerRunner& runner, Clock& clock, JobRunnerOptions options,
+            AgentMetrics* metrics = nullptr);
 
   absl::StatusOr<v1::Evidence> Run(const JobContext& ctx);
 
@@ -80,32 +83,45 @@ class JobRunner {
     std::string msprof_group = "";  // for msprof runs: metric group, "Sample" or "TaskTime"
   };
   // Runs one child to completion (or timeout / cancellation).
-  absl::Status RunChild(const JobContext& ctx, const Child& child,
-                        std::chrono::steady_clock::time_point deadline, std::string* stdout_text);
+  absl::Status RunChild(const JobContext& ctx, const Child& child, Clock::MonotonicTime deadline,
+                        std::string* stdout_text);
+  // RunChild's stages: the spec of a child; its wait, polling ctx.cancel every
+  // kCancelPoll and terminating it when cancelled or past the deadline; its
+  // msprof_runs count; its collection.log entry.
+  ProfilerSpec SpecFor(const JobContext& ctx, const Child& child, const std::string& out,
+                       const std::string& err) const;
+  ExitStatus AwaitChild(const JobContext& ctx, ProfilerProcess& process,
+                        Clock::MonotonicTime deadline, bool* cancelled);
+  void CountMsprofRun(const Child& child, bool cancelled, bool timed_out, const ExitStatus& status);
+  static void AppendLog(const JobContext& ctx, const Child& child, bool cancelled,
+                        const ExitStatus& status, const std::filesystem::path& out,
+                        const std::string& stderr_tail);
   absl::Status Preflight(const JobContext& ctx, const std::vector<std::string>& base_app,
-                         std::chrono::steady_clock::time_point deadline);
+                         Clock::MonotonicTime deadline);
   absl::Status WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
-                      std::chrono::steady_clock::time_point deadline);
+                      Clock::MonotonicTime deadline);
   // golden_us: the case's golden per-iteration E2E time (compare mode).
   absl::StatusOr<v1::Evidence> RunStandard(const JobContext& ctx,
                                            const std::vector<std::string>& app,
-                                           std::chrono::steady_clock::time_point deadline,
+                                           Clock::MonotonicTime deadline,
                                            std::optional<double> golden_us);
   // Compare mode: the golden per-iteration E2E time of the job's case, from the
   // operator directory's GOLDEN_PERF_REPORT.json joined with its case manifest;
   // nullopt without a golden JSON. FAILED_PRECONDITION when the join fails.
   static absl::StatusOr<std::optional<double>> GoldenForCase(const JobContext& ctx);
   absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
-                                        std::chrono::steady_clock::time_point deadline);
+                                        Clock::MonotonicTime deadline);
   // Adds a finished child's wall time to ctx.timings by kind.
-  static void Account(const JobContext& ctx, const Child& child, std::chrono::steady_clock::duration took);
-  static void AddParseTime(const JobContext& ctx, std::chrono::steady_clock::time_point started);
+  static void Account(const JobContext& ctx, const Child& child,
+                      Clock::MonotonicTime::duration took);
+  void AddParseTime(const JobContext& ctx, Clock::MonotonicTime started);
   void Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
               const std::string& detail, int repeat = 0, int repeats = 0);
   void FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
                        v1::Evidence* e) const;
 
   ProfilerRunner& runner_;
+  Clock& clock_;
   const JobRunnerOptions options_;
   AgentMetrics* metrics_;
   // options_.run_as resolved once; an error fails every job with its reason.

@@ -154,10 +154,10 @@ int main(int argc, char** argv) {
   FlockDeviceLocker locker(lock_dir);
   RealClock clock;
   SubprocessRunner runner(clock);
-  auto channel = ServerChannel::Connect(server, token, tls_ca);
-  Agent agent(*channel, locker, runner, metrics, options, job_options);
+  auto channel = ServerChannel::Connect(server, token, tls_ca, clock);
+  Agent agent(*channel, locker, runner, metrics, clock, options, job_options);
   auto http = HttpEndpoint::Start(metrics_listen, registry,
-                                  [&agent] { return DecideHealth(agent.Health(), std::chrono::steady_clock::now()); });
+                                  [&agent, &clock] { return DecideHealth(agent.Health(), clock.MonotonicNow()); });
   if (!http.ok()) return Fail(absl::StrCat("--metrics-listen ", metrics_listen, ": ", http.status().message()));
   LogInfo("agent", absl::StrCat("metrics on ", metrics_listen.substr(0, metrics_listen.rfind(':')), ":",
                                 (*http)->port(), " (/metrics, /healthz), devices ",

@@ -4,6 +4,7 @@
 #include <iterator>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/constants.h"
 #include "common/keepalive.h"
 #include "common/status_util.h"
@@ -12,11 +13,11 @@
 namespace npuperf::agent {
 
 ServerChannel::ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> stub,
-                             std::string token)
-    : stub_(std::move(stub)), token_(std::move(token)) {}
+                             std::string token, Clock& clock)
+    : stub_(std::move(stub)), token_(std::move(token)), clock_(clock) {}
 
 std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address, std::string token,
-                                                      const std::string& tls_ca) {
+                                                      const std::string& tls_ca, Clock& clock) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
@@ -33,12 +34,13 @@ std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address
     creds = grpc::SslCredentials(ssl);
   }
   auto channel = grpc::CreateCustomChannel(address, creds, args);
-  return std::make_unique<ServerChannel>(v1::AgentService::NewStub(channel), std::move(token));
+  return std::make_unique<ServerChannel>(v1::AgentService::NewStub(channel), std::move(token),
+                                         clock);
 }
 
 void ServerChannel::Prepare(grpc::ClientContext* ctx, std::chrono::milliseconds deadline) {
   if (!token_.empty()) ctx->AddMetadata("authorization", "Bearer " + token_);
-  ctx->set_deadline(std::chrono::system_clock::now() + deadline);
+  ctx->set_deadline(clock_.SystemNow() + deadline);
 }
 
 absl::StatusOr<v1::RegisterAgentResponse> ServerChannel::Register(
@@ -55,14 +57,14 @@ absl::StatusOr<v1::LeaseJobResponse> ServerChannel::LeaseJob(const v1::LeaseJobR
   grpc::ClientContext ctx;
   Prepare(&ctx, kRpcDeadline + std::chrono::milliseconds(req.wait_ms()));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (polls_stopped_) return absl::CancelledError("agent stopping");
     polls_.insert(&ctx);
   }
   v1::LeaseJobResponse resp;
   auto s = FromGrpcStatus(stub_->LeaseJob(&ctx, req, &resp));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     polls_.erase(&ctx);
   }
   if (!s.ok()) return s;
@@ -70,7 +72,7 @@ absl::StatusOr<v1::LeaseJobResponse> ServerChannel::LeaseJob(const v1::LeaseJobR
 }
 
 void ServerChannel::StopLeasePolls() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   polls_stopped_ = true;
   for (auto* ctx : polls_) ctx->TryCancel();
 }
@@ -120,7 +122,11 @@ absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha
 absl::Status ServerChannel::RunSession(
     const std::function<v1::Heartbeat()>& next_heartbeat,
     const std::function<void(const v1::AgentSessionResponse&)>& on_response,
-    std::chrono::milliseconds interval, const std::function<bool()>& stop) {
+    std::chrono::milliseconds interval, absl::Mutex& mu, const absl::Condition& stop) {
+  auto stopping = [&mu, &stop] {
+    absl::MutexLock lock(&mu);
+    return stop.Eval();
+  };
   grpc::ClientContext ctx;
   if (!token_.empty()) ctx.AddMetadata("authorization", "Bearer " + token_);
   auto stream = stub_->AgentSession(&ctx);
@@ -129,17 +135,19 @@ absl::Status ServerChannel::RunSession(
     while (stream->Read(&resp)) on_response(resp);
   });
   bool ok = true;
-  while (ok && !stop()) {
+  while (ok && !stopping()) {
+    // The period runs from before the write, so the next heartbeat's time is
+    // fixed once this one is on the wire.
+    const Clock::MonotonicTime next = clock_.MonotonicNow() + interval;
     v1::AgentSessionRequest req;
     *req.mutable_heartbeat() = next_heartbeat();
     ok = stream->Write(req);
-    const auto until = std::chrono::steady_clock::now() + interval;
-    while (ok && !stop() && std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    if (!ok) break;
+    absl::MutexLock lock(&mu);
+    clock_.AwaitWithDeadline(mu, stop, next);
   }
   stream->WritesDone();
-  if (stop()) ctx.TryCancel();
+  if (stopping()) ctx.TryCancel();
   reader.join();
   return FromGrpcStatus(stream->Finish());
 }

@@ -1,28 +1,32 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "npuperf/v1/agent_service.grpc.pb.h"
 
 namespace npuperf::agent {
 
 // The only gRPC code of the agent: AgentService calls with the bearer token
-// and a deadline on each, statuses mapped back to absl. Thread-safe (gRPC
-// stubs are).
+// and a deadline on each (the injected clock's SystemNow plus the call's
+// budget), statuses mapped back to absl. Thread-safe (gRPC stubs are).
 class ServerChannel {
  public:
-  // stub: the generated interface (a mock in tests).
-  ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> stub, std::string token);
+  // stub: the generated interface (MockAgentServiceStub in tests).
+  ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> stub, std::string token,
+                Clock& clock);
 
   // Connects to HOST:PORT with the shared keepalive settings; over TLS when
-  // tls_ca names the PEM file of the CA that signed the server's certificate.
+  // tls_ca names the PEM file of the CA that signed the server's certificate
+  // (empty: plaintext).
   static std::unique_ptr<ServerChannel> Connect(const std::string& address, std::string token,
-                                                const std::string& tls_ca = "");
+                                                const std::string& tls_ca, Clock& clock);
 
   absl::StatusOr<v1::RegisterAgentResponse> Register(const v1::RegisterAgentRequest& req);
   // Long-polls for a job; CANCELLED at once after StopLeasePolls().
@@ -34,21 +38,27 @@ class ServerChannel {
   // The whole bundle (size-checked against max_bytes).
   absl::StatusOr<std::string> DownloadBundle(const std::string& sha256, int64_t max_bytes);
 
-  // Runs one session: sends next_heartbeat() every interval and hands each
-  // answer to on_response, until stop() or the stream fails. Returns the
-  // stream's final status.
+  // Runs one session: sends next_heartbeat() at once and then every interval,
+  // and hands each answer to on_response (on a reader thread), until stop
+  // holds or the stream fails. stop is evaluated with mu held, and the wait
+  // between heartbeats is clock.AwaitWithDeadline(mu, stop, ...): whatever
+  // makes stop true must change under mu, and then ends the wait at once.
+  // Returns the stream's final status.
+  // REQUIRES: mu not held.
   absl::Status RunSession(const std::function<v1::Heartbeat()>& next_heartbeat,
                           const std::function<void(const v1::AgentSessionResponse&)>& on_response,
-                          std::chrono::milliseconds interval, const std::function<bool()>& stop);
+                          std::chrono::milliseconds interval, absl::Mutex& mu,
+                          const absl::Condition& stop);
 
  private:
   void Prepare(grpc::ClientContext* ctx, std::chrono::milliseconds deadline);
 
   std::unique_ptr<v1::AgentService::StubInterface> stub_;
   const std::string token_;
-  std::mutex mu_;
-  bool polls_stopped_ = false;                    // guarded by mu_
-  std::set<grpc::ClientContext*> polls_;          // guarded by mu_
+  Clock& clock_;
+  absl::Mutex mu_;
+  bool polls_stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<grpc::ClientContext*> polls_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::agent

@@ -6,9 +6,9 @@ namespace npuperf::agent {
 namespace {
 
 using std::chrono::milliseconds;
-using Clock = std::chrono::steady_clock;
+using Time = Clock::MonotonicTime;
 
-HealthInputs Registered(Clock::time_point contact) {
+HealthInputs Registered(Time contact) {
   HealthInputs in;
   in.registered = true;
   in.agent_id = "a-1";
@@ -21,7 +21,7 @@ HealthInputs Registered(Clock::time_point contact) {
 }
 
 TEST(HealthTest, RegisteredAndRecentContactIsOk) {
-  const Clock::time_point now{};
+  const Time now{};
   HealthReport r = DecideHealth(Registered(now - milliseconds(2500)), now + milliseconds(0));
   EXPECT_TRUE(r.healthy);
   EXPECT_EQ(r.http_status, 200);
@@ -32,7 +32,7 @@ TEST(HealthTest, RegisteredAndRecentContactIsOk) {
 
 // Table: the session must have heard from the server within 3 heartbeats.
 TEST(HealthTest, DegradedCases) {
-  const Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
+  const Time now = Time{} + std::chrono::hours(1);
   struct Case {
     const char* name;
     HealthInputs in;
@@ -68,7 +68,7 @@ TEST(HealthTest, DegradedCases) {
 TEST(HealthTest, NeverContactedReportsNullAndQuotesIds) {
   HealthInputs in;
   in.agent_id = "we\"ird";
-  HealthReport r = DecideHealth(in, Clock::time_point{});
+  HealthReport r = DecideHealth(in, Time{});
   EXPECT_NE(r.json.find(R"("agent_id":"we\"ird")"), std::string::npos) << r.json;
   EXPECT_NE(r.json.find(R"("last_contact_ms":null)"), std::string::npos) << r.json;
   EXPECT_NE(r.json.find(R"("registered":false)"), std::string::npos) << r.json;

@@ -71,7 +71,7 @@ TEST(RunAsTest, JobFailsWithTheReasonWhenTheUserCannotBeUsed) {
   SubprocessRunner runner(clock);
   JobRunnerOptions options;
   options.run_as = kUnknown;
-  JobRunner job_runner(runner, options);
+  JobRunner job_runner(runner, clock, options);
   std::filesystem::create_directories(dir.path() / "op");
   JobContext ctx;
   ctx.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);

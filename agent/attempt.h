@@ -1,0 +1,92 @@
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/bundle_cache.h"
+#include "agent/device_lock.h"
+#include "agent/job_runner.h"
+#include "agent/metrics.h"
+#include "agent/result_spool.h"
+#include "agent/server_channel.h"
+#include "common/clock.h"
+#include "npuperf/v1/agent_service.pb.h"
+
+namespace npuperf::agent {
+
+// Why a running attempt was asked to stop. Each one cancels the job runner;
+// they differ in what becomes of the result (Attempt::Run).
+enum class StopReason {
+  kNone,
+  kCancelled,  // the collection was cancelled: reported CANCELLED
+  kLeaseLost,  // the server no longer holds the lease: the result is dropped
+  kShutdown,   // the agent is stopping: reported INTERRUPTED (retryable)
+};
+
+// The parts every attempt uses. Owned by the Agent; they outlive its attempts.
+struct AttemptServices {
+  ServerChannel& channel;
+  JobRunner& job_runner;
+  BundleCache& bundles;
+  ResultSpool& spool;
+  AgentMetrics& metrics;
+  Clock& clock;
+  // <work_dir>/jobs: an attempt's scratch is <jobs_dir>/<job>-<attempt>/.
+  std::filesystem::path jobs_dir;
+  // The agent's current id (it may change when the agent registers again).
+  std::function<std::string()> agent_id;
+};
+
+// One attempt of one leased job, end to end: a fresh scratch directory, the
+// bundle (from the cache or downloaded) unpacked under the operator's own name
+// (runners may import siblings by it), the job runner, the result built from
+// the evidence or the error and the stop reason, the result made durable in
+// the spool (or dropped when the lease was lost), the device lock released,
+// and the attempt's metrics and summary log line. Progress goes to the server
+// as it happens; a progress reply that says the lease is gone or the
+// collection was cancelled stops the attempt.
+// Thread-safe: Run on the job's own thread; Stop and assignment from any thread.
+class Attempt {
+ public:
+  Attempt(const AttemptServices& services, v1::JobAssignment assignment);
+
+  const v1::JobAssignment& assignment() const { return assignment_; }
+
+  // Asks the attempt to stop; the job runner notices within kCancelPoll. The
+  // first reason wins (and is logged), except kShutdown, which replaces any
+  // earlier one silently. detail: the server's reason of a kCancelled.
+  void Stop(StopReason reason, const std::string& detail = "");
+
+  // Runs the attempt on the calling thread and returns when its result is
+  // spooled (or dropped); `lease` is released just before.
+  void Run(std::unique_ptr<DeviceLease> lease);
+
+ private:
+  struct Times;
+
+  // The bundle unpacked into dest (the operator directory).
+  absl::StatusOr<std::filesystem::path> PrepareBundle(const std::filesystem::path& dest);
+  // Bundle, then the job runner; times get both phases.
+  absl::StatusOr<v1::Evidence> Measure(const std::filesystem::path& dir, Times* times);
+  // Spools the result unless the lease was lost; returns the jobs_total label.
+  std::string Keep(const v1::ReportResultRequest& result, StopReason reason);
+  void SendProgress(const v1::JobProgress& progress);
+  void SendPhase(v1::JobPhase phase, const std::string& detail = "");
+  // The reason and its text as reported ("lease lost", "cancelled: <detail>").
+  StopReason stop_reason(std::string* text);
+
+  const AttemptServices& services_;
+  const v1::JobAssignment assignment_;
+  // Set by Stop; polled by the job runner.
+  std::atomic<bool> cancel_{false};
+  absl::Mutex mu_;
+  StopReason reason_ ABSL_GUARDED_BY(mu_) = StopReason::kNone;
+  std::string detail_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace npuperf::agent
