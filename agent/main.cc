@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -64,6 +64,142 @@ std::string HostName() {
   return buf;
 }
 
+// The command line as given (ParseCommandLine checks and resolves it).
+struct Flags {
+  std::string server;
+  std::string token_file;
+  std::string tls_ca;
+  std::string devices;
+  std::string soc = "Ascend910B2";
+  std::string soc_map;
+  std::string msprof = "msprof";
+  std::string python = "python3";
+  std::string lock_dir = "/run/npuperf/locks";
+  std::string work_dir = AgentOptions().work_dir.string();
+  std::string metrics_listen = "127.0.0.1:9465";
+  std::vector<std::string> labels;
+  std::string run_as;
+};
+
+// What main wires together.
+struct Config {
+  std::string server;
+  std::string token;
+  std::string tls_ca;
+  std::string lock_dir;
+  std::string metrics_listen;
+  AgentOptions options;
+  JobRunnerOptions job_options;
+};
+
+void DefineFlags(CLI::App& app, Flags& f) {
+  app.add_option("--server", f.server, "npuperf-server HOST:PORT")->required();
+  app.add_option("--token-file", f.token_file, "file holding this agent's bearer token");
+  app.add_option("--tls-ca", f.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
+      ->envname("NPUPERF_TLS_CA")
+      ->check(CLI::ExistingFile);
+  app.add_option("--devices", f.devices, "physical device ids, e.g. 0-7")->required();
+  auto* soc_opt = app.add_option("--soc", f.soc, "SoC of every device")->capture_default_str();
+  app.add_option("--soc-map", f.soc_map,
+                 "per-device SoC, e.g. 0-3=Ascend910B2,4-7=Ascend950PR_9589")
+      ->excludes(soc_opt);
+  app.add_option("--msprof", f.msprof, "msprof binary (e.g. build/sim-bin/msprof)")
+      ->capture_default_str();
+  app.add_option("--python", f.python, "interpreter for *.py runners")->capture_default_str();
+  app.add_option("--lock-dir", f.lock_dir, "lock directory, or a path template with {id}")
+      ->capture_default_str();
+  app.add_option("--work-dir", f.work_dir, "bundle cache, scratch and result spool")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", f.metrics_listen, "Prometheus HOST:PORT (port 0: pick one)")
+      ->capture_default_str();
+  app.add_option("--label", f.labels, "host label key=value (repeatable)");
+  app.add_option("--run-as", f.run_as,
+                 "run runners and msprof as this unprivileged user (agent must be root)")
+      ->envname("NPUPERF_RUN_AS");
+}
+
+// --devices, --soc / --soc-map and --label into options.
+absl::Status ParseDevices(const Flags& f, AgentOptions* options) {
+  auto ids = ParseDeviceRange(f.devices);
+  if (!ids.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--devices: ", ids.status().message()));
+  options->devices = *ids;
+  if (!f.soc_map.empty()) {
+    auto map = ParseDeviceMap(f.soc_map);
+    if (!map.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--soc-map: ", map.status().message()));
+    for (int d : options->devices) {
+      if (!map->contains(d)) {
+        return absl::InvalidArgumentError(absl::StrCat("--soc-map names no SoC for device ", d));
+      }
+      options->socs[d] = map->at(d);
+    }
+  } else {
+    for (int d : options->devices) options->socs[d] = f.soc;
+  }
+  for (const auto& l : f.labels) {
+    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--label '", l, "': want key=value"));
+    }
+    options->labels[kv[0]] = kv[1];
+  }
+  return absl::OkStatus();
+}
+
+// The checked flags, with absolute paths, this host's identity and the job
+// runner's options.
+absl::StatusOr<Config> Resolve(const Flags& f) {
+  Config c;
+  if (auto s = ParseDevices(f, &c.options); !s.ok()) return s;
+  if (!f.token_file.empty()) {
+    c.token = ReadFirstLine(f.token_file);
+    if (c.token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token-file ", f.token_file, " holds no token"));
+    }
+  }
+  // Children run in per-job directories: every path handed down must be absolute.
+  c.options.work_dir = std::filesystem::absolute(f.work_dir);
+  const std::string msprof = f.msprof.find('/') != std::string::npos
+                                 ? std::filesystem::absolute(f.msprof).string()
+                                 : f.msprof;
+  c.lock_dir = std::filesystem::absolute(f.lock_dir).string();
+  c.options.host = HostName();
+  c.options.boot_id = ReadFirstLine("/proc/sys/kernel/random/boot_id");
+  absl::BitGen gen;
+  c.options.instance_id = absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
+  c.job_options.msprof = msprof;
+  c.job_options.python = f.python;
+  c.job_options.agent_env = CurrentEnvironment();
+  c.job_options.host = c.options.host;
+  c.job_options.agent_version = c.options.version;
+  c.job_options.msprof_version = VersionOf(msprof);
+  c.job_options.run_as = f.run_as;
+  // Refuse to start rather than lease jobs that would all fail.
+  if (!f.run_as.empty()) {
+    auto user = ResolveRunAs(f.run_as, ::geteuid());
+    if (!user.ok()) return user.status();
+  }
+  c.server = f.server;
+  c.tls_ca = f.tls_ca;
+  c.metrics_listen = f.metrics_listen;
+  return c;
+}
+
+// Parses and resolves the command line into config; the exit code when main
+// must stop instead (--help, a bad flag).
+std::optional<int> ParseCommandLine(int argc, char** argv, Config* config) {
+  Flags flags;
+  CLI::App app{"npuperf-agent: leases profiling jobs for this host's NPU devices and runs msprof"};
+  DefineFlags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+  auto resolved = Resolve(flags);
+  if (!resolved.ok()) return Fail(std::string(resolved.status().message()));
+  *config = *std::move(resolved);
+  return std::nullopt;
+}
+
 }  // namespace
 }  // namespace npuperf::agent
 
@@ -75,94 +211,30 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  Config config;
+  if (auto exit_code = ParseCommandLine(argc, argv, &config)) return *exit_code;
 
-  std::string server, token_file, devices_text, soc = "Ascend910B2", soc_map, lock_dir = "/run/npuperf/locks";
-  std::string metrics_listen = "127.0.0.1:9465", msprof = "msprof", python = "python3";
-  std::vector<std::string> labels;
-  AgentOptions options;
-  std::string work_dir = options.work_dir.string();
-  CLI::App app{"npuperf-agent: leases profiling jobs for this host's NPU devices and runs msprof"};
-  app.add_option("--server", server, "npuperf-server HOST:PORT")->required();
-  app.add_option("--token-file", token_file, "file holding this agent's bearer token");
-  std::string tls_ca;
-  app.add_option("--tls-ca", tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
-      ->envname("NPUPERF_TLS_CA")->check(CLI::ExistingFile);
-  app.add_option("--devices", devices_text, "physical device ids, e.g. 0-7")->required();
-  auto* soc_opt = app.add_option("--soc", soc, "SoC of every device")->capture_default_str();
-  app.add_option("--soc-map", soc_map, "per-device SoC, e.g. 0-3=Ascend910B2,4-7=Ascend950PR_9589")
-      ->excludes(soc_opt);
-  app.add_option("--msprof", msprof, "msprof binary (e.g. build/sim-bin/msprof)")->capture_default_str();
-  app.add_option("--python", python, "interpreter for *.py runners")->capture_default_str();
-  app.add_option("--lock-dir", lock_dir, "lock directory, or a path template with {id}")->capture_default_str();
-  app.add_option("--work-dir", work_dir, "bundle cache, scratch and result spool")->capture_default_str();
-  app.add_option("--metrics-listen", metrics_listen, "Prometheus HOST:PORT (port 0: pick one)")
-      ->capture_default_str();
-  app.add_option("--label", labels, "host label key=value (repeatable)");
-  std::string run_as;
-  app.add_option("--run-as", run_as, "run runners and msprof as this unprivileged user (agent must be root)")
-      ->envname("NPUPERF_RUN_AS");
-  CLI11_PARSE(app, argc, argv);
-
-  auto ids = ParseDeviceRange(devices_text);
-  if (!ids.ok()) return Fail(absl::StrCat("--devices: ", ids.status().message()));
-  options.devices = *ids;
-  if (!soc_map.empty()) {
-    auto map = ParseDeviceMap(soc_map);
-    if (!map.ok()) return Fail(absl::StrCat("--soc-map: ", map.status().message()));
-    for (int d : options.devices) {
-      if (!map->contains(d)) return Fail(absl::StrCat("--soc-map names no SoC for device ", d));
-      options.socs[d] = map->at(d);
-    }
-  } else {
-    for (int d : options.devices) options.socs[d] = soc;
-  }
-  for (const auto& l : labels) {
-    std::vector<std::string> kv = absl::StrSplit(l, absl::MaxSplits('=', 1));
-    if (kv.size() != 2 || kv[0].empty()) return Fail(absl::StrCat("--label '", l, "': want key=value"));
-    options.labels[kv[0]] = kv[1];
-  }
-  std::string token;
-  if (!token_file.empty()) {
-    token = ReadFirstLine(token_file);
-    if (token.empty()) return Fail(absl::StrCat("--token-file ", token_file, " holds no token"));
-  }
-  // Children run in per-job directories: every path handed down must be absolute.
-  options.work_dir = std::filesystem::absolute(work_dir);
-  if (msprof.find('/') != std::string::npos) msprof = std::filesystem::absolute(msprof).string();
-  lock_dir = std::filesystem::absolute(lock_dir).string();
-  options.host = HostName();
-  options.boot_id = ReadFirstLine("/proc/sys/kernel/random/boot_id");
-  absl::BitGen gen;
-  options.instance_id = absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
-
-  JobRunnerOptions job_options;
-  job_options.msprof = msprof;
-  job_options.python = python;
-  job_options.agent_env = CurrentEnvironment();
-  job_options.host = options.host;
-  job_options.agent_version = options.version;
-  job_options.msprof_version = VersionOf(msprof);
-  job_options.run_as = run_as;
-  // Refuse to start rather than lease jobs that would all fail.
-  if (!run_as.empty()) {
-    auto user = ResolveRunAs(run_as, ::geteuid());
-    if (!user.ok()) return Fail(std::string(user.status().message()));
-  }
-
+  RealClock clock;
   auto registry = std::make_shared<prometheus::Registry>();
   AgentMetrics metrics(*registry);
-  FlockDeviceLocker locker(lock_dir);
-  RealClock clock;
+  FlockDeviceLocker locker(config.lock_dir);
   SubprocessRunner runner(clock);
-  auto channel = ServerChannel::Connect(server, token, tls_ca, clock);
-  Agent agent(*channel, locker, runner, metrics, clock, options, job_options);
-  auto http = HttpEndpoint::Start(metrics_listen, registry,
-                                  [&agent, &clock] { return DecideHealth(agent.Health(), clock.MonotonicNow()); });
-  if (!http.ok()) return Fail(absl::StrCat("--metrics-listen ", metrics_listen, ": ", http.status().message()));
-  LogInfo("agent", absl::StrCat("metrics on ", metrics_listen.substr(0, metrics_listen.rfind(':')), ":",
-                                (*http)->port(), " (/metrics, /healthz), devices ",
-                                FormatDeviceRange(options.devices), ", server ", server, ", msprof ",
-                                msprof, job_options.msprof_version.empty() ? "" : " (" + job_options.msprof_version + ")"));
+  auto channel = ServerChannel::Connect(config.server, config.token, config.tls_ca, clock);
+  Agent agent(*channel, locker, runner, metrics, clock, config.options, config.job_options);
+  auto http = HttpEndpoint::Start(config.metrics_listen, registry, [&agent, &clock] {
+    return DecideHealth(agent.Health(), clock.MonotonicNow());
+  });
+  if (!http.ok()) {
+    return Fail(
+        absl::StrCat("--metrics-listen ", config.metrics_listen, ": ", http.status().message()));
+  }
+  const std::string& listen = config.metrics_listen;
+  const std::string& msprof_version = config.job_options.msprof_version;
+  LogInfo("agent",
+          absl::StrCat("metrics on ", listen.substr(0, listen.rfind(':')), ":", (*http)->port(),
+                       " (/metrics, /healthz), devices ", FormatDeviceRange(config.options.devices),
+                       ", server ", config.server, ", msprof ", config.job_options.msprof,
+                       msprof_version.empty() ? "" : " (" + msprof_version + ")"));
   std::atomic<bool> stop{false};
   std::thread signal_thread([&] {
     int sig = 0;
