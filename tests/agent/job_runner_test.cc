@@ -1,0 +1,289 @@
+#include "agent/job_runner.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "agent/constants.h"
+#include "agent/metrics.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_profiler_runner.h"
+#include "tests/fakes/temp_dir.h"
+
+namespace npuperf::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using Fake = testing::FakeProfilerRunner;
+using Argv = std::vector<std::string>;
+
+const fs::path kTestData = NPUPERF_EVIDENCE_TESTDATA;
+// The seven metric groups in the order the protocol runs them, spelled out
+// here so that a change of order fails these tests.
+const std::vector<std::string> kMetrics = {
+    "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+    "L2Cache",         "ResourceConflictRatio"};
+
+class JobRunnerTest : public ::testing::Test {
+ protected:
+  JobRunnerTest()
+      : fake_(clock_), metrics_(registry_), runner_(fake_, clock_, Options(), &metrics_) {
+    fs::create_directories(op_dir());
+    std::ofstream(op_dir() / "test_op.py") << "# the operator's runner\n";
+    v1::JobAssignment& job = ctx_.job;
+    job.set_job_id(7);
+    job.set_device_id(3);
+    job.set_soc("Ascend910B2");
+    job.set_operator_name("op");
+    job.set_op_name("main_kernel");
+    job.mutable_params()->set_timeout_seconds(60);
+    ctx_.operator_dir = op_dir();
+    ctx_.session_dir = dir_.path() / "session";
+    ctx_.progress = [this](const v1::JobProgress& p) { phases_.push_back(p.phase()); };
+    ctx_.cancel = &cancel_;
+    ctx_.timings = &timings_;
+  }
+
+  static JobRunnerOptions Options() {
+    JobRunnerOptions o;
+    o.msprof = "msprof";
+    o.python = "python3";
+    o.agent_env = {{"PATH", "/usr/bin:/bin"}, {"SECRET", "not passed on"}};
+    o.host = "host-a";
+    o.agent_version = "9.9.9";
+    return o;
+  }
+
+  fs::path op_dir() const { return dir_.path() / "op"; }
+  fs::path session() const { return ctx_.session_dir; }
+  Argv App() const { return {"python3", (op_dir() / "test_op.py").string()}; }
+  Argv WithApp(Argv argv) const {
+    for (auto& a : App()) argv.push_back(a);
+    return argv;
+  }
+  Argv MetricRun(int repeat, const std::string& metric) const {
+    return WithApp(
+        {"msprof",
+         "--output=" + (session() / absl::StrCat("repeat_", repeat) / ("PROF_" + metric)).string(),
+         "--ai-core=on", "--aic-metrics=" + metric, "--task-time=on", "--ascendcl=on"});
+  }
+  Argv SampleRun(int repeat) const {
+    return WithApp(
+        {"msprof",
+         "--output=" + (session() / absl::StrCat("repeat_", repeat) / "PROF_Sample").string(),
+         "--ai-core=on", "--aic-metrics=PipeUtilization", "--aic-mode=sample-based",
+         "--aic-freq=100", "--task-time=on", "--ascendcl=on"});
+  }
+  Argv QuickRun(int repeat) const {
+    return WithApp({"msprof", "--output=" + (session() / absl::StrCat("repeat_", repeat)).string(),
+                    "--task-time=on", "--ascendcl=on"});
+  }
+
+  // Every msprof run of the standard protocol writes its group's tree of the
+  // group_a2_e2 fixture (a real A2 capture of main_kernel on device 3).
+  void ScriptStandardFixture() {
+    const fs::path group = kTestData / "group_a2_e2";
+    fake_.On(Fake::HasArg("--aic-mode=sample-based"), Fake::Exit(0, group / "PROF_Sample"));
+    for (const auto& m : kMetrics) {
+      fake_.On(Fake::HasArg("--aic-metrics=" + m), Fake::Exit(0, group / ("PROF_" + m)));
+    }
+  }
+
+  std::vector<Argv> Argvs() {
+    std::vector<Argv> out;
+    for (const auto& spec : fake_.started()) out.push_back(spec.argv);
+    return out;
+  }
+
+  double MsprofRuns(const std::string& group, const std::string& outcome) {
+    return metrics_.msprof_runs.Add({{"group", group}, {"outcome", outcome}}).Value();
+  }
+
+  std::string CollectionLog() const {
+    std::ifstream in(session() / "collection.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  testing::TempDir dir_;
+  testing::FakeClock clock_;
+  Fake fake_;
+  prometheus::Registry registry_;
+  AgentMetrics metrics_;
+  JobRunner runner_;
+  std::atomic<bool> cancel_{false};
+  JobTimings timings_;
+  JobContext ctx_;
+  std::vector<v1::JobPhase> phases_;
+};
+
+TEST_F(JobRunnerTest, StandardRunsWarmUpsThenSevenMetricRunsAndTheSampleRunPerRepeat) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_warm_up(2);
+  ctx_.job.mutable_params()->set_repeats(2);
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::vector<Argv> want = {App(), App()};
+  for (int r = 1; r <= 2; ++r) {
+    for (const auto& m : kMetrics) want.push_back(MetricRun(r, m));
+    want.push_back(SampleRun(r));
+  }
+  EXPECT_THAT(Argvs(), ElementsAreArray(want));
+  for (const auto& spec : fake_.started()) {
+    EXPECT_EQ(spec.env.at("ASCEND_RT_VISIBLE_DEVICES"), "3");
+    EXPECT_FALSE(spec.env.contains("SECRET"));
+    EXPECT_EQ(spec.cwd, op_dir().string());
+  }
+  // Both repeats parsed from the fixture: same kernel, one duration sample each.
+  EXPECT_EQ(e->op_name(), "main_kernel");
+  EXPECT_THAT(e->duration().samples_us(), ElementsAre(87139.380, 87139.380));
+  EXPECT_THAT(e->warnings(), IsEmpty());
+  EXPECT_EQ(e->fingerprint().mode(), "standard");
+  EXPECT_EQ(e->fingerprint().warm_up(), 2);
+  EXPECT_EQ(e->fingerprint().repeats(), 2);
+  EXPECT_EQ(e->fingerprint().agent_version(), "9.9.9");
+  EXPECT_THAT(e->fingerprint().argv(), ElementsAre("python3", "test_op.py"));
+  EXPECT_EQ(timings_.msprof_runs, 16);
+  EXPECT_EQ(MsprofRuns("Memory", "ok"), 2);
+  EXPECT_EQ(MsprofRuns("Sample", "ok"), 2);
+  std::vector<v1::JobPhase> phases = {v1::JOB_PHASE_WARM_UP, v1::JOB_PHASE_WARM_UP};
+  for (int r = 1; r <= 2; ++r) {
+    phases.insert(phases.end(), kMetrics.size(), v1::JOB_PHASE_METRIC_RUN);
+    phases.push_back(v1::JOB_PHASE_SAMPLE_RUN);
+    phases.push_back(v1::JOB_PHASE_PARSING);
+  }
+  EXPECT_THAT(phases_, ElementsAreArray(phases));
+}
+
+TEST_F(JobRunnerTest, QuickRunsTaskTimeRunsOnly) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+  ctx_.job.mutable_params()->set_warm_up(1);
+  ctx_.job.mutable_params()->set_repeats(3);
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_THAT(Argvs(), ElementsAre(App(), QuickRun(1), QuickRun(2), QuickRun(3)));
+  EXPECT_EQ(e->op_name(), "main_kernel");
+  // quick_mix launches main_kernel three times per process: trimmed mean 86849.340.
+  EXPECT_THAT(e->duration().samples_us(), ElementsAre(86849.340, 86849.340, 86849.340));
+  EXPECT_EQ(e->fingerprint().mode(), "quick");
+  EXPECT_EQ(MsprofRuns("TaskTime", "ok"), 3);
+  EXPECT_THAT(phases_,
+              ElementsAre(v1::JOB_PHASE_WARM_UP, v1::JOB_PHASE_TIMING_RUN, v1::JOB_PHASE_PARSING,
+                          v1::JOB_PHASE_TIMING_RUN, v1::JOB_PHASE_PARSING, v1::JOB_PHASE_TIMING_RUN,
+                          v1::JOB_PHASE_PARSING));
+}
+
+// Today's rule (job_runner.cc RunStandard): only a failed sample run is a
+// warning, the per-core data is then missing; a failed metric run fails the
+// job (next test).
+TEST_F(JobRunnerTest, FailedSampleRunIsAWarning) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(1);
+  fake_.On(Fake::HasArg("--aic-mode=sample-based"), Fake::Exit(1, {}, "no sample buffer\n"));
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_THAT(e->warnings(),
+              ElementsAre("per-core: unavailable:no_sample_run",
+                          "repeat 1 sample run failed: repeat_1_Sample failed (exit code 1); "
+                          "stderr tail: no sample buffer\n"));
+  EXPECT_EQ(MsprofRuns("Sample", "failed"), 1);
+  EXPECT_THAT(e->duration().samples_us(), ElementsAre(87139.380));
+}
+
+TEST_F(JobRunnerTest, FailedMetricRunFailsTheJobAndStopsTheRuns) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(2);
+  fake_.On(Fake::HasArg("--aic-metrics=Memory"), Fake::Exit(3, {}, "memory boom\n"));
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(absl::IsInternal(e.status())) << e.status();  // retryable
+  EXPECT_EQ(e.status().message(),
+            "metric run Memory: repeat_1_Memory failed (exit code 3); stderr tail: memory boom\n");
+  EXPECT_THAT(Argvs(), ElementsAre(MetricRun(1, "PipeUtilization"),
+                                   MetricRun(1, "ArithmeticUtilization"), MetricRun(1, "Memory")));
+  EXPECT_EQ(MsprofRuns("Memory", "failed"), 1);
+  EXPECT_THAT(CollectionLog(), HasSubstr("exit: exit code 3\n"));
+}
+
+TEST_F(JobRunnerTest, ChildKilledBySignalFailsTheJob) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+  ctx_.job.mutable_params()->set_warm_up(1);
+  ctx_.job.mutable_params()->set_repeats(1);
+  fake_.On([](const ProfilerSpec& s) { return s.argv.front() == "python3"; },
+           Fake::KilledBy(SIGSEGV));
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(absl::IsInternal(e.status())) << e.status();
+  EXPECT_THAT(e.status().message(), HasSubstr("warmup_1 failed (killed by signal 11"));
+  EXPECT_EQ(fake_.started().size(), 1u) << "no msprof run after a failed warm-up";
+}
+
+// A hanging child is terminated when the FakeClock passes the job deadline
+// (params.timeout_seconds, measured from Run), not a moment before.
+TEST_F(JobRunnerTest, HangingChildIsTerminatedAtTheJobDeadline) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(1);
+  ctx_.job.mutable_params()->set_timeout_seconds(60);
+  fake_.On(Fake::HasArg("--aic-metrics=PipeUtilization"), Fake::Hang());
+  absl::StatusOr<v1::Evidence> e;
+  std::thread run([&] { e = runner_.Run(ctx_); });
+
+  ASSERT_TRUE(fake_.AwaitHangsParked(1));
+  clock_.Advance(std::chrono::seconds(59));
+  ASSERT_TRUE(fake_.AwaitHangsParked(1));
+  EXPECT_EQ(fake_.terminated(), 0) << "terminated before the deadline";
+  clock_.Advance(std::chrono::seconds(1));
+  run.join();
+
+  ASSERT_FALSE(e.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(e.status())) << e.status();
+  EXPECT_EQ(e.status().message(),
+            "metric run PipeUtilization: repeat_1_PipeUtilization exceeded the job timeout");
+  EXPECT_EQ(fake_.terminated(), 1);
+  EXPECT_EQ(fake_.started().size(), 1u);
+  EXPECT_EQ(MsprofRuns("PipeUtilization", "timeout"), 1);
+}
+
+TEST_F(JobRunnerTest, CancelTerminatesTheRunningChild) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+  ctx_.job.mutable_params()->set_repeats(1);
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
+  absl::StatusOr<v1::Evidence> e;
+  std::thread run([&] { e = runner_.Run(ctx_); });
+
+  ASSERT_TRUE(fake_.AwaitHangsParked(1));
+  cancel_ = true;
+  clock_.Advance(kCancelPoll);
+  run.join();
+
+  EXPECT_TRUE(absl::IsCancelled(e.status())) << e.status();
+  EXPECT_EQ(fake_.terminated(), 1);
+  EXPECT_EQ(MsprofRuns("TaskTime", "cancelled"), 1);
+  EXPECT_THAT(CollectionLog(), HasSubstr("exit: cancelled\n"));
+}
+
+}  // namespace
+}  // namespace npuperf::agent
