@@ -1,0 +1,157 @@
+#pragma once
+// The domain records the Store reads and writes (server/store/store.h is the
+// interface). Plain values, no behaviour; times are Unix milliseconds.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "npuperf/v1/agent_service.pb.h"
+#include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/comparison.pb.h"
+#include "npuperf/v1/query_service.pb.h"
+
+namespace npuperf::server {
+
+// A job to create inside a new collection.
+struct NewJob {
+  std::string operator_name;
+  std::string case_id;
+  std::string op_name;
+};
+
+// A collection to create with its jobs, in one transaction.
+struct NewCollection {
+  std::string id;
+  std::string team;
+  v1::CollectionSpec spec;  // defaults filled in
+  std::string idempotency_key;  // empty: none
+  std::vector<NewJob> jobs;
+  int64_t now_ms = 0;
+};
+
+// A collection's queued jobs offered to a claim, with what the chooser needs
+// to match them.
+struct ClaimCandidate {
+  // Orders candidates, oldest first: the collection's oldest queued job on
+  // SQLite, its first job on PostgreSQL. The claim leases the oldest queued
+  // job of the chosen collection either way.
+  int64_t job_id = 0;
+  std::string collection_id;
+  std::string team;
+  int32_t priority = 0;
+  const v1::CollectionSpec* spec = nullptr;  // valid during the chooser call
+  int32_t collection_active = 0;  // jobs of the collection leased or running
+  int32_t team_active = 0;        // jobs of the team leased or running
+};
+
+// A free device offered by an agent.
+struct OfferedDevice {
+  int32_t device_id = 0;
+  std::string soc;
+};
+
+struct ClaimRequest {
+  std::string agent_id;
+  std::string host;
+  std::vector<OfferedDevice> devices;
+  std::map<std::string, std::string> agent_labels;
+  int64_t now_ms = 0;
+  int64_t lease_ttl_ms = 0;
+};
+
+// The agent's view of a running attempt.
+struct AttemptRef {
+  int64_t job_id = 0;
+  int32_t attempt = 0;
+  int64_t fencing_token = 0;
+};
+
+struct LeaseRenewal {
+  std::vector<AttemptRef> dropped;
+  std::vector<AttemptRef> cancelled;
+};
+
+// A lease the server must take back (expired, or its agent is gone).
+struct ExpiredLease {
+  int64_t job_id = 0;
+  std::string collection_id;
+  std::string agent_id;
+  bool requeued = false;  // false: failed for good
+};
+
+// A running attempt to stop (cancellation), to push to its agent.
+struct CancelOrder {
+  std::string agent_id;
+  int64_t job_id = 0;
+  int64_t fencing_token = 0;
+  std::string reason;
+};
+
+// A finished attempt as reported by an agent.
+struct AttemptResult {
+  std::string agent_id;
+  AttemptRef ref;
+  std::string update_uuid;
+  v1::AttemptOutcome outcome = v1::ATTEMPT_OUTCOME_UNSPECIFIED;
+  std::string failure_reason;
+  bool retryable = false;
+  v1::Evidence evidence;  // when succeeded
+  std::vector<std::pair<std::string, double>> metrics;  // flattened figures
+  int32_t max_lost = 3;  // interrupted attempts allowed, like lost leases
+  int64_t now_ms = 0;
+};
+
+struct ResultAck {
+  int64_t round_id = 0;  // 0 for failed attempts
+  bool duplicate = false;
+  std::string collection_id;
+};
+
+struct RoundFilter {
+  std::string team;
+  std::string operator_name;
+  std::string case_id;
+  std::string collection_id;
+  std::map<std::string, std::string> labels;
+  int64_t since_ms = 0;
+  int64_t until_ms = 0;  // 0: no bound
+  std::string metric;    // when set, also return the series
+  int32_t limit = 100;
+  int64_t after_id = 0;  // pagination cursor
+  // Newest first (then after_id is an upper bound: ids below it).
+  bool newest_first = false;
+};
+
+// A round or collection pinned as the baseline of a label.
+struct Baseline {
+  std::string label;  // key=value
+  int64_t round_id = 0;
+  std::string collection_id;
+  int64_t pinned_ms = 0;
+};
+
+struct RoundPage {
+  std::vector<v1::Round> rounds;
+  std::vector<v1::MetricPoint> series;
+  int64_t last_id = 0;  // 0 when no further page
+};
+
+// Counts behind the state gauges of /metrics.
+struct StateCounts {
+  std::map<v1::JobState, int64_t> jobs;
+  std::map<std::string, int64_t> agents;   // "online", "lost"
+  std::map<std::string, int64_t> devices;  // DeviceStatusName(): "idle", "busy", ..., "offline"
+};
+
+struct CollectionFilter {
+  std::string team;
+  std::vector<v1::CollectionState> states;
+  std::map<std::string, std::string> labels;
+  int32_t limit = 50;
+  int64_t before_created_ms = 0;  // pagination cursor (0: from newest)
+  std::string before_id;
+};
+
+}  // namespace npuperf::server
