@@ -13,6 +13,11 @@
 // Row <-> message mapping for SqliteStore (internal to the SQLite backend).
 namespace npuperf::server {
 
+// Job states as the jobs.state column stores them (npuperf.v1.JobState).
+inline constexpr int kQueued = v1::JOB_STATE_QUEUED;
+inline constexpr int kLeased = v1::JOB_STATE_LEASED;
+inline constexpr int kRunning = v1::JOB_STATE_RUNNING;
+
 inline constexpr char kCollectionColumns[] =
     "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms";
 inline constexpr char kJobColumns[] =

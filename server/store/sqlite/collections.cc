@@ -1,0 +1,379 @@
+// SqliteStore: tokens, bundles, collections, agents and devices, and the
+// state counts behind /metrics.
+#include "server/store/sqlite/sqlite_store.h"
+
+#include <algorithm>
+
+#include "SQLiteCpp/Database.h"
+#include "SQLiteCpp/Statement.h"
+#include "SQLiteCpp/Transaction.h"
+#include "absl/strings/str_cat.h"
+#include "server/core/job_state.h"
+#include "server/store/sqlite/errors.h"
+#include "server/store/sqlite/rows.h"
+
+namespace npuperf::server {
+
+absl::StatusOr<std::pair<std::string, std::string>> SqliteStore::LookupToken(
+    const std::string& hash) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("lookup token",
+                     [&]() -> absl::StatusOr<std::pair<std::string, std::string>> {
+                       SQLite::Statement q(*db_, "SELECT kind, name FROM tokens WHERE hash = ?");
+                       q.bind(1, hash);
+                       if (!q.executeStep()) return absl::NotFoundError("unknown token");
+                       return std::make_pair(q.getColumn(0).getString(),
+                                             q.getColumn(1).getString());
+                     });
+}
+
+absl::Status SqliteStore::InsertToken(const std::string& hash, const std::string& kind,
+                                      const std::string& name, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("insert token", [&]() -> absl::Status {
+    SQLite::Statement q(*db_,
+                        "INSERT INTO tokens (hash, kind, name, created_ms) VALUES (?, ?, ?, ?)");
+    q.bind(1, hash);
+    q.bind(2, kind);
+    q.bind(3, name);
+    q.bind(4, now_ms);
+    q.exec();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<bool> SqliteStore::PutBundle(const std::string& team, const std::string& name,
+                                            const std::string& sha256,
+                                            const std::string& content, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("put bundle " + sha256, [&]() -> absl::StatusOr<bool> {
+    SQLite::Statement q(*db_,
+                        "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) "
+                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING");
+    q.bind(1, sha256);
+    q.bind(2, team);
+    q.bind(3, name);
+    q.bind(4, static_cast<int64_t>(content.size()));
+    q.bind(5, content.data(), static_cast<int>(content.size()));
+    q.bind(6, now_ms);
+    return q.exec() == 0;
+  });
+}
+
+absl::StatusOr<std::string> SqliteStore::GetBundle(const std::string& sha256) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("get bundle " + sha256, [&]() -> absl::StatusOr<std::string> {
+    SQLite::Statement q(*db_, "SELECT content FROM bundles WHERE sha256 = ?");
+    q.bind(1, sha256);
+    if (!q.executeStep()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
+    return BlobOf(q.getColumn(0));
+  });
+}
+
+absl::StatusOr<bool> SqliteStore::HasBundle(const std::string& sha256) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("has bundle", [&]() -> absl::StatusOr<bool> {
+    SQLite::Statement q(*db_, "SELECT 1 FROM bundles WHERE sha256 = ?");
+    q.bind(1, sha256);
+    return q.executeStep();
+  });
+}
+
+absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
+    const NewCollection& c) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto inserted = GuardSqlite("insert collection", [&]() -> absl::StatusOr<std::string> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    if (!c.idempotency_key.empty()) {
+      SQLite::Statement q(*db_, "SELECT id FROM collections WHERE team = ? AND idempotency_key = ?");
+      q.bind(1, c.team);
+      q.bind(2, c.idempotency_key);
+      if (q.executeStep()) return "=" + q.getColumn(0).getString();
+    }
+    SQLite::Statement ins(*db_,
+                          "INSERT INTO collections (id, team, spec, state, priority, "
+                          "max_concurrent, idempotency_key, created_ms) VALUES (?,?,?,?,?,?,?,?)");
+    const std::string spec = c.spec.SerializeAsString();
+    ins.bind(1, c.id);
+    ins.bind(2, c.team);
+    ins.bind(3, spec.data(), static_cast<int>(spec.size()));
+    ins.bind(4, static_cast<int>(v1::COLLECTION_STATE_QUEUED));
+    ins.bind(5, c.spec.priority());
+    ins.bind(6, c.spec.max_concurrent_jobs());
+    if (c.idempotency_key.empty()) {
+      ins.bind(7);
+    } else {
+      ins.bind(7, c.idempotency_key);
+    }
+    ins.bind(8, c.now_ms);
+    ins.exec();
+    for (const auto& [key, value] : c.spec.labels()) {
+      SQLite::Statement l(*db_, "INSERT INTO collection_labels VALUES (?, ?, ?)");
+      l.bind(1, c.id);
+      l.bind(2, key);
+      l.bind(3, value);
+      l.exec();
+    }
+    SQLite::Statement job(*db_,
+                          "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, "
+                          "op_name, state, max_attempts, queued_ms) VALUES (?,?,?,?,?,?,?,?,?)");
+    for (const auto& j : c.jobs) {
+      job.bind(1, c.id);
+      job.bind(2, c.team);
+      job.bind(3, c.spec.priority());
+      job.bind(4, j.operator_name);
+      job.bind(5, j.case_id);
+      job.bind(6, j.op_name);
+      job.bind(7, static_cast<int>(v1::JOB_STATE_QUEUED));
+      job.bind(8, 1 + c.spec.params().retry());
+      job.bind(9, c.now_ms);
+      job.exec();
+      job.reset();
+    }
+    AddEvent(c.now_ms, c.id, 0, "collection_submitted",
+             absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
+    tx.commit();
+    return c.id;
+  });
+  if (!inserted.ok()) return inserted.status();
+  const bool created = inserted->front() != '=';
+  const std::string id = created ? *inserted : inserted->substr(1);
+  auto collection = LoadCollection("", id, true);
+  if (!collection.ok()) return collection.status();
+  return std::make_pair(*std::move(collection), created);
+}
+
+absl::StatusOr<v1::Collection> SqliteStore::GetCollection(const std::string& team,
+                                                          const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return LoadCollection(team, id, true);
+}
+
+absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& team,
+                                                           const std::string& id,
+                                                           bool with_jobs) {
+  return GuardSqlite("get collection " + id, [&]() -> absl::StatusOr<v1::Collection> {
+    SQLite::Statement q(*db_, absl::StrCat("SELECT ", kCollectionColumns,
+                                           " FROM collections WHERE id = ?"));
+    q.bind(1, id);
+    if (!q.executeStep() || (!team.empty() && q.getColumn("team").getString() != team)) {
+      return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
+    }
+    v1::Collection c = CollectionFromRow(q);
+    SQLite::Statement jobs(*db_, absl::StrCat("SELECT ", kJobColumns,
+                                              " FROM jobs WHERE collection_id = ? ORDER BY id"));
+    jobs.bind(1, id);
+    while (jobs.executeStep()) {
+      v1::Job job = JobFromRow(jobs);
+      CountJob(job.state(), c.mutable_counts());
+      if (with_jobs) *c.add_jobs() = std::move(job);
+    }
+    return c;
+  });
+}
+
+absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
+    const CollectionFilter& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto ids = GuardSqlite("list collections", [&]() -> absl::StatusOr<std::vector<std::string>> {
+    std::string sql = "SELECT c.id FROM collections c WHERE c.team = :team";
+    if (f.before_created_ms > 0) {
+      sql += " AND (c.created_ms < :before OR (c.created_ms = :before AND c.id < :before_id))";
+    }
+    AppendLabelFilter(&sql, f.labels.size(), "c.id");
+    sql += " ORDER BY c.created_ms DESC, c.id DESC";
+    SQLite::Statement q(*db_, sql);
+    q.bind(":team", f.team);
+    if (f.before_created_ms > 0) {
+      q.bind(":before", f.before_created_ms);
+      q.bind(":before_id", f.before_id);
+    }
+    BindLabelFilter(q, f.labels);
+    std::vector<std::string> out;
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  });
+  if (!ids.ok()) return ids.status();
+  std::vector<v1::Collection> out;
+  for (const auto& id : *ids) {
+    if (static_cast<int32_t>(out.size()) >= f.limit) break;
+    auto c = LoadCollection(f.team, id, false);
+    if (!c.ok()) return c.status();
+    if (!f.states.empty() &&
+        std::find(f.states.begin(), f.states.end(), c->state()) == f.states.end()) {
+      continue;
+    }
+    out.push_back(*std::move(c));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std::string& team,
+                                                                       const std::string& id,
+                                                                       const std::string& reason,
+                                                                       int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("cancel " + id, [&]() -> absl::StatusOr<std::vector<CancelOrder>> {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement c(*db_, "SELECT team FROM collections WHERE id = ?");
+    c.bind(1, id);
+    if (!c.executeStep() || (!team.empty() && c.getColumn(0).getString() != team)) {
+      return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
+    }
+    SQLite::Statement mark(*db_, "UPDATE collections SET cancel_reason = ? WHERE id = ?");
+    mark.bind(1, reason.empty() ? "cancelled" : reason);
+    mark.bind(2, id);
+    mark.exec();
+    SQLite::Statement queued(*db_,
+                             "UPDATE jobs SET state = ?, reason = ?, finished_ms = ? "
+                             "WHERE collection_id = ? AND state = ?");
+    queued.bind(1, static_cast<int>(v1::JOB_STATE_CANCELLED));
+    queued.bind(2, absl::StrCat("cancelled: ", reason));
+    queued.bind(3, now_ms);
+    queued.bind(4, id);
+    queued.bind(5, static_cast<int>(v1::JOB_STATE_QUEUED));
+    queued.exec();
+    std::vector<CancelOrder> orders;
+    SQLite::Statement running(*db_,
+                              "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = ? "
+                              "AND state IN (?, ?)");
+    running.bind(1, id);
+    running.bind(2, static_cast<int>(v1::JOB_STATE_LEASED));
+    running.bind(3, static_cast<int>(v1::JOB_STATE_RUNNING));
+    while (running.executeStep()) {
+      orders.push_back({running.getColumn(1).getString(), running.getColumn(0).getInt64(),
+                        running.getColumn(2).getInt64(), reason});
+    }
+    AddEvent(now_ms, id, 0, "collection_cancelled", reason);
+    RefreshCollectionState(id, now_ms);
+    tx.commit();
+    return orders;
+  });
+}
+
+absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
+                                      const v1::RegisterAgentRequest& info, int64_t now_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    absl::Status s = GuardSqlite("register agent", [&]() -> absl::Status {
+      SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+      // Other instances of the same host + boot are gone: this one replaced them.
+      SQLite::Statement lost(*db_,
+                             "UPDATE agents SET state = 'lost' WHERE host = ? AND boot_id = ? "
+                             "AND id <> ?");
+      lost.bind(1, info.host());
+      lost.bind(2, info.boot_id());
+      lost.bind(3, agent_id);
+      lost.exec();
+      SQLite::Statement q(*db_,
+                          "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state,"
+                          " registered_ms, last_seen_ms) VALUES (?,?,?,?,?,?,'online',?,?) "
+                          "ON CONFLICT (id) DO UPDATE SET info = excluded.info, state = 'online', "
+                          "last_seen_ms = excluded.last_seen_ms");
+      const std::string blob = info.SerializeAsString();
+      q.bind(1, agent_id);
+      q.bind(2, info.host());
+      q.bind(3, info.boot_id());
+      q.bind(4, info.instance_id());
+      q.bind(5, info.version());
+      q.bind(6, blob.data(), static_cast<int>(blob.size()));
+      q.bind(7, now_ms);
+      q.bind(8, now_ms);
+      q.exec();
+      tx.commit();
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+  }
+  return UpdateDevices(agent_id, {info.devices().begin(), info.devices().end()}, now_ms);
+}
+
+absl::Status SqliteStore::UpdateDevices(const std::string& agent_id,
+                                        const std::vector<v1::DeviceInfo>& devices,
+                                        int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("update devices", [&]() -> absl::Status {
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement seen(*db_, "UPDATE agents SET last_seen_ms = ?, state = 'online' WHERE id = ?");
+    seen.bind(1, now_ms);
+    seen.bind(2, agent_id);
+    if (seen.exec() == 0) return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown"));
+    SQLite::Statement up(*db_,
+                         "INSERT INTO devices (agent_id, device_id, soc, state) VALUES (?,?,?,?) "
+                         "ON CONFLICT (agent_id, device_id) DO UPDATE SET soc = excluded.soc, "
+                         "state = excluded.state");
+    for (const auto& d : devices) {
+      up.bind(1, agent_id);
+      up.bind(2, d.device_id());
+      up.bind(3, d.soc());
+      up.bind(4, static_cast<int>(d.state()));
+      up.exec();
+      up.reset();
+    }
+    tx.commit();
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("list agents", [&]() -> absl::StatusOr<std::vector<v1::AgentStatus>> {
+    std::vector<v1::AgentStatus> out;
+    SQLite::Statement q(*db_,
+                        "SELECT id, host, version, state, last_seen_ms, info FROM agents "
+                        "ORDER BY host, registered_ms");
+    while (q.executeStep()) out.push_back(AgentFromRow(q));
+    SQLite::Statement d(*db_,
+                        "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE "
+                        "j.agent_id = d.agent_id AND j.device_id = d.device_id AND j.state IN "
+                        "(2, 3)) FROM devices d WHERE d.agent_id = ? ORDER BY d.device_id");
+    for (auto& agent : out) {
+      d.bind(1, agent.agent_id());
+      while (d.executeStep()) *agent.add_devices() = DeviceFromRow(d, agent.state());
+      d.reset();
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<StateCounts> SqliteStore::CountByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("count by state", [&]() -> absl::StatusOr<StateCounts> {
+    StateCounts out;
+    SQLite::Statement jobs(*db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
+    while (jobs.executeStep()) {
+      out.jobs[static_cast<v1::JobState>(jobs.getColumn(0).getInt())] = jobs.getColumn(1).getInt64();
+    }
+    SQLite::Statement agents(*db_, "SELECT state, COUNT(*) FROM agents GROUP BY state");
+    while (agents.executeStep()) {
+      out.agents[agents.getColumn(0).getString()] = agents.getColumn(1).getInt64();
+    }
+    SQLite::Statement devices(*db_,
+                              "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j "
+                              "WHERE j.agent_id = d.agent_id AND j.device_id = d.device_id AND "
+                              "j.state IN (2, 3)) AS leased, COUNT(*) FROM devices d JOIN agents a "
+                              "ON a.id = d.agent_id GROUP BY 1, 2, 3");
+    while (devices.executeStep()) {
+      out.devices[DeviceStatusName(devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
+                                   devices.getColumn(2).getInt() != 0)] +=
+          devices.getColumn(3).getInt64();
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<v1::RegisterAgentRequest> SqliteStore::GetAgent(const std::string& agent_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return GuardSqlite("get agent", [&]() -> absl::StatusOr<v1::RegisterAgentRequest> {
+    SQLite::Statement q(*db_, "SELECT info FROM agents WHERE id = ? AND state = 'online'");
+    q.bind(1, agent_id);
+    if (!q.executeStep()) {
+      return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown; register again"));
+    }
+    v1::RegisterAgentRequest info;
+    info.ParseFromString(BlobOf(q.getColumn(0)));
+    return info;
+  });
+}
+
+}  // namespace npuperf::server
