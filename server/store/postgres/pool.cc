@@ -1,12 +1,6 @@
 #include "server/store/postgres/pool.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -125,101 +119,6 @@ void PgPool::Backoff(int attempt) {
   // Spreads reruns of colliding transactions apart: up to 1, 2, 4 ... 32 ms.
   const int cap_ms = 1 << std::min(attempt, 5);
   absl::SleepFor(absl::Microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
-}
-
-// Dispatches the notifications of one channel to the listener.
-class PgListener::Receiver final : public pqxx::notification_receiver {
- public:
-  Receiver(pqxx::connection_base& conn, const char* channel, StoreChange change,
-           PgListener& listener)
-      : pqxx::notification_receiver(conn, channel), change_(change), listener_(listener) {}
-  void operator()(const std::string& payload, int /*backend_pid*/) override {
-    if (payload != listener_.self_id_) listener_.Fire(change_);
-  }
-
- private:
-  const StoreChange change_;
-  PgListener& listener_;
-};
-
-PgListener::PgListener(std::string url, std::string self_id)
-    : url_(std::move(url)), self_id_(std::move(self_id)) {
-  if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
-    wake_[0] = wake_[1] = -1;
-    LogError("postgres", absl::StrCat("pipe2: ", strerror(errno), "; no wake-ups from other replicas"));
-  }
-}
-
-PgListener::~PgListener() {
-  {
-    absl::MutexLock lock(&mu_);
-    fn_ = nullptr;
-  }
-  if (wake_[1] >= 0) {
-    const char byte = 1;
-    (void)!write(wake_[1], &byte, 1);
-  }
-  if (thread_.joinable()) thread_.join();
-  for (int fd : wake_) {
-    if (fd >= 0) close(fd);
-  }
-}
-
-void PgListener::SetCallback(std::function<void(StoreChange)> fn) {
-  absl::MutexLock lock(&mu_);
-  fn_ = std::move(fn);
-  if (fn_ && !started_ && wake_[0] >= 0) {
-    started_ = true;
-    thread_ = std::thread([this] { Loop(); });
-  }
-}
-
-void PgListener::Fire(StoreChange change) {
-  absl::MutexLock lock(&mu_);
-  if (fn_) fn_(change);
-}
-
-void PgListener::Loop() {
-  int failures = 0;  // since the last connection that worked
-  while (true) {
-    bool connected = false;
-    try {
-      if (!ListenOnce(failures > 0, &connected)) return;
-    } catch (const std::exception& e) {
-      if (connected || failures == 0) {
-        LogWarning("postgres", absl::StrCat("LISTEN connection lost: ", e.what()));
-      }
-    }
-    failures = connected ? 1 : failures + 1;
-    if (!Pause(std::min(5000, 100 << std::min(failures, 6)))) return;
-  }
-}
-
-bool PgListener::ListenOnce(bool reconnected, bool* connected) {
-  pqxx::connection conn(url_);
-  Receiver jobs(conn, kPgJobsChannel, StoreChange::kClaimable, *this);  // LISTEN
-  Receiver updates(conn, kPgUpdatesChannel, StoreChange::kUpdated, *this);
-  *connected = true;
-  if (reconnected) {
-    LogInfo("postgres", "LISTEN connection restored");
-    Fire(StoreChange::kClaimable);  // anything sent while we were away
-  }
-  while (true) {
-    const int sock = conn.sock();
-    if (sock < 0) throw pqxx::broken_connection("LISTEN connection closed");
-    pollfd fds[2] = {{sock, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) {
-      throw std::runtime_error(absl::StrCat("poll: ", strerror(errno)));
-    }
-    if (fds[1].revents != 0) return false;  // stop
-    if (fds[0].revents != 0) conn.get_notifs();  // throws on a broken connection
-    if (!conn.is_open()) throw pqxx::broken_connection("LISTEN connection closed");
-  }
-}
-
-bool PgListener::Pause(int ms) {
-  pollfd fd = {wake_[0], POLLIN, 0};
-  return poll(&fd, 1, ms) == 0;  // readable (or error): stop
 }
 
 }  // namespace npuperf::server

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/postgres/listener.h"
 #include "server/store/postgres/pool.h"
 #include "server/store/store.h"
 
