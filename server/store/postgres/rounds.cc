@@ -1,8 +1,48 @@
-// PostgresStore: baselines pinned per team and label.
+// PostgresStore: rounds, their metric series, and baselines pinned per team
+// and label.
 #include "absl/strings/str_cat.h"
 #include "server/store/postgres/postgres_store.h"
+#include "server/store/postgres/rows.h"
 
 namespace npuperf::server {
+
+absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
+  return pool_.Run("get round", [&](pqxx::work& tx) -> absl::StatusOr<v1::Round> {
+    auto r = tx.exec_prepared("round_get", round_id);
+    if (r.empty() || (!team.empty() && r[0][4].as<std::string>() != team)) {
+      return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
+    }
+    v1::Round round = PgRoundFromRow(r[0], true);
+    for (const auto& l : tx.exec_prepared("round_labels", round.collection_id())) {
+      (*round.mutable_labels())[l[0].as<std::string>()] = l[1].as<std::string>();
+    }
+    return round;
+  });
+}
+
+absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
+  return pool_.Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
+    auto rows = tx.exec_prepared(f.newest_first ? "round_list_desc" : "round_list", f.metric,
+                                 f.team, f.after_id, f.since_ms, f.operator_name, f.case_id,
+                                 f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1);
+    RoundPage page;
+    for (const auto& row : rows) {
+      if (static_cast<int32_t>(page.rounds.size()) == f.limit) {
+        page.last_id = page.rounds.back().id();
+        break;
+      }
+      v1::Round r = PgRoundFromRow(row, false);
+      if (!f.metric.empty() && !row[9].is_null()) {
+        v1::MetricPoint* p = &page.series.emplace_back();
+        p->set_round_id(r.id());
+        *p->mutable_at() = r.created_at();
+        p->set_value(row[9].as<double>());
+      }
+      page.rounds.push_back(std::move(r));
+    }
+    return page;
+  });
+}
 
 absl::StatusOr<Baseline> PostgresStore::PinBaseline(const std::string& team,
                                                     const Baseline& pin) {
