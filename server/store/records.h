@@ -1,6 +1,7 @@
 #pragma once
 // The domain records the Store reads and writes (server/store/store.h is the
-// interface). Plain values, no behaviour; times are Unix milliseconds.
+// interface): plain values, and the event log's kinds. Times are Unix
+// milliseconds.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -144,6 +145,28 @@ struct StateCounts {
   std::map<std::string, int64_t> agents;   // "online", "lost"
   std::map<std::string, int64_t> devices;  // DeviceStatusName(): "idle", "busy", ..., "offline"
 };
+
+// What an entry of the event log (the events table) records. Both backends
+// write these; the SQL text of a kind is EventKindName's.
+enum class EventKind {
+  kCollectionSubmitted,
+  kCollectionCancelled,
+  kJobLeased,
+  kJobResult,
+  kLeaseExpired,
+};
+
+// The kind as stored in events.kind: "collection_submitted", ...
+constexpr const char* EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCollectionSubmitted: return "collection_submitted";
+    case EventKind::kCollectionCancelled: return "collection_cancelled";
+    case EventKind::kJobLeased: return "job_leased";
+    case EventKind::kJobResult: return "job_result";
+    case EventKind::kLeaseExpired: return "lease_expired";
+  }
+  return "unknown";
+}
 
 struct CollectionFilter {
   std::string team;

@@ -2,6 +2,7 @@
 // ExpireLeases).
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
@@ -17,105 +18,126 @@ namespace npuperf::server {
 
 absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
     const ClaimRequest& req, const ClaimChooser& choose) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   using Result = std::optional<v1::JobAssignment>;
-  return GuardSqlite("claim job", [&]() -> absl::StatusOr<Result> {
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    // Devices with a live lease are not free, whatever the agent believes.
-    std::set<int> busy_devices;
-    SQLite::Statement busy(*db_, "SELECT device_id FROM jobs WHERE agent_id = ? AND state IN (?, ?)");
-    busy.bind(1, req.agent_id);
-    busy.bind(2, kLeased);
-    busy.bind(3, kRunning);
-    while (busy.executeStep()) busy_devices.insert(busy.getColumn(0).getInt());
-    std::vector<OfferedDevice> offered;
-    for (const auto& d : req.devices) {
-      if (!busy_devices.contains(d.device_id)) offered.push_back(d);
-    }
+    const std::vector<OfferedDevice> offered = FreeDevices(req);
     if (offered.empty()) return Result();
-    std::map<std::string, int> collection_active, team_active;
-    SQLite::Statement active(*db_,
-                             "SELECT collection_id, team, COUNT(*) FROM jobs WHERE state IN (?, ?) "
-                             "GROUP BY collection_id, team");
-    active.bind(1, kLeased);
-    active.bind(2, kRunning);
-    while (active.executeStep()) {
-      collection_active[active.getColumn(0).getString()] += active.getColumn(2).getInt();
-      team_active[active.getColumn(1).getString()] += active.getColumn(2).getInt();
-    }
-    // Jobs of one collection share constraints and priority: its oldest
-    // queued job stands for all of them.
-    SQLite::Statement heads(*db_,
-                            "SELECT j.id, j.collection_id, j.team, j.priority, j.operator_name "
-                            "FROM jobs j WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? "
-                            "GROUP BY collection_id) ORDER BY j.priority DESC, j.id");
-    heads.bind(1, kQueued);
-    std::vector<ClaimCandidate> candidates;
-    std::vector<std::string> operators;
-    while (heads.executeStep()) {
-      ClaimCandidate c;
-      c.job_id = heads.getColumn(0).getInt64();
-      c.collection_id = heads.getColumn(1).getString();
-      c.team = heads.getColumn(2).getString();
-      c.priority = heads.getColumn(3).getInt();
-      c.collection_active = collection_active[c.collection_id];
-      c.team_active = team_active[c.team];
-      candidates.push_back(std::move(c));
-      operators.push_back(heads.getColumn(4).getString());
-    }
-    heads.reset();
-    if (specs_.size() + candidates.size() > 10'000) specs_.clear();  // before taking pointers
-    for (auto& c : candidates) c.spec = CachedSpec(c.collection_id);
-    auto choice = choose(candidates, offered, req.agent_labels);
+    const ClaimHeads heads = LoadClaimHeads();
+    auto choice = choose(heads.candidates, offered, req.agent_labels);
     if (!choice) return Result();
-    const ClaimCandidate& pick = candidates[choice->first];
-    const OfferedDevice& device = offered[choice->second];
-    SQLite::Statement lease(*db_,
-                            "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
-                            "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
-                            "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
-                            "NULL WHERE id = ? AND state = ? RETURNING attempt, max_attempts, "
-                            "fencing_token, op_name, case_id, queued_ms");
-    lease.bind(1, kLeased);
-    lease.bind(2, req.agent_id);
-    lease.bind(3, req.host);
-    lease.bind(4, device.device_id);
-    lease.bind(5, device.soc);
-    lease.bind(6, req.now_ms + req.lease_ttl_ms);
-    lease.bind(7, req.now_ms);
-    lease.bind(8, pick.job_id);
-    lease.bind(9, kQueued);
-    if (!lease.executeStep()) return absl::AbortedError("job claimed concurrently");
-    v1::JobAssignment a;
-    a.set_job_id(pick.job_id);
-    a.set_collection_id(pick.collection_id);
-    a.set_attempt(lease.getColumn(0).getInt());
-    a.set_max_attempts(lease.getColumn(1).getInt());
-    a.set_fencing_token(lease.getColumn(2).getInt64());
-    a.set_op_name(lease.getColumn(3).getString());
-    a.set_case_id(lease.getColumn(4).getString());
-    *a.mutable_queued_at() =
-        google::protobuf::util::TimeUtil::MillisecondsToTimestamp(lease.getColumn(5).getInt64());
-    lease.reset();
-    a.set_device_id(device.device_id);
-    a.set_soc(device.soc);
-    a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
-    a.set_operator_name(operators[choice->first]);
-    FillAssignmentFromSpec(*pick.spec, a.operator_name(), &a);
-    AddEvent(req.now_ms, pick.collection_id, pick.job_id, "job_leased",
-             absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ",
-                          req.host, " device ", device.device_id));
-    // A lease leaves a live job: DeriveCollectionState says RUNNING.
-    SQLite::Statement running(*db_,
-                              "UPDATE collections SET state = ?, finished_ms = NULL WHERE id = ? AND "
-                              "(state <> ? OR finished_ms IS NOT NULL)");
-    running.bind(1, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
-    running.bind(2, pick.collection_id);
-    running.bind(3, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
-    running.exec();
+    auto lease = LeaseJob(req, heads.candidates[choice->first], heads.operators[choice->first],
+                          offered[choice->second]);
+    if (!lease.ok()) return lease.status();
     tx.commit();
-    return Result(std::move(a));
-  });
+    return Result(*std::move(lease));
+  } catch (...) {
+    return CurrentSqliteError("claim job");
+  }
+}
+
+std::vector<OfferedDevice> SqliteStore::FreeDevices(const ClaimRequest& req) {
+  std::set<int> busy_devices;
+  SQLite::Statement busy(*db_, "SELECT device_id FROM jobs WHERE agent_id = ? AND state IN (?, ?)");
+  busy.bind(1, req.agent_id);
+  busy.bind(2, kLeased);
+  busy.bind(3, kRunning);
+  while (busy.executeStep()) busy_devices.insert(busy.getColumn(0).getInt());
+  std::vector<OfferedDevice> offered;
+  for (const auto& d : req.devices) {
+    if (!busy_devices.contains(d.device_id)) offered.push_back(d);
+  }
+  return offered;
+}
+
+SqliteStore::ClaimHeads SqliteStore::LoadClaimHeads() {
+  std::map<std::string, int> collection_active, team_active;
+  SQLite::Statement active(*db_,
+                           "SELECT collection_id, team, COUNT(*) FROM jobs WHERE state IN (?, ?) "
+                           "GROUP BY collection_id, team");
+  active.bind(1, kLeased);
+  active.bind(2, kRunning);
+  while (active.executeStep()) {
+    collection_active[active.getColumn(0).getString()] += active.getColumn(2).getInt();
+    team_active[active.getColumn(1).getString()] += active.getColumn(2).getInt();
+  }
+  SQLite::Statement q(*db_,
+                      "SELECT j.id, j.collection_id, j.team, j.priority, j.operator_name "
+                      "FROM jobs j WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? "
+                      "GROUP BY collection_id) ORDER BY j.priority DESC, j.id");
+  q.bind(1, kQueued);
+  ClaimHeads heads;
+  while (q.executeStep()) {
+    ClaimCandidate c;
+    c.job_id = q.getColumn(0).getInt64();
+    c.collection_id = q.getColumn(1).getString();
+    c.team = q.getColumn(2).getString();
+    c.priority = q.getColumn(3).getInt();
+    c.collection_active = collection_active[c.collection_id];
+    c.team_active = team_active[c.team];
+    heads.candidates.push_back(std::move(c));
+    heads.operators.push_back(q.getColumn(4).getString());
+  }
+  q.reset();
+  // Cleared before taking pointers: they stay valid through the chooser call.
+  if (specs_.size() + heads.candidates.size() > kMaxCachedSpecs) specs_.clear();
+  for (auto& c : heads.candidates) c.spec = CachedSpec(c.collection_id);
+  return heads;
+}
+
+absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
+                                                        const ClaimCandidate& pick,
+                                                        const std::string& operator_name,
+                                                        const OfferedDevice& device) {
+  SQLite::Statement lease(*db_,
+                          "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
+                          "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
+                          "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
+                          "NULL WHERE id = ? AND state = ? RETURNING attempt, max_attempts, "
+                          "fencing_token, op_name, case_id, queued_ms");
+  lease.bind(1, kLeased);
+  lease.bind(2, req.agent_id);
+  lease.bind(3, req.host);
+  lease.bind(4, device.device_id);
+  lease.bind(5, device.soc);
+  lease.bind(6, req.now_ms + req.lease_ttl_ms);
+  lease.bind(7, req.now_ms);
+  lease.bind(8, pick.job_id);
+  lease.bind(9, kQueued);
+  if (!lease.executeStep()) return absl::AbortedError("job claimed concurrently");
+  v1::JobAssignment a;
+  a.set_job_id(pick.job_id);
+  a.set_collection_id(pick.collection_id);
+  a.set_attempt(lease.getColumn(0).getInt());
+  a.set_max_attempts(lease.getColumn(1).getInt());
+  a.set_fencing_token(lease.getColumn(2).getInt64());
+  a.set_op_name(lease.getColumn(3).getString());
+  a.set_case_id(lease.getColumn(4).getString());
+  *a.mutable_queued_at() =
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(lease.getColumn(5).getInt64());
+  lease.reset();
+  a.set_device_id(device.device_id);
+  a.set_soc(device.soc);
+  a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  a.set_operator_name(operator_name);
+  FillAssignmentFromSpec(*pick.spec, a.operator_name(), &a);
+  AddEvent(req.now_ms, pick.collection_id, pick.job_id, EventKind::kJobLeased,
+           absl::StrCat("attempt ", a.attempt(), " token ", a.fencing_token(), " on ", req.host,
+                        " device ", device.device_id));
+  MarkCollectionRunning(pick.collection_id);
+  return a;
+}
+
+void SqliteStore::MarkCollectionRunning(const std::string& collection_id) {
+  // A lease leaves a live job: DeriveCollectionState says RUNNING.
+  SQLite::Statement running(*db_,
+                            "UPDATE collections SET state = ?, finished_ms = NULL WHERE id = ? AND "
+                            "(state <> ? OR finished_ms IS NOT NULL)");
+  running.bind(1, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  running.bind(2, collection_id);
+  running.bind(3, static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  running.exec();
 }
 
 const v1::CollectionSpec* SqliteStore::CachedSpec(const std::string& collection_id) {
@@ -131,8 +153,8 @@ const v1::CollectionSpec* SqliteStore::CachedSpec(const std::string& collection_
 absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_id,
                                                       const std::vector<AttemptRef>& running,
                                                       int64_t now_ms, int64_t lease_ttl_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("renew leases", [&]() -> absl::StatusOr<LeaseRenewal> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     LeaseRenewal out;
     SQLite::Statement q(*db_,
@@ -154,14 +176,16 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
     }
     tx.commit();
     return out;
-  });
+  } catch (...) {
+    return CurrentSqliteError("renew leases");
+  }
 }
 
 absl::StatusOr<std::vector<AttemptRef>> SqliteStore::AdoptAttempts(
     const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
     int64_t lease_ttl_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("adopt attempts", [&]() -> absl::StatusOr<std::vector<AttemptRef>> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<AttemptRef> adopted;
     SQLite::Statement q(*db_,
@@ -182,13 +206,15 @@ absl::StatusOr<std::vector<AttemptRef>> SqliteStore::AdoptAttempts(
     }
     tx.commit();
     return adopted;
-  });
+  } catch (...) {
+    return CurrentSqliteError("adopt attempts");
+  }
 }
 
 absl::StatusOr<std::vector<ExpiredLease>> SqliteStore::ExpireLeases(int64_t now_ms,
                                                                     int32_t max_lost) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("expire leases", [&]() -> absl::StatusOr<std::vector<ExpiredLease>> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<ExpiredLease> out;
     SQLite::Statement q(*db_,
@@ -223,13 +249,15 @@ absl::StatusOr<std::vector<ExpiredLease>> SqliteStore::ExpireLeases(int64_t now_
       up.bind(4, id);
       up.exec();
       up.reset();
-      AddEvent(now_ms, collection, id, "lease_expired", reason);
+      AddEvent(now_ms, collection, id, EventKind::kLeaseExpired, reason);
       RefreshCollectionState(collection, now_ms);
       out.push_back({id, collection, agent, requeue});
     }
     tx.commit();
     return out;
-  });
+  } catch (...) {
+    return CurrentSqliteError("expire leases");
+  }
 }
 
 }  // namespace npuperf::server

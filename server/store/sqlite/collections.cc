@@ -16,21 +16,21 @@ namespace npuperf::server {
 
 absl::StatusOr<std::pair<std::string, std::string>> SqliteStore::LookupToken(
     const std::string& hash) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("lookup token",
-                     [&]() -> absl::StatusOr<std::pair<std::string, std::string>> {
-                       SQLite::Statement q(*db_, "SELECT kind, name FROM tokens WHERE hash = ?");
-                       q.bind(1, hash);
-                       if (!q.executeStep()) return absl::NotFoundError("unknown token");
-                       return std::make_pair(q.getColumn(0).getString(),
-                                             q.getColumn(1).getString());
-                     });
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement q(*db_, "SELECT kind, name FROM tokens WHERE hash = ?");
+    q.bind(1, hash);
+    if (!q.executeStep()) return absl::NotFoundError("unknown token");
+    return std::make_pair(q.getColumn(0).getString(), q.getColumn(1).getString());
+  } catch (...) {
+    return CurrentSqliteError("lookup token");
+  }
 }
 
 absl::Status SqliteStore::InsertToken(const std::string& hash, const std::string& kind,
                                       const std::string& name, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("insert token", [&]() -> absl::Status {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_,
                         "INSERT INTO tokens (hash, kind, name, created_ms) VALUES (?, ?, ?, ?)");
     q.bind(1, hash);
@@ -39,14 +39,16 @@ absl::Status SqliteStore::InsertToken(const std::string& hash, const std::string
     q.bind(4, now_ms);
     q.exec();
     return absl::OkStatus();
-  });
+  } catch (...) {
+    return CurrentSqliteError("insert token");
+  }
 }
 
 absl::StatusOr<bool> SqliteStore::PutBundle(const std::string& team, const std::string& name,
                                             const std::string& sha256,
                                             const std::string& content, int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("put bundle " + sha256, [&]() -> absl::StatusOr<bool> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_,
                         "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) "
                         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING");
@@ -57,102 +59,114 @@ absl::StatusOr<bool> SqliteStore::PutBundle(const std::string& team, const std::
     q.bind(5, content.data(), static_cast<int>(content.size()));
     q.bind(6, now_ms);
     return q.exec() == 0;
-  });
+  } catch (...) {
+    return CurrentSqliteError("put bundle " + sha256);
+  }
 }
 
 absl::StatusOr<std::string> SqliteStore::GetBundle(const std::string& sha256) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("get bundle " + sha256, [&]() -> absl::StatusOr<std::string> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_, "SELECT content FROM bundles WHERE sha256 = ?");
     q.bind(1, sha256);
     if (!q.executeStep()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
     return BlobOf(q.getColumn(0));
-  });
+  } catch (...) {
+    return CurrentSqliteError("get bundle " + sha256);
+  }
 }
 
 absl::StatusOr<bool> SqliteStore::HasBundle(const std::string& sha256) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("has bundle", [&]() -> absl::StatusOr<bool> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_, "SELECT 1 FROM bundles WHERE sha256 = ?");
     q.bind(1, sha256);
     return q.executeStep();
-  });
+  } catch (...) {
+    return CurrentSqliteError("has bundle");
+  }
 }
 
 absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
     const NewCollection& c) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto inserted = GuardSqlite("insert collection", [&]() -> absl::StatusOr<std::string> {
-    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    if (!c.idempotency_key.empty()) {
-      SQLite::Statement q(*db_, "SELECT id FROM collections WHERE team = ? AND idempotency_key = ?");
-      q.bind(1, c.team);
-      q.bind(2, c.idempotency_key);
-      if (q.executeStep()) return "=" + q.getColumn(0).getString();
-    }
-    SQLite::Statement ins(*db_,
-                          "INSERT INTO collections (id, team, spec, state, priority, "
-                          "max_concurrent, idempotency_key, created_ms) VALUES (?,?,?,?,?,?,?,?)");
-    const std::string spec = c.spec.SerializeAsString();
-    ins.bind(1, c.id);
-    ins.bind(2, c.team);
-    ins.bind(3, spec.data(), static_cast<int>(spec.size()));
-    ins.bind(4, static_cast<int>(v1::COLLECTION_STATE_QUEUED));
-    ins.bind(5, c.spec.priority());
-    ins.bind(6, c.spec.max_concurrent_jobs());
-    if (c.idempotency_key.empty()) {
-      ins.bind(7);
-    } else {
-      ins.bind(7, c.idempotency_key);
-    }
-    ins.bind(8, c.now_ms);
-    ins.exec();
-    for (const auto& [key, value] : c.spec.labels()) {
-      SQLite::Statement l(*db_, "INSERT INTO collection_labels VALUES (?, ?, ?)");
-      l.bind(1, c.id);
-      l.bind(2, key);
-      l.bind(3, value);
-      l.exec();
-    }
-    SQLite::Statement job(*db_,
-                          "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, "
-                          "op_name, state, max_attempts, queued_ms) VALUES (?,?,?,?,?,?,?,?,?)");
-    for (const auto& j : c.jobs) {
-      job.bind(1, c.id);
-      job.bind(2, c.team);
-      job.bind(3, c.spec.priority());
-      job.bind(4, j.operator_name);
-      job.bind(5, j.case_id);
-      job.bind(6, j.op_name);
-      job.bind(7, static_cast<int>(v1::JOB_STATE_QUEUED));
-      job.bind(8, 1 + c.spec.params().retry());
-      job.bind(9, c.now_ms);
-      job.exec();
-      job.reset();
-    }
-    AddEvent(c.now_ms, c.id, 0, "collection_submitted",
-             absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
-    tx.commit();
-    return c.id;
-  });
-  if (!inserted.ok()) return inserted.status();
-  const bool created = inserted->front() != '=';
-  const std::string id = created ? *inserted : inserted->substr(1);
+  absl::MutexLock lock(&mu_);
+  std::string inserted;
+  try {
+    inserted = InsertCollectionTx(c);
+  } catch (...) {
+    return CurrentSqliteError("insert collection");
+  }
+  const bool created = inserted.front() != '=';
+  const std::string id = created ? inserted : inserted.substr(1);
   auto collection = LoadCollection("", id, true);
   if (!collection.ok()) return collection.status();
   return std::make_pair(*std::move(collection), created);
 }
 
+std::string SqliteStore::InsertCollectionTx(const NewCollection& c) {
+  SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+  if (!c.idempotency_key.empty()) {
+    SQLite::Statement q(*db_, "SELECT id FROM collections WHERE team = ? AND idempotency_key = ?");
+    q.bind(1, c.team);
+    q.bind(2, c.idempotency_key);
+    if (q.executeStep()) return "=" + q.getColumn(0).getString();
+  }
+  SQLite::Statement ins(*db_,
+                        "INSERT INTO collections (id, team, spec, state, priority, "
+                        "max_concurrent, idempotency_key, created_ms) VALUES (?,?,?,?,?,?,?,?)");
+  const std::string spec = c.spec.SerializeAsString();
+  ins.bind(1, c.id);
+  ins.bind(2, c.team);
+  ins.bind(3, spec.data(), static_cast<int>(spec.size()));
+  ins.bind(4, static_cast<int>(v1::COLLECTION_STATE_QUEUED));
+  ins.bind(5, c.spec.priority());
+  ins.bind(6, c.spec.max_concurrent_jobs());
+  if (c.idempotency_key.empty()) {
+    ins.bind(7);
+  } else {
+    ins.bind(7, c.idempotency_key);
+  }
+  ins.bind(8, c.now_ms);
+  ins.exec();
+  for (const auto& [key, value] : c.spec.labels()) {
+    SQLite::Statement l(*db_, "INSERT INTO collection_labels VALUES (?, ?, ?)");
+    l.bind(1, c.id);
+    l.bind(2, key);
+    l.bind(3, value);
+    l.exec();
+  }
+  SQLite::Statement job(*db_,
+                        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, "
+                        "op_name, state, max_attempts, queued_ms) VALUES (?,?,?,?,?,?,?,?,?)");
+  for (const auto& j : c.jobs) {
+    job.bind(1, c.id);
+    job.bind(2, c.team);
+    job.bind(3, c.spec.priority());
+    job.bind(4, j.operator_name);
+    job.bind(5, j.case_id);
+    job.bind(6, j.op_name);
+    job.bind(7, static_cast<int>(v1::JOB_STATE_QUEUED));
+    job.bind(8, 1 + c.spec.params().retry());
+    job.bind(9, c.now_ms);
+    job.exec();
+    job.reset();
+  }
+  AddEvent(c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
+           absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
+  tx.commit();
+  return c.id;
+}
+
 absl::StatusOr<v1::Collection> SqliteStore::GetCollection(const std::string& team,
                                                           const std::string& id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return LoadCollection(team, id, true);
 }
 
 absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& team,
                                                            const std::string& id,
                                                            bool with_jobs) {
-  return GuardSqlite("get collection " + id, [&]() -> absl::StatusOr<v1::Collection> {
+  try {
     SQLite::Statement q(*db_, absl::StrCat("SELECT ", kCollectionColumns,
                                            " FROM collections WHERE id = ?"));
     q.bind(1, id);
@@ -169,13 +183,16 @@ absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& te
       if (with_jobs) *c.add_jobs() = std::move(job);
     }
     return c;
-  });
+  } catch (...) {
+    return CurrentSqliteError("get collection " + id);
+  }
 }
 
 absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
     const CollectionFilter& f) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto ids = GuardSqlite("list collections", [&]() -> absl::StatusOr<std::vector<std::string>> {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> ids;
+  try {
     std::string sql = "SELECT c.id FROM collections c WHERE c.team = :team";
     if (f.before_created_ms > 0) {
       sql += " AND (c.created_ms < :before OR (c.created_ms = :before AND c.id < :before_id))";
@@ -189,13 +206,12 @@ absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
       q.bind(":before_id", f.before_id);
     }
     BindLabelFilter(q, f.labels);
-    std::vector<std::string> out;
-    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
-    return out;
-  });
-  if (!ids.ok()) return ids.status();
+    while (q.executeStep()) ids.push_back(q.getColumn(0).getString());
+  } catch (...) {
+    return CurrentSqliteError("list collections");
+  }
   std::vector<v1::Collection> out;
-  for (const auto& id : *ids) {
+  for (const auto& id : ids) {
     if (static_cast<int32_t>(out.size()) >= f.limit) break;
     auto c = LoadCollection(f.team, id, false);
     if (!c.ok()) return c.status();
@@ -212,8 +228,8 @@ absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std
                                                                        const std::string& id,
                                                                        const std::string& reason,
                                                                        int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("cancel " + id, [&]() -> absl::StatusOr<std::vector<CancelOrder>> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement c(*db_, "SELECT team FROM collections WHERE id = ?");
     c.bind(1, id);
@@ -244,18 +260,20 @@ absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std
       orders.push_back({running.getColumn(1).getString(), running.getColumn(0).getInt64(),
                         running.getColumn(2).getInt64(), reason});
     }
-    AddEvent(now_ms, id, 0, "collection_cancelled", reason);
+    AddEvent(now_ms, id, 0, EventKind::kCollectionCancelled, reason);
     RefreshCollectionState(id, now_ms);
     tx.commit();
     return orders;
-  });
+  } catch (...) {
+    return CurrentSqliteError("cancel " + id);
+  }
 }
 
 absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
                                       const v1::RegisterAgentRequest& info, int64_t now_ms) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    absl::Status s = GuardSqlite("register agent", [&]() -> absl::Status {
+    absl::MutexLock lock(&mu_);
+    try {
       SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
       // Other instances of the same host + boot are gone: this one replaced them.
       SQLite::Statement lost(*db_,
@@ -281,9 +299,9 @@ absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
       q.bind(8, now_ms);
       q.exec();
       tx.commit();
-      return absl::OkStatus();
-    });
-    if (!s.ok()) return s;
+    } catch (...) {
+      return CurrentSqliteError("register agent");
+    }
   }
   return UpdateDevices(agent_id, {info.devices().begin(), info.devices().end()}, now_ms);
 }
@@ -291,8 +309,8 @@ absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
 absl::Status SqliteStore::UpdateDevices(const std::string& agent_id,
                                         const std::vector<v1::DeviceInfo>& devices,
                                         int64_t now_ms) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("update devices", [&]() -> absl::Status {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     SQLite::Statement seen(*db_, "UPDATE agents SET last_seen_ms = ?, state = 'online' WHERE id = ?");
     seen.bind(1, now_ms);
@@ -312,12 +330,14 @@ absl::Status SqliteStore::UpdateDevices(const std::string& agent_id,
     }
     tx.commit();
     return absl::OkStatus();
-  });
+  } catch (...) {
+    return CurrentSqliteError("update devices");
+  }
 }
 
 absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("list agents", [&]() -> absl::StatusOr<std::vector<v1::AgentStatus>> {
+  absl::MutexLock lock(&mu_);
+  try {
     std::vector<v1::AgentStatus> out;
     SQLite::Statement q(*db_,
                         "SELECT id, host, version, state, last_seen_ms, info FROM agents "
@@ -333,12 +353,14 @@ absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
       d.reset();
     }
     return out;
-  });
+  } catch (...) {
+    return CurrentSqliteError("list agents");
+  }
 }
 
 absl::StatusOr<StateCounts> SqliteStore::CountByState() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("count by state", [&]() -> absl::StatusOr<StateCounts> {
+  absl::MutexLock lock(&mu_);
+  try {
     StateCounts out;
     SQLite::Statement jobs(*db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
     while (jobs.executeStep()) {
@@ -359,12 +381,14 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
           devices.getColumn(3).getInt64();
     }
     return out;
-  });
+  } catch (...) {
+    return CurrentSqliteError("count by state");
+  }
 }
 
 absl::StatusOr<v1::RegisterAgentRequest> SqliteStore::GetAgent(const std::string& agent_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("get agent", [&]() -> absl::StatusOr<v1::RegisterAgentRequest> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_, "SELECT info FROM agents WHERE id = ? AND state = 'online'");
     q.bind(1, agent_id);
     if (!q.executeStep()) {
@@ -373,7 +397,9 @@ absl::StatusOr<v1::RegisterAgentRequest> SqliteStore::GetAgent(const std::string
     v1::RegisterAgentRequest info;
     info.ParseFromString(BlobOf(q.getColumn(0)));
     return info;
-  });
+  } catch (...) {
+    return CurrentSqliteError("get agent");
+  }
 }
 
 }  // namespace npuperf::server

@@ -1,29 +1,17 @@
 #pragma once
-
-#include <exception>
-#include "absl/strings/string_view.h"
-#include <type_traits>
-
+// SQLite errors -> status codes for SqliteStore (internal to the SQLite
+// backend: the PostgreSQL backend maps its own in PgPool::Run).
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-
-namespace SQLite {
-class Exception;
-}
+#include "absl/strings/string_view.h"
 
 namespace npuperf::server {
 
-// Backend exceptions -> status codes (style.md R3): SQLITE_BUSY/LOCKED ->
-// ABORTED; constraint violations -> ALREADY_EXISTS; everything else INTERNAL
-// with the message.
-absl::Status FromSqliteException(absl::string_view what, const SQLite::Exception& e);
-absl::Status FromStdException(absl::string_view what, const std::exception& e);
-
-// Runs f, turning exceptions into statuses. f returns absl::Status or
-// absl::StatusOr<T>.
-template <typename F>
-auto GuardSqlite(absl::string_view what, F&& f) -> decltype(f());
+// The exception in flight as a status (style.md R3): SQLITE_BUSY/LOCKED ->
+// ABORTED; constraint violations -> ALREADY_EXISTS; a full disk ->
+// RESOURCE_EXHAUSTED; anything else INTERNAL. `what` prefixes the message.
+// Every SqliteStore method runs its statements in a try block and returns
+// this from `catch (...)`, so exceptions never leave the store.
+// REQUIRES: called inside a catch block.
+absl::Status CurrentSqliteError(absl::string_view what);
 
 }  // namespace npuperf::server
-
-#include "server/store/sqlite/errors_inl.h"

@@ -10,8 +10,8 @@
 namespace npuperf::server {
 
 absl::StatusOr<v1::Round> SqliteStore::GetRound(const std::string& team, int64_t round_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("get round", [&]() -> absl::StatusOr<v1::Round> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_, absl::StrCat("SELECT ", kRoundColumns, " FROM rounds r WHERE r.id = ?"));
     q.bind(1, round_id);
     if (!q.executeStep() || (!team.empty() && q.getColumn(4).getString() != team)) {
@@ -24,12 +24,14 @@ absl::StatusOr<v1::Round> SqliteStore::GetRound(const std::string& team, int64_t
       (*round.mutable_labels())[l.getColumn(0).getString()] = l.getColumn(1).getString();
     }
     return round;
-  });
+  } catch (...) {
+    return CurrentSqliteError("get round");
+  }
 }
 
 absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("list rounds", [&]() -> absl::StatusOr<RoundPage> {
+  absl::MutexLock lock(&mu_);
+  try {
     std::string sql = absl::StrCat("SELECT ", kRoundColumns,
                                    ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
                                    "m.round_id = r.id AND m.name = :metric WHERE r.team = :team "
@@ -69,12 +71,14 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
       page.rounds.push_back(std::move(r));
     }
     return page;
-  });
+  } catch (...) {
+    return CurrentSqliteError("list rounds");
+  }
 }
 
 absl::StatusOr<Baseline> SqliteStore::PinBaseline(const std::string& team, const Baseline& pin) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("pin baseline", [&]() -> absl::StatusOr<Baseline> {
+  absl::MutexLock lock(&mu_);
+  try {
     const bool round = pin.round_id > 0;
     SQLite::Statement q(*db_, round ? "SELECT 1 FROM rounds WHERE id = ? AND team = ?"
                                     : "SELECT 1 FROM collections WHERE id = ? AND team = ?");
@@ -103,13 +107,15 @@ absl::StatusOr<Baseline> SqliteStore::PinBaseline(const std::string& team, const
     put.bind(5, pin.pinned_ms);
     put.exec();
     return pin;
-  });
+  } catch (...) {
+    return CurrentSqliteError("pin baseline");
+  }
 }
 
 absl::StatusOr<Baseline> SqliteStore::GetBaseline(const std::string& team,
                                                   const std::string& label) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return GuardSqlite("get baseline", [&]() -> absl::StatusOr<Baseline> {
+  absl::MutexLock lock(&mu_);
+  try {
     SQLite::Statement q(*db_,
                         "SELECT round_id, collection_id, pinned_ms FROM baselines WHERE team = ? "
                         "AND label = ?");
@@ -122,7 +128,9 @@ absl::StatusOr<Baseline> SqliteStore::GetBaseline(const std::string& team,
     if (!q.getColumn(1).isNull()) b.collection_id = q.getColumn(1).getString();
     b.pinned_ms = q.getColumn(2).getInt64();
     return b;
-  });
+  } catch (...) {
+    return CurrentSqliteError("get baseline");
+  }
 }
 
 }  // namespace npuperf::server

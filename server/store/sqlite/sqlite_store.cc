@@ -15,69 +15,79 @@ namespace npuperf::server {
 SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
 SqliteStore::~SqliteStore() = default;
 
+namespace {
+
+// Applies pending migrations, each in its own BEGIN IMMEDIATE transaction
+// with its schema_migrations row.
+absl::Status Migrate(SQLite::Database& db) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+      "name TEXT NOT NULL, applied_ms INTEGER NOT NULL)");
+  MigrationTarget target;
+  target.applied_versions = [&db]() -> absl::StatusOr<std::vector<int>> {
+    std::vector<int> out;
+    SQLite::Statement q(db, "SELECT version FROM schema_migrations ORDER BY version");
+    while (q.executeStep()) out.push_back(q.getColumn(0).getInt());
+    return out;
+  };
+  target.apply = [&db](const Migration& m) -> absl::Status {
+    try {
+      SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+      db.exec(m.sql);
+      SQLite::Statement ins(db,
+                            "INSERT INTO schema_migrations (version, name, applied_ms) "
+                            "VALUES (?, ?, strftime('%s','now') * 1000)");
+      ins.bind(1, m.version);
+      ins.bind(2, m.name);
+      ins.exec();
+      tx.commit();
+      return absl::OkStatus();
+    } catch (...) {
+      return CurrentSqliteError(m.name);
+    }
+  };
+  return ApplyMigrations(EmbeddedMigrations("sqlite"), target).status();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
-  return GuardSqlite("open " + path, [&]() -> absl::StatusOr<std::unique_ptr<SqliteStore>> {
+  try {
     auto db = std::make_unique<SQLite::Database>(
         path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX);
     db->setBusyTimeout(10'000);
     db->exec("PRAGMA journal_mode=WAL");
     db->exec("PRAGMA synchronous=NORMAL");
     db->exec("PRAGMA foreign_keys=ON");
-    db->exec(
-        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-        "name TEXT NOT NULL, applied_ms INTEGER NOT NULL)");
-    SQLite::Database& raw = *db;
-    MigrationTarget target;
-    target.applied_versions = [&raw]() -> absl::StatusOr<std::vector<int>> {
-      std::vector<int> out;
-      SQLite::Statement q(raw, "SELECT version FROM schema_migrations ORDER BY version");
-      while (q.executeStep()) out.push_back(q.getColumn(0).getInt());
-      return out;
-    };
-    target.apply = [&raw](const Migration& m) -> absl::Status {
-      return GuardSqlite(m.name, [&]() -> absl::Status {
-        SQLite::Transaction tx(raw, SQLite::TransactionBehavior::IMMEDIATE);
-        raw.exec(m.sql);
-        SQLite::Statement ins(raw,
-                              "INSERT INTO schema_migrations (version, name, applied_ms) "
-                              "VALUES (?, ?, strftime('%s','now') * 1000)");
-        ins.bind(1, m.version);
-        ins.bind(2, m.name);
-        ins.exec();
-        tx.commit();
-        return absl::OkStatus();
-      });
-    };
-    auto applied = ApplyMigrations(EmbeddedMigrations("sqlite"), target);
-    if (!applied.ok()) return applied.status();
+    if (absl::Status s = Migrate(*db); !s.ok()) return s;
     return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db)));
-  });
+  } catch (...) {
+    return CurrentSqliteError("open " + path);
+  }
 }
 
-// REQUIRES: mu_ held, inside a transaction.
 void SqliteStore::AddEvent(int64_t now_ms, const std::string& collection_id, int64_t job_id,
-                           const std::string& kind, const std::string& detail) {
+                           EventKind kind, const std::string& detail) {
   SQLite::Statement q(*db_,
                       "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) "
                       "VALUES (?,?,?,?,?)");
   q.bind(1, now_ms);
   q.bind(2, collection_id);
   q.bind(3, job_id);
-  q.bind(4, kind);
+  q.bind(4, EventKindName(kind));
   q.bind(5, detail);
   q.exec();
 }
 
-// REQUIRES: mu_ held, inside a transaction.
 bool SqliteStore::CollectionCancelled(const std::string& collection_id) {
   SQLite::Statement c(*db_, "SELECT cancel_reason FROM collections WHERE id = ?");
   c.bind(1, collection_id);
   return c.executeStep() && !c.getColumn(0).getString().empty();
 }
 
-// REQUIRES: mu_ held, inside a transaction.
 void SqliteStore::RefreshCollectionState(const std::string& collection_id, int64_t now_ms) {
-  SQLite::Statement counts(*db_, "SELECT state, COUNT(*) FROM jobs WHERE collection_id = ? GROUP BY state");
+  SQLite::Statement counts(
+      *db_, "SELECT state, COUNT(*) FROM jobs WHERE collection_id = ? GROUP BY state");
   counts.bind(1, collection_id);
   v1::JobCounts c;
   while (counts.executeStep()) {
@@ -85,10 +95,7 @@ void SqliteStore::RefreshCollectionState(const std::string& collection_id, int64
       CountJob(static_cast<v1::JobState>(counts.getColumn(0).getInt()), &c);
     }
   }
-  SQLite::Statement reason(*db_, "SELECT cancel_reason FROM collections WHERE id = ?");
-  reason.bind(1, collection_id);
-  const bool cancelled = reason.executeStep() && !reason.getColumn(0).getString().empty();
-  const v1::CollectionState state = DeriveCollectionState(c, cancelled);
+  const v1::CollectionState state = DeriveCollectionState(c, CollectionCancelled(collection_id));
   SQLite::Statement up(*db_,
                        "UPDATE collections SET state = ?, finished_ms = CASE WHEN ? THEN "
                        "COALESCE(finished_ms, ?) ELSE NULL END WHERE id = ?");

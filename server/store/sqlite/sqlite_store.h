@@ -2,9 +2,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "server/core/job_rules.h"
 #include "server/store/store.h"
 
 namespace SQLite {
@@ -14,9 +18,14 @@ class Database;
 namespace npuperf::server {
 
 // The embedded Store backend (SQLiteCpp): WAL journal, busy timeout, claims
-// inside BEGIN IMMEDIATE transactions. One connection guarded by a mutex:
+// inside BEGIN IMMEDIATE transactions. One connection behind one mutex:
 // SQLite serializes writers anyway, and one connection keeps every method
 // atomic without cross-connection retries. Thread-safe.
+//
+// The methods live by domain: collections.cc (tokens, bundles, collections,
+// agents, state counts), claims.cc (ClaimJob, leases, expiry), results.cc
+// (progress, results), rounds.cc (rounds, baselines); sqlite_store.cc opens
+// and migrates the database and holds the steps several methods share.
 class SqliteStore final : public Store {
  public:
   // Opens (creating if needed) the database at path (":memory:" for tests)
@@ -78,27 +87,84 @@ class SqliteStore final : public Store {
   absl::StatusOr<Baseline> GetBaseline(const std::string& team, const std::string& label) override;
 
  private:
+  // The queue heads a claim chooses from (claims.cc).
+  struct ClaimHeads {
+    std::vector<ClaimCandidate> candidates;  // priority desc, oldest queued job first
+    std::vector<std::string> operators;      // operator_name of each candidate's job
+  };
+  // The job a result is reported for, as stored (results.cc).
+  struct ReportedJob {
+    JobFacts facts;  // cancelled not yet filled
+    std::string collection_id;
+    std::string team;
+    std::string operator_name;
+    std::string case_id;
+  };
+
   explicit SqliteStore(std::unique_ptr<SQLite::Database> db);
 
-  // REQUIRES: mu_ held, inside a transaction.
-  void RefreshCollectionState(const std::string& collection_id, int64_t now_ms);
+  // Steps shared by several methods (sqlite_store.cc), each inside the
+  // caller's transaction.
   void AddEvent(int64_t now_ms, const std::string& collection_id, int64_t job_id,
-                const std::string& kind, const std::string& detail);
+                EventKind kind, const std::string& detail) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Derives the collection's state from its jobs again.
+  void RefreshCollectionState(const std::string& collection_id, int64_t now_ms)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a cancel was requested for the collection.
+  bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Collections (collections.cc).
+  // Inserts the collection and its jobs in one transaction and returns its
+  // id; "=" + the existing id when (team, idempotency key) names one.
+  std::string InsertCollectionTx(const NewCollection& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Collection> LoadCollection(const std::string& team, const std::string& id,
-                                                bool with_jobs);
-  absl::StatusOr<ResultAck> ApplyResult(const AttemptResult& r);
+                                                bool with_jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // REQUIRES: mu_ held, inside a transaction.
-  bool CollectionCancelled(const std::string& collection_id);
-
+  // Claim stages (claims.cc), inside the claim's transaction.
+  // The offered devices without a live lease, whatever the agent believes.
+  std::vector<OfferedDevice> FreeDevices(const ClaimRequest& req)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Per collection with queued jobs, its oldest queued job (it stands for
+  // all of them: they share priority and constraints), with its spec and the
+  // live jobs of the collection and its team.
+  ClaimHeads LoadClaimHeads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Leases the candidate's job on device: LEASED, attempt + 1, a new fencing
+  // token; logs the lease and marks the collection RUNNING. ABORTED when
+  // the job is no longer queued.
+  absl::StatusOr<v1::JobAssignment> LeaseJob(const ClaimRequest& req, const ClaimCandidate& pick,
+                                             const std::string& operator_name,
+                                             const OfferedDevice& device)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A lease leaves a live job: the collection is RUNNING.
+  void MarkCollectionRunning(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The spec of a collection (immutable after submission), cached for
-  // claims. REQUIRES: mu_ held, inside a transaction.
-  const v1::CollectionSpec* CachedSpec(const std::string& collection_id);
+  // claims.
+  const v1::CollectionSpec* CachedSpec(const std::string& collection_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;
-  std::unique_ptr<SQLite::Database> db_;
-  // Guarded by mu_; cleared (between claims) when it would exceed 10,000.
-  std::map<std::string, std::unique_ptr<v1::CollectionSpec>> specs_;
+  // Result stages (results.cc), inside the result's transaction.
+  absl::StatusOr<ResultAck> ApplyResult(const AttemptResult& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The ack of an update applied before (a resend), or nullopt.
+  // INVALID_ARGUMENT when the uuid was applied to another job.
+  absl::StatusOr<std::optional<ResultAck>> AppliedBefore(const AttemptResult& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job when r reports its current lease. NOT_FOUND for an unknown job,
+  // FAILED_PRECONDITION for a stale token or a job no longer live.
+  absl::StatusOr<ReportedJob> LoadReportedJob(const AttemptResult& r)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores the evidence of a succeeded attempt as a round with its figures;
+  // returns the round id.
+  int64_t InsertRound(const AttemptResult& r, const ReportedJob& job)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the decision to the job and records the update as applied.
+  void FinishJob(const AttemptResult& r, const JobDecision& d, int attempt, int64_t round_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  const std::unique_ptr<SQLite::Database> db_ ABSL_PT_GUARDED_BY(mu_);
+  // Cleared (between claims) when it would exceed kMaxCachedSpecs.
+  static constexpr size_t kMaxCachedSpecs = 10'000;
+  std::map<std::string, std::unique_ptr<v1::CollectionSpec>> specs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::server
