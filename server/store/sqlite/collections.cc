@@ -90,26 +90,24 @@ absl::StatusOr<bool> SqliteStore::HasBundle(const std::string& sha256) {
 absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
     const NewCollection& c) {
   absl::MutexLock lock(&mu_);
-  std::string inserted;
+  std::optional<std::string> existing;
   try {
-    inserted = InsertCollectionTx(c);
+    existing = InsertCollectionTx(c);
   } catch (...) {
     return CurrentSqliteError("insert collection");
   }
-  const bool created = inserted.front() != '=';
-  const std::string id = created ? inserted : inserted.substr(1);
-  auto collection = LoadCollection("", id, true);
+  auto collection = LoadCollection("", existing.value_or(c.id), true);
   if (!collection.ok()) return collection.status();
-  return std::make_pair(*std::move(collection), created);
+  return std::make_pair(*std::move(collection), !existing.has_value());
 }
 
-std::string SqliteStore::InsertCollectionTx(const NewCollection& c) {
+std::optional<std::string> SqliteStore::InsertCollectionTx(const NewCollection& c) {
   SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
   if (!c.idempotency_key.empty()) {
     SQLite::Statement q(*db_, "SELECT id FROM collections WHERE team = ? AND idempotency_key = ?");
     q.bind(1, c.team);
     q.bind(2, c.idempotency_key);
-    if (q.executeStep()) return "=" + q.getColumn(0).getString();
+    if (q.executeStep()) return q.getColumn(0).getString();
   }
   SQLite::Statement ins(*db_,
                         "INSERT INTO collections (id, team, spec, state, priority, "
@@ -154,7 +152,7 @@ std::string SqliteStore::InsertCollectionTx(const NewCollection& c) {
   AddEvent(c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
            absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
   tx.commit();
-  return c.id;
+  return std::nullopt;
 }
 
 absl::StatusOr<v1::Collection> SqliteStore::GetCollection(const std::string& team,

@@ -114,9 +114,11 @@ class SqliteStore final : public Store {
   bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Collections (collections.cc).
-  // Inserts the collection and its jobs in one transaction and returns its
-  // id; "=" + the existing id when (team, idempotency key) names one.
-  std::string InsertCollectionTx(const NewCollection& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Inserts the collection and its jobs in one transaction; or, when
+  // (team, idempotency key) names an existing collection, inserts nothing
+  // and returns that collection's id.
+  std::optional<std::string> InsertCollectionTx(const NewCollection& c)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<v1::Collection> LoadCollection(const std::string& team, const std::string& id,
                                                 bool with_jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
