@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/store/sqlite/sqlite_store.h"
 #if NPUPERF_WITH_POSTGRES
-#include "server/store/postgres/postgres_open.h"
+#include "server/store/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {
@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
   }
   if (absl::StartsWith(db, "postgres://") || absl::StartsWith(db, "postgresql://")) {
 #if NPUPERF_WITH_POSTGRES
-    return OpenPostgresStore(db);
+    return PostgresStore::Open(db);
 #else
     return absl::UnimplementedError(
         "this npuperf-server was built without PostgreSQL (NPUPERF_WITH_POSTGRES=OFF); use "

@@ -42,7 +42,7 @@
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_open.h"
+#include "server/store/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {
@@ -289,8 +289,8 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
   {
     const std::string url = absl::StrCat(base, base.find('?') == std::string::npos ? "?" : "&",
                                          "options=-csearch_path%3D", schema);
-    auto store = OpenPostgresStore(url, threads + 1);
-    auto replica = OpenPostgresStore(url, 2);
+    auto store = PostgresStore::Open(url, threads + 1);
+    auto replica = PostgresStore::Open(url, 2);
     if (!store.ok() || !replica.ok()) {
       std::fprintf(stderr, "postgres: %s\n", (store.ok() ? replica : store).status().ToString().c_str());
       std::exit(1);

@@ -1,52 +1,50 @@
 // PostgresStore: claims and leases (ClaimJob, RenewLeases, AdoptAttempts,
 // ExpireLeases).
 #include <map>
+#include <memory>
+#include <optional>
+#include <pqxx/pqxx>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "server/core/job_rules.h"
+#include "server/store/postgres/pool.h"
 #include "server/store/postgres/postgres_store.h"
 #include "server/store/postgres/rows.h"
+#include "server/store/postgres/statements.h"
 
 namespace npuperf::server {
 namespace {
+
+using Result = std::optional<v1::JobAssignment>;
+using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
 
 // Chooser rounds per claim: a candidate whose collection turns out capped,
 // cancelled or drained (another replica took its last job) is dropped and
 // the chooser asked again.
 constexpr int kMaxClaimRounds = 16;
 
+// What a claim works on: the free devices and the queue heads.
+struct ClaimView {
+  std::vector<OfferedDevice> offered;  // devices without a live lease
+  // Shared with the spec cache; candidates[i].spec points into specs[i].
+  std::vector<SpecPtr> specs;
+  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
+};
+
 // A JSON array of strings (statement parameters that are lists).
 std::string JsonStrings(const std::vector<std::string>& values) {
   return nlohmann::json(values).dump();
 }
 
-}  // namespace
-
-struct PostgresStore::ClaimView {
-  std::vector<OfferedDevice> offered;  // devices without a live lease
-  // Shared with the spec cache; candidates[i].spec points into specs[i].
-  std::vector<std::shared_ptr<const v1::CollectionSpec>> specs;
-  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
-};
-
-absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
-    const ClaimRequest& req, const ClaimChooser& choose) {
-  // Two round trips, no transaction around them: the heads are a hint that
-  // npuperf_claim() checks again under the collection's row lock, and the
-  // lease is that one call. A unique violation means another replica leased
-  // one of these devices meanwhile: rerun, and the busy check leaves that
-  // device out.
-  return pool_.RunAutocommit(
-      "claim job", [&](pqxx::nontransaction& tx) { return ClaimTx(tx, req, choose); },
-      /*retry_unique=*/true);
-}
-
-PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::transaction_base& tx,
-                                                      const ClaimRequest& req) {
+// The agent's busy devices and the queue heads, in one statement (specs not
+// yet attached).
+ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
   ClaimView view;
   auto heads = tx.exec_prepared("claim_heads", req.agent_id);
   std::set<int> busy;
@@ -73,41 +71,24 @@ PostgresStore::ClaimView PostgresStore::LoadClaimView(pqxx::transaction_base& tx
     c.team_active = row[6].as<int>();
     view.candidates.push_back(std::move(c));
   }
-  LoadSpecs(tx, view);
   return view;
 }
 
-void PostgresStore::LoadSpecs(pqxx::transaction_base& tx, ClaimView& view) {
-  view.specs.resize(view.candidates.size());
-  std::vector<std::string> missing;
-  {
-    absl::MutexLock lock(&specs_mu_);
-    for (size_t i = 0; i < view.candidates.size(); ++i) {
-      auto it = specs_.find(view.candidates[i].collection_id);
-      if (it != specs_.end()) {
-        view.specs[i] = it->second;
-      } else {
-        missing.push_back(view.candidates[i].collection_id);
-      }
-    }
+// The specs of the listed collections, in one query.
+std::map<std::string, SpecPtr> FetchSpecs(pqxx::transaction_base& tx,
+                                          const std::vector<std::string>& ids) {
+  std::map<std::string, SpecPtr> fetched;
+  for (const auto& row : tx.exec_prepared("claim_specs", JsonStrings(ids))) {
+    auto spec = std::make_shared<v1::CollectionSpec>();
+    spec->ParseFromString(PgBlob(row[1]));
+    fetched[row[0].as<std::string>()] = std::move(spec);
   }
-  if (!missing.empty()) {
-    std::map<std::string, std::shared_ptr<const v1::CollectionSpec>> fetched;
-    for (const auto& row : tx.exec_prepared("claim_specs", JsonStrings(missing))) {
-      auto spec = std::make_shared<v1::CollectionSpec>();
-      spec->ParseFromString(PgBlob(row[1]));
-      fetched[row[0].as<std::string>()] = std::move(spec);
-    }
-    absl::MutexLock lock(&specs_mu_);
-    if (specs_.size() + fetched.size() > kMaxCachedSpecs) specs_.clear();
-    for (size_t i = 0; i < view.candidates.size(); ++i) {
-      auto it = fetched.find(view.candidates[i].collection_id);
-      if (it == fetched.end()) continue;
-      view.specs[i] = it->second;
-      specs_[it->first] = it->second;
-    }
-  }
-  // A collection deleted under us has no spec: drop its candidate.
+  return fetched;
+}
+
+// Points every candidate at its spec. A collection deleted under us has no
+// spec: its candidate is dropped.
+void AttachSpecs(ClaimView& view) {
   size_t kept = 0;
   for (size_t i = 0; i < view.candidates.size(); ++i) {
     if (view.specs[i] == nullptr) continue;
@@ -122,34 +103,11 @@ void PostgresStore::LoadSpecs(pqxx::transaction_base& tx, ClaimView& view) {
   view.specs.resize(kept);
 }
 
-absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimTx(
-    pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimChooser& choose) {
-  using Result = std::optional<v1::JobAssignment>;
-  ClaimView view = LoadClaimView(tx, req);
-  if (view.offered.empty()) return Result();
-  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
-    auto choice = choose(view.candidates, view.offered, req.agent_labels);
-    if (!choice) return Result();
-    // Waiting for a collection's lock only in the first round keeps a claim
-    // that lost a race from queueing behind every busy collection in turn.
-    auto lease = TakeLease(tx, req, view, choice->first, view.offered[choice->second],
-                           /*skip_locked=*/round > 0);
-    if (lease) return Result(std::move(*lease));
-    // Cancelled, at its cap, drained or locked: ask the chooser again
-    // without it.
-    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
-    view.candidates.erase(view.candidates.begin() + erased);
-    view.specs.erase(view.specs.begin() + erased);
-  }
-  return Result();
-}
-
-std::optional<v1::JobAssignment> PostgresStore::TakeLease(pqxx::transaction_base& tx,
-                                                          const ClaimRequest& req,
-                                                          const ClaimView& view, size_t pick,
-                                                          const OfferedDevice& device,
-                                                          bool skip_locked) {
-  const ClaimCandidate& c = view.candidates[pick];
+// Leases the candidate's oldest queued job on `device`; nullopt when its
+// collection is cancelled, at its cap, drained, or (skip_locked) held by
+// another claim.
+Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimCandidate& c,
+                 const OfferedDevice& device, bool skip_locked) {
   // npuperf_claim() (migration 0003) checks the cap and cancellation under
   // the collection's row lock and leases its oldest queued job, in one call.
   const pqxx::row row = tx.exec_prepared1(
@@ -175,17 +133,85 @@ std::optional<v1::JobAssignment> PostgresStore::TakeLease(pqxx::transaction_base
   return a;
 }
 
+// Asks the chooser and tries its pick, up to kMaxClaimRounds times.
+Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
+                      const ClaimChooser& choose, ClaimView& view) {
+  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
+    auto choice = choose(view.candidates, view.offered, req.agent_labels);
+    if (!choice) return Result();
+    // Waiting for a collection's lock only in the first round keeps a claim
+    // that lost a race from queueing behind every busy collection in turn.
+    auto lease = TakeLease(tx, req, view.candidates[choice->first], view.offered[choice->second],
+                           /*skip_locked=*/round > 0);
+    if (lease) return lease;
+    // Cancelled, at its cap, drained or locked: ask the chooser again
+    // without it.
+    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
+    view.candidates.erase(view.candidates.begin() + erased);
+    view.specs.erase(view.specs.begin() + erased);
+  }
+  return Result();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
+    const ClaimRequest& req, const ClaimChooser& choose) {
+  // Two round trips, no transaction around them: the heads are a hint that
+  // npuperf_claim() checks again under the collection's row lock, and the
+  // lease is that one call (a third when specs are fetched). A unique
+  // violation means another replica leased one of these devices meanwhile:
+  // rerun, and the busy check leaves that device out.
+  auto claim = [&](pqxx::nontransaction& tx) -> absl::StatusOr<Result> {
+    ClaimView view = LoadClaimView(tx, req);
+    if (view.offered.empty()) return Result();
+    view.specs = CachedSpecs(view.candidates);
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      if (view.specs[i] == nullptr) missing.push_back(view.candidates[i].collection_id);
+    }
+    if (!missing.empty()) {
+      const std::map<std::string, SpecPtr> fetched = FetchSpecs(tx, missing);
+      CacheSpecs(fetched);
+      for (size_t i = 0; i < view.candidates.size(); ++i) {
+        auto it = fetched.find(view.candidates[i].collection_id);
+        if (it != fetched.end()) view.specs[i] = it->second;
+      }
+    }
+    AttachSpecs(view);
+    return ChooseAndLease(tx, req, choose, view);
+  };
+  return pool_->RunAutocommit("claim job", claim, /*retry_unique=*/true);
+}
+
+std::vector<PostgresStore::SpecPtr> PostgresStore::CachedSpecs(
+    const std::vector<ClaimCandidate>& candidates) {
+  std::vector<SpecPtr> specs(candidates.size());
+  absl::MutexLock lock(&specs_mu_);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto it = specs_.find(candidates[i].collection_id);
+    if (it != specs_.end()) specs[i] = it->second;
+  }
+  return specs;
+}
+
+void PostgresStore::CacheSpecs(const std::map<std::string, SpecPtr>& fetched) {
+  absl::MutexLock lock(&specs_mu_);
+  if (specs_.size() + fetched.size() > kMaxCachedSpecs) specs_.clear();
+  for (const auto& [id, spec] : fetched) specs_[id] = spec;
+}
+
 absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent_id,
                                                         const std::vector<AttemptRef>& running,
                                                         int64_t now_ms, int64_t lease_ttl_ms) {
-  return pool_.Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+  return pool_->Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
     LeaseRenewal out;
     for (const auto& ref : running) {
       auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
                                 agent_id);
       if (r.empty()) {
         out.dropped.push_back(ref);
-      } else if (CollectionCancelled(tx, r[0][0].as<std::string>())) {
+      } else if (PgCollectionCancelled(tx, r[0][0].as<std::string>())) {
         out.cancelled.push_back(ref);
       }
     }
@@ -197,7 +223,7 @@ absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
     const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
     int64_t lease_ttl_ms) {
   using Out = std::vector<AttemptRef>;
-  return pool_.Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     Out adopted;
     for (const auto& ref : running) {
       auto r = tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
@@ -211,7 +237,7 @@ absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
 absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t now_ms,
                                                                       int32_t max_lost) {
   using Out = std::vector<ExpiredLease>;
-  return pool_.Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     Out out;
     // SKIP LOCKED twice: a collection another transaction holds, and a job
     // another replica is expiring (or an agent is reporting on), wait for
@@ -229,12 +255,12 @@ absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t no
         const bool requeue = d.next == v1::JOB_STATE_QUEUED;
         tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
                          requeue ? int64_t{0} : now_ms, id);
-        AddEvent(tx, now_ms, collection, id, "lease_expired", d.reason);
+        PgAddEvent(tx, now_ms, collection, id, EventKind::kLeaseExpired, d.reason);
         out.push_back({id, collection, agent, requeue});
       }
-      RefreshCollectionState(tx, collection, now_ms, cancelled);
+      PgRefreshCollectionState(tx, collection, now_ms, cancelled);
     }
-    if (!out.empty()) NotifyClaimable(tx);
+    if (!out.empty()) PgNotify(tx, StoreChange::kClaimable, replica_id_);
     return out;
   });
 }

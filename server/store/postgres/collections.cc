@@ -1,65 +1,39 @@
 // PostgresStore: tokens, bundles, collections, agents and devices, and the
 // state counts behind /metrics.
+#include "server/store/postgres/postgres_store.h"
+
+#include <pqxx/pqxx>
+
 #include "absl/strings/str_cat.h"
 #include "server/core/job_state.h"
-#include "server/store/postgres/postgres_store.h"
+#include "server/store/postgres/pool.h"
 #include "server/store/postgres/rows.h"
+#include "server/store/postgres/statements.h"
 
 namespace npuperf::server {
+namespace {
 
-absl::StatusOr<std::pair<std::string, std::string>> PostgresStore::LookupToken(
-    const std::string& hash) {
-  using Out = std::pair<std::string, std::string>;
-  return pool_.Run("lookup token", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
-    auto r = tx.exec_prepared("token_lookup", hash);
-    if (r.empty()) return absl::NotFoundError("unknown token");
-    return Out(r[0][0].as<std::string>(), r[0][1].as<std::string>());
-  });
+// A collection with its job counts (and its jobs when with_jobs). NOT_FOUND
+// when absent or another team's (team empty: any team).
+absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
+                                              const std::string& id, bool with_jobs) {
+  auto r = tx.exec_prepared("collection_get", id);
+  if (r.empty() || (!team.empty() && r[0]["team"].as<std::string>() != team)) {
+    return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
+  }
+  v1::Collection c = PgCollectionFromRow(r[0]);
+  for (const auto& row : tx.exec_prepared("collection_jobs", id)) {
+    v1::Job job = PgJobFromRow(row);
+    CountJob(job.state(), c.mutable_counts());
+    if (with_jobs) *c.add_jobs() = std::move(job);
+  }
+  return c;
 }
 
-absl::Status PostgresStore::InsertToken(const std::string& hash, const std::string& kind,
-                                        const std::string& name, int64_t now_ms) {
-  return pool_.Run("insert token", [&](pqxx::work& tx) -> absl::Status {
-    tx.exec_prepared("token_insert", hash, kind, name, now_ms);
-    return absl::OkStatus();
-  });
-}
-
-absl::StatusOr<bool> PostgresStore::PutBundle(const std::string& team, const std::string& name,
-                                              const std::string& sha256, const std::string& content,
-                                              int64_t now_ms) {
-  return pool_.Run("put bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    auto r = tx.exec_prepared("bundle_put", sha256, team, name,
-                              static_cast<int64_t>(content.size()), PgBytes(content), now_ms);
-    return r.affected_rows() == 0;
-  });
-}
-
-absl::StatusOr<std::string> PostgresStore::GetBundle(const std::string& sha256) {
-  return pool_.Run("get bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<std::string> {
-    auto r = tx.exec_prepared("bundle_get", sha256);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
-    return PgBlob(r[0][0]);
-  });
-}
-
-absl::StatusOr<bool> PostgresStore::HasBundle(const std::string& sha256) {
-  return pool_.Run("has bundle", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    return !tx.exec_prepared("bundle_has", sha256).empty();
-  });
-}
-
-absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollection(
-    const NewCollection& c) {
-  return pool_.Run("insert collection", [&](pqxx::work& tx) {
-    auto inserted = InsertCollectionTx(tx, c);
-    if (inserted.ok() && inserted->second) NotifyClaimable(tx);
-    return inserted;
-  });
-}
-
-absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollectionTx(
-    pqxx::work& tx, const NewCollection& c) {
+// Inserts the collection and its jobs, or loads the one created earlier with
+// the same (team, idempotency key) (then false).
+absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& tx,
+                                                                   const NewCollection& c) {
   // ON CONFLICT waits for a concurrent insert of the same (team, key) and then
   // skips: the same key always yields the one collection.
   auto ins =
@@ -80,41 +54,77 @@ absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollectionT
     tx.exec_prepared("job_insert", c.id, c.team, c.spec.priority(), j.operator_name, j.case_id,
                      j.op_name, 1 + c.spec.params().retry(), c.now_ms);
   }
-  AddEvent(tx, c.now_ms, c.id, 0, "collection_submitted",
-           absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
+  PgAddEvent(tx, c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
+             absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
   auto loaded = LoadCollection(tx, "", c.id, true);
   if (!loaded.ok()) return loaded.status();
   return std::make_pair(*std::move(loaded), true);
 }
 
-absl::StatusOr<v1::Collection> PostgresStore::GetCollection(const std::string& team,
-                                                            const std::string& id) {
-  return pool_.Run("get collection " + id,
-                   [&](pqxx::work& tx) { return LoadCollection(tx, team, id, true); });
+}  // namespace
+
+absl::StatusOr<std::pair<std::string, std::string>> PostgresStore::LookupToken(
+    const std::string& hash) {
+  using Out = std::pair<std::string, std::string>;
+  return pool_->Run("lookup token", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    auto r = tx.exec_prepared("token_lookup", hash);
+    if (r.empty()) return absl::NotFoundError("unknown token");
+    return Out(r[0][0].as<std::string>(), r[0][1].as<std::string>());
+  });
 }
 
-absl::StatusOr<v1::Collection> PostgresStore::LoadCollection(pqxx::work& tx,
-                                                             const std::string& team,
-                                                             const std::string& id,
-                                                             bool with_jobs) {
-  auto r = tx.exec_prepared("collection_get", id);
-  if (r.empty() || (!team.empty() && r[0]["team"].as<std::string>() != team)) {
-    return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
-  }
-  v1::Collection c = PgCollectionFromRow(r[0]);
-  for (const auto& row : tx.exec_prepared("collection_jobs", id)) {
-    v1::Job job = PgJobFromRow(row);
-    CountJob(job.state(), c.mutable_counts());
-    if (with_jobs) *c.add_jobs() = std::move(job);
-  }
-  return c;
+absl::Status PostgresStore::InsertToken(const std::string& hash, const std::string& kind,
+                                        const std::string& name, int64_t now_ms) {
+  return pool_->Run("insert token", [&](pqxx::work& tx) -> absl::Status {
+    tx.exec_prepared("token_insert", hash, kind, name, now_ms);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<bool> PostgresStore::PutBundle(const std::string& team, const std::string& name,
+                                              const std::string& sha256, const std::string& content,
+                                              int64_t now_ms) {
+  return pool_->Run("put bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    auto r = tx.exec_prepared("bundle_put", sha256, team, name,
+                              static_cast<int64_t>(content.size()), PgBytes(content), now_ms);
+    return r.affected_rows() == 0;
+  });
+}
+
+absl::StatusOr<std::string> PostgresStore::GetBundle(const std::string& sha256) {
+  return pool_->Run("get bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<std::string> {
+    auto r = tx.exec_prepared("bundle_get", sha256);
+    if (r.empty()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
+    return PgBlob(r[0][0]);
+  });
+}
+
+absl::StatusOr<bool> PostgresStore::HasBundle(const std::string& sha256) {
+  return pool_->Run("has bundle", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    return !tx.exec_prepared("bundle_has", sha256).empty();
+  });
+}
+
+absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollection(
+    const NewCollection& c) {
+  return pool_->Run("insert collection", [&](pqxx::work& tx) {
+    auto inserted = InsertCollectionTx(tx, c);
+    if (inserted.ok() && inserted->second) PgNotify(tx, StoreChange::kClaimable, replica_id_);
+    return inserted;
+  });
+}
+
+absl::StatusOr<v1::Collection> PostgresStore::GetCollection(const std::string& team,
+                                                            const std::string& id) {
+  return pool_->Run("get collection " + id,
+                    [&](pqxx::work& tx) { return LoadCollection(tx, team, id, true); });
 }
 
 absl::StatusOr<std::vector<v1::Collection>> PostgresStore::ListCollections(
     const CollectionFilter& f) {
   using Out = std::vector<v1::Collection>;
   std::vector<int> states(f.states.begin(), f.states.end());
-  return pool_.Run("list collections", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("list collections", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     auto ids = tx.exec_prepared("collection_list", f.team, f.before_created_ms, f.before_id,
                                 PgLabelsJson(f.labels), PgIntArray(states), f.limit);
     Out out;
@@ -132,7 +142,7 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
                                                                          const std::string& reason,
                                                                          int64_t now_ms) {
   using Out = std::vector<CancelOrder>;
-  return pool_.Run("cancel " + id, [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("cancel " + id, [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     // The collection row lock orders us with claims of this collection.
     auto c = tx.exec_prepared("collection_lock", id);
     if (c.empty() || (!team.empty() && c[0][0].as<std::string>() != team)) {
@@ -145,16 +155,16 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
       orders.push_back(
           {row[1].as<std::string>(""), row[0].as<int64_t>(), row[2].as<int64_t>(), reason});
     }
-    AddEvent(tx, now_ms, id, 0, "collection_cancelled", reason);
-    RefreshCollectionState(tx, id, now_ms, /*cancelled=*/true);
-    NotifyUpdated(tx);
+    PgAddEvent(tx, now_ms, id, 0, EventKind::kCollectionCancelled, reason);
+    PgRefreshCollectionState(tx, id, now_ms, /*cancelled=*/true);
+    PgNotify(tx, StoreChange::kUpdated, replica_id_);
     return orders;
   });
 }
 
 absl::Status PostgresStore::UpsertAgent(const std::string& agent_id,
                                         const v1::RegisterAgentRequest& info, int64_t now_ms) {
-  absl::Status s = pool_.Run("register agent", [&](pqxx::work& tx) -> absl::Status {
+  absl::Status s = pool_->Run("register agent", [&](pqxx::work& tx) -> absl::Status {
     // Other instances of the same host + boot are gone: this one replaced them.
     tx.exec_prepared("agent_mark_lost", info.host(), info.boot_id(), agent_id);
     tx.exec_prepared("agent_upsert", agent_id, info.host(), info.boot_id(), info.instance_id(),
@@ -168,7 +178,7 @@ absl::Status PostgresStore::UpsertAgent(const std::string& agent_id,
 absl::Status PostgresStore::UpdateDevices(const std::string& agent_id,
                                           const std::vector<v1::DeviceInfo>& devices,
                                           int64_t now_ms) {
-  return pool_.Run("update devices", [&](pqxx::work& tx) -> absl::Status {
+  return pool_->Run("update devices", [&](pqxx::work& tx) -> absl::Status {
     if (tx.exec_prepared("agent_seen", now_ms, agent_id).affected_rows() == 0) {
       return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown"));
     }
@@ -182,7 +192,7 @@ absl::Status PostgresStore::UpdateDevices(const std::string& agent_id,
 
 absl::StatusOr<std::vector<v1::AgentStatus>> PostgresStore::ListAgents() {
   using Out = std::vector<v1::AgentStatus>;
-  return pool_.Run("list agents", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("list agents", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     Out out;
     for (const auto& row : tx.exec_prepared("agents_list")) out.push_back(PgAgentFromRow(row));
     for (auto& agent : out) {
@@ -195,7 +205,7 @@ absl::StatusOr<std::vector<v1::AgentStatus>> PostgresStore::ListAgents() {
 }
 
 absl::StatusOr<StateCounts> PostgresStore::CountByState() {
-  return pool_.Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
+  return pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
     StateCounts out;
     for (const auto& row : tx.exec_prepared("count_jobs")) {
       out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
@@ -213,7 +223,7 @@ absl::StatusOr<StateCounts> PostgresStore::CountByState() {
 
 absl::StatusOr<v1::RegisterAgentRequest> PostgresStore::GetAgent(const std::string& agent_id) {
   using Out = v1::RegisterAgentRequest;
-  return pool_.Run("get agent", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+  return pool_->Run("get agent", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     auto r = tx.exec_prepared("agent_info", agent_id);
     if (r.empty()) {
       return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown; register again"));

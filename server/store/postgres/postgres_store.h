@@ -2,14 +2,18 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "server/store/postgres/listener.h"
-#include "server/store/postgres/pool.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
+
+class PgPool;      // pool.h
+class PgListener;  // listener.h
 
 // The production Store backend (libpqxx 6.4). A PgPool of connections, each
 // with every statement prepared; each method is one read-committed
@@ -19,16 +23,24 @@ namespace npuperf::server {
 // partial unique index jobs_one_lease_per_device (migration 0002) makes a
 // device double-booking impossible; lease expiry skips rows another replica
 // holds. Semantics match SqliteStore method by method (the conformance suite
-// in tests/server/store_conformance_test.cc runs on both). See
+// in tests/server/store/store_conformance_test.cc runs on both). See
 // docs/storage.md. Thread-safe.
+//
+// A pimpl: the pool and the listener are reached through pointers, so no
+// <pqxx/...> is reachable from this header (style.md R1). The methods live by
+// domain: collections.cc (tokens, bundles, collections, agents, state
+// counts), claims.cc (ClaimJob, leases, expiry), results.cc (progress,
+// results), rounds.cc (rounds, baselines); postgres_store.cc opens and
+// migrates the database.
 class PostgresStore final : public Store {
  public:
   // Default pool size: one connection per core is plenty for a 2-core host.
   static constexpr int kDefaultPoolSize = 4;
 
-  // Connects to url (postgres://... or postgresql://...), applies pending
-  // migrations under an advisory lock, and returns the store. UNAVAILABLE
-  // when the database is unreachable.
+  // Connects to url ("postgres://user@host:port/db" or "postgresql://...";
+  // libpq URI options such as ?options=-csearch_path%3Dschema apply), applies
+  // pending migrations under an advisory lock, and returns the store.
+  // UNAVAILABLE when the database is unreachable.
   static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& url,
                                                              int pool_size = kDefaultPoolSize);
   ~PostgresStore() override;
@@ -85,81 +97,27 @@ class PostgresStore final : public Store {
   absl::StatusOr<Baseline> GetBaseline(const std::string& team, const std::string& label) override;
 
  private:
-  // What a claim works on: the free devices and the queue heads.
-  struct ClaimView;
+  using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
 
   PostgresStore(const std::string& url, int pool_size);
   absl::Status Migrate();
 
-  // Helpers running inside the caller's transaction.
-  //
-  // Lock order (no deadlocks between replicas): a collection row before any
-  // job row of it is changed. Then a transaction that waits on another's
-  // job row or lease-index entry never holds a lock that one waits for.
-  // What LockJobCollection saw under the lock.
-  struct CollectionLock {
-    std::optional<bool> cancelled;  // a cancel request; nullopt: unknown job
-    std::optional<v1::CollectionState> state;  // as stored
-  };
-  // Locks the row of the job's collection.
-  static CollectionLock LockJobCollection(pqxx::work& tx, int64_t job_id);
-  static void AddEvent(pqxx::work& tx, int64_t now_ms, const std::string& collection_id,
-                       int64_t job_id, const std::string& kind, const std::string& detail);
-  // Derives the collection's state from its jobs again.
-  // REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
-  // sees every earlier commit and two replicas cannot both miss each other.
-  // `stored`, when known, is the state the locked row holds: no write when
-  // the derived state equals it.
-  static void RefreshCollectionState(pqxx::work& tx, const std::string& collection_id,
-                                     int64_t now_ms, bool cancelled,
-                                     std::optional<v1::CollectionState> stored = std::nullopt);
-  static bool CollectionCancelled(pqxx::work& tx, const std::string& collection_id);
-  static absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
-                                                       const std::string& id, bool with_jobs);
-  static absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& tx,
-                                                                            const NewCollection& c);
-  // notify_payload: this replica's id, sent on kPgJobsChannel with the
-  // job's transition (its device is free, or the job is queued again).
-  static absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
-                                               const std::string& notify_payload);
-  static int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job);
-
-  // Claim stages (postgres_store_jobs.cc), in autocommit: the free devices
-  // and queue heads in one statement (specs from the cache), then one call
-  // of npuperf_claim() per candidate tried.
-  ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req);
-  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimTx(pqxx::transaction_base& tx,
-                                                           const ClaimRequest& req,
-                                                           const ClaimChooser& choose);
-  // Fills view.specs for its candidates: cached, else fetched in one query.
-  void LoadSpecs(pqxx::transaction_base& tx, ClaimView& view);
-  // Leases the picked candidate's oldest queued job on `device`; nullopt when
-  // its collection is cancelled, at its cap, drained, or (skip_locked) held
-  // by another claim.
-  static std::optional<v1::JobAssignment> TakeLease(pqxx::transaction_base& tx,
-                                                    const ClaimRequest& req,
-                                                    const ClaimView& view, size_t pick,
-                                                    const OfferedDevice& device,
-                                                    bool skip_locked);
-
-  // Tells the other replicas (their PgListener) that jobs became claimable;
-  // delivered when tx commits.
-  void NotifyClaimable(pqxx::work& tx) const;
-  // Tells the other replicas (their WatchCollection streams) that a
-  // collection changed without freeing anything; delivered when tx commits.
-  void NotifyUpdated(pqxx::work& tx) const;
+  // The spec cache of claims (claims.cc). Collection specs never change
+  // after submission, so claims cache them instead of shipping every
+  // candidate's spec on every claim.
+  // The cached spec of each candidate's collection; nullptr where none is.
+  std::vector<SpecPtr> CachedSpecs(const std::vector<ClaimCandidate>& candidates);
+  // Adds specs fetched from the database; clears the cache first when it
+  // would exceed kMaxCachedSpecs.
+  void CacheSpecs(const std::map<std::string, SpecPtr>& fetched);
 
   // Random per store: our own notifications come back with this payload.
   const std::string replica_id_;
-  // Collection specs never change after submission, so claims cache them
-  // instead of shipping every candidate's spec on every claim. Cleared when
-  // it holds kMaxCachedSpecs.
   static constexpr size_t kMaxCachedSpecs = 10'000;
   absl::Mutex specs_mu_;
-  std::map<std::string, std::shared_ptr<const v1::CollectionSpec>> specs_
-      ABSL_GUARDED_BY(specs_mu_);
-  PgPool pool_;
-  PgListener listener_;
+  std::map<std::string, SpecPtr> specs_ ABSL_GUARDED_BY(specs_mu_);
+  const std::unique_ptr<PgPool> pool_;
+  const std::unique_ptr<PgListener> listener_;
 };
 
 }  // namespace npuperf::server

@@ -1,13 +1,17 @@
 // PostgresStore: rounds, their metric series, and baselines pinned per team
 // and label.
-#include "absl/strings/str_cat.h"
 #include "server/store/postgres/postgres_store.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "server/store/postgres/pool.h"
 #include "server/store/postgres/rows.h"
 
 namespace npuperf::server {
 
 absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64_t round_id) {
-  return pool_.Run("get round", [&](pqxx::work& tx) -> absl::StatusOr<v1::Round> {
+  return pool_->Run("get round", [&](pqxx::work& tx) -> absl::StatusOr<v1::Round> {
     auto r = tx.exec_prepared("round_get", round_id);
     if (r.empty() || (!team.empty() && r[0][4].as<std::string>() != team)) {
       return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
@@ -21,7 +25,7 @@ absl::StatusOr<v1::Round> PostgresStore::GetRound(const std::string& team, int64
 }
 
 absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
-  return pool_.Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
+  return pool_->Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
     auto rows = tx.exec_prepared(f.newest_first ? "round_list_desc" : "round_list", f.metric,
                                  f.team, f.after_id, f.since_ms, f.operator_name, f.case_id,
                                  f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1);
@@ -46,33 +50,24 @@ absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
 
 absl::StatusOr<Baseline> PostgresStore::PinBaseline(const std::string& team,
                                                     const Baseline& pin) {
-  return pool_.Run("pin baseline", [&](pqxx::work& tx) -> absl::StatusOr<Baseline> {
+  return pool_->Run("pin baseline", [&](pqxx::work& tx) -> absl::StatusOr<Baseline> {
     const bool round = pin.round_id > 0;
-    auto found = round ? tx.exec_params("SELECT 1 FROM rounds WHERE id = $1 AND team = $2",
-                                        pin.round_id, team)
-                       : tx.exec_params("SELECT 1 FROM collections WHERE id = $1 AND team = $2",
-                                        pin.collection_id, team);
+    auto found = round ? tx.exec_prepared("baseline_round_of_team", pin.round_id, team)
+                       : tx.exec_prepared("baseline_collection_of_team", pin.collection_id, team);
     if (found.empty()) {
       return absl::NotFoundError(round ? absl::StrCat("round ", pin.round_id, " not found")
                                        : absl::StrCat("collection ", pin.collection_id, " not found"));
     }
-    tx.exec_params(
-        "INSERT INTO baselines (team, label, round_id, collection_id, pinned_ms) "
-        "VALUES ($1, $2, NULLIF($3, 0::bigint), NULLIF($4, ''), $5) ON CONFLICT (team, label) DO "
-        "UPDATE SET round_id = EXCLUDED.round_id, collection_id = EXCLUDED.collection_id, "
-        "pinned_ms = EXCLUDED.pinned_ms",
-        team, pin.label, pin.round_id, pin.collection_id, pin.pinned_ms);
+    tx.exec_prepared("baseline_pin", team, pin.label, pin.round_id, pin.collection_id,
+                     pin.pinned_ms);
     return pin;
   });
 }
 
 absl::StatusOr<Baseline> PostgresStore::GetBaseline(const std::string& team,
                                                     const std::string& label) {
-  return pool_.Run("get baseline", [&](pqxx::work& tx) -> absl::StatusOr<Baseline> {
-    auto r = tx.exec_params(
-        "SELECT COALESCE(round_id, 0), COALESCE(collection_id, ''), pinned_ms FROM baselines "
-        "WHERE team = $1 AND label = $2",
-        team, label);
+  return pool_->Run("get baseline", [&](pqxx::work& tx) -> absl::StatusOr<Baseline> {
+    auto r = tx.exec_prepared("baseline_get", team, label);
     if (r.empty()) return absl::NotFoundError(absl::StrCat("no baseline pinned for ", label));
     Baseline b;
     b.label = label;

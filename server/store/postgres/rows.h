@@ -10,8 +10,8 @@
 #include "npuperf/v1/query_service.pb.h"
 
 // Row <-> message mapping for PostgresStore (internal to the PostgreSQL
-// backend). Rows come from the statements of postgres_statements.cc and use
-// the same column lists as sqlite_rows.h, so both backends fill the messages
+// backend). Rows come from the statements of statements.cc and use the same
+// column lists as sqlite/rows.h, so both backends fill the messages
 // the same way. (The mapping is written twice because SQLiteCpp columns and
 // pqxx fields share no interface; a column-accessor adapter would cost more
 // than these 100 lines.)

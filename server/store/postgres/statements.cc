@@ -1,12 +1,14 @@
 #include "server/store/postgres/statements.h"
 
+#include "server/core/job_state.h"
+
 namespace npuperf::server {
 namespace {
 
 // Text ordering uses COLLATE "C" (byte order), as SQLite does, so pages and
 // listings come out the same on both backends whatever the database locale.
 
-// Column lists shared by several statements (mapped in postgres_rows.cc).
+// Column lists shared by several statements (mapped in rows.cc).
 #define NPUPERF_PG_COLLECTION_COLUMNS \
   "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
 #define NPUPERF_PG_JOB_COLUMNS                                                                   \
@@ -176,6 +178,17 @@ constexpr Statement kStatements[] = {
      "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "
      "d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE "), COUNT(*) "
      "FROM devices d JOIN agents a ON a.id = d.agent_id GROUP BY 1, 2, 3"},
+    // Baselines.
+    {"baseline_round_of_team", "SELECT 1 FROM rounds WHERE id = $1 AND team = $2"},
+    {"baseline_collection_of_team", "SELECT 1 FROM collections WHERE id = $1 AND team = $2"},
+    {"baseline_pin",
+     "INSERT INTO baselines (team, label, round_id, collection_id, pinned_ms) "
+     "VALUES ($1, $2, NULLIF($3, 0::bigint), NULLIF($4, ''), $5) ON CONFLICT (team, label) DO "
+     "UPDATE SET round_id = EXCLUDED.round_id, collection_id = EXCLUDED.collection_id, "
+     "pinned_ms = EXCLUDED.pinned_ms"},
+    {"baseline_get",
+     "SELECT COALESCE(round_id, 0), COALESCE(collection_id, ''), pinned_ms FROM baselines "
+     "WHERE team = $1 AND label = $2"},
     // Rounds.
     {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
     {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},
@@ -201,6 +214,37 @@ constexpr Statement kStatements[] = {
 
 void PrepareStatements(pqxx::connection& conn) {
   for (const Statement& s : kStatements) conn.prepare(s.name, s.sql);
+}
+
+void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,
+                int64_t job_id, EventKind kind, const std::string& detail) {
+  tx.exec_prepared("event_insert", now_ms, collection_id, job_id, EventKindName(kind), detail);
+}
+
+bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id) {
+  auto r = tx.exec_prepared("collection_cancel_reason", collection_id);
+  return !r.empty() && !r[0][0].as<std::string>().empty();
+}
+
+void PgRefreshCollectionState(pqxx::transaction_base& tx, const std::string& collection_id,
+                              int64_t now_ms, bool cancelled,
+                              std::optional<v1::CollectionState> stored) {
+  v1::JobCounts c;
+  for (const auto& row : tx.exec_prepared("collection_counts", collection_id)) {
+    const auto state = static_cast<v1::JobState>(row[0].as<int>());
+    for (int64_t i = 0, n = row[1].as<int64_t>(); i < n; ++i) CountJob(state, &c);
+  }
+  const v1::CollectionState state = DeriveCollectionState(c, cancelled);
+  // Unchanged (most results and progress reports): the row already says so,
+  // finished_ms included (set with a terminal state, cleared with a live one).
+  if (stored == state) return;
+  tx.exec_prepared("collection_set_state", static_cast<int>(state), IsTerminal(state), now_ms,
+                   collection_id);
+}
+
+void PgNotify(pqxx::transaction_base& tx, StoreChange change, const std::string& replica_id) {
+  tx.exec_prepared(change == StoreChange::kClaimable ? "jobs_notify" : "updates_notify",
+                   replica_id);
 }
 
 }  // namespace npuperf::server

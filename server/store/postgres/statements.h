@@ -1,18 +1,22 @@
 #pragma once
-
+// Every SQL statement of PostgresStore, prepared by name on each connection,
+// and the few steps several of its methods run with them inside their
+// transaction. Internal to the PostgreSQL backend.
+#include <cstdint>
+#include <optional>
 #include <pqxx/pqxx>
+#include <string>
+
+#include "npuperf/v1/collection.pb.h"
+#include "server/store/store.h"
 
 namespace npuperf::server {
 
 // Registers every SQL statement of PostgresStore on a fresh connection as a
 // named prepared statement (libpqxx 6.4 prepares lazily, on first use). All
-// of the backend's SQL lives in postgres_statements.cc (style.md R1, R13);
-// PostgresStore calls them by name with exec_prepared.
+// of the backend's SQL lives in statements.cc (style.md R1, R13); the
+// methods call them by name with exec_prepared.
 void PrepareStatements(pqxx::connection& conn);
-
-}  // namespace npuperf::server
-
-namespace npuperf::server {
 
 // Migration bookkeeping, run with plain exec before any statement exists.
 // The advisory lock key is "npuperf" in ASCII: two replicas starting together
@@ -25,5 +29,31 @@ inline constexpr char kPgAppliedVersions[] = "SELECT version FROM schema_migrati
 inline constexpr char kPgRecordMigration[] =
     "INSERT INTO schema_migrations (version, name, applied_ms) VALUES "
     "($1, $2, (extract(epoch from now()) * 1000)::bigint)";
+
+// Steps several methods share, each inside the caller's transaction.
+//
+// Lock order (no deadlocks between replicas): a collection row before any
+// job row of it is changed (collection_lock, job_collection_lock). Then a
+// transaction that waits on another's job row or lease-index entry never
+// holds a lock that one waits for.
+
+// Appends to the event log.
+void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,
+                int64_t job_id, EventKind kind, const std::string& detail);
+// Whether a cancel was requested for the collection.
+bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id);
+// Derives the collection's state from its jobs again.
+// REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
+// sees every earlier commit and two replicas cannot both miss each other.
+// `stored`, when known, is the state the locked row holds: no write when
+// the derived state equals it.
+void PgRefreshCollectionState(pqxx::transaction_base& tx, const std::string& collection_id,
+                              int64_t now_ms, bool cancelled,
+                              std::optional<v1::CollectionState> stored = std::nullopt);
+// Tells the other replicas (their PgListener) what changed, with our
+// replica id as the payload; delivered when tx commits. kClaimable: jobs
+// became claimable (kPgJobsChannel); kUpdated: a collection changed without
+// freeing anything (kPgUpdatesChannel).
+void PgNotify(pqxx::transaction_base& tx, StoreChange change, const std::string& replica_id);
 
 }  // namespace npuperf::server

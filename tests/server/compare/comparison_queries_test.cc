@@ -20,7 +20,7 @@
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_open.h"
+#include "server/store/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {
@@ -50,7 +50,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
 #if NPUPERF_WITH_POSTGRES
       if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
       pg_ = std::make_unique<PgTestSchema>("q");
-      auto s = OpenPostgresStore(pg_->url(), 2);
+      auto s = PostgresStore::Open(pg_->url(), 2);
       ASSERT_TRUE(s.ok()) << s.status();
       store_ = std::move(*s);
 #else

@@ -25,7 +25,7 @@
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_open.h"
+#include "server/store/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {
@@ -44,7 +44,7 @@ class PostgresStoreTest : public ::testing::Test {
   }
 
   std::unique_ptr<Store> Open() {
-    auto s = OpenPostgresStore(pg_->url(), 4);
+    auto s = PostgresStore::Open(pg_->url(), 4);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
@@ -210,7 +210,7 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
 // waiters once for whatever it missed, and hears the next notification.
 TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   const std::string app = "listener_" + pg_->name();
-  auto b = OpenPostgresStore(pg_->url() + "&application_name=" + app, 2);
+  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, 2);
   auto a = Open();
   ASSERT_TRUE(b.ok() && a) << b.status();
   absl::Mutex mu;

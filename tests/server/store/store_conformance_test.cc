@@ -28,7 +28,7 @@
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_open.h"
+#include "server/store/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {
@@ -102,7 +102,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
       return std::unique_ptr<Store>(std::move(*s));
     }
 #if NPUPERF_WITH_POSTGRES
-    return OpenPostgresStore(pg_->url(), 4);
+    return PostgresStore::Open(pg_->url(), 4);
 #else
     return absl::UnimplementedError("no PostgreSQL");
 #endif
