@@ -173,11 +173,11 @@ void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
 int Serve(const ServerOptions& opt) {
   auto creds = ServerCredentials(opt);
   if (!creds.ok()) return Fail(creds.status());
-  auto store = OpenStore(opt.db);
+  RealClock clock;
+  auto store = OpenStore(opt.db, clock);
   if (!store.ok()) return Fail(store.status());
   auto tokens = FileTokens(opt);
   if (!tokens.ok()) return Fail(tokens.status());
-  RealClock clock;
   Server s(**store, clock, opt, *std::move(tokens));
   auto exposer = StartExposer(opt, s.registry);
   if (!exposer.ok()) return Fail(exposer.status());
@@ -195,7 +195,8 @@ int Serve(const ServerOptions& opt) {
 }
 
 int Migrate(const std::string& db) {
-  auto store = OpenStore(db);
+  RealClock clock;
+  auto store = OpenStore(db, clock);
   if (!store.ok()) return Fail(store.status());
   std::cout << "migrated " << db << "\n";
   return 0;
@@ -211,12 +212,12 @@ int TokenHash() {
 }
 
 int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& name) {
-  auto store = OpenStore(db);
+  RealClock clock;
+  auto store = OpenStore(db, clock);
   if (!store.ok()) return Fail(store.status());
   absl::BitGen gen;
   const std::string token = absl::StrFormat("npt_%016x%016x", absl::Uniform<uint64_t>(gen),
                                             absl::Uniform<uint64_t>(gen));
-  RealClock clock;
   auto s = (*store)->InsertToken(Sha256Hex(token), PrincipalKindName(kind), name,
                                  ToUnixMillis(clock.SystemNow()));
   if (!s.ok()) return Fail(s);

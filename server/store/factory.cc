@@ -11,7 +11,8 @@
 
 namespace npuperf::server {
 
-absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db,
+                                                 [[maybe_unused]] Clock& clock) {
   if (absl::StartsWith(db, "sqlite:")) {
     const std::string path = db.substr(7);
     if (path.empty()) return absl::InvalidArgumentError("--db sqlite: needs a path");
@@ -26,7 +27,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
   }
   if (absl::StartsWith(db, "postgres://") || absl::StartsWith(db, "postgresql://")) {
 #if NPUPERF_WITH_POSTGRES
-    return PostgresStore::Open(db);
+    return PostgresStore::Open(db, clock);
 #else
     return absl::UnimplementedError(
         "this npuperf-server was built without PostgreSQL (NPUPERF_WITH_POSTGRES=OFF); use "

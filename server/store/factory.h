@@ -4,12 +4,15 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/clock.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
 
-// Opens the store named by --db ("sqlite:PATH" or "postgres://...") and
-// applies pending migrations.
-absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db);
+// Opens the store named by --db ("sqlite:PATH", or "postgres://..." /
+// "postgresql://..." when built with NPUPERF_WITH_POSTGRES) and applies
+// pending migrations. clock must outlive the store: the PostgreSQL backend
+// takes its deadlines, retry backoff and reconnect waits from it.
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db, Clock& clock);
 
 }  // namespace npuperf::server

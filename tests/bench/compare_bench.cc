@@ -152,8 +152,10 @@ int main(int argc, char** argv) {
   const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("npuperf-compare-bench-", getpid());
   std::filesystem::create_directories(dir);
   int rc = 0;
+  npuperf::RealClock clock;
   {
-    auto store = npuperf::server::OpenStore(absl::StrCat("sqlite:", (dir / "bench.db").string()));
+    auto store =
+        npuperf::server::OpenStore(absl::StrCat("sqlite:", (dir / "bench.db").string()), clock);
     if (!store.ok()) {
       std::fprintf(stderr, "sqlite: %s\n", store.status().ToString().c_str());
       return 1;
@@ -162,7 +164,7 @@ int main(int argc, char** argv) {
   }
   std::filesystem::remove_all(dir);
   if (const char* url = std::getenv("NPUPERF_TEST_PG_URL"); url != nullptr && *url != '\0') {
-    auto store = npuperf::server::OpenStore(url);
+    auto store = npuperf::server::OpenStore(url, clock);
     if (!store.ok()) {
       std::fprintf(stderr, "postgres: %s\n", store.status().ToString().c_str());
       return 1;

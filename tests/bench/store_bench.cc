@@ -289,8 +289,9 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
   {
     const std::string url = absl::StrCat(base, base.find('?') == std::string::npos ? "?" : "&",
                                          "options=-csearch_path%3D", schema);
-    auto store = PostgresStore::Open(url, threads + 1);
-    auto replica = PostgresStore::Open(url, 2);
+    RealClock clock;
+    auto store = PostgresStore::Open(url, clock, threads + 1);
+    auto replica = PostgresStore::Open(url, clock, 2);
     if (!store.ok() || !replica.ok()) {
       std::fprintf(stderr, "postgres: %s\n", (store.ok() ? replica : store).status().ToString().c_str());
       std::exit(1);

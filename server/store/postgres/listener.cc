@@ -30,8 +30,8 @@ class PgListener::Receiver final : public pqxx::notification_receiver {
   PgListener& listener_;
 };
 
-PgListener::PgListener(std::string url, std::string self_id)
-    : url_(std::move(url)), self_id_(std::move(self_id)) {
+PgListener::PgListener(std::string url, std::string self_id, Clock& clock)
+    : url_(std::move(url)), self_id_(std::move(self_id)), clock_(clock) {
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
     wake_[0] = wake_[1] = -1;
     LogError("postgres", absl::StrCat("pipe2: ", strerror(errno), "; no wake-ups from other replicas"));
@@ -42,8 +42,9 @@ PgListener::~PgListener() {
   {
     absl::MutexLock lock(&mu_);
     fn_ = nullptr;
+    stopping_ = true;  // ends a Pause
   }
-  if (wake_[1] >= 0) {
+  if (wake_[1] >= 0) {  // ends a poll in ListenOnce
     const char byte = 1;
     (void)!write(wake_[1], &byte, 1);
   }
@@ -79,7 +80,7 @@ void PgListener::Loop() {
       }
     }
     failures = connected ? 1 : failures + 1;
-    if (!Pause(std::min(5000, 100 << std::min(failures, 6)))) return;
+    if (!Pause(std::chrono::milliseconds(std::min(5000, 100 << std::min(failures, 6))))) return;
   }
 }
 
@@ -105,9 +106,10 @@ bool PgListener::ListenOnce(bool reconnected, bool* connected) {
   }
 }
 
-bool PgListener::Pause(int ms) {
-  pollfd fd = {wake_[0], POLLIN, 0};
-  return poll(&fd, 1, ms) == 0;  // readable (or error): stop
+bool PgListener::Pause(std::chrono::milliseconds d) {
+  absl::MutexLock lock(&mu_);
+  clock_.AwaitWithDeadline(mu_, absl::Condition(&stopping_), clock_.MonotonicNow() + d);
+  return !stopping_;
 }
 
 }  // namespace npuperf::server

@@ -1,17 +1,18 @@
 #include "server/store/postgres/pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/log.h"
 #include "server/store/postgres/statements.h"
 
 namespace npuperf::server {
 
-PgPool::PgPool(std::string url, int size) : url_(std::move(url)), slots_(size < 1 ? 1 : size) {}
+PgPool::PgPool(std::string url, int size, Clock& clock)
+    : url_(std::move(url)), clock_(clock), slots_(size < 1 ? 1 : size) {}
 
 PgPool::~PgPool() = default;
 
@@ -51,7 +52,7 @@ absl::Status PgPool::ApplyDeadline(Slot& slot, absl::string_view what) {
   const absl::Time deadline = DbDeadlineScope::Current();
   int64_t seconds = 0;  // none
   if (deadline != absl::InfiniteFuture()) {
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left = deadline - absl::FromChrono(clock_.SystemNow());
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
     }
@@ -118,7 +119,7 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
 void PgPool::Backoff(int attempt) {
   // Spreads reruns of colliding transactions apart: up to 1, 2, 4 ... 32 ms.
   const int cap_ms = 1 << std::min(attempt, 5);
-  absl::SleepFor(absl::Microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
+  clock_.SleepFor(std::chrono::microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
 }
 
 }  // namespace npuperf::server

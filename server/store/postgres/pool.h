@@ -1,6 +1,5 @@
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <pqxx/pqxx>
@@ -13,19 +12,23 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "server/store/db_deadline.h"
 
 namespace npuperf::server {
 
 // A fixed set of PostgreSQL connections for PostgresStore. Each connection is
 // used by one thread at a time (libpqxx doc/thread-safety.md: a connection
-// and everything made from it is one single-threaded world). Connections open
-// lazily, get every prepared statement of postgres_statements.cc, and are
-// reopened after a broken connection. Thread-safe.
+// and everything made from it is one single-threaded world); a caller finding
+// every connection busy waits for one, without a deadline. Connections open
+// lazily, get every prepared statement of statements.cc, and are reopened
+// after a broken connection. Time comes from the injected Clock: the time
+// left to a call's deadline, and the backoff between reruns. Thread-safe.
 class PgPool {
  public:
-  // url: a libpq connection string or postgres:// URI. size >= 1.
-  PgPool(std::string url, int size);
+  // url: a libpq connection string or postgres:// URI. size >= 1. clock
+  // must outlive the pool.
+  PgPool(std::string url, int size, Clock& clock);
   ~PgPool();
   PgPool(const PgPool&) = delete;
   PgPool& operator=(const PgPool&) = delete;
@@ -38,7 +41,9 @@ class PgPool {
   // fresh connection, then UNAVAILABLE; unique violation -> ALREADY_EXISTS
   // (rerun instead when retry_unique: a concurrent replica won a race the
   // body will see on the next run); in-doubt commit -> UNKNOWN (never
-  // rerun); anything else -> INTERNAL. `what` prefixes the message.
+  // rerun); anything else -> INTERNAL. `what` prefixes the message. A rerun
+  // waits a random backoff of up to 1, 2, 4 ... 32 ms first (clock.SleepFor),
+  // so colliding transactions spread apart.
   // Under a DbDeadlineScope the statements stop at its deadline (rounded up
   // to the next whole second): DEADLINE_EXCEEDED, never rerun, and nothing
   // is started once it has passed.
@@ -83,17 +88,19 @@ class PgPool {
   // Borrows a free slot, opening its connection if needed.
   absl::StatusOr<Slot*> Acquire();
   // Sets the slot's statement_timeout for the current DbDeadlineScope (a
-  // round trip only when the whole seconds left change). DEADLINE_EXCEEDED
-  // when the deadline has passed.
-  static absl::Status ApplyDeadline(Slot& slot, absl::string_view what);
+  // round trip only when the whole seconds left, by clock_, change).
+  // DEADLINE_EXCEEDED when the deadline has passed.
+  absl::Status ApplyDeadline(Slot& slot, absl::string_view what);
   // Returns a slot; discard drops its connection (broken or unusable).
   void Release(Slot* slot, bool discard);
   // Maps the exception in flight to a status and says whether to rerun.
   static Failure Classify(absl::string_view what, bool retry_unique, int attempt,
                           absl::Status* status);
-  static void Backoff(int attempt);
+  // Sleeps (on clock_) before rerun number `attempt`.
+  void Backoff(int attempt);
 
   const std::string url_;
+  Clock& clock_;
   absl::Mutex mu_;
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);
 };

@@ -13,16 +13,16 @@
 
 namespace npuperf::server {
 
-PostgresStore::PostgresStore(const std::string& url, int pool_size)
+PostgresStore::PostgresStore(const std::string& url, Clock& clock, int pool_size)
     : replica_id_(absl::StrFormat("%016x", absl::Uniform<uint64_t>(absl::BitGen()))),
-      pool_(std::make_unique<PgPool>(url, pool_size)),
-      listener_(std::make_unique<PgListener>(url, replica_id_)) {}
+      pool_(std::make_unique<PgPool>(url, pool_size, clock)),
+      listener_(std::make_unique<PgListener>(url, replica_id_, clock)) {}
 
 PostgresStore::~PostgresStore() = default;
 
 absl::StatusOr<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
-                                                                   int pool_size) {
-  std::unique_ptr<PostgresStore> store(new PostgresStore(url, pool_size));
+                                                                   Clock& clock, int pool_size) {
+  std::unique_ptr<PostgresStore> store(new PostgresStore(url, clock, pool_size));
   absl::Status s = store->Migrate();
   if (!s.ok()) return s;
   return store;

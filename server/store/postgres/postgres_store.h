@@ -8,6 +8,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "common/clock.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -40,8 +41,9 @@ class PostgresStore final : public Store {
   // Connects to url ("postgres://user@host:port/db" or "postgresql://...";
   // libpq URI options such as ?options=-csearch_path%3Dschema apply), applies
   // pending migrations under an advisory lock, and returns the store.
-  // UNAVAILABLE when the database is unreachable.
-  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& url,
+  // UNAVAILABLE when the database is unreachable. clock (deadlines, retry
+  // backoff, the listener's reconnects) must outlive the store.
+  static absl::StatusOr<std::unique_ptr<PostgresStore>> Open(const std::string& url, Clock& clock,
                                                              int pool_size = kDefaultPoolSize);
   ~PostgresStore() override;
 
@@ -99,7 +101,7 @@ class PostgresStore final : public Store {
  private:
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
 
-  PostgresStore(const std::string& url, int pool_size);
+  PostgresStore(const std::string& url, Clock& clock, int pool_size);
   absl::Status Migrate();
 
   // The spec cache of claims (claims.cc). Collection specs never change

@@ -50,7 +50,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
 #if NPUPERF_WITH_POSTGRES
       if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
       pg_ = std::make_unique<PgTestSchema>("q");
-      auto s = PostgresStore::Open(pg_->url(), 2);
+      auto s = PostgresStore::Open(pg_->url(), pg_clock_, 2);
       ASSERT_TRUE(s.ok()) << s.status();
       store_ = std::move(*s);
 #else
@@ -127,6 +127,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
   }
 
   npuperf::testing::FakeClock clock_;
+  RealClock pg_clock_;  // the PostgreSQL store's: retry backoff, deadlines
   std::unique_ptr<Store> store_;
   std::unique_ptr<ComparisonQueries> queries_;
   std::unique_ptr<PgTestSchema> pg_;  // PostgreSQL runs only

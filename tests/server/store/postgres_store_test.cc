@@ -44,7 +44,7 @@ class PostgresStoreTest : public ::testing::Test {
   }
 
   std::unique_ptr<Store> Open() {
-    auto s = PostgresStore::Open(pg_->url(), 4);
+    auto s = PostgresStore::Open(pg_->url(), clock_, 4);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
@@ -72,6 +72,7 @@ class PostgresStoreTest : public ::testing::Test {
     return it == counted.end() ? 0 : std::get<1>(it->second);
   }
 
+  RealClock clock_;  // the stores': retry backoff, deadlines, listener reconnects
   std::unique_ptr<PgTestSchema> pg_;
 };
 
@@ -210,7 +211,7 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
 // waiters once for whatever it missed, and hears the next notification.
 TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   const std::string app = "listener_" + pg_->name();
-  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, 2);
+  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, clock_, 2);
   auto a = Open();
   ASSERT_TRUE(b.ok() && a) << b.status();
   absl::Mutex mu;
@@ -341,7 +342,8 @@ TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
 
 TEST(PostgresStoreOpenTest, UnreachableDatabaseIsUnavailable) {  // style.md R3, through --db
 #if NPUPERF_WITH_POSTGRES
-  auto s = OpenStore("postgresql://nobody@127.0.0.1:1/none");
+  RealClock clock;
+  auto s = OpenStore("postgresql://nobody@127.0.0.1:1/none", clock);
   EXPECT_TRUE(absl::IsUnavailable(s.status())) << s.status();
 #else
   GTEST_SKIP() << "built without PostgreSQL";

@@ -102,7 +102,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
       return std::unique_ptr<Store>(std::move(*s));
     }
 #if NPUPERF_WITH_POSTGRES
-    return PostgresStore::Open(pg_->url(), 4);
+    return PostgresStore::Open(pg_->url(), clock_, 4);
 #else
     return absl::UnimplementedError("no PostgreSQL");
 #endif
@@ -155,6 +155,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<Backend> {
     return page.value_or(RoundPage()).rounds.size();
   }
 
+  RealClock clock_;  // PostgreSQL stores': retry backoff, deadlines, listener reconnects
   std::unique_ptr<Store> store_;
   std::unique_ptr<PgTestSchema> pg_;  // PostgreSQL runs only
   std::filesystem::path sqlite_path_;
