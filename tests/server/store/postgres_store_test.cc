@@ -1,9 +1,11 @@
 // PostgresStore beyond the conformance suite: the queue counts of migration
 // 0003 (collection_queue, kept by a trigger) stay exact through every kind of
 // job change, survive an upgrade from version 2, and hold the concurrency cap
-// when claims race on two replicas. Runs when NPUPERF_TEST_PG_URL is set
-// (deploy/with-postgres.sh); each test in a schema of its own.
+// when claims race on two replicas; the listener and deadlines follow the
+// store's Clock. Runs when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh);
+// each test in a schema of its own.
 #include <atomic>
+#include <functional>
 #include <future>
 #include <map>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "server/store/postgres/statements.h"
 #include "server/core/scheduler.h"
 #include "server/store/factory.h"
+#include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #include "tests/server/store/store_builders.h"
 #if NPUPERF_WITH_POSTGRES
@@ -170,7 +173,7 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
   }
   std::map<std::string, int> done;
   for (int wave = 0; wave < 20; ++wave) {
-    std::mutex mu;
+    absl::Mutex mu;
     std::vector<v1::JobAssignment> leased;
     std::vector<std::thread> threads;
     for (int t = 0; t < 8; ++t) {
@@ -180,7 +183,7 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
           auto got = replicas[t % 2]->ClaimJob(
               Req(absl::StrCat("a", wave, "-", t), {0, 1, 2, 3}, 2000 + wave), ChooseClaim);
           if (got.ok() && got->has_value()) {
-            std::lock_guard<std::mutex> lock(mu);
+            absl::MutexLock lock(&mu);
             leased.push_back(**got);
           } else if (!got.ok() && !absl::IsAborted(got.status())) {
             ADD_FAILURE() << got.status();
@@ -336,6 +339,77 @@ TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
   // No scope: no timeout left on the pooled connection either.
   EXPECT_TRUE(store->CancelCollection("", "c1", "stop", 2000).ok());
   EXPECT_EQ(store->GetCollection("", "c1")->cancel_reason(), "stop");
+}
+
+// The time left to a call's deadline is read from the store's Clock, not the
+// wall clock: on a FakeClock set in 2001, a deadline 5 s after its now lets
+// the call run (by the wall clock it passed long ago), and once the clock has
+// moved past it, nothing starts.
+TEST_F(PostgresStoreTest, DeadlinesAreReadFromTheStoresClock) {
+  testing::FakeClock fake(Clock::SystemTime(std::chrono::seconds(1'000'000'000)));
+  auto store = PostgresStore::Open(pg_->url(), fake, 2);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  const absl::Time deadline = absl::FromChrono(fake.SystemNow()) + absl::Seconds(5);
+  {
+    DbDeadlineScope scope(deadline);
+    EXPECT_TRUE((*store)->GetCollection("", "c1").ok());
+  }
+  fake.Advance(std::chrono::seconds(6));
+  {
+    DbDeadlineScope scope(deadline);
+    auto got = (*store)->GetCollection("", "c1");
+    EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
+  }
+}
+
+// The listener waits its reconnect backoff (200 ms after a lost connection)
+// on the store's Clock: with a FakeClock it stays down until the clock has
+// moved 200 ms, then listens again and wakes its waiters once.
+TEST_F(PostgresStoreTest, ListenerWaitsItsReconnectBackoffOnTheClock) {
+  const std::string app = "backoff_" + pg_->name();
+  testing::FakeClock fake;
+  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, fake, 2);
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::Mutex mu;
+  int calls = 0;
+  (*b)->SetChangeCallback([&](StoreChange) {
+    absl::MutexLock lock(&mu);
+    ++calls;
+  });
+  auto calls_now = [&] {
+    absl::MutexLock lock(&mu);
+    return calls;
+  };
+  // Polls in real time for what other processes and threads do.
+  auto eventually = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 200 && !done(); ++i) absl::SleepFor(absl::Milliseconds(50));
+    return done();
+  };
+  pqxx::connection admin(pg_->url());
+  auto listener_pids = [&] {
+    pqxx::nontransaction tx(admin);
+    return tx.exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
+                          "query ILIKE 'LISTEN%'",
+                          app);
+  };
+  ASSERT_TRUE(eventually([&] { return listener_pids().size() == 1; })) << "B never listened";
+  {
+    pqxx::nontransaction tx(admin);
+    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                   "application_name = $1 AND query ILIKE 'LISTEN%'",
+                   app);
+  }
+  ASSERT_TRUE(eventually([&] { return fake.waiters() == 1; }))
+      << "the listener does not wait for its backoff on the clock";
+  fake.Advance(std::chrono::milliseconds(199));
+  EXPECT_EQ(fake.waiters(), 1u) << "reconnected before its backoff";
+  EXPECT_TRUE(listener_pids().empty());
+  EXPECT_EQ(calls_now(), 0);
+  fake.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(eventually([&] { return calls_now() == 1; })) << "no wake-up after reconnecting";
+  EXPECT_TRUE(eventually([&] { return listener_pids().size() == 1; })) << "B did not LISTEN again";
+  (*b)->SetChangeCallback(nullptr);
 }
 
 #endif  // NPUPERF_WITH_POSTGRES

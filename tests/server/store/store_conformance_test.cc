@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
-#include <mutex>
 #include <set>
 #include <thread>
 
@@ -13,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/clock.h"
 #include "google/protobuf/util/time_util.h"
@@ -645,22 +645,22 @@ TEST_P(StoreConformanceTest, GetRoundAndListRounds) {
 // What the replica test saw: claimed jobs, devices held between claim and result, broken rules.
 struct ClaimLedger {
   void Take(int64_t job_id, std::pair<int, int> device) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (!claimed.insert(job_id).second) violations.push_back("a job was claimed twice");
     if (!held.insert(device).second) violations.push_back("a device was double-booked");
   }
   void Release(std::pair<int, int> device) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     held.erase(device);
   }
   void Note(const absl::Status& s) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     if (!s.ok()) violations.push_back(s.ToString());
   }
-  std::mutex mu;
-  std::set<int64_t> claimed;
-  std::set<std::pair<int, int>> held;
-  std::vector<std::string> violations;
+  absl::Mutex mu;
+  std::set<int64_t> claimed ABSL_GUARDED_BY(mu);
+  std::set<std::pair<int, int>> held ABSL_GUARDED_BY(mu);
+  std::vector<std::string> violations ABSL_GUARDED_BY(mu);
 };
 
 // Several threads on two Store instances claim for 4 agents x 4 devices over
@@ -701,8 +701,11 @@ TEST_P(StoreConformanceTest, TwoReplicasNeverDoubleBook) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kAgents * 2; ++t) threads.emplace_back(worker, t);
   for (auto& th : threads) th.join();
-  EXPECT_TRUE(ledger.violations.empty()) << ledger.violations.front();
-  EXPECT_EQ(ledger.claimed.size(), static_cast<size_t>(kCollections * kJobsEach));
+  {
+    absl::MutexLock lock(&ledger.mu);
+    EXPECT_TRUE(ledger.violations.empty()) << ledger.violations.front();
+    EXPECT_EQ(ledger.claimed.size(), static_cast<size_t>(kCollections * kJobsEach));
+  }
   size_t rounds = 0;
   for (int team = 0; team < 3; ++team) rounds += RoundCount(absl::StrCat("team", team));
   EXPECT_EQ(rounds, static_cast<size_t>(kCollections * kJobsEach));
