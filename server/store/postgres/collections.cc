@@ -196,8 +196,9 @@ absl::StatusOr<std::vector<v1::AgentStatus>> PostgresStore::ListAgents() {
     Out out;
     for (const auto& row : tx.exec_prepared("agents_list")) out.push_back(PgAgentFromRow(row));
     for (auto& agent : out) {
+      const bool online = agent.state() == "online";  // agents.state is 'online' or 'lost'
       for (const auto& row : tx.exec_prepared("agent_devices", agent.agent_id())) {
-        *agent.add_devices() = PgDeviceFromRow(row, agent.state());
+        *agent.add_devices() = PgDeviceFromRow(row, online);
       }
     }
     return out;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
+#include "server/core/job_state.h"
 
 namespace npuperf::server {
 namespace {
@@ -13,21 +14,6 @@ using google::protobuf::util::TimeUtil;
 
 void SetTime(const pqxx::field& f, google::protobuf::Timestamp* out) {
   if (!f.is_null()) *out = TimeUtil::MillisecondsToTimestamp(f.as<int64_t>());
-}
-
-const char* DeviceStateName(int state) {
-  switch (state) {
-    case v1::DEVICE_STATE_IDLE:
-      return "idle";
-    case v1::DEVICE_STATE_BUSY:
-      return "busy";
-    case v1::DEVICE_STATE_EXTERNALLY_LOCKED:
-      return "externally_locked";
-    case v1::DEVICE_STATE_UNHEALTHY:
-      return "unhealthy";
-    default:
-      return "unknown";
-  }
 }
 
 }  // namespace
@@ -112,15 +98,13 @@ v1::AgentStatus PgAgentFromRow(const pqxx::row& row) {
   return a;
 }
 
-v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, const std::string& agent_state) {
+v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, bool agent_online) {
   v1::DeviceStatus d;
   d.set_device_id(row[0].as<int>());
   d.set_soc(row[1].as<std::string>());
-  d.set_state(agent_state == "online" ? DeviceStateName(row[2].as<int>()) : "offline");
-  if (!row[3].is_null()) {
-    d.set_job_id(row[3].as<int64_t>());
-    if (agent_state == "online") d.set_state("busy");
-  }
+  const bool leased = !row[3].is_null();
+  d.set_state(DeviceStatusName(agent_online, row[2].as<int>(), leased));
+  if (leased) d.set_job_id(row[3].as<int64_t>());
   return d;
 }
 

@@ -26,7 +26,8 @@ v1::Job PgJobFromRow(const pqxx::row& row);
 // with_evidence_json=false leaves evidence.evidence_json empty (list views).
 v1::Round PgRoundFromRow(const pqxx::row& row, bool with_evidence_json);
 v1::AgentStatus PgAgentFromRow(const pqxx::row& row);
-v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, const std::string& agent_state);
+// A device row of ListAgents: its state as DeviceStatusName says.
+v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, bool agent_online);
 
 // Filter parameters: labels as a JSON object, states as an int[] literal.
 std::string PgLabelsJson(const std::map<std::string, std::string>& labels);

@@ -346,8 +346,9 @@ absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
                         "j.agent_id = d.agent_id AND j.device_id = d.device_id AND j.state IN "
                         "(2, 3)) FROM devices d WHERE d.agent_id = ? ORDER BY d.device_id");
     for (auto& agent : out) {
+      const bool online = agent.state() == "online";  // agents.state is 'online' or 'lost'
       d.bind(1, agent.agent_id());
-      while (d.executeStep()) *agent.add_devices() = DeviceFromRow(d, agent.state());
+      while (d.executeStep()) *agent.add_devices() = DeviceFromRow(d, online);
       d.reset();
     }
     return out;

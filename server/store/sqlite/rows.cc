@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/job_state.h"
 
 namespace npuperf::server {
 namespace {
@@ -9,16 +10,6 @@ namespace {
 void SetTime(SQLite::Statement& q, const char* column, google::protobuf::Timestamp* out) {
   SQLite::Column c = q.getColumn(column);
   if (!c.isNull()) *out = google::protobuf::util::TimeUtil::MillisecondsToTimestamp(c.getInt64());
-}
-
-const char* DeviceStateName(int state) {
-  switch (state) {
-    case v1::DEVICE_STATE_IDLE: return "idle";
-    case v1::DEVICE_STATE_BUSY: return "busy";
-    case v1::DEVICE_STATE_EXTERNALLY_LOCKED: return "externally_locked";
-    case v1::DEVICE_STATE_UNHEALTHY: return "unhealthy";
-    default: return "unknown";
-  }
 }
 
 }  // namespace
@@ -125,15 +116,13 @@ v1::AgentStatus AgentFromRow(SQLite::Statement& q) {
   return a;
 }
 
-v1::DeviceStatus DeviceFromRow(SQLite::Statement& q, const std::string& agent_state) {
+v1::DeviceStatus DeviceFromRow(SQLite::Statement& q, bool agent_online) {
   v1::DeviceStatus d;
   d.set_device_id(q.getColumn(0).getInt());
   d.set_soc(q.getColumn(1).getString());
-  d.set_state(agent_state == "online" ? DeviceStateName(q.getColumn(2).getInt()) : "offline");
-  if (!q.getColumn(3).isNull()) {
-    d.set_job_id(q.getColumn(3).getInt64());
-    if (agent_state == "online") d.set_state("busy");
-  }
+  const bool leased = !q.getColumn(3).isNull();
+  d.set_state(DeviceStatusName(agent_online, q.getColumn(2).getInt(), leased));
+  if (leased) d.set_job_id(q.getColumn(3).getInt64());
   return d;
 }
 

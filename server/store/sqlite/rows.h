@@ -40,6 +40,7 @@ v1::Job JobFromRow(SQLite::Statement& q);
 // with_evidence=false leaves evidence.evidence_json empty (list views).
 v1::Round RoundFromRow(SQLite::Statement& q, bool with_evidence_json);
 v1::AgentStatus AgentFromRow(SQLite::Statement& q);
-v1::DeviceStatus DeviceFromRow(SQLite::Statement& q, const std::string& agent_state);
+// A device row of ListAgents: its state as DeviceStatusName says.
+v1::DeviceStatus DeviceFromRow(SQLite::Statement& q, bool agent_online);
 
 }  // namespace npuperf::server
