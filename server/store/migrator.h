@@ -2,7 +2,6 @@
 
 #include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -16,9 +15,12 @@ struct Migration {
   std::string sql;
 };
 
-// The migrations compiled into this binary for "sqlite" or "postgres", in
-// version order (generated from migrations/ at build time).
-std::vector<Migration> EmbeddedMigrations(std::string_view dialect);
+// The SQL dialects with migrations: migrations/sqlite/, migrations/postgres/.
+enum class SqlDialect { kSqlite, kPostgres };
+
+// The migrations compiled into this binary for a dialect, in version order
+// (generated from migrations/ at build time by embed_migrations.cmake).
+std::vector<Migration> EmbeddedMigrations(SqlDialect dialect);
 
 // What a backend provides to apply migrations: the applied versions, and a
 // function applying one migration and recording it in schema_migrations in

@@ -45,7 +45,7 @@ absl::Status PostgresStore::Migrate() {
       tx.exec_params(kPgRecordMigration, m.version, m.name);
       return absl::OkStatus();
     };
-    return ApplyMigrations(EmbeddedMigrations("postgres"), target).status();
+    return ApplyMigrations(EmbeddedMigrations(SqlDialect::kPostgres), target).status();
   });
 }
 

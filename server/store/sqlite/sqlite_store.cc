@@ -46,7 +46,7 @@ absl::Status Migrate(SQLite::Database& db) {
       return CurrentSqliteError(m.name);
     }
   };
-  return ApplyMigrations(EmbeddedMigrations("sqlite"), target).status();
+  return ApplyMigrations(EmbeddedMigrations(SqlDialect::kSqlite), target).status();
 }
 
 }  // namespace

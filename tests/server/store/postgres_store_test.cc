@@ -125,7 +125,7 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
     pqxx::connection conn(pg_->url());
     pqxx::work tx(conn);
     tx.exec(kPgCreateMigrations);
-    for (const Migration& m : EmbeddedMigrations("postgres")) {
+    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
       if (m.version > 2) break;
       tx.exec(m.sql);
       tx.exec_params(kPgRecordMigration, m.version, m.name);
