@@ -69,6 +69,24 @@ class PostgresStoreTest : public ::testing::Test {
         "(2, 3)), MIN(id) FROM jobs GROUP BY collection_id HAVING COUNT(*) FILTER (WHERE state IN "
         "(1, 2, 3)) > 0");
   }
+  // The connections LISTENing for a store opened with application_name=app.
+  size_t Listeners(const std::string& app) {
+    pqxx::connection admin(pg_->url());
+    pqxx::nontransaction tx(admin);
+    return tx
+        .exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
+                     "query ILIKE 'LISTEN%'",
+                     app)
+        .size();
+  }
+  // Kills them (a database restart, a failover, an idle-session reaper).
+  void KillListeners(const std::string& app) {
+    pqxx::connection admin(pg_->url());
+    pqxx::nontransaction tx(admin);
+    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                   "application_name = $1 AND query ILIKE 'LISTEN%'",
+                   app);
+  }
   int Live(const std::string& collection) {
     auto counted = Recounted();
     auto it = counted.find(collection);
@@ -233,29 +251,17 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
     }
     return false;
   };
-  pqxx::connection admin(pg_->url());
-  auto listener_pids = [&] {
-    pqxx::nontransaction tx(admin);
-    return tx.exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
-                          "query ILIKE 'LISTEN%'",
-                          app);
-  };
-  for (int i = 0; i < 100 && listener_pids().empty(); ++i) absl::SleepFor(absl::Milliseconds(50));
-  ASSERT_EQ(listener_pids().size(), 1u) << "replica B never listened";
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(Listeners(app), 1u) << "replica B never listened";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
   ASSERT_TRUE(calls_reach(1, absl::Seconds(5))) << "no notification before the kill";
 
-  {
-    pqxx::nontransaction tx(admin);
-    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                   "application_name = $1 AND query ILIKE 'LISTEN%'",
-                   app);
-  }
+  KillListeners(app);
   // One call on reconnection (notifications may have been missed), within
   // the listener's backoff.
   ASSERT_TRUE(calls_reach(2, absl::Seconds(10))) << "no wake-up after reconnecting";
-  for (int i = 0; i < 100 && listener_pids().empty(); ++i) absl::SleepFor(absl::Milliseconds(50));
-  ASSERT_EQ(listener_pids().size(), 1u) << "replica B did not LISTEN again";
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_EQ(Listeners(app), 1u) << "replica B did not LISTEN again";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
   EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";
   (*b)->SetChangeCallback(nullptr);
@@ -386,29 +392,17 @@ TEST_F(PostgresStoreTest, ListenerWaitsItsReconnectBackoffOnTheClock) {
     for (int i = 0; i < 200 && !done(); ++i) absl::SleepFor(absl::Milliseconds(50));
     return done();
   };
-  pqxx::connection admin(pg_->url());
-  auto listener_pids = [&] {
-    pqxx::nontransaction tx(admin);
-    return tx.exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
-                          "query ILIKE 'LISTEN%'",
-                          app);
-  };
-  ASSERT_TRUE(eventually([&] { return listener_pids().size() == 1; })) << "B never listened";
-  {
-    pqxx::nontransaction tx(admin);
-    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                   "application_name = $1 AND query ILIKE 'LISTEN%'",
-                   app);
-  }
+  ASSERT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B never listened";
+  KillListeners(app);
   ASSERT_TRUE(eventually([&] { return fake.waiters() == 1; }))
       << "the listener does not wait for its backoff on the clock";
   fake.Advance(std::chrono::milliseconds(199));
   EXPECT_EQ(fake.waiters(), 1u) << "reconnected before its backoff";
-  EXPECT_TRUE(listener_pids().empty());
+  EXPECT_TRUE(eventually([&] { return Listeners(app) == 0; })) << "the killed connection stays";
   EXPECT_EQ(calls_now(), 0);
   fake.Advance(std::chrono::milliseconds(1));
   ASSERT_TRUE(eventually([&] { return calls_now() == 1; })) << "no wake-up after reconnecting";
-  EXPECT_TRUE(eventually([&] { return listener_pids().size() == 1; })) << "B did not LISTEN again";
+  EXPECT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B did not LISTEN again";
   (*b)->SetChangeCallback(nullptr);
 }
 
