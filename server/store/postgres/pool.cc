@@ -117,7 +117,7 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
 }
 
 void PgPool::Backoff(int attempt) {
-  // Spreads reruns of colliding transactions apart: up to 1, 2, 4 ... 32 ms.
+  // Spreads reruns of colliding transactions apart: up to 2, 4, 8, 16, then 32 ms.
   const int cap_ms = 1 << std::min(attempt, 5);
   clock_.SleepFor(std::chrono::microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
 }

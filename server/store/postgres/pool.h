@@ -42,8 +42,8 @@ class PgPool {
   // (rerun instead when retry_unique: a concurrent replica won a race the
   // body will see on the next run); in-doubt commit -> UNKNOWN (never
   // rerun); anything else -> INTERNAL. `what` prefixes the message. A rerun
-  // waits a random backoff of up to 1, 2, 4 ... 32 ms first (clock.SleepFor),
-  // so colliding transactions spread apart.
+  // first waits a random backoff of up to 2, 4, 8, 16, then 32 ms
+  // (clock.SleepFor), so colliding transactions spread apart.
   // Under a DbDeadlineScope the statements stop at its deadline (rounded up
   // to the next whole second): DEADLINE_EXCEEDED, never rerun, and nothing
   // is started once it has passed.
