@@ -5,6 +5,11 @@ BUILD ?= build
 JOBS ?= 2
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
+# NPUPERF_WERROR for the configure step. `make test` (and so .ci/run) builds with -Werror; the
+# other targets keep what the build directory was configured with (a fresh one: OFF, as plain
+# cmake). `make test WERROR=OFF` opts out.
+WERROR ?=
+test: WERROR = ON
 
 .PHONY: all deps configure build test demo bench clean
 
@@ -14,7 +19,8 @@ deps:
 	bash deploy/install-deps.sh
 
 configure: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  $(if $(WERROR),-DNPUPERF_WERROR=$(WERROR)) $(CMAKE_FLAGS)
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
