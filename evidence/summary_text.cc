@@ -170,11 +170,11 @@ void L2AndConflicts(const Evidence& ev, Lines* out) {
   if (!l2.empty()) {
     out->push_back("");
     out->push_back("--- L2Cache ---");
-    for (const char* key : {"aic_read", "aic_write", "aiv_read", "aiv_write"}) {
+    for (const auto& [key, label] : {std::pair{"aic_read", "aic read"}, {"aic_write", "aic write"},
+                                     {"aiv_read", "aiv read"}, {"aiv_write", "aiv write"}}) {
       auto it = l2.find(key);
       if (it == l2.end()) continue;
-      std::string label = std::string(key).replace(3, 1, " ");
-      out->push_back(Fmt("  %s: hit=%.0f miss=%.0f hit_rate=%.2f%%", label.c_str(), it->second.hit,
+      out->push_back(Fmt("  %s: hit=%.0f miss=%.0f hit_rate=%.2f%%", label, it->second.hit,
                          it->second.miss, it->second.hit / (it->second.hit + it->second.miss) * 100));
     }
   }
