@@ -8,7 +8,6 @@
 #include <ctime>
 #include <fstream>
 #include <random>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "sim/child.h"
@@ -146,7 +145,8 @@ int Simulator::InjectPostRunFaults() {
     return f->exit_code;
   }
   if (const Fault* f = FindFault(faults_, FaultKind::kHang)) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(f->seconds));
+    clock_.SleepFor(std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(f->seconds)));
   }
   return 0;
 }
