@@ -66,13 +66,11 @@ std::string ReportWriter::OpSummaryHeader() const {
 absl::Status ReportWriter::Open(int64_t session_start_ns, int control_stream) {
   std::error_code ec;
   std::filesystem::create_directories(config_.output_dir, ec);
-  if (WantsOpSummary()) {
+  if (WritesTaskFiles()) {
     op_summary_path_ = Path("op_summary");
     op_summary_ = std::fopen(op_summary_path_.c_str(), "we");
     if (!op_summary_) return absl::InternalError(absl::StrCat("cannot write ", op_summary_path_));
     std::fprintf(op_summary_, "%s\n", OpSummaryHeader().c_str());
-  }
-  if (WantsTaskTime()) {
     task_time_path_ = Path("task_time");
     task_time_ = std::fopen(task_time_path_.c_str(), "we");
     if (!task_time_) return absl::InternalError(absl::StrCat("cannot write ", task_time_path_));

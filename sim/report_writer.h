@@ -62,8 +62,10 @@ class ReportWriter {
     double sum = 0, sum_sq = 0, min = 0, max = 0;
     void Add(double v);
   };
-  bool WantsTaskTime() const { return config_.options.task_time != TaskTimeLevel::kOff; }
-  bool WantsOpSummary() const { return config_.options.task_time != TaskTimeLevel::kOff; }
+  // msprof's --task-time drives task_time, op_summary and op_statistic together: any level but
+  // off writes both per-task files (l0 with N/A basic info), op_statistic only from l1 on
+  // (msprof-output.md §2.2 note (a), §4.3). So there is one switch, not one per file.
+  bool WritesTaskFiles() const { return config_.options.task_time != TaskTimeLevel::kOff; }
   std::string Path(const std::string& name) const;
   std::string OpSummaryHeader() const;
   void WriteOpSummaryRow(const TaskRecord& task, double duration_us);
