@@ -96,17 +96,17 @@ DvfsCheck CheckDvfs(const Evidence& ev, const BuildOptions& options,
                                                          : (soc ? soc->rated_mhz : 0));
   if (current_mhz && *current_mhz > 0) {
     d.observed_mhz = *current_mhz;
-    d.source = "opprof.current_freq";
+    d.source = ClockSource::kOpprofCurrentFreq;
   } else if (std::optional<double> back = soc ? BackCalculatedMhz(ev, *soc) : std::nullopt) {
     d.observed_mhz = *back;
-    d.source = "op_summary.cycles_back_calculated";
+    d.source = ClockSource::kOpSummaryBackCalculated;
   } else if (ev.per_core.ok() && ev.per_core.freq_ghz > 0) {
     d.observed_mhz = ev.per_core.freq_ghz * 1000;
-    d.source = "aicore.db.back_calculated";
+    d.source = ClockSource::kAicoreDbBackCalculated;
     d.note = "process-scoped: assumes the slowest core ran for the whole core time";
   }
   if (d.observed_mhz <= 0 || d.rated_mhz <= 0) {
-    d.status = "unknown";
+    d.status = DvfsStatus::kUnknown;
     if (d.note.empty()) {
       d.note = d.rated_mhz <= 0 ? Cat("no rated clock for SoC '", options.soc, "'")
                                 : "no clock figure available";
@@ -114,7 +114,7 @@ DvfsCheck CheckDvfs(const Evidence& ev, const BuildOptions& options,
     return d;
   }
   d.deviation_pct = (d.observed_mhz - d.rated_mhz) / d.rated_mhz * 100;
-  d.status = std::abs(d.deviation_pct) <= d.tolerance_pct ? "ok" : "suspect";
+  d.status = std::abs(d.deviation_pct) <= d.tolerance_pct ? DvfsStatus::kOk : DvfsStatus::kSuspect;
   return d;
 }
 

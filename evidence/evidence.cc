@@ -89,19 +89,19 @@ absl::Status SetDuration(const OpRow& row, const std::string& metric, Evidence* 
   Aggregate agg = AggregateSamples(ev->duration.samples_us);
   ev->duration.aggregate_us = agg.value;
   ev->duration.method = agg.method;
-  ev->duration.source = "op_summary.Task Duration(us)";
+  ev->duration.source = TimingSource::kOpSummary;
   return absl::OkStatus();
 }
 
 void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev) {
   bool aiv = ev->aiv_time_us > ev->aicore_time_us;
-  ev->per_core = LoadPerCore(group, aiv ? "ai_vector_core.db" : "aicore.db", aiv ? "AIV" : "AIC",
+  ev->per_core = LoadPerCore(group, aiv ? CoreType::kAiv : CoreType::kAic,
                              aiv ? ev->aiv_time_us : ev->aicore_time_us, options.device_id);
-  ev->per_core_secondary =
-      LoadPerCore(group, aiv ? "aicore.db" : "ai_vector_core.db", aiv ? "AIC" : "AIV",
-                  aiv ? ev->aicore_time_us : ev->aiv_time_us, options.device_id);
+  ev->per_core_secondary = LoadPerCore(group, aiv ? CoreType::kAic : CoreType::kAiv,
+                                       aiv ? ev->aicore_time_us : ev->aiv_time_us,
+                                       options.device_id);
   if (!ev->per_core.ok()) {
-    ev->warnings.push_back(Cat("per-core: ", ev->per_core.status));
+    ev->warnings.push_back(Cat("per-core: ", StatusText(ev->per_core)));
     return;
   }
   // The reference assumes the slowest core ran exactly the target's core time;
@@ -117,7 +117,8 @@ void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev
 }
 
 void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
-  ev->seven_metric_status = ev->missing_metrics.empty() ? "complete" : "partial";
+  ev->seven_metric_status = ev->missing_metrics.empty() ? SevenMetricStatus::kComplete
+                                                         : SevenMetricStatus::kPartial;
   if (!ev->missing_metrics.empty()) {
     std::string names;
     for (const std::string& m : ev->missing_metrics) names += Cat(names.empty() ? "" : ", ", m);
@@ -195,7 +196,7 @@ Evidence CombineRepeats(std::vector<Evidence> repeats) {
   out.duration.samples_us = std::move(samples);
   out.duration.aggregate_us = agg.value;
   out.duration.method = agg.method;
-  if (out.golden.status != "not_provided") {
+  if (out.golden.status != GoldenStatus::kNotProvided) {
     out.golden = ComputeGoldenRatio(out.golden.golden_us, out.duration.aggregate_us);
   }
   return out;
@@ -212,16 +213,15 @@ Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
     samples.push_back(t.aggregate_us);
     if (t.launches_us.size() > 1) {
       ev.warnings.push_back(Cat(t.launches_us.size(), " launches of ", t.kernel_name,
-                                " in one process, reduced by ", t.method));
+                                " in one process, reduced by ", Name(t.method)));
     }
   }
   Aggregate agg = AggregateSamples(samples);
-  ev.duration = {samples, agg.value, agg.method,
-                 first.source == "task_time" ? "task_time.task_time(us)" : first.source};
+  ev.duration = {samples, agg.value, agg.method, first.source};
   ev.task_duration_us = agg.value;
-  ev.seven_metric_status = "not_collected";
-  ev.per_core.status = "unavailable:not_collected";
-  ev.per_core_secondary.status = "unavailable:not_collected";
+  ev.seven_metric_status = SevenMetricStatus::kNotCollected;
+  ev.per_core.status = PerCoreStatus::kNotCollected;
+  ev.per_core_secondary.status = PerCoreStatus::kNotCollected;
   ev.golden = ComputeGoldenRatio(golden_per_iteration_us, agg.value);
   return ev;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "evidence/labels.h"
 
 // The evidence of one profiled target kernel, and the standard-mode entry
 // point that builds it from a PROF_GROUP. Start here (see evidence/README.md).
@@ -19,11 +20,10 @@ struct DurationStats {
   // One duration (us) per repeat, in run order.
   std::vector<double> samples_us;
   double aggregate_us = 0;
-  // "trimmed_mean" | "median" | "single" (AggregateSamples).
-  std::string method;
-  // "op_summary.Task Duration(us)", "task_time.task_time(us)" or
-  // "api_statistic.node.launch".
-  std::string source;
+  // AggregateSamples over samples_us.
+  AggregationMethod method = AggregationMethod::kNone;
+  // op_summary Task Duration, task_time or the api_statistic node/launch row.
+  TimingSource source = TimingSource::kUnset;
 };
 
 // One --aic-metrics group's numeric columns of the target row, CSV order.
@@ -43,45 +43,45 @@ struct CoreCycles {
 };
 
 // Per-core load balance of one core type. The sample db covers every kernel
-// of the process, so a valid table is always "process_scope_unattributed".
+// of the process, so a valid table is always kProcessScopeUnattributed.
 struct PerCore {
-  // "process_scope_unattributed" or "unavailable:<why>" (no_sample_run,
-  // no_aicore_db, ambiguous_aicore_db:<n>, no_positive_core_cycles,
-  // no_core_time, sqlite_error:<msg>).
-  std::string status = "unavailable:no_sample_run";
+  PerCoreStatus status = PerCoreStatus::kNoSampleRun;
+  // The count of kAmbiguousAicoreDb, the message of kSqliteError; else empty.
+  std::string status_detail;
   int device_id = -1;
-  // "AIC" (aicore.db) or "AIV" (ai_vector_core.db).
-  std::string core_type;
+  // kAic (aicore.db) or kAiv (ai_vector_core.db).
+  CoreType core_type = CoreType::kNone;
   std::filesystem::path db;
   std::vector<CoreCycles> cores;  // by core_id
   double freq_ghz = 0;            // back-calculated: max_cycles / core time
   double ns_per_cycle = 0;
   double min_us = 0, avg_us = 0, max_us = 0;
   double spread_pct = 0;  // (max - min) / max * 100
-  std::string verdict;    // PASS (<10), WARNING (10-30), CRITICAL (>=30)
+  BalanceVerdict verdict = BalanceVerdict::kNone;  // by spread_pct: <10, 10-30, >=30
   double half_gap_pct = 0;
   bool half_gap_hint = false;  // n >= 4 and half_gap_pct >= 2
   double first_half_avg_us = 0, second_half_avg_us = 0;
   std::vector<int> slowest_cores;  // up to 3, slowest first
   std::vector<int> fastest_cores;  // up to 3, fastest first
 
-  bool ok() const { return status == "process_scope_unattributed"; }
+  bool ok() const { return status == PerCoreStatus::kProcessScopeUnattributed; }
 };
+
+// "process_scope_unattributed" or "unavailable:<status>[:<detail>]" (the edge
+// spelling: evidence.json, the proto, warnings).
+std::string StatusText(const PerCore& p);
 
 // Bound diagnosis from pipe ratios. Ratio-derived only: it schedules the next
 // experiment, it never proves a roofline or pipeline overlap.
 struct BoundDiagnosis {
-  // MTE2_BOUND, CUBE_BOUND, VEC_BOUND, FIXP_BOUND, MTE3_BOUND, SCALAR_BOUND,
-  // NO_BOUND, or UNKNOWN (no core time / invalid ratio).
-  std::string label = "UNKNOWN";
-  // "aic" | "aiv" | "" (max(aicore_time, aiv_time), ties to aic).
-  std::string primary_core;
-  // compute_candidate, data_movement_candidate, scalar_candidate, mixed,
-  // no_dominant_pipe, insufficient_evidence.
-  std::string routing_label = "insufficient_evidence";
-  std::vector<std::string> triggered_families;  // compute, data_movement, scalar
+  // kUnknown when there is no core time or a ratio is invalid.
+  PipeBound label = PipeBound::kUnknown;
+  // max(aicore_time, aiv_time), ties to kAic; kNone without core time.
+  CoreType primary_core = CoreType::kNone;
+  RoutingLabel routing_label = RoutingLabel::kInsufficientEvidence;
+  std::vector<RatioFamily> triggered_families;
   // family -> field -> ratio, families always present.
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, double>>>> ratios;
+  std::vector<std::pair<RatioFamily, std::vector<std::pair<std::string, double>>>> ratios;
   std::optional<bool> scalar_route_triggered;
   double aicore_time_us = 0, aiv_time_us = 0;
   std::vector<std::string> caveats;
@@ -89,26 +89,28 @@ struct BoundDiagnosis {
 
 // Whether the AI Core clock ran at its rated frequency.
 struct DvfsCheck {
-  std::string status = "unknown";  // ok | suspect | unknown
+  DvfsStatus status = DvfsStatus::kUnknown;
   double observed_mhz = 0;
   double rated_mhz = 0;
   double deviation_pct = 0;  // (observed - rated) / rated * 100
   double tolerance_pct = 5;
-  // "opprof.current_freq", "op_summary.cycles_back_calculated",
-  // "aicore.db.back_calculated" or "none".
-  std::string source = "none";
+  ClockSource source = ClockSource::kNone;
   std::string note;
 };
 
 // Golden per-iteration E2E / target-kernel time: a cross-scope reference,
 // never an optimisation speed-up.
 struct GoldenRatio {
-  std::string status = "not_provided";  // joined | not_provided | mismatch: <why>
+  GoldenStatus status = GoldenStatus::kNotProvided;
+  std::string mismatch;  // why, for kMismatch
   double golden_us = 0;
   double kernel_us = 0;
   double ratio = 0;
   std::string label = "golden_reference_ratio";
 };
+
+// "joined", "not_provided" or "mismatch: <why>" (the edge spelling).
+std::string StatusText(const GoldenRatio& g);
 
 // A problem found while building evidence; evidence with errors is kept.
 struct EvidenceError {
@@ -132,7 +134,7 @@ struct Evidence {
   // Merged row: per column the first non-zero value in metric order.
   std::map<std::string, double> merged;
   std::vector<std::string> missing_metrics;
-  std::string seven_metric_status = "not_collected";  // complete | partial | not_collected
+  SevenMetricStatus seven_metric_status = SevenMetricStatus::kNotCollected;
   // "aic_read" / "aic_write" / "aiv_read" / "aiv_write" -> hit rate percent.
   std::map<std::string, double> l2_hit_rate_pct;
   PerCore per_core;            // dominant core type
@@ -161,7 +163,7 @@ struct BuildOptions {
   double dvfs_tolerance_pct = 5;
   // Golden per-iteration E2E time of the case (from a joined
   // GOLDEN_PERF_REPORT.json, see golden.h). Default: none (golden.status
-  // "not_provided").
+  // kNotProvided).
   std::optional<double> golden_per_iteration_us;
 };
 
@@ -188,8 +190,8 @@ struct KernelTiming;  // task_time.h
 // Evidence of a quick-mode job: one KernelTiming per repeat (run order). Each
 // repeat contributes its own aggregate (the repeat's launches reduced by
 // AggregateSamples) as one sample; identity from the first repeat;
-// seven_metric_status "not_collected"; source "task_time.task_time(us)" (or
-// the api_statistic fallback). REQUIRES: !repeats.empty().
+// seven_metric_status kNotCollected; the repeats' source (task_time, or the
+// api_statistic fallback). REQUIRES: !repeats.empty().
 Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
                        std::optional<double> golden_per_iteration_us = std::nullopt);
 

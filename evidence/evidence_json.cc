@@ -7,15 +7,21 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+Json Names(const std::vector<RatioFamily>& families) {
+  Json out = Json::array();
+  for (RatioFamily f : families) out.push_back(NameOf(f));
+  return out;
+}
+
 Json PerCoreJson(const PerCore& p) {
   Json cores = Json::array();
   for (const CoreCycles& c : p.cores) {
     cores.push_back({{"core_id", c.core_id}, {"cycles", c.cycles}, {"time_us", c.time_us}});
   }
-  return Json{{"status", p.status},
+  return Json{{"status", StatusText(p)},
               {"scope", "process"},
               {"device_id", p.device_id},
-              {"core_type", p.core_type},
+              {"core_type", NameOf(p.core_type)},
               {"db", p.db.string()},
               {"cores", std::move(cores)},
               {"freq_ghz", p.freq_ghz},
@@ -24,7 +30,7 @@ Json PerCoreJson(const PerCore& p) {
               {"avg_us", p.avg_us},
               {"max_us", p.max_us},
               {"spread_pct", p.spread_pct},
-              {"verdict", p.verdict},
+              {"verdict", NameOf(p.verdict)},
               {"half_gap_pct", p.half_gap_pct},
               {"half_gap_hint", p.half_gap_hint},
               {"first_half_avg_us", p.first_half_avg_us},
@@ -38,17 +44,20 @@ Json RatiosJson(const BoundDiagnosis& b) {
   for (const auto& [family, fields] : b.ratios) {
     Json f = Json::object();
     for (const auto& [name, v] : fields) f[name] = v;
-    ratios[family] = std::move(f);
+    ratios[NameOf(family)] = std::move(f);
   }
   return ratios;
 }
 
 Json BoundJson(const BoundDiagnosis& b) {
   Json scalar = b.scalar_route_triggered ? Json(*b.scalar_route_triggered) : Json(nullptr);
-  return Json{{"label", b.label},
-              {"primary_core", b.primary_core.empty() ? Json(nullptr) : Json(b.primary_core)},
-              {"routing_label", b.routing_label},
-              {"triggered_families", b.triggered_families},
+  Json primary = b.primary_core == CoreType::kNone
+                     ? Json(nullptr)
+                     : Json(std::string(LowerName(b.primary_core)));
+  return Json{{"label", NameOf(b.label)},
+              {"primary_core", std::move(primary)},
+              {"routing_label", NameOf(b.routing_label)},
+              {"triggered_families", Names(b.triggered_families)},
               {"ratios", RatiosJson(b)},
               {"scalar_route_triggered", scalar},
               {"aicore_time_us", b.aicore_time_us},
@@ -73,9 +82,12 @@ Json MetricsJson(const Evidence& ev, Json* sources) {
 }
 
 Json DvfsJson(const DvfsCheck& d) {
-  return Json{{"status", d.status},           {"observed_mhz", d.observed_mhz},
-              {"rated_mhz", d.rated_mhz},     {"deviation_pct", d.deviation_pct},
-              {"tolerance_pct", d.tolerance_pct}, {"source", d.source},
+  return Json{{"status", NameOf(d.status)},
+              {"observed_mhz", d.observed_mhz},
+              {"rated_mhz", d.rated_mhz},
+              {"deviation_pct", d.deviation_pct},
+              {"tolerance_pct", d.tolerance_pct},
+              {"source", NameOf(d.source)},
               {"note", d.note}};
 }
 
@@ -92,8 +104,8 @@ Json Identity(const Evidence& ev) {
               {"task_duration_us", ev.task_duration_us},
               {"duration", {{"samples_us", ev.duration.samples_us},
                             {"aggregate_us", ev.duration.aggregate_us},
-                            {"method", ev.duration.method},
-                            {"source", ev.duration.source}}},
+                            {"method", NameOf(ev.duration.method)},
+                            {"source", NameOf(ev.duration.source)}}},
               {"aicore_time_us", ev.aicore_time_us},
               {"aiv_time_us", ev.aiv_time_us},
               {"head_overhead_us", ev.head_overhead_us},
@@ -109,14 +121,14 @@ std::string ToJson(const Evidence& ev) {
   j["metrics"] = MetricsJson(ev, &sources);
   j["metric_sources"] = std::move(sources);
   j["missing_metrics"] = ev.missing_metrics;
-  j["seven_metric_status"] = ev.seven_metric_status;
+  j["seven_metric_status"] = NameOf(ev.seven_metric_status);
   j["l2_hit_rate_pct"] = Json(ev.l2_hit_rate_pct);
   j["per_core"] = PerCoreJson(ev.per_core);
   j["per_core_secondary"] = PerCoreJson(ev.per_core_secondary);
   j["per_core_claim_allowed"] = false;
   j["bound"] = BoundJson(ev.bound);
   j["dvfs"] = DvfsJson(ev.dvfs);
-  j["golden"] = {{"status", ev.golden.status},
+  j["golden"] = {{"status", StatusText(ev.golden)},
                  {"golden_us", ev.golden.golden_us},
                  {"kernel_us", ev.golden.kernel_us},
                  {"ratio", ev.golden.ratio},
@@ -134,9 +146,9 @@ std::string ToJson(const Evidence& ev) {
 std::string ToStatusJson(const Evidence& ev) {
   Json bound = BoundJson(ev.bound);
   Json j{{"target_op_name", ev.op_name},
-         {"seven_metric_status", ev.seven_metric_status},
+         {"seven_metric_status", NameOf(ev.seven_metric_status)},
          {"missing_metrics", ev.missing_metrics},
-         {"per_core_status", ev.per_core.status},
+         {"per_core_status", StatusText(ev.per_core)},
          {"per_core_claim_allowed", false},
          {"bound_diagnosis", {{"schema_version", 1},
                               {"evidence_kind", "op_summary_ratio_route"},
@@ -144,9 +156,9 @@ std::string ToStatusJson(const Evidence& ev) {
                               {"primary_core_source", "max(aicore_time(us), aiv_time(us))"},
                               {"aicore_time_us", ev.bound.aicore_time_us},
                               {"aiv_time_us", ev.bound.aiv_time_us},
-                              {"routing_label", ev.bound.routing_label},
-                              {"pipe_bound_label", ev.bound.label},
-                              {"triggered_categories", ev.bound.triggered_families},
+                              {"routing_label", NameOf(ev.bound.routing_label)},
+                              {"pipe_bound_label", NameOf(ev.bound.label)},
+                              {"triggered_categories", Names(ev.bound.triggered_families)},
                               {"ratios", bound["ratios"]},
                               {"scalar_route_triggered", bound["scalar_route_triggered"]},
                               {"roofline_terminal_status", "insufficient_evidence"},

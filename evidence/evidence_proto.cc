@@ -9,24 +9,30 @@ namespace {
 
 namespace pb = ::npuperf::v1;
 
-pb::AggregationMethod Method(const std::string& m) {
-  if (m == "single") return pb::AGGREGATION_METHOD_SINGLE;
-  if (m == "median") return pb::AGGREGATION_METHOD_MEDIAN;
-  if (m == "trimmed_mean") return pb::AGGREGATION_METHOD_TRIMMED_MEAN;
+// The proto has no value for "no samples": it stays unspecified.
+pb::AggregationMethod Method(AggregationMethod m) {
+  switch (m) {
+    case AggregationMethod::kNone: return pb::AGGREGATION_METHOD_UNSPECIFIED;
+    case AggregationMethod::kSingle: return pb::AGGREGATION_METHOD_SINGLE;
+    case AggregationMethod::kMedian: return pb::AGGREGATION_METHOD_MEDIAN;
+    case AggregationMethod::kTrimmedMean: return pb::AGGREGATION_METHOD_TRIMMED_MEAN;
+  }
   return pb::AGGREGATION_METHOD_UNSPECIFIED;
 }
 
-pb::SevenMetricStatus SevenStatus(const std::string& s) {
-  if (s == "complete") return pb::SEVEN_METRIC_STATUS_COMPLETE;
-  if (s == "partial") return pb::SEVEN_METRIC_STATUS_PARTIAL;
-  if (s == "not_collected") return pb::SEVEN_METRIC_STATUS_NOT_COLLECTED;
+pb::SevenMetricStatus SevenStatus(SevenMetricStatus s) {
+  switch (s) {
+    case SevenMetricStatus::kComplete: return pb::SEVEN_METRIC_STATUS_COMPLETE;
+    case SevenMetricStatus::kPartial: return pb::SEVEN_METRIC_STATUS_PARTIAL;
+    case SevenMetricStatus::kNotCollected: return pb::SEVEN_METRIC_STATUS_NOT_COLLECTED;
+  }
   return pb::SEVEN_METRIC_STATUS_UNSPECIFIED;
 }
 
 void FillPerCore(const PerCore& p, pb::PerCore* out) {
-  out->set_status(p.status);
+  out->set_status(StatusText(p));
   out->set_device_id(p.device_id);
-  out->set_core_type(p.core_type);
+  out->set_core_type(NameOf(p.core_type));
   for (const CoreCycles& c : p.cores) {
     pb::CoreCycles* cc = out->add_cores();
     cc->set_core_id(c.core_id);
@@ -38,17 +44,17 @@ void FillPerCore(const PerCore& p, pb::PerCore* out) {
   out->set_avg_us(p.avg_us);
   out->set_max_us(p.max_us);
   out->set_spread_pct(p.spread_pct);
-  out->set_verdict(p.verdict);
+  out->set_verdict(NameOf(p.verdict));
   out->set_half_gap_pct(p.half_gap_pct);
   for (int id : p.slowest_cores) out->add_slowest_cores(id);
   for (int id : p.fastest_cores) out->add_fastest_cores(id);
 }
 
 void FillBound(const BoundDiagnosis& b, pb::BoundDiagnosis* out) {
-  out->set_label(b.label);
-  out->set_primary_core(b.primary_core == "aic" ? "AIC" : b.primary_core == "aiv" ? "AIV" : "");
-  out->set_routing_label(b.routing_label);
-  for (const std::string& f : b.triggered_families) out->add_triggered_families(f);
+  out->set_label(NameOf(b.label));
+  out->set_primary_core(NameOf(b.primary_core));
+  out->set_routing_label(NameOf(b.routing_label));
+  for (RatioFamily f : b.triggered_families) out->add_triggered_families(NameOf(f));
   for (const auto& [family, fields] : b.ratios) {
     for (const auto& [name, v] : fields) (*out->mutable_ratios())[name] = v;
   }
@@ -56,12 +62,12 @@ void FillBound(const BoundDiagnosis& b, pb::BoundDiagnosis* out) {
 }
 
 void FillDvfs(const DvfsCheck& d, pb::DvfsCheck* out) {
-  out->set_status(d.status);
+  out->set_status(NameOf(d.status));
   out->set_observed_mhz(d.observed_mhz);
   out->set_rated_mhz(d.rated_mhz);
   out->set_deviation_pct(d.deviation_pct);
   out->set_tolerance_pct(d.tolerance_pct);
-  out->set_source(d.source);
+  out->set_source(NameOf(d.source));
 }
 
 void FillIdentity(const Evidence& ev, pb::Evidence* out) {
@@ -77,7 +83,7 @@ void FillIdentity(const Evidence& ev, pb::Evidence* out) {
   for (double s : ev.duration.samples_us) d->add_samples_us(s);
   d->set_aggregate_us(ev.duration.aggregate_us);
   d->set_method(Method(ev.duration.method));
-  d->set_source(ev.duration.source);
+  d->set_source(NameOf(ev.duration.source));
   out->set_task_duration_us(ev.task_duration_us);
   out->set_aicore_time_us(ev.aicore_time_us);
   out->set_aiv_time_us(ev.aiv_time_us);
@@ -102,7 +108,7 @@ void ToProto(const Evidence& ev, pb::Evidence* out) {
   FillBound(ev.bound, out->mutable_bound());
   FillDvfs(ev.dvfs, out->mutable_dvfs());
   pb::GoldenRatio* g = out->mutable_golden();
-  g->set_status(ev.golden.status);
+  g->set_status(StatusText(ev.golden));
   g->set_golden_us(ev.golden.golden_us);
   g->set_kernel_us(ev.golden.kernel_us);
   g->set_ratio(ev.golden.ratio);

@@ -224,12 +224,14 @@ GoldenRatio ComputeGoldenRatio(std::optional<double> golden_us, double kernel_us
   r.golden_us = *golden_us;
   r.kernel_us = kernel_us;
   if (!(std::isfinite(*golden_us) && *golden_us > 0)) {
-    r.status = "mismatch: golden time is not positive finite";
+    r.status = GoldenStatus::kMismatch;
+    r.mismatch = "golden time is not positive finite";
   } else if (!(std::isfinite(kernel_us) && kernel_us > 0)) {
-    r.status = "mismatch: kernel time is not positive finite";
+    r.status = GoldenStatus::kMismatch;
+    r.mismatch = "kernel time is not positive finite";
   } else {
     r.ratio = *golden_us / kernel_us;
-    r.status = "joined";
+    r.status = GoldenStatus::kJoined;
   }
   return r;
 }

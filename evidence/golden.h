@@ -64,8 +64,8 @@ struct GoldenMdCase {
 absl::StatusOr<std::vector<GoldenMdCase>> ParseGoldenMarkdown(std::string_view text);
 
 // golden per-iteration E2E / kernel time, labelled golden_reference_ratio.
-// status "joined" when both are positive finite, else "not_provided" (no
-// golden) or "mismatch: <why>".
+// status kJoined when both are positive finite, else kNotProvided (no golden)
+// or kMismatch (with the reason).
 GoldenRatio ComputeGoldenRatio(std::optional<double> golden_us, double kernel_us);
 
 // Python math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6), the reference's test.

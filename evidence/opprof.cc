@@ -132,10 +132,10 @@ DvfsCheck OpprofDvfs(const std::optional<OpprofBasicInfo>& basic, double toleran
   }
   d.observed_mhz = *basic->current_freq_mhz;
   d.rated_mhz = *basic->rated_freq_mhz;
-  d.source = "opprof.current_freq";
+  d.source = ClockSource::kOpprofCurrentFreq;
   d.deviation_pct = (d.observed_mhz - d.rated_mhz) / d.rated_mhz * 100;
-  d.status = std::abs(d.deviation_pct) <= tolerance_pct ? "ok" : "suspect";
-  if (d.status == "suspect") d.note = "Current < Rated only raises a DVFS hypothesis";
+  d.status = std::abs(d.deviation_pct) <= tolerance_pct ? DvfsStatus::kOk : DvfsStatus::kSuspect;
+  if (d.status == DvfsStatus::kSuspect) d.note = "Current < Rated only raises a DVFS hypothesis";
   return d;
 }
 

@@ -22,31 +22,37 @@ bool HasColumn(SQLite::Database& db, const char* table, const char* column) {
   return false;
 }
 
-std::string VerdictOf(double spread_pct) {
-  if (spread_pct < 10) return "PASS";
-  if (spread_pct < 30) return "WARNING";
-  return "CRITICAL";
+BalanceVerdict VerdictOf(double spread_pct) {
+  if (spread_pct < 10) return BalanceVerdict::kPass;
+  if (spread_pct < 30) return BalanceVerdict::kWarning;
+  return BalanceVerdict::kCritical;
+}
+
+void SetStatus(PerCore* out, PerCoreStatus status, std::string detail = "") {
+  out->status = status;
+  out->status_detail = std::move(detail);
 }
 
 // Finds the sample db: of `device_id`, or of the only device holding one.
+// On failure the reason is in out->status.
 absl::StatusOr<DeviceDb> LocateDb(const fs::path& prof_group, std::string_view db_name,
-                                  int device_id, std::string* status) {
+                                  int device_id, PerCore* out) {
   fs::path sample = prof_group / "PROF_Sample";
   std::error_code ec;
   if (!fs::is_directory(sample, ec)) {
-    *status = "unavailable:no_sample_run";
+    SetStatus(out, PerCoreStatus::kNoSampleRun);
     return absl::NotFoundError("no PROF_Sample");
   }
   absl::StatusOr<fs::path> prof = FindSingleProfDir(sample);
   if (!prof.ok()) {
-    *status = prof.status().code() == absl::StatusCode::kNotFound
-                  ? "unavailable:no_aicore_db"
-                  : "unavailable:ambiguous_prof_dir";
+    SetStatus(out, prof.status().code() == absl::StatusCode::kNotFound
+                       ? PerCoreStatus::kNoAicoreDb
+                       : PerCoreStatus::kAmbiguousProfDir);
     return prof.status();
   }
   absl::StatusOr<std::vector<DeviceDb>> dbs = FindDeviceDbs(*prof, db_name);
   if (!dbs.ok()) {
-    *status = Cat("unavailable:sqlite_error:", internal::Msg(dbs.status()));
+    SetStatus(out, PerCoreStatus::kSqliteError, internal::Msg(dbs.status()));
     return dbs.status();
   }
   std::vector<DeviceDb> chosen;
@@ -54,11 +60,11 @@ absl::StatusOr<DeviceDb> LocateDb(const fs::path& prof_group, std::string_view d
     if (device_id < 0 || d.device_id == device_id) chosen.push_back(d);
   }
   if (chosen.empty()) {
-    *status = "unavailable:no_aicore_db";
+    SetStatus(out, PerCoreStatus::kNoAicoreDb);
     return absl::NotFoundError("no db");
   }
   if (chosen.size() > 1) {
-    *status = Cat("unavailable:ambiguous_aicore_db:", chosen.size());
+    SetStatus(out, PerCoreStatus::kAmbiguousAicoreDb, Cat(chosen.size()));
     return absl::FailedPreconditionError("ambiguous");
   }
   return chosen.front();
@@ -127,31 +133,35 @@ void ComputeBalance(std::vector<CoreCycles> cores, double core_time_us, PerCore*
   out->cores = std::move(cores);
 }
 
-PerCore LoadPerCore(const fs::path& prof_group, std::string_view db_name,
-                    std::string_view core_type, double core_time_us, int device_id) {
+std::string_view SampleDbName(CoreType core_type) {
+  return core_type == CoreType::kAiv ? "ai_vector_core.db" : "aicore.db";
+}
+
+PerCore LoadPerCore(const fs::path& prof_group, CoreType core_type, double core_time_us,
+                    int device_id) {
   PerCore out;
-  out.core_type = std::string(core_type);
-  absl::StatusOr<DeviceDb> db = LocateDb(prof_group, db_name, device_id, &out.status);
+  out.core_type = core_type;
+  absl::StatusOr<DeviceDb> db = LocateDb(prof_group, SampleDbName(core_type), device_id, &out);
   if (!db.ok()) return out;
   out.device_id = db->device_id;
   out.db = db->path;
   absl::StatusOr<std::vector<CoreCycles>> cores = ReadCoreCycles(db->path);
   if (!cores.ok()) {
-    out.status = Cat("unavailable:sqlite_error:", internal::Msg(cores.status()));
+    SetStatus(&out, PerCoreStatus::kSqliteError, internal::Msg(cores.status()));
     return out;
   }
   if (cores->empty()) {
-    out.status = "unavailable:no_positive_core_cycles";
+    SetStatus(&out, PerCoreStatus::kNoPositiveCoreCycles);
     return out;
   }
   if (!(core_time_us > 0)) {
     // Cycles are still worth keeping: per_core_cycles.csv needs no clock.
     out.cores = std::move(*cores);
-    out.status = "unavailable:no_core_time";
+    SetStatus(&out, PerCoreStatus::kNoCoreTime);
     return out;
   }
   ComputeBalance(std::move(*cores), core_time_us, &out);
-  out.status = "process_scope_unattributed";
+  SetStatus(&out, PerCoreStatus::kProcessScopeUnattributed);
   return out;
 }
 

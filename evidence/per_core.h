@@ -15,7 +15,7 @@ namespace npuperf::evidence {
 // evidence/ that opens SQLite, always read-only (style.md R1).
 //
 // The data is process-scoped: it sums every kernel of the process, so the
-// result is labelled "process_scope_unattributed" and never attributed to the
+// result is labelled kProcessScopeUnattributed and never attributed to the
 // target op (reference §2.9). Stateless; thread-safe.
 
 // Summed positive task_cyc per core (replay group 0 only when the column
@@ -28,12 +28,16 @@ absl::StatusOr<std::vector<CoreCycles>> ReadCoreCycles(const std::filesystem::pa
 // REQUIRES: !cores.empty(), core_time_us > 0, max cycles > 0.
 void ComputeBalance(std::vector<CoreCycles> cores, double core_time_us, PerCore* out);
 
-// The whole step for one core type: finds `db_name` under
+// The sample db of a core type: aicore.db (kAic) or ai_vector_core.db (kAiv).
+// REQUIRES: core_type != kNone.
+std::string_view SampleDbName(CoreType core_type);
+
+// The whole step for one core type: finds its SampleDbName under
 // <prof_group>/PROF_Sample/PROF_*/device_*/sqlite/ (of `device_id`, or of the
 // only device that has one), reads it and computes the balance. Every failure
-// is expressed in PerCore::status; never fails.
-PerCore LoadPerCore(const std::filesystem::path& prof_group, std::string_view db_name,
-                    std::string_view core_type, double core_time_us, int device_id);
+// is expressed in PerCore::status (and status_detail); never fails.
+PerCore LoadPerCore(const std::filesystem::path& prof_group, CoreType core_type,
+                    double core_time_us, int device_id);
 
 // Writes "coreid,task_cycles" lines (reference per_core_cycles.csv).
 std::string FormatCoreCyclesCsv(const PerCore& per_core);

@@ -17,12 +17,12 @@ std::string Num(double v, int decimals = 3) {
 
 void PerCoreRow(const PerCore& p, std::string* md) {
   if (!p.ok()) {
-    *md += Cat("| ", p.core_type, " | ", p.status, " | | | | | |\n");
+    *md += Cat("| ", Name(p.core_type), " | ", StatusText(p), " | | | | | |\n");
     return;
   }
-  *md += Cat("| ", p.core_type, " (device ", p.device_id, ") | ", p.status, " | ",
+  *md += Cat("| ", Name(p.core_type), " (device ", p.device_id, ") | ", StatusText(p), " | ",
              p.cores.size(), " | ", Num(p.freq_ghz), " | ", Num(p.min_us), " / ", Num(p.avg_us),
-             " / ", Num(p.max_us), " | ", Num(p.spread_pct, 2), "% | ", p.verdict, " |\n");
+             " / ", Num(p.max_us), " | ", Num(p.spread_pct, 2), "% | ", Name(p.verdict), " |\n");
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ std::string RenderMarkdown(const Evidence& ev) {
   md += Cat("- OP Type: ", ev.op_type, "\n- Task Type: ", ev.task_type, "\n- Block Num: ",
             ev.block_num, " (mix ", ev.mix_block_num, ")\n- Task Duration: ",
             ShortNumber(ev.task_duration_us), " us\n- Seven-metric status: ",
-            ev.seven_metric_status, "\n");
+            Name(ev.seven_metric_status), "\n");
   if (!ev.missing_metrics.empty()) {
     md += "- Missing metrics:";
     for (const std::string& m : ev.missing_metrics) md += Cat(" ", m);
@@ -46,15 +46,17 @@ std::string RenderMarkdown(const Evidence& ev) {
   md += Cat("| cube utilization (%) | ", Num(ev.cube_utilization_pct), " |\n");
   md += "\n## Bound (ratio-derived; pipeline overlap unverified)\n\n";
   md += Cat("| primary core | pipe bound | routing label | triggered |\n|---|---|---|---|\n| ",
-            ev.bound.primary_core, " | ", ev.bound.label, " | ", ev.bound.routing_label, " | ");
-  for (const std::string& f : ev.bound.triggered_families) md += Cat(f, " ");
+            LowerName(ev.bound.primary_core), " | ", Name(ev.bound.label), " | ",
+            Name(ev.bound.routing_label), " | ");
+  for (RatioFamily f : ev.bound.triggered_families) md += Cat(Name(f), " ");
   md += "|\n\n## Per-core (process-scoped)\n\n";
   md += "| core type | status | cores | clock (GHz) | min / avg / max (us) | spread | verdict |\n"
         "|---|---|---|---|---|---|---|\n";
   PerCoreRow(ev.per_core, &md);
   PerCoreRow(ev.per_core_secondary, &md);
-  md += Cat("\n## DVFS\n\n- status: ", ev.dvfs.status, " (observed ", Num(ev.dvfs.observed_mhz, 1),
-            " MHz, rated ", Num(ev.dvfs.rated_mhz, 1), " MHz, source ", ev.dvfs.source, ")\n");
+  md += Cat("\n## DVFS\n\n- status: ", Name(ev.dvfs.status), " (observed ",
+            Num(ev.dvfs.observed_mhz, 1), " MHz, rated ", Num(ev.dvfs.rated_mhz, 1),
+            " MHz, source ", Name(ev.dvfs.source), ")\n");
   md += "\n## Metrics\n\n| group | field | value |\n|---|---|---|\n";
   for (const MetricGroup& g : ev.metrics) {
     for (const auto& [name, v] : g.fields) md += Cat("| ", g.group, " | ", name, " | ", ShortNumber(v), " |\n");

@@ -70,7 +70,9 @@ void Header(const Evidence& ev, const Text& t, Lines* out) {
 }
 
 void PipeRatios(const Evidence& ev, const Text& t, Lines* out) {
-  std::string core = ev.bound.primary_core.empty() ? "unknown" : ev.bound.primary_core;
+  std::string_view core = ev.bound.primary_core == CoreType::kNone
+                              ? "unknown"
+                              : LowerName(ev.bound.primary_core);
   out->push_back("");
   out->push_back(Cat(t("--- Pipe ratios (dominant core = ", "--- Pipe ratios (主导核 = "), core,
                      ") ---"));
@@ -102,9 +104,11 @@ void BoundRouting(const Evidence& ev, Lines* out) {
                                                    : "False";
   out->push_back("");
   out->push_back("--- Bound routing (ratio-derived; NOT terminal Roofline proof) ---");
-  out->push_back(Cat("  primary_core=", b.primary_core.empty() ? "unknown" : b.primary_core,
-                     " | routing_label=", b.routing_label, " | scalar_route_triggered=", scalar));
-  out->push_back(Cat("  pipe_bound=", b.label,
+  std::string_view primary = b.primary_core == CoreType::kNone ? "unknown"
+                                                              : LowerName(b.primary_core);
+  out->push_back(Cat("  primary_core=", primary, " | routing_label=", Name(b.routing_label),
+                     " | scalar_route_triggered=", scalar));
+  out->push_back(Cat("  pipe_bound=", Name(b.label),
                      " (first of MTE2, CUBE, VEC, FIXP, MTE3, SCALAR above 80%; MTE2/CUBE also as "
                      "the largest share above 70%)"));
   out->push_back("  pipeline_overlap=unverified: op_summary ratios have no event ordering; use "
@@ -227,14 +231,15 @@ void PerCoreSection(const PerCore& p, const Text& t, Lines* out) {
                      db, ") ---"));
   out->push_back(Cat(t("  scope: process (every kernel of the run, not only the target); device ",
                        "  范围: 整个进程（含所有 kernel，非仅目标算子）；device "),
-                     p.device_id, ", ", p.core_type));
+                     p.device_id, ", ", Name(p.core_type)));
   out->push_back(Fmt(t("  cores: %zu  | back-calculated clock: %.3f GHz (%.4f ns/cycle)",
                        "  有效核数: %zu  | 主频推算: %.3f GHz (%.4f ns/cycle)"),
                      p.cores.size(), p.freq_ghz, p.ns_per_cycle));
   out->push_back(Fmt("  min=%.3fus  avg=%.3fus  max=%.3fus", p.min_us, p.avg_us, p.max_us));
-  const char* verdict = p.verdict == "PASS"      ? t("PASS (<10%)", "达标 (<10%)")
-                        : p.verdict == "WARNING" ? t("WARNING (10~30%)", "警告 (10~30%)")
-                                                 : t("CRITICAL (>=30%)", "严重问题 (>30%)");
+  const char* verdict = p.verdict == BalanceVerdict::kPass ? t("PASS (<10%)", "达标 (<10%)")
+                        : p.verdict == BalanceVerdict::kWarning
+                            ? t("WARNING (10~30%)", "警告 (10~30%)")
+                            : t("CRITICAL (>=30%)", "严重问题 (>30%)");
   out->push_back(Fmt("  (max-min)/max = %.2f%%  ->  %s", p.spread_pct, verdict));
   out->push_back(Cat(t("  Top-3 slow cores: ", "  Top-3 慢核: "), CoreList(p, p.slowest_cores)));
   out->push_back(Cat(t("  Top-3 fast cores: ", "  Top-3 快核: "), CoreList(p, p.fastest_cores)));
@@ -252,21 +257,21 @@ void DvfsAndErrors(const Evidence& ev, const Text& t, Lines* out) {
   const DvfsCheck& d = ev.dvfs;
   out->push_back("");
   out->push_back("--- DVFS ---");
-  if (d.status == "unknown") {
+  if (d.status == DvfsStatus::kUnknown) {
     out->push_back(Cat("  status=unknown (", d.note, ")"));
   } else {
     out->push_back(Fmt("  status=%s | observed=%.1f MHz | rated=%.1f MHz | deviation=%+.2f%% "
                        "(tolerance %.1f%%) | source=%s",
-                       d.status.c_str(), d.observed_mhz, d.rated_mhz, d.deviation_pct,
-                       d.tolerance_pct, d.source.c_str()));
+                       NameOf(d.status).c_str(), d.observed_mhz, d.rated_mhz, d.deviation_pct,
+                       d.tolerance_pct, NameOf(d.source).c_str()));
   }
-  if (ev.golden.status != "not_provided") {
+  if (ev.golden.status != GoldenStatus::kNotProvided) {
     out->push_back("");
     out->push_back("--- Golden reference ratio (golden per-iteration E2E / target kernel; NOT a speed-up) ---");
-    out->push_back(ev.golden.status == "joined"
+    out->push_back(ev.golden.status == GoldenStatus::kJoined
                        ? Fmt("  golden=%.3fus | kernel=%.3fus | golden_reference_ratio=%.3f",
                              ev.golden.golden_us, ev.golden.kernel_us, ev.golden.ratio)
-                       : Cat("  status=", ev.golden.status));
+                       : Cat("  status=", StatusText(ev.golden)));
   }
   if (ev.errors.empty()) return;
   out->push_back("");

@@ -85,7 +85,7 @@ KernelTiming FromLaunches(const std::string& name, const KernelLaunches& k,
   Aggregate agg = AggregateSamples(k.launches_us);
   out.aggregate_us = agg.value;
   out.method = agg.method;
-  out.source = "task_time";
+  out.source = TimingSource::kTaskTime;
   out.files = std::move(files);
   return out;
 }
@@ -119,8 +119,8 @@ absl::StatusOr<KernelTiming> ReadApiLaunch(const fs::path& out_dir) {
     out.kernel_type = "node";
     out.launches_us = {**v};
     out.aggregate_us = **v;
-    out.method = "single";
-    out.source = "api_statistic.node.launch";
+    out.method = AggregationMethod::kSingle;
+    out.source = TimingSource::kApiStatistic;
     out.files = *parts;
     return out;
   }
@@ -131,12 +131,12 @@ absl::StatusOr<KernelTiming> ReadApiLaunch(const fs::path& out_dir) {
 }  // namespace
 
 Aggregate AggregateSamples(std::vector<double> samples) {
-  if (samples.empty()) return {0, "none"};
-  if (samples.size() == 1) return {samples[0], "single"};
-  if (samples.size() == 2) return {(samples[0] + samples[1]) / 2, "median"};
+  if (samples.empty()) return {0, AggregationMethod::kNone};
+  if (samples.size() == 1) return {samples[0], AggregationMethod::kSingle};
+  if (samples.size() == 2) return {(samples[0] + samples[1]) / 2, AggregationMethod::kMedian};
   std::sort(samples.begin(), samples.end());
   double sum = std::accumulate(samples.begin() + 1, samples.end() - 1, 0.0);
-  return {sum / static_cast<double>(samples.size() - 2), "trimmed_mean"};
+  return {sum / static_cast<double>(samples.size() - 2), AggregationMethod::kTrimmedMean};
 }
 
 absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::string_view op_name) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "evidence/labels.h"
 
 namespace npuperf::evidence {
 
@@ -21,10 +22,10 @@ struct KernelTiming {
   std::vector<double> launches_us;
   // AggregateSamples(launches_us).value.
   double aggregate_us = 0;
-  // "trimmed_mean" | "median" | "single".
-  std::string method;
-  // "task_time" | "api_statistic.node.launch".
-  std::string source;
+  // AggregateSamples(launches_us).method.
+  AggregationMethod method = AggregationMethod::kNone;
+  // kTaskTime, or kApiStatistic (the node/launch fallback).
+  TimingSource source = TimingSource::kUnset;
   // The CSV file(s) read, for the evidence record.
   std::vector<std::filesystem::path> files;
 };
@@ -47,11 +48,11 @@ absl::StatusOr<KernelTiming> ReadQuickTiming(const std::filesystem::path& output
                                              std::string_view op_name);
 
 // Repeat / launch aggregation (evidence rules): >=3 samples drop one min and
-// one max, then mean ("trimmed_mean"); 2 samples their mean and 1 sample itself
-// ("median" / "single"); none → {0, "none"}.
+// one max, then mean (kTrimmedMean); 2 samples their mean and 1 sample itself
+// (kMedian / kSingle); none → {0, kNone}.
 struct Aggregate {
   double value = 0;
-  std::string method;
+  AggregationMethod method = AggregationMethod::kNone;
 };
 Aggregate AggregateSamples(std::vector<double> samples);
 

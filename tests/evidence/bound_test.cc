@@ -4,6 +4,7 @@
 #include "evidence/per_core.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/evidence/test_util.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -21,9 +22,9 @@ BoundDiagnosis Diagnose(const Row& row, std::vector<EvidenceError>* errors = nul
 TEST(BoundTest, ReferenceTestExampleAivMte2) {
   // evidence_cli test: aicore 2.0, aiv 5.0, aiv_mte2 0.91 -> aiv, data_movement_candidate.
   BoundDiagnosis d = Diagnose({{"aicore_time(us)", 2.0}, {"aiv_time(us)", 5.0}, {"aiv_mte2_ratio", 0.91}});
-  EXPECT_EQ(d.primary_core, "aiv");
-  EXPECT_EQ(d.routing_label, "data_movement_candidate");
-  EXPECT_EQ(d.label, "MTE2_BOUND");
+  EXPECT_EQ(LowerName(d.primary_core), "aiv");
+  EXPECT_EQ(Name(d.routing_label), "data_movement_candidate");
+  EXPECT_EQ(Name(d.label), "MTE2_BOUND");
   EXPECT_EQ(d.scalar_route_triggered, false);
 }
 
@@ -31,39 +32,39 @@ TEST(BoundTest, MaxAboveSeventyOnlyCountsForMte2AndCube) {
   // CUBE is the largest share at 0.75: CUBE_BOUND by the "max > 0.70" rule.
   BoundDiagnosis cube = Diagnose({{"aicore_time(us)", 9}, {"aiv_time(us)", 1}, {"aic_mac_ratio", 0.75},
                                   {"aic_mte2_ratio", 0.5}, {"aic_scalar_ratio", 0.2}});
-  EXPECT_EQ(cube.label, "CUBE_BOUND");
-  EXPECT_EQ(cube.routing_label, "compute_candidate");
+  EXPECT_EQ(Name(cube.label), "CUBE_BOUND");
+  EXPECT_EQ(Name(cube.routing_label), "compute_candidate");
   // VEC at 0.75 as the max is not enough for the pipe label (VEC needs > 0.80),
   // but the routing family still triggers (global max > 0.70).
   BoundDiagnosis vec = Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.75}, {"aiv_mte2_ratio", 0.4}});
-  EXPECT_EQ(vec.label, "NO_BOUND");
-  EXPECT_EQ(vec.routing_label, "compute_candidate");
+  EXPECT_EQ(Name(vec.label), "NO_BOUND");
+  EXPECT_EQ(Name(vec.routing_label), "compute_candidate");
   // MTE2 comes first in the order even when SCALAR is also above 0.80.
   BoundDiagnosis both = Diagnose({{"aiv_time(us)", 3}, {"aiv_mte2_ratio", 0.85}, {"aiv_scalar_ratio", 0.9}});
-  EXPECT_EQ(both.label, "MTE2_BOUND");
-  EXPECT_EQ(both.routing_label, "mixed");
-  EXPECT_THAT(both.triggered_families, ElementsAre("data_movement", "scalar"));
+  EXPECT_EQ(Name(both.label), "MTE2_BOUND");
+  EXPECT_EQ(Name(both.routing_label), "mixed");
+  EXPECT_THAT(testing::Names(both.triggered_families), ElementsAre("data_movement", "scalar"));
 }
 
 TEST(BoundTest, NoDominantAndInsufficient) {
   BoundDiagnosis low = Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.3}, {"aiv_mte2_ratio", 0.6}});
-  EXPECT_EQ(low.routing_label, "no_dominant_pipe");
-  EXPECT_EQ(low.label, "NO_BOUND");
+  EXPECT_EQ(Name(low.routing_label), "no_dominant_pipe");
+  EXPECT_EQ(Name(low.label), "NO_BOUND");
   BoundDiagnosis none = Diagnose({{"aicore_time(us)", 0}, {"aiv_time(us)", 0}, {"aiv_vec_ratio", 0.9}});
-  EXPECT_EQ(none.routing_label, "insufficient_evidence");
-  EXPECT_EQ(none.primary_core, "");
+  EXPECT_EQ(Name(none.routing_label), "insufficient_evidence");
+  EXPECT_EQ(LowerName(none.primary_core), "");
   EXPECT_THAT(none.ratios, IsEmpty());
   EXPECT_FALSE(none.scalar_route_triggered.has_value());
   BoundDiagnosis tie = Diagnose({{"aicore_time(us)", 4}, {"aiv_time(us)", 4}, {"aic_fixpipe_ratio", 0.81}});
-  EXPECT_EQ(tie.primary_core, "aic");  // ties go to aic
-  EXPECT_EQ(tie.label, "FIXP_BOUND");
+  EXPECT_EQ(LowerName(tie.primary_core), "aic");  // ties go to aic
+  EXPECT_EQ(Name(tie.label), "FIXP_BOUND");
 }
 
 TEST(BoundTest, RatioOutOfRangeIsRecordedNotThrown) {
   std::vector<EvidenceError> errors;
   BoundDiagnosis d = Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 91}}, &errors);
-  EXPECT_EQ(d.label, "UNKNOWN");
-  EXPECT_EQ(d.routing_label, "insufficient_evidence");
+  EXPECT_EQ(Name(d.label), "UNKNOWN");
+  EXPECT_EQ(Name(d.routing_label), "insufficient_evidence");
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].code, "RATIO_OUT_OF_RANGE");
 }
@@ -71,9 +72,9 @@ TEST(BoundTest, RatioOutOfRangeIsRecordedNotThrown) {
 TEST(BoundTest, Unprefixed310PColumns) {
   BoundDiagnosis d = Diagnose({{"aicore_time(us)", 10}, {"total_cycles", 1000}, {"vec_ratio", 0.85},
                                {"mac_ratio", 0.0}, {"mte2_ratio", 0.3}, {"scalar_ratio", 0.1}});
-  EXPECT_EQ(d.primary_core, "aic");
-  EXPECT_EQ(d.label, "VEC_BOUND");
-  EXPECT_EQ(d.routing_label, "compute_candidate");
+  EXPECT_EQ(LowerName(d.primary_core), "aic");
+  EXPECT_EQ(Name(d.label), "VEC_BOUND");
+  EXPECT_EQ(Name(d.routing_label), "compute_candidate");
 }
 
 TEST(PerCoreBalanceTest, VerdictEdgesAndHalves) {
@@ -84,9 +85,9 @@ TEST(PerCoreBalanceTest, VerdictEdgesAndHalves) {
     ComputeBalance(cores, 10.0, &p);
     return p;
   };
-  EXPECT_EQ(balance({100, 90}).verdict, "WARNING");   // exactly 10% -> WARNING
-  EXPECT_EQ(balance({100, 70}).verdict, "CRITICAL");  // exactly 30% -> CRITICAL
-  EXPECT_EQ(balance({100, 91}).verdict, "PASS");
+  EXPECT_EQ(Name(balance({100, 90}).verdict), "WARNING");   // exactly 10% -> WARNING
+  EXPECT_EQ(Name(balance({100, 70}).verdict), "CRITICAL");  // exactly 30% -> CRITICAL
+  EXPECT_EQ(Name(balance({100, 91}).verdict), "PASS");
   // Odd n: the second half is the larger one (cores 2, 3, 4).
   PerCore p = balance({100, 100, 50, 50, 50});
   EXPECT_DOUBLE_EQ(p.first_half_avg_us, 10.0);
@@ -112,11 +113,11 @@ TEST(DerivedTest, E1MatmulImpliesDvfsDip) {
   o.soc = "Ascend910B2";
   DvfsCheck d = CheckDvfs(ev, o);
   EXPECT_NEAR(d.observed_mhz, 800.0, 0.1);
-  EXPECT_EQ(d.status, "suspect");
+  EXPECT_EQ(Name(d.status), "suspect");
   EXPECT_NEAR(d.deviation_pct, -55.56, 0.01);
   o.soc = "";
-  EXPECT_EQ(CheckDvfs(ev, o).status, "unknown");
-  EXPECT_EQ(CheckDvfs(ev, o, 1790.0, 1800.0).status, "ok");  // OPPROF figures win
+  EXPECT_EQ(Name(CheckDvfs(ev, o).status), "unknown");
+  EXPECT_EQ(Name(CheckDvfs(ev, o, 1790.0, 1800.0).status), "ok");  // OPPROF figures win
   EXPECT_EQ(LookupSoc("Ascend950PR_9589")->rated_mhz, 1650);
   EXPECT_FALSE(LookupSoc("Ascend310P3").has_value());
 }

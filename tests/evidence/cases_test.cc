@@ -124,11 +124,11 @@ TEST_F(GoldenContractTest, JoinsAndComputesRatio) {
   EXPECT_DOUBLE_EQ(joined->at("p0"), 11.865);
   // A5 softmax (msprof-output.md E6): 11.865 us golden E2E vs 3.250 us kernel.
   GoldenRatio r = ComputeGoldenRatio(joined->at("p0"), 3.250);
-  EXPECT_EQ(r.status, "joined");
+  EXPECT_EQ(StatusText(r), "joined");
   EXPECT_EQ(r.label, "golden_reference_ratio");
   EXPECT_NEAR(r.ratio, 11.865 / 3.250, 1e-12);
-  EXPECT_EQ(ComputeGoldenRatio(std::nullopt, 3.0).status, "not_provided");
-  EXPECT_THAT(ComputeGoldenRatio(5.0, 0).status, HasSubstr("mismatch"));
+  EXPECT_EQ(StatusText(ComputeGoldenRatio(std::nullopt, 3.0)), "not_provided");
+  EXPECT_THAT(StatusText(ComputeGoldenRatio(5.0, 0)), HasSubstr("mismatch"));
 }
 
 TEST_F(GoldenContractTest, ValidationErrors) {

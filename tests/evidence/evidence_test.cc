@@ -53,7 +53,7 @@ TEST_F(E2GroupTest, IdentityAndTimingFromPipeUtilization) {
   EXPECT_EQ(ev_.input_shapes, "1,32;1,32");  // quoted comma cell
   EXPECT_DOUBLE_EQ(ev_.task_duration_us, 87139.380);
   EXPECT_THAT(ev_.duration.samples_us, ElementsAre(87139.380));
-  EXPECT_EQ(ev_.duration.method, "single");
+  EXPECT_EQ(Name(ev_.duration.method), "single");
   EXPECT_DOUBLE_EQ(ev_.aicore_time_us, 12.716);
   EXPECT_DOUBLE_EQ(ev_.aiv_time_us, 79569.043);
   EXPECT_NEAR(ev_.head_overhead_us, 87139.380 - 79569.043, 1e-9);
@@ -62,7 +62,7 @@ TEST_F(E2GroupTest, IdentityAndTimingFromPipeUtilization) {
 }
 
 TEST_F(E2GroupTest, SevenGroupsMergedFirstNonZeroWins) {
-  EXPECT_EQ(ev_.seven_metric_status, "complete");
+  EXPECT_EQ(Name(ev_.seven_metric_status), "complete");
   EXPECT_TRUE(ev_.missing_metrics.empty());
   ASSERT_EQ(ev_.metrics.size(), 7u);
   EXPECT_EQ(ev_.metrics[0].group, "PipeUtilization");
@@ -85,18 +85,18 @@ TEST_F(E2GroupTest, L2HitRatesFromRawCounts) {
 }
 
 TEST_F(E2GroupTest, ScalarBoundOnAiv) {
-  EXPECT_EQ(ev_.bound.primary_core, "aiv");
-  EXPECT_EQ(ev_.bound.routing_label, "scalar_candidate");
-  EXPECT_THAT(ev_.bound.triggered_families, ElementsAre("scalar"));
-  EXPECT_EQ(ev_.bound.label, "SCALAR_BOUND");
+  EXPECT_EQ(LowerName(ev_.bound.primary_core), "aiv");
+  EXPECT_EQ(Name(ev_.bound.routing_label), "scalar_candidate");
+  EXPECT_THAT(testing::Names(ev_.bound.triggered_families), ElementsAre("scalar"));
+  EXPECT_EQ(Name(ev_.bound.label), "SCALAR_BOUND");
   EXPECT_EQ(ev_.bound.scalar_route_triggered, true);
 }
 
 TEST_F(E2GroupTest, PerCoreFromDevice3VectorDb) {
   const PerCore& p = ev_.per_core;
-  ASSERT_EQ(p.status, "process_scope_unattributed");
+  ASSERT_EQ(StatusText(p), "process_scope_unattributed");
   EXPECT_EQ(p.device_id, 3);
-  EXPECT_EQ(p.core_type, "AIV");
+  EXPECT_EQ(Name(p.core_type), "AIV");
   ASSERT_EQ(p.cores.size(), 8u);  // NULL core, zero and replay-1 rows dropped
   EXPECT_EQ(p.cores[0].cycles, 143224277);
   EXPECT_EQ(p.cores[1].cycles, 140000000);
@@ -105,24 +105,24 @@ TEST_F(E2GroupTest, PerCoreFromDevice3VectorDb) {
   double ns = 79569.043 * 1000 / 143224277;
   EXPECT_NEAR(p.min_us, 119e6 * ns / 1000, 1e-6);
   EXPECT_NEAR(p.spread_pct, (143224277.0 - 119e6) / 143224277.0 * 100, 1e-9);
-  EXPECT_EQ(p.verdict, "WARNING");
+  EXPECT_EQ(Name(p.verdict), "WARNING");
   EXPECT_THAT(p.slowest_cores, ElementsAre(0, 3, 1));
   EXPECT_THAT(p.fastest_cores, ElementsAre(6, 4, 5));
   double a = (143224277.0 + 140e6 + 139e6 + 141e6) / 4, b = 120.5e6;
   EXPECT_NEAR(p.half_gap_pct, (a - b) / a * 100, 1e-9);
   EXPECT_TRUE(p.half_gap_hint);
   const PerCore& s = ev_.per_core_secondary;
-  ASSERT_EQ(s.status, "process_scope_unattributed");
-  EXPECT_EQ(s.core_type, "AIC");
+  ASSERT_EQ(StatusText(s), "process_scope_unattributed");
+  EXPECT_EQ(Name(s.core_type), "AIC");
   EXPECT_NEAR(s.freq_ghz, 22889 / 12.716 / 1000, 1e-9);
   EXPECT_NEAR(s.spread_pct, (22889.0 - 20000) / 22889 * 100, 1e-9);
 }
 
 TEST_F(E2GroupTest, DvfsBackCalculatedFromCycles) {
   // 6666439114 cyc / 79569.043 us / 512 mix blocks * ceil(512/48) = 1800 MHz.
-  EXPECT_EQ(ev_.dvfs.source, "op_summary.cycles_back_calculated");
+  EXPECT_EQ(Name(ev_.dvfs.source), "op_summary.cycles_back_calculated");
   EXPECT_NEAR(ev_.dvfs.observed_mhz, 1800.0, 0.01);
-  EXPECT_EQ(ev_.dvfs.status, "ok");
+  EXPECT_EQ(Name(ev_.dvfs.status), "ok");
   EXPECT_DOUBLE_EQ(ev_.dvfs.rated_mhz, 1800);
 }
 
@@ -178,13 +178,13 @@ TEST(BuildEvidenceTest, AivOnlyPartialGroupWithRatioOutOfRange) {
   EXPECT_EQ(ev->input_shapes, "8,2048;8,2048");
   EXPECT_DOUBLE_EQ(ev->task_duration_us, 9.22);
   EXPECT_NEAR(ev->head_overhead_us, 9.22 - 8.66, 1e-9);
-  EXPECT_EQ(ev->seven_metric_status, "partial");
+  EXPECT_EQ(Name(ev->seven_metric_status), "partial");
   EXPECT_THAT(ev->missing_metrics, ElementsAre("ArithmeticUtilization", "MemoryL0", "MemoryUB",
                                                "L2Cache", "ResourceConflictRatio"));
   EXPECT_EQ(ev->cube_utilization_pct, 0);  // N/A cell
-  EXPECT_EQ(ev->bound.primary_core, "aiv");
-  EXPECT_EQ(ev->bound.label, "UNKNOWN");
-  EXPECT_EQ(ev->bound.routing_label, "insufficient_evidence");
+  EXPECT_EQ(LowerName(ev->bound.primary_core), "aiv");
+  EXPECT_EQ(Name(ev->bound.label), "UNKNOWN");
+  EXPECT_EQ(Name(ev->bound.routing_label), "insufficient_evidence");
   bool ratio_error = false;
   for (const EvidenceError& e : ev->errors) {
     if (e.code == "RATIO_OUT_OF_RANGE") {
@@ -194,9 +194,9 @@ TEST(BuildEvidenceTest, AivOnlyPartialGroupWithRatioOutOfRange) {
   }
   EXPECT_TRUE(ratio_error);
   // The zero-byte ai_vector_core.db is an error status, not a crash.
-  EXPECT_THAT(ev->per_core.status, HasSubstr("unavailable:sqlite_error:"));
-  EXPECT_EQ(ev->per_core.core_type, "AIV");
-  EXPECT_EQ(ev->per_core_secondary.status, "unavailable:no_aicore_db");
+  EXPECT_THAT(StatusText(ev->per_core), HasSubstr("unavailable:sqlite_error:"));
+  EXPECT_EQ(Name(ev->per_core.core_type), "AIV");
+  EXPECT_EQ(StatusText(ev->per_core_secondary), "unavailable:no_aicore_db");
   EXPECT_THAT(RenderSummary(*ev, {}), HasSubstr("[RATIO_OUT_OF_RANGE]"));
 }
 
@@ -249,7 +249,7 @@ TEST(CombineRepeatsTest, SamplesOfAllRepeatsTrimmedMean) {
   c.errors.push_back({"X", "boom"});
   Evidence out = CombineRepeats({a, b, c});
   EXPECT_THAT(out.duration.samples_us, ElementsAre(5.834, 5.926, 6.130));
-  EXPECT_EQ(out.duration.method, "trimmed_mean");
+  EXPECT_EQ(Name(out.duration.method), "trimmed_mean");
   EXPECT_DOUBLE_EQ(out.duration.aggregate_us, 5.926);
   ASSERT_EQ(out.errors.size(), 1u);
   EXPECT_EQ(out.errors[0].message, "repeat 3: boom");
@@ -267,7 +267,7 @@ TEST(GoldenInEvidenceTest, BuildAndCombineUseTheAggregate) {
   o.golden_per_iteration_us = 174278.76;
   auto ev = BuildEvidence(testing::TestData("group_a2_e2"), o);
   ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(ev->golden.status, "joined");
+  EXPECT_EQ(StatusText(ev->golden), "joined");
   EXPECT_NEAR(ev->golden.ratio, 174278.76 / 87139.38, 1e-12);
   Evidence second = *ev;
   second.duration.samples_us = {87000.0};
@@ -280,16 +280,17 @@ TEST(GoldenInEvidenceTest, BuildAndCombineUseTheAggregate) {
 }
 
 TEST(QuickEvidenceTest, OneSamplePerRepeat) {
-  KernelTiming a{"k", "AI_CORE", {10.0}, 10.0, "single", "task_time", {}};
-  KernelTiming b{"k", "AI_CORE", {12.0, 14.0}, 13.0, "median", "task_time", {}};
-  KernelTiming c{"k", "AI_CORE", {11.0}, 11.0, "single", "task_time", {}};
+  constexpr TimingSource kTaskTime = TimingSource::kTaskTime;
+  KernelTiming a{"k", "AI_CORE", {10.0}, 10.0, AggregationMethod::kSingle, kTaskTime, {}};
+  KernelTiming b{"k", "AI_CORE", {12.0, 14.0}, 13.0, AggregationMethod::kMedian, kTaskTime, {}};
+  KernelTiming c{"k", "AI_CORE", {11.0}, 11.0, AggregationMethod::kSingle, kTaskTime, {}};
   Evidence ev = QuickEvidence({a, b, c}, 22.0);
   EXPECT_THAT(ev.duration.samples_us, ElementsAre(10.0, 13.0, 11.0));
-  EXPECT_EQ(ev.duration.method, "trimmed_mean");
+  EXPECT_EQ(Name(ev.duration.method), "trimmed_mean");
   EXPECT_DOUBLE_EQ(ev.duration.aggregate_us, 11.0);
-  EXPECT_EQ(ev.duration.source, "task_time.task_time(us)");
-  EXPECT_EQ(ev.seven_metric_status, "not_collected");
-  EXPECT_EQ(ev.golden.status, "joined");
+  EXPECT_EQ(Name(ev.duration.source), "task_time.task_time(us)");
+  EXPECT_EQ(Name(ev.seven_metric_status), "not_collected");
+  EXPECT_EQ(StatusText(ev.golden), "joined");
   EXPECT_DOUBLE_EQ(ev.golden.ratio, 2.0);
   ASSERT_EQ(ev.warnings.size(), 1u);
   EXPECT_THAT(ev.warnings[0], HasSubstr("2 launches of k in one process"));

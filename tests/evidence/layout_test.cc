@@ -62,19 +62,19 @@ TEST(LayoutTest, SlicedOp310PSummaryAndSampleDevices) {
   EXPECT_DOUBLE_EQ(ev->task_duration_us, 50.0);  // found in slice 1
   EXPECT_EQ(ev->block_num, 8);
   EXPECT_EQ(ev->mix_block_num, 0);
-  EXPECT_EQ(ev->bound.label, "VEC_BOUND");
-  EXPECT_EQ(ev->seven_metric_status, "partial");
+  EXPECT_EQ(Name(ev->bound.label), "VEC_BOUND");
+  EXPECT_EQ(Name(ev->seven_metric_status), "partial");
   EXPECT_EQ(ev->metrics[0].source.filename(), "op_summary_slice_1_20260101000001.csv");
   EXPECT_EQ(ev->metrics[0].line, 2u);
   // Two devices hold a sample db: ambiguous without --device.
-  EXPECT_EQ(ev->per_core.status, "unavailable:ambiguous_aicore_db:2");
+  EXPECT_EQ(StatusText(ev->per_core), "unavailable:ambiguous_aicore_db:2");
   o.device_id = 1;
   ev = BuildEvidence(g, o);
   ASSERT_TRUE(ev.ok());
-  ASSERT_EQ(ev->per_core.status, "process_scope_unattributed");
+  ASSERT_EQ(StatusText(ev->per_core), "process_scope_unattributed");
   EXPECT_EQ(ev->per_core.device_id, 1);
   EXPECT_NEAR(ev->per_core.freq_ghz, 1.8, 1e-9);
-  EXPECT_EQ(ev->per_core_secondary.status, "unavailable:no_aicore_db");  // no ai_vector_core.db
+  EXPECT_EQ(StatusText(ev->per_core_secondary), "unavailable:no_aicore_db");  // no ai_vector_core.db
   // Slices are archived under their own names.
   fs::path ops = dir.path() / "ops";
   fs::create_directories(ops);

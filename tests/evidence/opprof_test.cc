@@ -29,8 +29,8 @@ TEST(OpprofTest, FlattenedVectorKernel) {
   EXPECT_NEAR(t->avg, (8.66 + 7.9 + 8.2) / 3, 1e-12);
   EXPECT_DOUBLE_EQ(s->max_core_time_us, 8.66);
   EXPECT_NEAR(s->head_overhead_us, 9.22 - 8.66, 1e-12);
-  EXPECT_EQ(s->dvfs.status, "ok");
-  EXPECT_EQ(s->dvfs.source, "opprof.current_freq");
+  EXPECT_EQ(Name(s->dvfs.status), "ok");
+  EXPECT_EQ(Name(s->dvfs.source), "opprof.current_freq");
   EXPECT_EQ(s->metrics[1].metric, "MemoryUB");
 }
 
@@ -44,7 +44,7 @@ TEST(OpprofTest, OfficialLayoutWithDvfsDip) {
   EXPECT_EQ(aic->n, 2u);
   EXPECT_DOUBLE_EQ(aic->max, 2.9);
   EXPECT_DOUBLE_EQ(s->max_core_time_us, 6.14);
-  EXPECT_EQ(s->dvfs.status, "suspect");
+  EXPECT_EQ(Name(s->dvfs.status), "suspect");
   EXPECT_NEAR(s->dvfs.deviation_pct, (1200.0 - 1800) / 1800 * 100, 1e-9);
 }
 

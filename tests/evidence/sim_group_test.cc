@@ -87,7 +87,7 @@ class SimGroupTest : public ::testing::Test {
 TEST_F(SimGroupTest, A2GroupIsCompleteAndConsistent) {
   auto ev = Build("a2", "Ascend910B2");
   ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(ev->seven_metric_status, "complete");
+  EXPECT_EQ(Name(ev->seven_metric_status), "complete");
   EXPECT_TRUE(ev->errors.empty()) << ev->errors[0].message;
   EXPECT_EQ(ev->task_type, "AI_VECTOR_CORE");
   EXPECT_EQ(ev->block_num, 48);
@@ -95,17 +95,17 @@ TEST_F(SimGroupTest, A2GroupIsCompleteAndConsistent) {
   EXPECT_EQ(ev->aicore_time_us, 0);
   ASSERT_GT(ev->aiv_time_us, 0);
   EXPECT_NEAR(ev->head_overhead_us, ev->task_duration_us - ev->aiv_time_us, 1e-9);
-  EXPECT_EQ(ev->bound.primary_core, "aiv");
+  EXPECT_EQ(LowerName(ev->bound.primary_core), "aiv");
   // No DVFS in this run: cycles / aiv_time / 48 blocks * ceil(48/48) = 1800 MHz within rounding.
-  EXPECT_EQ(ev->dvfs.status, "ok");
+  EXPECT_EQ(Name(ev->dvfs.status), "ok");
   EXPECT_NEAR(ev->dvfs.observed_mhz, 1800, 1800 * 0.01);
   const PerCore& p = ev->per_core;
-  ASSERT_EQ(p.status, "process_scope_unattributed");
+  ASSERT_EQ(StatusText(p), "process_scope_unattributed");
   EXPECT_EQ(p.device_id, 0);
-  EXPECT_EQ(p.core_type, "AIV");
+  EXPECT_EQ(Name(p.core_type), "AIV");
   EXPECT_EQ(p.cores.size(), 48u);
   EXPECT_NEAR(p.max_us, ev->aiv_time_us, 1e-6);  // the reference's back-calculation rule
-  EXPECT_EQ(ev->per_core_secondary.core_type, "AIC");
+  EXPECT_EQ(Name(ev->per_core_secondary.core_type), "AIC");
   // The sample db sums the randn/cast kernels too: the rule's clock is implausible, and says so.
   bool warned = false;
   for (const std::string& w : ev->warnings) warned |= w.find("far from the rated") != std::string::npos;
@@ -115,12 +115,12 @@ TEST_F(SimGroupTest, A2GroupIsCompleteAndConsistent) {
 TEST_F(SimGroupTest, A5Device3DvfsAndBlockDimNaming) {
   auto ev = Build("a5", "Ascend950PR_9589");
   ASSERT_TRUE(ev.ok()) << ev.status();
-  EXPECT_EQ(ev->seven_metric_status, "complete");
+  EXPECT_EQ(Name(ev->seven_metric_status), "complete");
   EXPECT_EQ(ev->block_num, 64);  // read from "Block Dim"
   EXPECT_EQ(ev->per_core.device_id, 3);
   EXPECT_EQ(ev->per_core.cores.size(), 64u);
-  EXPECT_EQ(ev->dvfs.status, "suspect");
-  EXPECT_EQ(ev->dvfs.source, "op_summary.cycles_back_calculated");
+  EXPECT_EQ(Name(ev->dvfs.status), "suspect");
+  EXPECT_EQ(Name(ev->dvfs.source), "op_summary.cycles_back_calculated");
   EXPECT_NEAR(ev->dvfs.observed_mhz, 1200, 1200 * 0.02);
   EXPECT_DOUBLE_EQ(ev->dvfs.rated_mhz, 1650);
   EXPECT_NEAR(ev->dvfs.deviation_pct, (1200.0 - 1650) / 1650 * 100, 2);
@@ -130,7 +130,7 @@ TEST_F(SimGroupTest, QuickRunSingleLaunch) {
   auto t = ReadQuickTiming(dir_->path() / "a2q", kKernel);
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->launches_us.size(), 1u);
-  EXPECT_EQ(t->method, "single");
+  EXPECT_EQ(Name(t->method), "single");
   EXPECT_GT(t->aggregate_us, 0);
   EXPECT_EQ(t->kernel_type, "AI_VECTOR_CORE");
 }

@@ -24,16 +24,16 @@ void WriteQuick(const std::filesystem::path& out, std::string_view task_time,
 
 TEST(AggregateSamplesTest, EvidenceRules) {
   Aggregate none = AggregateSamples({});
-  EXPECT_EQ(none.method, "none");
+  EXPECT_EQ(Name(none.method), "none");
   Aggregate one = AggregateSamples({5.0});
-  EXPECT_EQ(one.method, "single");
+  EXPECT_EQ(Name(one.method), "single");
   EXPECT_DOUBLE_EQ(one.value, 5.0);
   Aggregate two = AggregateSamples({4.0, 6.0});
-  EXPECT_EQ(two.method, "median");
+  EXPECT_EQ(Name(two.method), "median");
   EXPECT_DOUBLE_EQ(two.value, 5.0);
   // A5 softmax repeats (msprof-output.md E6): trimmed mean = the middle one.
   Aggregate three = AggregateSamples({3.506, 3.149, 3.250});
-  EXPECT_EQ(three.method, "trimmed_mean");
+  EXPECT_EQ(Name(three.method), "trimmed_mean");
   EXPECT_DOUBLE_EQ(three.value, 3.250);
   // Only ONE min and ONE max are dropped, even when repeated.
   Aggregate five = AggregateSamples({1, 1, 2, 9, 9});
@@ -46,9 +46,9 @@ TEST(ReadQuickTimingTest, RealRowsTargetByName) {
   EXPECT_EQ(t->kernel_name, "main_kernel");
   EXPECT_EQ(t->kernel_type, "MIX_AIC");
   EXPECT_THAT(t->launches_us, ElementsAre(87141.960, 86810.080, 86849.340));
-  EXPECT_EQ(t->method, "trimmed_mean");
+  EXPECT_EQ(Name(t->method), "trimmed_mean");
   EXPECT_DOUBLE_EQ(t->aggregate_us, 86849.340);
-  EXPECT_EQ(t->source, "task_time");
+  EXPECT_EQ(t->source, TimingSource::kTaskTime);
   ASSERT_EQ(t->files.size(), 1u);
   EXPECT_EQ(t->files[0].filename(), "task_time_20260605161737.csv");
 }
@@ -60,7 +60,7 @@ TEST(ReadQuickTimingTest, EmptyOpNamePicksLargestKernelNotControlRows) {
   auto v = ReadQuickTiming(testing::TestData("quick_mix"), "_Z14rmsnorm_kernelPfS_iiii");
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->kernel_type, "AI_VECTOR_CORE");
-  EXPECT_EQ(v->method, "single");
+  EXPECT_EQ(Name(v->method), "single");
   EXPECT_DOUBLE_EQ(v->aggregate_us, 12.5);
 }
 
@@ -81,7 +81,7 @@ TEST(ReadQuickTimingTest, NamedTargetNeverFallsBackToHostApiTime) {
 TEST(ReadQuickTimingTest, ApiStatisticFallbackOnlyWithoutOpName) {
   auto t = ReadQuickTiming(testing::TestData("quick_api_only"), "");
   ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->source, "api_statistic.node.launch");
+  EXPECT_EQ(t->source, TimingSource::kApiStatistic);
   // Avg(us) per launch, not the reference's Time(us) sum over 3 calls (192.14).
   EXPECT_DOUBLE_EQ(t->aggregate_us, 64.047);
 }
@@ -97,7 +97,7 @@ TEST(ReadQuickTimingTest, BomCrlfAndTrailingTabs) {
   auto t = ReadQuickTiming(dir.path(), "k");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->launches_us, ElementsAre(10.0, 12.0));
-  EXPECT_EQ(t->method, "median");
+  EXPECT_EQ(Name(t->method), "median");
   EXPECT_DOUBLE_EQ(t->aggregate_us, 11.0);
 }
 

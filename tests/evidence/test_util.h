@@ -7,7 +7,9 @@
 #include <fstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "evidence/labels.h"
 #include "gtest/gtest.h"
 
 namespace npuperf::evidence::testing {
@@ -44,6 +46,14 @@ inline std::string ReadFile(const std::filesystem::path& p) {
 
 inline std::filesystem::path TestData(std::string_view rel) {
   return std::filesystem::path(NPUPERF_EVIDENCE_TESTDATA) / rel;
+}
+
+// The edge names of label enums (labels.h), so assertions read like the JSON.
+template <typename E>
+std::vector<std::string> Names(const std::vector<E>& values) {
+  std::vector<std::string> out;
+  for (E v : values) out.push_back(NameOf(v));
+  return out;
 }
 
 }  // namespace npuperf::evidence::testing
