@@ -79,13 +79,11 @@ absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entr
   return absl::OkStatus();
 }
 
-}  // namespace
 
-absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
+// The paths under dir that go into a bundle, relative and sorted; only
+// regular files and directories.
+absl::StatusOr<std::vector<fs::path>> BundleEntries(const fs::path& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    return absl::NotFoundError(absl::StrCat("operator directory ", dir.string(), " not found"));
-  }
   std::vector<fs::path> entries;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
     const fs::path rel = fs::relative(it->path(), dir);
@@ -101,33 +99,53 @@ absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
   }
   if (ec) return absl::InternalError(absl::StrCat("walk ", dir.string(), ": ", ec.message()));
   std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+// Appends dir/rel to the archive a, which writes into out; refuses when the
+// bundle would pass max_bytes.
+absl::Status AddEntry(archive* a, const fs::path& dir, const fs::path& rel, int64_t max_bytes,
+                      const std::string& out) {
+  const fs::path full = dir / rel;
+  const bool is_dir = fs::is_directory(full);
+  std::string content;
+  if (!is_dir) {
+    std::ifstream in(full, std::ios::binary);
+    content.assign(std::istreambuf_iterator<char>(in), {});
+    if (static_cast<int64_t>(out.size() + content.size()) > max_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat("bundle of ", dir.string(), " exceeds ", max_bytes, " bytes"));
+    }
+  }
+  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  archive_entry_set_pathname(e.get(), rel.generic_string().c_str());
+  archive_entry_set_filetype(e.get(), is_dir ? AE_IFDIR : AE_IFREG);
+  const auto perms = fs::status(full).permissions();
+  const bool exec = (perms & fs::perms::owner_exec) != fs::perms::none;
+  archive_entry_set_perm(e.get(), is_dir || exec ? 0755 : 0644);
+  archive_entry_set_size(e.get(), static_cast<la_int64_t>(content.size()));
+  archive_entry_set_mtime(e.get(), 0, 0);
+  if (archive_write_header(a, e.get()) != ARCHIVE_OK ||
+      (!content.empty() && archive_write_data(a, content.data(), content.size()) < 0)) {
+    return absl::InternalError(absl::StrCat("pack ", rel.string(), ": ", archive_error_string(a)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("operator directory ", dir.string(), " not found"));
+  }
+  absl::StatusOr<std::vector<fs::path>> entries = BundleEntries(dir);
+  if (!entries.ok()) return entries.status();
   std::string out;
   std::unique_ptr<archive, ArchiveWriteDeleter> a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());
   archive_write_open(a.get(), &out, nullptr, AppendToString, nullptr);
-  for (const auto& rel : entries) {
-    const fs::path full = dir / rel;
-    const bool is_dir = fs::is_directory(full);
-    std::string content;
-    if (!is_dir) {
-      std::ifstream in(full, std::ios::binary);
-      content.assign(std::istreambuf_iterator<char>(in), {});
-      if (static_cast<int64_t>(out.size() + content.size()) > max_bytes) {
-        return absl::ResourceExhaustedError(absl::StrCat("bundle of ", dir.string(), " exceeds ", max_bytes, " bytes"));
-      }
-    }
-    std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
-    archive_entry_set_pathname(e.get(), rel.generic_string().c_str());
-    archive_entry_set_filetype(e.get(), is_dir ? AE_IFDIR : AE_IFREG);
-    const auto perms = fs::status(full).permissions();
-    const bool exec = (perms & fs::perms::owner_exec) != fs::perms::none;
-    archive_entry_set_perm(e.get(), is_dir || exec ? 0755 : 0644);
-    archive_entry_set_size(e.get(), static_cast<la_int64_t>(content.size()));
-    archive_entry_set_mtime(e.get(), 0, 0);
-    if (archive_write_header(a.get(), e.get()) != ARCHIVE_OK ||
-        (!content.empty() && archive_write_data(a.get(), content.data(), content.size()) < 0)) {
-      return absl::InternalError(absl::StrCat("pack ", rel.string(), ": ", archive_error_string(a.get())));
-    }
+  for (const auto& rel : *entries) {
+    if (absl::Status s = AddEntry(a.get(), dir, rel, max_bytes, out); !s.ok()) return s;
   }
   archive_write_close(a.get());
   return out;

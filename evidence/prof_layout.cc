@@ -55,6 +55,32 @@ bool ParseCsvName(std::string_view file, std::string_view name, std::string* ts,
   return true;
 }
 
+// The parts of one export, by slice (-1: unsliced): the whole file, or
+// slices 0..n-1 without gaps.
+absl::StatusOr<std::vector<fs::path>> ExportParts(const std::map<int, fs::path>& parts,
+                                                  const fs::path& output_dir,
+                                                  std::string_view name) {
+  std::vector<fs::path> out;
+  if (parts.count(-1) != 0) {
+    if (parts.size() > 1) {
+      return absl::FailedPreconditionError(internal::Cat(name, " in ", output_dir.string(),
+                                                        " is both whole and sliced"));
+    }
+    out.push_back(parts.at(-1));
+    return out;
+  }
+  int expect = 0;
+  for (const auto& [k, p] : parts) {
+    if (k != expect) {
+      return absl::FailedPreconditionError(internal::Cat(name, " slice ", expect, " missing in ",
+                                                        output_dir.string()));
+    }
+    ++expect;
+    out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
@@ -113,26 +139,7 @@ absl::StatusOr<std::vector<fs::path>> FindCsvParts(const fs::path& output_dir,
                                                       output_dir.string(), "; found ",
                                                       JoinNames(all)));
   }
-  const std::map<int, fs::path>& parts = exports.begin()->second;
-  std::vector<fs::path> out;
-  if (parts.count(-1) != 0) {
-    if (parts.size() > 1) {
-      return absl::FailedPreconditionError(internal::Cat(name, " in ", output_dir.string(),
-                                                        " is both whole and sliced"));
-    }
-    out.push_back(parts.at(-1));
-    return out;
-  }
-  int expect = 0;
-  for (const auto& [k, p] : parts) {
-    if (k != expect) {
-      return absl::FailedPreconditionError(internal::Cat(name, " slice ", expect, " missing in ",
-                                                        output_dir.string()));
-    }
-    ++expect;
-    out.push_back(p);
-  }
-  return out;
+  return ExportParts(exports.begin()->second, output_dir, name);
 }
 
 const std::vector<std::string>& SevenMetrics() {

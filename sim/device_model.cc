@@ -189,24 +189,29 @@ void DeviceModel::AddBlockPipes(const Launch& l, bool cube, double link_hit, dou
     pipes[kPipeFixpipe] = w.l0c_to_gm / kFixpipeBytesPerCycle;
     instr = pipes[kPipeMac];
   } else {
-    out.vec_fp32 = out.vec_fp32_instr = w.vec_fp32 / soc_.vec_fp32_per_cycle;
-    out.vec_fp16 = out.vec_fp16_instr = w.vec_fp16 / soc_.vec_fp16_per_cycle;
-    out.vec_int32 = out.vec_int32_instr = w.vec_int32 / soc_.vec_int32_per_cycle;
-    out.vec_misc = out.vec_misc_instr = w.vec_misc / soc_.vec_misc_per_cycle;
-    double base = out.vec_fp32 + out.vec_fp16 + out.vec_int32 + out.vec_misc;
-    out.bank_stall = base * 0.8 * w.bank_conflict;
-    out.bankgroup_stall = out.bank_stall * 0.35;
-    out.resc_stall = base * (0.4 + 1.5 * w.bank_conflict);
-    pipes[kPipeVec] = base + out.bank_stall;
+    instr = AddVectorWork(w, out, pipes);
     pipes[kPipeMte2] = mem(w.gm_to_ub);
     pipes[kPipeMte3] = mem(w.ub_to_gm);
-    instr = base;
   }
   double scalar = w.scalar * scalar_share;
   pipes[kPipeScalar] = scalar + 0.02 * instr;
   double rate = w.icache_miss >= 0 ? w.icache_miss : std::min(0.3, 0.004 + 0.25 * scalar / (scalar + instr + 1));
   out.icache_req = (scalar + instr) / 8;
   out.icache_miss = out.icache_req * rate;
+}
+
+double DeviceModel::AddVectorWork(const Workload& w, CoreStats& out,
+                                  std::array<double, kPipeCount>& pipes) const {
+  out.vec_fp32 = out.vec_fp32_instr = w.vec_fp32 / soc_.vec_fp32_per_cycle;
+  out.vec_fp16 = out.vec_fp16_instr = w.vec_fp16 / soc_.vec_fp16_per_cycle;
+  out.vec_int32 = out.vec_int32_instr = w.vec_int32 / soc_.vec_int32_per_cycle;
+  out.vec_misc = out.vec_misc_instr = w.vec_misc / soc_.vec_misc_per_cycle;
+  double base = out.vec_fp32 + out.vec_fp16 + out.vec_int32 + out.vec_misc;
+  out.bank_stall = base * 0.8 * w.bank_conflict;
+  out.bankgroup_stall = out.bank_stall * 0.35;
+  out.resc_stall = base * (0.4 + 1.5 * w.bank_conflict);
+  pipes[kPipeVec] = base + out.bank_stall;
+  return base;
 }
 
 void DeviceModel::AddTraffic(const Launch& l, bool cube, double share, CoreStats& out) const {

@@ -73,6 +73,10 @@ class DeviceModel {
                 Rng& rng, CoreStats& out) const;
   void AddBlockPipes(const Launch& launch, bool cube, double link_hit, double link_miss,
                      CoreStats& out, std::array<double, kPipeCount>& pipes) const;
+  // The vector unit's instruction cycles and bank stalls of one block; sets the VEC pipe and
+  // returns the instruction cycles.
+  double AddVectorWork(const Workload& w, CoreStats& out,
+                       std::array<double, kPipeCount>& pipes) const;
   void AddTraffic(const Launch& launch, bool cube, double share, CoreStats& out) const;
   double L2Hit(const Workload& w) const;
 
