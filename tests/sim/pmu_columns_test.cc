@@ -13,7 +13,7 @@ struct Golden {
   const char* header;
 };
 
-// Copied from ../shared/reference/msprof-output.md §3.4 (A2/A3) and §3.5 (A5);
+// Copied from the op_summary headers msprof documents for A2/A3 and A5 (CANN 8.x/9.x);
 // the A5 L2Cache "..." is expanded symmetrically to the AIC block.
 const Golden kGolden[] = {
     {SocFamily::kA2A3, MetricGroup::kPipeUtilization,
