@@ -31,9 +31,6 @@ class Rng {
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
 
-  // A new generator whose stream depends on this seed and `salt` only.
-  Rng Fork(uint64_t salt) const { return Rng(state_ ^ (salt * 0xd1342543de82ef95ULL + 1)); }
-
  private:
   uint64_t state_;
 };
