@@ -23,10 +23,16 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include "common/clock.h"
 #include "evidence/archive.h"
 #include "evidence/evidence.h"
 
 namespace {
+
+npuperf::RealClock& BenchClock() {
+  static npuperf::RealClock clock;
+  return clock;
+}
 
 namespace fs = std::filesystem;
 namespace ev = npuperf::evidence;
@@ -169,7 +175,7 @@ struct Measured {
 };
 
 Measured Spawn(const std::vector<std::string>& argv) {
-  auto start = std::chrono::steady_clock::now();
+  auto start = BenchClock().MonotonicNow();
   pid_t pid = ::fork();
   if (pid == 0) {
     std::vector<char*> args;
@@ -182,7 +188,7 @@ Measured Spawn(const std::vector<std::string>& argv) {
   struct rusage usage {};
   ::wait4(pid, &status, 0, &usage);
   Measured m;
-  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.wall_s = std::chrono::duration<double>(BenchClock().MonotonicNow() - start).count();
   m.max_rss_kb = usage.ru_maxrss;
   auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
   m.cpu_s = secs(usage.ru_utime) + secs(usage.ru_stime);

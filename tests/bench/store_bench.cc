@@ -48,6 +48,11 @@
 namespace npuperf::server {
 namespace {
 
+RealClock& BenchClock() {
+  static RealClock clock;
+  return clock;
+}
+
 using Clock = std::chrono::steady_clock;
 
 struct Figures {
@@ -227,7 +232,7 @@ Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
       }
     });
     polling.WaitForNotification();
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // inside LeaseJob's wait
+    BenchClock().SleepFor(std::chrono::milliseconds(20));  // inside LeaseJob's wait
     submitted = Clock::now();
     stamped.Notify();
     if (!submit.Submit("team", OneJob(sha, i)).ok()) std::abort();
@@ -263,7 +268,7 @@ void LatencyBench(Store& a, Store& b, int iters, const char* what) {
     return;
   }
   Scheduler sb(b, clock, metrics, SchedulerOptions());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // listeners connected
+  BenchClock().SleepFor(std::chrono::milliseconds(300));  // listeners connected
   PrintLatency(what, SubmitToLease(sa, sb, iters));
 }
 

@@ -12,15 +12,15 @@ using std::chrono::seconds;
 
 // Polls /healthz until its status code is `want`; returns the last response.
 HttpResponse HealthWhen(const std::string& address, int want, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = WallClock().MonotonicNow() + timeout;
   HttpResponse last;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (WallClock().MonotonicNow() < deadline) {
     auto r = HttpGetResponse(address, "/healthz");
     if (r.ok()) {
       last = *r;
       if (last.status == want) return last;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    WallClock().SleepFor(std::chrono::milliseconds(50));
   }
   return last;
 }

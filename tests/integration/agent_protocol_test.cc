@@ -53,10 +53,10 @@ std::vector<int> ProcessesMentioning(const std::string& path) {
 }
 
 bool NoneWithin(const std::string& path, seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
+  const auto deadline = WallClock().MonotonicNow() + timeout;
+  while (WallClock().MonotonicNow() < deadline) {
     if (ProcessesMentioning(path).empty()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    WallClock().SleepFor(std::chrono::milliseconds(100));
   }
   return false;
 }
@@ -104,7 +104,7 @@ TEST(AgentProtocolTest, ExternallyLockedDeviceIsNeverLeased) {
   }
   // A job that may only use device 2 waits for the other tool to let go.
   const std::string pinned = SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--devices", "2"});
-  std::this_thread::sleep_for(seconds(2));
+  WallClock().SleepFor(seconds(2));
   EXPECT_EQ(c.Get(pinned).jobs(0).state(), v1::JOB_STATE_QUEUED);
   held->reset();
   auto col = c.WaitFor(pinned, Terminal, seconds(60));
@@ -145,11 +145,11 @@ TEST(AgentProtocolTest, CancelDuringTheSampleRunFreesTheDevice) {
     return col.jobs_size() == 1 && col.jobs(0).progress().phase() == v1::JOB_PHASE_SAMPLE_RUN;
   }, seconds(300));
   ASSERT_EQ(sampling.jobs(0).progress().phase(), v1::JOB_PHASE_SAMPLE_RUN) << sampling.DebugString();
-  const auto cancelled_at = std::chrono::steady_clock::now();
+  const auto cancelled_at = WallClock().MonotonicNow();
   EXPECT_EQ(c.Cli({"cancel", id, "--reason", "test"}).exit_code, 0);
   auto done = c.WaitFor(id, Terminal, seconds(30));
   EXPECT_EQ(done.state(), v1::COLLECTION_STATE_CANCELLED) << done.DebugString();
-  EXPECT_LT(std::chrono::steady_clock::now() - cancelled_at, seconds(10));
+  EXPECT_LT(WallClock().MonotonicNow() - cancelled_at, seconds(10));
   EXPECT_TRUE(NoneWithin((c.dir.path() / "agent" / "jobs").string(), seconds(10)));
   // The device is leased again.
   const std::string next = SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1"});

@@ -62,12 +62,12 @@ v1::Collection Cluster::Get(const std::string& id) {
 v1::Collection Cluster::WaitFor(const std::string& id,
                                 const std::function<bool(const v1::Collection&)>& pred,
                                 std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = WallClock().MonotonicNow() + timeout;
   v1::Collection c;
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (WallClock().MonotonicNow() < deadline) {
     c = Get(id);
     if (pred(c)) return c;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    WallClock().SleepFor(std::chrono::milliseconds(100));
   }
   return c;
 }

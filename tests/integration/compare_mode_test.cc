@@ -17,7 +17,7 @@ constexpr char kRmsNormKernel[] = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii";
 v1::Evidence RoundEvidence(const Cluster& c, int64_t round_id) {
   auto queries = v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
   v1::GetRoundRequest req;
   req.set_round_id(round_id);
   v1::GetRoundResponse resp;

@@ -39,7 +39,7 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
   auto queries = v1::QueryService::NewStub(channel);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
   v1::GetRoundRequest req;
   req.set_round_id(job.round_id());
   v1::GetRoundResponse resp;

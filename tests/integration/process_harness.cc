@@ -16,7 +16,6 @@
 
 namespace npuperf::testing {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 fs::path BuildDir() {
   const char* b = std::getenv("NPUPERF_BUILD_DIR");
@@ -26,6 +25,11 @@ fs::path BuildDir() {
 fs::path SourceDir() {
   const char* s = std::getenv("NPUPERF_SOURCE_DIR");
   return s != nullptr ? fs::path(s) : fs::current_path();
+}
+
+Clock& WallClock() {
+  static RealClock clock;
+  return clock;
 }
 
 namespace {
@@ -52,8 +56,7 @@ agent::ProfilerSpec Spec(const std::vector<std::string>& argv, const fs::path& o
 absl::StatusOr<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
                                                         const fs::path& log,
                                                         const std::map<std::string, std::string>& env) {
-  static RealClock clock;
-  static agent::SubprocessRunner runner(clock);
+  static agent::SubprocessRunner runner(WallClock());
   auto p = runner.Start(Spec(argv, log, log, env));
   if (!p.ok()) return p.status();
   return std::unique_ptr<Process>(new Process(*std::move(p), log));
@@ -66,13 +69,13 @@ Process::~Process() {
 std::string Process::Log() const { return ReadFile(log_); }
 
 absl::StatusOr<std::string> Process::WaitForLine(const std::string& needle, std::chrono::seconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
+  const auto deadline = WallClock().MonotonicNow() + timeout;
+  while (WallClock().MonotonicNow() < deadline) {
     std::istringstream in(Log());
     for (std::string line; std::getline(in, line);) {
       if (line.find(needle) != std::string::npos) return line;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    WallClock().SleepFor(std::chrono::milliseconds(20));
   }
   return absl::DeadlineExceededError(absl::StrCat("no '", needle, "' in log:\n", Log()));
 }
@@ -80,7 +83,7 @@ absl::StatusOr<std::string> Process::WaitForLine(const std::string& needle, std:
 int Process::Stop(std::chrono::seconds grace) {
   stopped_ = true;
   ::kill(process_->pid(), SIGTERM);
-  agent::ExitStatus s = process_->Wait(Clock::now() + grace);
+  agent::ExitStatus s = process_->Wait(WallClock().MonotonicNow() + grace);
   if (s.timed_out) s = process_->Terminate(std::chrono::milliseconds(100));
   return s.signal != 0 ? -s.signal : s.exit_code;
 }
@@ -88,7 +91,7 @@ int Process::Stop(std::chrono::seconds grace) {
 void Process::Kill() {
   stopped_ = true;
   ::kill(process_->pid(), SIGKILL);
-  process_->Wait(Clock::now() + std::chrono::seconds(10));
+  process_->Wait(WallClock().MonotonicNow() + std::chrono::seconds(10));
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir,
@@ -97,15 +100,14 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const fs::path& d
   const int n = counter++;
   const fs::path out = dir / absl::StrCat("cmd", n, ".out");
   const fs::path err = dir / absl::StrCat("cmd", n, ".err");
-  static RealClock clock;
-  agent::SubprocessRunner runner(clock);
+  agent::SubprocessRunner runner(WallClock());
   auto p = runner.Start(Spec(argv, out, err, env));
   CommandResult r;
   if (!p.ok()) {
     r.err = std::string(p.status().message());
     return r;
   }
-  agent::ExitStatus s = (*p)->Wait(Clock::now() + timeout);
+  agent::ExitStatus s = (*p)->Wait(WallClock().MonotonicNow() + timeout);
   if (s.timed_out) s = (*p)->Terminate(std::chrono::seconds(1));
   r.exit_code = s.signal != 0 ? -s.signal : s.exit_code;
   r.out = ReadFile(out);

@@ -9,8 +9,12 @@
 
 #include "absl/status/statusor.h"
 #include "agent/subprocess_runner.h"
+#include "common/clock.h"
 
 namespace npuperf::testing {
+
+// The real clock of the end-to-end tests: they run real binaries in real time.
+Clock& WallClock();
 
 // Build and source trees, from the environment ctest sets.
 std::filesystem::path BuildDir();

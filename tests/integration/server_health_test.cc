@@ -16,7 +16,7 @@ TEST(ServerHealthTest, HealthServingAndReflectionListsTheServices) {
   {
     auto health = grpc::health::v1::Health::NewStub(channel);
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
     grpc::health::v1::HealthCheckRequest req;
     grpc::health::v1::HealthCheckResponse resp;
     ASSERT_TRUE(health->Check(&ctx, req, &resp).ok());
@@ -24,7 +24,7 @@ TEST(ServerHealthTest, HealthServingAndReflectionListsTheServices) {
   }
   auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
   auto stream = reflection->ServerReflectionInfo(&ctx);
   grpc::reflection::v1alpha::ServerReflectionRequest req;
   req.set_list_services("");
@@ -49,7 +49,7 @@ TEST(ServerHealthTest, CompareRoundsNamesItsBadFields) {
   auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
   auto queries = npuperf::v1::QueryService::NewStub(channel);
   grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
   npuperf::v1::CompareRoundsResponse resp;
   auto s = queries->CompareRounds(&ctx, npuperf::v1::CompareRoundsRequest(), &resp);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);

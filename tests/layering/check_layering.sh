@@ -3,10 +3,13 @@
 #  - server/: only service/ and main.cc include <grpcpp/...>; only store/sqlite/ and
 #    store/postgres/ include SQLiteCpp or pqxx, and pqxx never leaves store/postgres/'s .cc files
 #    and its internal headers (postgres_store.h is a pimpl); core/ and compare/ include no backend
-#    and no service; service/ reaches the store only through core/ (no server/store/ include).
+#    and no service; service/ reaches the store only through core/ (serve.h alone includes
+#    store/db_deadline.h, to carry the call deadline into the database).
 #  - agent/: only server_channel.* and main.cc include <grpcpp/...>.
 #  - evidence/: never gRPC; SQLite only in the sample-db reader.
 #  - server/ and agent/ never include each other.
+#  - time: only common/clock.* reads a clock (std::chrono::*_clock::now, absl::Now) or sleeps, in
+#    production code and tests alike (tests take a FakeClock, or a RealClock where real processes run).
 set -u
 root=${1:?source dir}
 fail=0
@@ -36,5 +39,9 @@ violations "$grpc" evidence '^$' "gRPC in evidence/"
 violations '#include "server/' agent '^$' "agent/ includes server/"
 violations '#include "agent/' server '^$' "server/ includes agent/"
 violations '#include "server/|#include "agent/|#include "client/' evidence '^$' "evidence/ includes a binary's code"
+clock='(system|steady|high_resolution)_clock::now|absl::Now\(|absl::SleepFor|sleep_for\(|usleep\(|[^_a-z]sleep\('
+for dir in common server agent client evidence sim tests; do
+  violations "$clock" "$dir" '/common/clock\.(h|cc)$' "a clock read or sleep outside common/clock"
+done
 if [ $fail -eq 0 ]; then echo "layering: ok"; fi
 exit $fail

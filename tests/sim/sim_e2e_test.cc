@@ -11,12 +11,19 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+
+// msprof-sim runs as a real process: its tests wait in real time.
+npuperf::RealClock& Wall() {
+  static npuperf::RealClock clock;
+  return clock;
+}
 
 struct Result {
   int code = -1;
@@ -134,7 +141,7 @@ TEST_F(SimE2eTest, ConflictDetectorRefusesDoubleBooking) {
   std::string log = (dir_ / "conflicts.log").string();
   std::string hold = "sh -c 'touch ready; while [ ! -e go ]; do sleep 0.02; done'";
   std::thread first([&] { EXPECT_EQ(Run("TILE_FWK_DEVICE_ID=2", "--output=a " + hold).code, 0); });
-  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i) Wall().SleepFor(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(dir_ / "ready"));
   Result busy = Run(absl::StrCat("ASCEND_RT_VISIBLE_DEVICES=2 MSPROF_SIM_CONFLICT_LOG=", log), "--output=b true");
   Result other = Run(absl::StrCat("TILE_FWK_DEVICE_ID=3 MSPROF_SIM_CONFLICT_LOG=", log), "--output=c true");
@@ -158,9 +165,9 @@ TEST_F(SimE2eTest, InjectedFailuresCrashesAndHangs) {
   EXPECT_EQ(Run("MSPROF_SIM_FAULT='crash@dev=1'", "--output=o true").code, 0);
   EXPECT_EQ(Run("MSPROF_SIM_FAULT='fail:*:3@first=1'", "--output=o true").code, 3);
   EXPECT_EQ(Run("MSPROF_SIM_FAULT='fail:*:3@first=1'", "--output=o true").code, 0);
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Wall().MonotonicNow();
   EXPECT_EQ(Run("MSPROF_SIM_FAULT=hang:0.3", "--output=o true").code, 0);
-  EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(300));
+  EXPECT_GE(Wall().MonotonicNow() - t0, std::chrono::milliseconds(300));
   EXPECT_EQ(Run("MSPROF_SIM_FAULT=nonsense", "--output=o true").code, 2);
 }
 
@@ -181,10 +188,10 @@ TEST_F(SimE2eTest, HundredThousandKernelsGiveHundredThousandRows) {
 }
 
 TEST_F(SimE2eTest, HangIsKillableWithSigterm) {
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = Wall().MonotonicNow();
   Result r = Run("MSPROF_SIM_FAULT=hang:30", "--output=o sh -c 'true' & sleep 0.5; kill -TERM $!; wait $!");
   EXPECT_EQ(r.code, 143) << r.out;
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_LT(Wall().MonotonicNow() - t0, std::chrono::seconds(10));
 }
 
 TEST_F(SimE2eTest, PythonHelperReportsLaunchesAndIsANoOpOutside) {

@@ -13,7 +13,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
@@ -33,6 +32,12 @@
 
 namespace npuperf::server {
 namespace {
+
+// Real time for what waits on a real PostgreSQL (listeners, notifications).
+RealClock& Wall() {
+  static RealClock clock;
+  return clock;
+}
 
 #if NPUPERF_WITH_POSTGRES
 
@@ -242,16 +247,16 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
     ++calls;
   });
   auto calls_reach = [&](int n, absl::Duration timeout) {
-    for (const absl::Time deadline = absl::Now() + timeout; absl::Now() < deadline;) {
+    for (const absl::Time deadline = absl::FromChrono(Wall().SystemNow()) + timeout; absl::FromChrono(Wall().SystemNow()) < deadline;) {
       {
         absl::MutexLock lock(&mu);
         if (calls >= n) return true;
       }
-      absl::SleepFor(absl::Milliseconds(10));
+      Wall().SleepFor(std::chrono::milliseconds(10));
     }
     return false;
   };
-  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) Wall().SleepFor(std::chrono::milliseconds(50));
   ASSERT_EQ(Listeners(app), 1u) << "replica B never listened";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
   ASSERT_TRUE(calls_reach(1, absl::Seconds(5))) << "no notification before the kill";
@@ -260,7 +265,7 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   // One call on reconnection (notifications may have been missed), within
   // the listener's backoff.
   ASSERT_TRUE(calls_reach(2, absl::Seconds(10))) << "no wake-up after reconnecting";
-  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) absl::SleepFor(absl::Milliseconds(50));
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) Wall().SleepFor(std::chrono::milliseconds(50));
   ASSERT_EQ(Listeners(app), 1u) << "replica B did not LISTEN again";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
   EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";
@@ -301,10 +306,10 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
   p.set_attempt((*lease)->attempt());
   p.set_fencing_token((*lease)->fencing_token());
   p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
-  const absl::Time sent = absl::Now();
+  const absl::Time sent = absl::FromChrono(Wall().SystemNow());
   ASSERT_TRUE(a.ReportProgress(p).ok());
   ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
-  EXPECT_LT(absl::Now() - sent, absl::Seconds(2));
+  EXPECT_LT(absl::FromChrono(Wall().SystemNow()) - sent, absl::Seconds(2));
   EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";
 }
 
@@ -322,7 +327,7 @@ TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
   // On its own thread (the scope is per thread), so that a statement the
   // deadline fails to stop is released below instead of hanging the test.
   auto waiting = std::async(std::launch::async, [&] {
-    DbDeadlineScope deadline(absl::Now() + absl::Milliseconds(300));
+    DbDeadlineScope deadline(absl::FromChrono(Wall().SystemNow()) + absl::Milliseconds(300));
     return store->CancelCollection("", "c1", "stop", 2000);
   });
   bool released = false;
@@ -334,7 +339,7 @@ TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
   auto cancelled = waiting.get();
   EXPECT_TRUE(absl::IsDeadlineExceeded(cancelled.status())) << cancelled.status();
   {
-    DbDeadlineScope deadline(absl::Now() - absl::Seconds(1));
+    DbDeadlineScope deadline(absl::FromChrono(Wall().SystemNow()) - absl::Seconds(1));
     EXPECT_TRUE(absl::IsDeadlineExceeded(store->GetCollection("", "c1").status()));
   }
   if (!released) {
@@ -389,7 +394,7 @@ TEST_F(PostgresStoreTest, ListenerWaitsItsReconnectBackoffOnTheClock) {
   };
   // Polls in real time for what other processes and threads do.
   auto eventually = [](const std::function<bool()>& done) {
-    for (int i = 0; i < 200 && !done(); ++i) absl::SleepFor(absl::Milliseconds(50));
+    for (int i = 0; i < 200 && !done(); ++i) Wall().SleepFor(std::chrono::milliseconds(50));
     return done();
   };
   ASSERT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B never listened";

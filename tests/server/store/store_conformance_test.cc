@@ -13,7 +13,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "common/clock.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
@@ -760,7 +759,7 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   v1::RegisterAgentRequest info = AgentInfo("h1", "boot", 1);
   ASSERT_OK_AND_ASSIGN(registered, replica_b.RegisterAgent(info));
   // Give B's listener time to LISTEN (it connects on its own thread).
-  absl::SleepFor(absl::Milliseconds(300));
+  clock.SleepFor(std::chrono::milliseconds(300));
   v1::LeaseJobRequest req;
   req.set_agent_id(registered.agent_id());
   req.set_wait_ms(30'000);
@@ -771,11 +770,11 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   auto waiter = std::async(std::launch::async, [&] {
     return replica_b.LeaseJob(req, [&] { return stop.load(); });
   });
-  absl::SleepFor(absl::Milliseconds(300));  // B is waiting now
-  const absl::Time submitted = absl::Now();
+  clock.SleepFor(std::chrono::milliseconds(300));  // B is waiting now
+  const auto submitted = clock.MonotonicNow();
   Insert(MakeCollection("c1", "team", 1));  // on replica A's store
   const bool woken = waiter.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
-  const absl::Duration took = absl::Now() - submitted;
+  const absl::Duration took = absl::FromChrono(clock.MonotonicNow() - submitted);
   stop = true;  // ends B's wait at once if it was not woken
   ASSERT_TRUE(woken) << "replica B was not woken";
   auto got = waiter.get();
