@@ -74,6 +74,25 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
                                                const std::map<std::string, double>& mean_us,
                                                const std::map<std::string, std::string>& labels,
                                                const std::string& team = "alpha") {
+    EXPECT_TRUE(store_->InsertCollection(CollectionOf(id, mean_us, labels, team)).ok());
+    std::map<std::string, int64_t> rounds;
+    for (size_t i = 0; i < mean_us.size(); ++i) {
+      clock_.Advance(std::chrono::seconds(1));
+      auto a = store_->ClaimJob(ClaimNow(), ChooseClaim);
+      EXPECT_TRUE(a.ok() && a->has_value()) << a.status();
+      if (!a.ok() || !a->has_value()) return rounds;
+      const v1::JobAssignment& job = **a;
+      auto ack = store_->RecordResult(SuccessOf(id, job, mean_us.at(job.operator_name())));
+      EXPECT_TRUE(ack.ok()) << ack.status();
+      if (ack.ok()) rounds[job.operator_name()] = ack->round_id;
+    }
+    return rounds;
+  }
+
+  // The collection AddCollection submits: one operator and one job (case p0) per entry.
+  NewCollection CollectionOf(const std::string& id, const std::map<std::string, double>& mean_us,
+                             const std::map<std::string, std::string>& labels,
+                             const std::string& team) {
     NewCollection c;
     c.id = id;
     c.team = team;
@@ -87,43 +106,42 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
       c.jobs.push_back({op, "p0", "kernel_" + op});
     }
     c.now_ms = NowMs();
-    EXPECT_TRUE(store_->InsertCollection(c).ok());
-    std::map<std::string, int64_t> rounds;
-    for (size_t i = 0; i < mean_us.size(); ++i) {
-      clock_.Advance(std::chrono::seconds(1));
-      ClaimRequest req;
-      req.agent_id = "agent-1";
-      req.host = "host-1";
-      req.devices = {{0, "Ascend910B2"}};
-      req.now_ms = NowMs();
-      req.lease_ttl_ms = 60'000;
-      auto a = store_->ClaimJob(req, ChooseClaim);
-      EXPECT_TRUE(a.ok() && a->has_value()) << a.status();
-      if (!a.ok() || !a->has_value()) return rounds;
-      const v1::JobAssignment& job = **a;
-      AttemptResult r;
-      r.agent_id = "agent-1";
-      r.ref = {job.job_id(), job.attempt(), job.fencing_token()};
-      r.update_uuid = absl::StrCat(id, "-", job.job_id());
-      r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
-      r.evidence.set_operator_name(job.operator_name());
-      r.evidence.set_case_id("p0");
-      double sum = 0;
-      for (double s : Samples(mean_us.at(job.operator_name()), ++seed_)) {
-        r.evidence.mutable_duration()->add_samples_us(s);
-        sum += s;
-      }
-      r.evidence.mutable_duration()->set_aggregate_us(sum / 7);
-      r.evidence.mutable_fingerprint()->set_soc("Ascend910B2");
-      r.evidence.mutable_golden()->set_status("joined");
-      r.evidence.mutable_golden()->set_ratio(2.0);
-      r.metrics = {{"duration", sum / 7}};
-      r.now_ms = NowMs();
-      auto ack = store_->RecordResult(r);
-      EXPECT_TRUE(ack.ok()) << ack.status();
-      if (ack.ok()) rounds[job.operator_name()] = ack->round_id;
+    return c;
+  }
+
+  // A claim by agent-1 for its one device, now.
+  ClaimRequest ClaimNow() {
+    ClaimRequest req;
+    req.agent_id = "agent-1";
+    req.host = "host-1";
+    req.devices = {{0, "Ascend910B2"}};
+    req.now_ms = NowMs();
+    req.lease_ttl_ms = 60'000;
+    return req;
+  }
+
+  // A successful result for `job` of collection `id`: seven samples around `mean_us` (the next
+  // seed), golden ratio 2.0.
+  AttemptResult SuccessOf(const std::string& id, const v1::JobAssignment& job, double mean_us) {
+    AttemptResult r;
+    r.agent_id = "agent-1";
+    r.ref = {job.job_id(), job.attempt(), job.fencing_token()};
+    r.update_uuid = absl::StrCat(id, "-", job.job_id());
+    r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
+    r.evidence.set_operator_name(job.operator_name());
+    r.evidence.set_case_id("p0");
+    double sum = 0;
+    for (double s : Samples(mean_us, ++seed_)) {
+      r.evidence.mutable_duration()->add_samples_us(s);
+      sum += s;
     }
-    return rounds;
+    r.evidence.mutable_duration()->set_aggregate_us(sum / 7);
+    r.evidence.mutable_fingerprint()->set_soc("Ascend910B2");
+    r.evidence.mutable_golden()->set_status("joined");
+    r.evidence.mutable_golden()->set_ratio(2.0);
+    r.metrics = {{"duration", sum / 7}};
+    r.now_ms = NowMs();
+    return r;
   }
 
   npuperf::testing::FakeClock clock_;
@@ -236,8 +254,8 @@ TEST_P(ComparisonQueriesTest, RegressionsSinceATimeUseTheNewestEarlierRound) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ComparisonQueriesTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                         [](const auto& info) {
-                           return info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         [](const auto& param_info) {
+                           return param_info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
                          });
 
 }  // namespace

@@ -1,0 +1,206 @@
+// Store conformance: claims, leases, adoption, expiry and cancellation (the fixture:
+// store_conformance.h).
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "server/core/job_state.h"
+#include "tests/server/store/store_conformance.h"
+#if NPUPERF_WITH_POSTGRES
+#include <pqxx/pqxx>
+#endif
+
+namespace npuperf::server {
+namespace {
+
+// ---- Claims ----
+
+TEST_P(StoreConformanceTest, ClaimPriorityCapAndAssignment) {
+  Insert(MakeCollection("low", "alpha", 2, /*priority=*/0));
+  Insert(MakeCollection("high", "alpha", 2, /*priority=*/5));
+  auto a = Claim(Req("a1", {0, 1}));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->collection_id(), "high");
+  EXPECT_EQ(a->attempt(), 1);
+  EXPECT_EQ(a->fencing_token(), 1);
+  EXPECT_EQ(a->max_attempts(), 1);
+  EXPECT_EQ(absl::StrCat(a->operator_name(), " ", a->case_id(), " ", a->op_name(), " ",
+                         a->bundle_sha256(), " ", a->runner(), " ", a->device_id()),
+            "op_a case0 OpA sha-a run_a.py 0");
+  EXPECT_EQ(a->lease_ttl_ms(), kTtl);
+  EXPECT_EQ(StateOf("high"), v1::COLLECTION_STATE_RUNNING);
+  v1::Job job = JobOf("high", a->job_id());
+  EXPECT_EQ(absl::StrCat(JobStateName(job.state()), " ", job.placement().agent_id(), "/",
+                         job.placement().device_id()),
+            "leased a1/0");
+  auto b = Claim(Req("a1", {0, 1}));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->collection_id(), "high");
+  EXPECT_EQ(b->device_id(), 1);
+  EXPECT_NE(b->job_id(), a->job_id());
+  EXPECT_FALSE(Claim(Req("a1", {0, 1})));  // both devices leased
+  auto c = Claim(Req("a2", {0}));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->collection_id(), "low");
+  // Per-collection cap: "capped" (top priority) allows two live jobs.
+  Insert(MakeCollection("capped", "alpha", 5, /*priority=*/9, /*cap=*/2));
+  auto of = [](const auto& got) { return got.value_or(v1::JobAssignment()).collection_id(); };
+  EXPECT_EQ(of(Claim(Req("a3", {0, 1, 2}))), "capped");
+  EXPECT_EQ(of(Claim(Req("a3", {0, 1, 2}))), "capped");
+  EXPECT_EQ(of(Claim(Req("a3", {0, 1, 2}))), "low");
+}
+
+TEST_P(StoreConformanceTest, LeasedDeviceIsNeverOfferedAgain) {
+  Insert(MakeCollection("c1", "alpha", 4));
+  auto a = Claim(Req("a1", {3}));
+  ASSERT_TRUE(a);
+  std::set<int> offered;  // over every chooser call
+  ClaimChooser spy = [&](const std::vector<ClaimCandidate>& c, const std::vector<OfferedDevice>& d,
+                         const std::map<std::string, std::string>& l) {
+    for (const auto& dev : d) offered.insert(dev.device_id);
+    return ChooseClaim(c, d, l);
+  };
+  EXPECT_FALSE(Claim(Req("a1", {3}), spy));
+  EXPECT_TRUE(offered.empty());
+  auto b = Claim(Req("a1", {3, 4}), spy);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->device_id(), 4);
+  EXPECT_EQ(offered, std::set<int>{4});
+  // The same device number on another agent is another device.
+  EXPECT_TRUE(Claim(Req("a2", {3})));
+#if NPUPERF_WITH_POSTGRES
+  if (GetParam() != Backend::kPostgres) return;
+  // Migration 0002: even a writer that skips the claim protocol cannot double-book.
+  pqxx::connection conn(pg_->url());
+  pqxx::work tx(conn);
+  EXPECT_THROW(tx.exec("UPDATE jobs SET state = 2, agent_id = 'a1', device_id = 3 WHERE state = 1"),
+               pqxx::unique_violation);
+#endif
+}
+
+TEST_P(StoreConformanceTest, ClaimHonoursConstraintsThroughTheChooser) {
+  NewCollection c = MakeCollection("c1", "alpha", 1);
+  c.spec.mutable_constraints()->add_socs("Ascend950PR_9589");
+  Insert(c);
+  std::string seen;  // what the chooser was offered
+  ClaimChooser spy = [&](const std::vector<ClaimCandidate>& cs, const std::vector<OfferedDevice>& d,
+                         const std::map<std::string, std::string>& l) {
+    for (const auto& cand : cs) {
+      absl::StrAppend(&seen, cand.collection_id, "/", cand.team, "/",
+                      cand.spec->constraints().socs(0), " ");
+    }
+    return ChooseClaim(cs, d, l);
+  };
+  EXPECT_FALSE(Claim(Req("a1", {0}, 2000, "Ascend910B2"), spy));
+  EXPECT_EQ(seen, "c1/alpha/Ascend950PR_9589 ");
+  ClaimRequest both = Req("a1", {0}, 2000, "Ascend910B2");
+  both.devices.push_back({1, "Ascend950PR_9589"});
+  auto a = Claim(both, spy);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(absl::StrCat(a->device_id(), " ", a->soc()), "1 Ascend950PR_9589");
+}
+
+// ---- Leases ----
+
+TEST_P(StoreConformanceTest, RenewLeasesDropsStaleAndReportsCancelled) {
+  Insert(MakeCollection("c1", "alpha", 2));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  AttemptRef stale = Ref(*a);
+  stale.fencing_token += 7;
+  ASSERT_OK_AND_ASSIGN(r, store_->RenewLeases("a1", {Ref(*a), stale}, 2000 + kTtl - 1, kTtl));
+  ASSERT_EQ(r.dropped.size(), 1u);
+  EXPECT_EQ(r.dropped[0].fencing_token, stale.fencing_token);
+  EXPECT_TRUE(r.cancelled.empty());
+  // Renewed: not expired at the original deadline.
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  EXPECT_TRUE(expired.empty());
+  // Another agent cannot renew it.
+  EXPECT_EQ(store_->RenewLeases("a2", {Ref(*a)}, 5000, kTtl)->dropped.size(), 1u);
+  ASSERT_TRUE(store_->CancelCollection("alpha", "c1", "user", 6000).ok());
+  ASSERT_OK_AND_ASSIGN(after, store_->RenewLeases("a1", {Ref(*a)}, 6001, kTtl));
+  EXPECT_TRUE(after.dropped.empty());
+  ASSERT_EQ(after.cancelled.size(), 1u);
+  EXPECT_EQ(after.cancelled[0].job_id, a->job_id());
+}
+
+TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
+  Insert(MakeCollection("c1", "alpha", 1));
+  ClaimRequest req = Req("a1", {0});
+  req.host = "h1";
+  auto a = Claim(req);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 2), 2500).ok());
+  AttemptRef wrong = Ref(*a);
+  wrong.fencing_token = 99;
+  ASSERT_OK_AND_ASSIGN(adopted, store_->AdoptAttempts("a1b", {wrong, Ref(*a)}, 2600, kTtl));
+  ASSERT_EQ(adopted.size(), 1u);
+  EXPECT_EQ(adopted[0].fencing_token, a->fencing_token());
+  EXPECT_EQ(JobOf("c1", a->job_id()).placement().agent_id(), "a1b");
+  // An agent on another host cannot adopt it; an expired lease is not adopted.
+  ASSERT_TRUE(store_->UpsertAgent("x", AgentInfo("h2", "boot9", 1), 2700).ok());
+  EXPECT_TRUE(store_->AdoptAttempts("x", {Ref(*a)}, 2700, kTtl)->empty());
+  EXPECT_TRUE(store_->AdoptAttempts("a1b", {Ref(*a)}, 2600 + kTtl + 1, kTtl)->empty());
+}
+
+// ---- Expiry and cancellation ----
+
+TEST_P(StoreConformanceTest, ExpireLeasesRequeuesThenFails) {
+  Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/5));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(store_->ExpireLeases(2000 + kTtl - 1, 2)->empty());  // still live
+  ASSERT_OK_AND_ASSIGN(first, store_->ExpireLeases(2000 + kTtl + 1, 2));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(first[0].requeued);
+  EXPECT_EQ(first[0].agent_id, "a1");
+  EXPECT_EQ(first[0].collection_id, "c1");
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_QUEUED);
+  auto b = Claim(Req("a2", {0}, 20'000));
+  ASSERT_TRUE(b);
+  ASSERT_OK_AND_ASSIGN(second, store_->ExpireLeases(20'000 + kTtl + 1, 2));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_FALSE(second[0].requeued);
+  v1::Job job = JobOf("c1", a->job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(absl::StrContains(job.reason(), "giving up")) << job.reason();
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_FAILED);
+}
+
+TEST_P(StoreConformanceTest, CancelCollection) {
+  Insert(MakeCollection("c1", "alpha", 3));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  EXPECT_TRUE(absl::IsNotFound(store_->CancelCollection("beta", "c1", "x", 2100).status()));
+  ASSERT_OK_AND_ASSIGN(orders, store_->CancelCollection("alpha", "c1", "user asked", 2200));
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].agent_id, "a1");
+  EXPECT_EQ(orders[0].job_id, a->job_id());
+  EXPECT_EQ(orders[0].fencing_token, a->fencing_token());
+  auto c = store_->GetCollection("alpha", "c1");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->counts().cancelled(), 2);
+  EXPECT_EQ(c->state(), v1::COLLECTION_STATE_RUNNING);
+  EXPECT_EQ(c->cancel_reason(), "user asked");
+  EXPECT_FALSE(Claim(Req("a1", {1}, 2300)));  // nothing left to claim
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_FALSE(expired[0].requeued);
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_CANCELLED);
+  // A retryable failure after the cancel is not retried.
+  Insert(MakeCollection("c2", "alpha", 1, 0, 8, /*retry=*/3));
+  auto b = Claim(Req("a1", {0}, 20'000));
+  ASSERT_TRUE(b);
+  ASSERT_TRUE(store_->CancelCollection("", "c2", "stop", 20'100).ok());
+  ASSERT_TRUE(store_->RecordResult(Result(*b, "f", v1::ATTEMPT_OUTCOME_FAILED, 20'200)).ok());
+  EXPECT_EQ(StateOf("c2"), v1::COLLECTION_STATE_CANCELLED);
+}
+
+}  // namespace
+}  // namespace npuperf::server

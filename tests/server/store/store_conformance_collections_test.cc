@@ -1,0 +1,159 @@
+// Store conformance: tokens, bundles, collections, agents and the state gauges (the fixture:
+// store_conformance.h). The suite's one INSTANTIATE_TEST_SUITE_P is at the end of this file.
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/time_util.h"
+#include "gtest/gtest.h"
+#include "tests/server/store/store_conformance.h"
+
+namespace npuperf::server {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+// ---- Tokens and bundles ----
+
+TEST_P(StoreConformanceTest, TokensAndBundles) {
+  ASSERT_TRUE(store_->InsertToken("h1", "team", "alpha", 1).ok());
+  ASSERT_OK_AND_ASSIGN(got, store_->LookupToken("h1"));
+  EXPECT_EQ(got, std::make_pair(std::string("team"), std::string("alpha")));
+  EXPECT_TRUE(absl::IsNotFound(store_->LookupToken("nope").status()));
+  EXPECT_TRUE(absl::IsAlreadyExists(store_->InsertToken("h1", "agent", "x", 2)));
+  // Bundles are content-addressed and deduplicated.
+  const std::string content("tar\0with\xffzero", 13);
+  EXPECT_FALSE(store_->PutBundle("alpha", "op", "sha1", content, 1).value_or(true));
+  EXPECT_TRUE(store_->PutBundle("beta", "op", "sha1", content, 2).value_or(false));  // deduplicated
+  ASSERT_OK_AND_ASSIGN(bundle, store_->GetBundle("sha1"));
+  EXPECT_EQ(bundle, content);
+  EXPECT_TRUE(*store_->HasBundle("sha1"));
+  EXPECT_FALSE(*store_->HasBundle("sha2"));
+  EXPECT_TRUE(absl::IsNotFound(store_->GetBundle("sha2").status()));
+}
+
+// ---- Collections ----
+
+TEST_P(StoreConformanceTest, InsertCollectionAndIdempotencyKey) {
+  NewCollection c = MakeCollection("c1", "alpha", 3);
+  (*c.spec.mutable_labels())["branch"] = "main";
+  c.idempotency_key = "key-1";
+  ASSERT_OK_AND_ASSIGN(first, store_->InsertCollection(c));
+  EXPECT_TRUE(first.second);
+  EXPECT_EQ(first.first.id(), "c1");
+  EXPECT_EQ(first.first.jobs_size(), 3);
+  EXPECT_EQ(first.first.counts().queued(), 3);
+  EXPECT_EQ(first.first.state(), v1::COLLECTION_STATE_QUEUED);
+  EXPECT_EQ(first.first.idempotency_key(), "key-1");
+  EXPECT_EQ(first.first.spec().labels().at("branch"), "main");
+  NewCollection resubmit = MakeCollection("c2", "alpha", 5);
+  resubmit.idempotency_key = "key-1";
+  ASSERT_OK_AND_ASSIGN(second, store_->InsertCollection(resubmit));
+  EXPECT_FALSE(second.second);
+  EXPECT_EQ(second.first.id(), "c1");
+  EXPECT_EQ(second.first.jobs_size(), 3);
+  EXPECT_TRUE(absl::IsNotFound(store_->GetCollection("", "c2").status()));
+  // The key is per team.
+  NewCollection other = MakeCollection("c3", "beta", 1);
+  other.idempotency_key = "key-1";
+  ASSERT_OK_AND_ASSIGN(third, store_->InsertCollection(other));
+  EXPECT_TRUE(third.second);
+  // Reads are team-scoped (empty team: any).
+  EXPECT_TRUE(store_->GetCollection("alpha", "c1").ok());
+  EXPECT_TRUE(store_->GetCollection("", "c3").ok());
+  EXPECT_TRUE(absl::IsNotFound(store_->GetCollection("beta", "c1").status()));
+}
+
+TEST_P(StoreConformanceTest, ListCollectionsFiltersAndPages) {
+  for (int i = 0; i < 5; ++i) {
+    NewCollection c = MakeCollection(absl::StrCat("c", i), "alpha", 1);
+    c.now_ms = 1000 + i;
+    (*c.spec.mutable_labels())["branch"] = i % 2 == 0 ? "main" : "dev";
+    (*c.spec.mutable_labels())["tag"] = absl::StrCat("t", i);
+    Insert(c);
+  }
+  Insert(MakeCollection("other", "beta", 1));
+  auto f = ForTeam<CollectionFilter>("alpha");
+  ASSERT_OK_AND_ASSIGN(all, store_->ListCollections(f));
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[0].id(), "c4");  // newest first
+  EXPECT_EQ(all[0].counts().total(), 1);
+  EXPECT_EQ(all[0].jobs_size(), 0);  // list views carry counts only
+  f.labels = {{"branch", "main"}};
+  EXPECT_EQ(store_->ListCollections(f)->size(), 3u);
+  f.labels = {{"branch", "main"}, {"tag", "t2"}};
+  auto one = store_->ListCollections(f);
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].id(), "c2");
+  f.labels.clear();
+  f.limit = 2;
+  auto page1 = store_->ListCollections(f);
+  ASSERT_EQ(page1->size(), 2u);
+  f.before_created_ms = TimeUtil::TimestampToMilliseconds(page1->back().created_at());
+  f.before_id = page1->back().id();
+  auto page2 = store_->ListCollections(f);
+  ASSERT_EQ(page2->size(), 2u);
+  EXPECT_EQ((*page2)[0].id(), "c2");
+  f = ForTeam<CollectionFilter>("alpha");
+  f.states = {v1::COLLECTION_STATE_RUNNING};
+  EXPECT_TRUE(store_->ListCollections(f)->empty());
+  f.states = {v1::COLLECTION_STATE_QUEUED};
+  EXPECT_EQ(store_->ListCollections(f)->size(), 5u);
+}
+
+// ---- Agents ----
+
+TEST_P(StoreConformanceTest, AgentsAndDevices) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
+  ASSERT_OK_AND_ASSIGN(info, store_->GetAgent("a1"));
+  EXPECT_EQ(info.host(), "h1");
+  EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("zz").status()));
+  EXPECT_TRUE(absl::IsNotFound(store_->UpdateDevices("zz", {}, 1)));
+  Insert(MakeCollection("c1", "alpha", 1));
+  ClaimRequest req = Req("a1", {1});
+  req.host = "h1";
+  auto a = Claim(req);
+  ASSERT_TRUE(a);
+  ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
+  ASSERT_EQ(agents.size(), 1u);
+  const v1::AgentStatus& s = agents[0];
+  EXPECT_EQ(s.state(), "online");
+  EXPECT_EQ(s.labels().at("rack"), "r1");
+  ASSERT_EQ(s.devices_size(), 2);
+  EXPECT_EQ(s.devices(0).state(), "idle");
+  EXPECT_EQ(s.devices(1).state(), "busy");
+  EXPECT_EQ(s.devices(1).job_id(), a->job_id());
+  // A new instance of the same host and boot replaces the old one.
+  ASSERT_TRUE(store_->UpsertAgent("a2", AgentInfo("h1", "boot1", 2), 200).ok());
+  EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("a1").status()));
+  EXPECT_TRUE(store_->GetAgent("a2").ok());
+}
+
+// ---- Gauges ----
+
+TEST_P(StoreConformanceTest, CountByStateCountsJobsAgentsAndDevices) {
+  Insert(MakeCollection("c1", "team", 3));
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot", 2), 1000).ok());
+  ASSERT_TRUE(Claim(Req("a1", {0})));
+  ASSERT_TRUE(store_->UpsertAgent("a2", AgentInfo("h2", "boot", 1), 1000).ok());
+  // A new instance of h2 (same boot): a2 is lost, its device offline.
+  ASSERT_TRUE(store_->UpsertAgent("a3", AgentInfo("h2", "boot", 1), 1000).ok());
+  ASSERT_OK_AND_ASSIGN(counts, store_->CountByState());
+  EXPECT_EQ(counts.jobs[v1::JOB_STATE_QUEUED], 2);
+  EXPECT_EQ(counts.jobs[v1::JOB_STATE_LEASED], 1);
+  EXPECT_EQ(counts.jobs.count(v1::JOB_STATE_SUCCEEDED), 0u);
+  EXPECT_EQ(counts.agents["online"], 2);
+  EXPECT_EQ(counts.agents["lost"], 1);
+  EXPECT_EQ(counts.devices["busy"], 1);  // a1's device 0 holds the lease
+  EXPECT_EQ(counts.devices["idle"], 2);  // a1's device 1, a3's device 0
+  EXPECT_EQ(counts.devices["offline"], 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, StoreConformanceTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const auto& param_info) {
+                           return param_info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
+
+}  // namespace
+}  // namespace npuperf::server

@@ -1,0 +1,335 @@
+// Store conformance: progress, results, retries, rounds and replicas (the fixture:
+// store_conformance.h).
+#include <atomic>
+#include <future>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "server/core/metrics.h"
+#include "server/core/scheduler.h"
+#include "tests/server/store/store_conformance.h"
+
+namespace npuperf::server {
+namespace {
+
+// ---- Progress ----
+
+TEST_P(StoreConformanceTest, RecordProgressChecksTheFencingToken) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  v1::JobProgress p;
+  p.set_step(2);
+  p.set_step_count(9);
+  ASSERT_OK_AND_ASSIGN(cancel, store_->RecordProgress("a1", Ref(*a), p, 2100, kTtl));
+  EXPECT_FALSE(cancel);
+  v1::Job job = JobOf("c1", a->job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job.progress().step(), 2);
+  AttemptRef stale = Ref(*a);
+  stale.fencing_token -= 1;
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(store_->RecordProgress("a1", stale, p, 2200, kTtl).status()));
+  ASSERT_TRUE(store_->CancelCollection("", "c1", "stop", 2300).ok());
+  ASSERT_OK_AND_ASSIGN(cancelled, store_->RecordProgress("a1", Ref(*a), p, 2400, kTtl));
+  EXPECT_TRUE(cancelled);
+}
+
+// ---- Results ----
+
+TEST_P(StoreConformanceTest, SuccessStoresExactlyOneRound) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED)));
+  EXPECT_FALSE(ack.duplicate);
+  EXPECT_GT(ack.round_id, 0);
+  EXPECT_EQ(ack.collection_id, "c1");
+  auto again = store_->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->duplicate);
+  EXPECT_EQ(again->round_id, ack.round_id);
+  EXPECT_EQ(RoundCount("alpha"), 1u);
+  v1::Job job = JobOf("c1", a->job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.round_id(), ack.round_id);
+  EXPECT_DOUBLE_EQ(job.kernel_time_us(), 12.5);
+  EXPECT_EQ(job.bound_label(), "compute");
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_SUCCEEDED);
+  // A new uuid for the finished attempt is stale: nothing more is stored.
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      store_->RecordResult(Result(*a, "u2", v1::ATTEMPT_OUTCOME_SUCCEEDED)).status()));
+  EXPECT_EQ(RoundCount("alpha"), 1u);
+}
+
+TEST_P(StoreConformanceTest, StaleTokenResultIsRejectedAndNotStored) {
+  Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/2));
+  auto first = Claim(Req("a1", {0}));
+  ASSERT_TRUE(first);
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  ASSERT_EQ(expired.size(), 1u);
+  auto second = Claim(Req("a2", {0}, 20'000));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->job_id(), first->job_id());
+  EXPECT_EQ(second->fencing_token(), first->fencing_token() + 1);
+  auto late = store_->RecordResult(Result(*first, "late", v1::ATTEMPT_OUTCOME_SUCCEEDED, 21'000));
+  EXPECT_TRUE(absl::IsFailedPrecondition(late.status())) << late.status();
+  EXPECT_EQ(RoundCount("alpha"), 0u);
+  EXPECT_EQ(JobOf("c1", first->job_id()).state(), v1::JOB_STATE_LEASED);
+  auto ok = store_->RecordResult(Result(*second, "fresh", v1::ATTEMPT_OUTCOME_SUCCEEDED, 22'000));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_OK_AND_ASSIGN(round, store_->GetRound("alpha", ok->round_id));
+  EXPECT_EQ(round.attempt(), second->attempt());
+}
+
+TEST_P(StoreConformanceTest, FailureRequeuesWhileAttemptsRemain) {
+  Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->max_attempts(), 2);
+  ASSERT_TRUE(store_->RecordResult(Result(*a, "f1", v1::ATTEMPT_OUTCOME_FAILED)).ok());
+  v1::Job job = JobOf("c1", a->job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(absl::StrContains(job.reason(), "retrying")) << job.reason();
+  auto b = Claim(Req("a1", {0}, 4000));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->attempt(), 2);
+  ASSERT_TRUE(store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 5000)).ok());
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_FAILED);
+  // A non-retryable failure fails at once.
+  Insert(MakeCollection("c2", "alpha", 1, 0, 8, /*retry=*/3));
+  auto c = Claim(Req("a1", {0}, 6000));
+  ASSERT_TRUE(c);
+  AttemptResult fatal = Result(*c, "f3", v1::ATTEMPT_OUTCOME_FAILED, 7000);
+  fatal.retryable = false;
+  ASSERT_TRUE(store_->RecordResult(fatal).ok());
+  EXPECT_EQ(JobOf("c2", c->job_id()).state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(RoundCount("alpha"), 0u);
+}
+
+TEST_P(StoreConformanceTest, InterruptedDoesNotUseTheRetryBudget) {
+  // Two attempts allowed: interrupted, failed (one real failure: retry), succeeded.
+  Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  AttemptResult cut = Result(*a, "i1", v1::ATTEMPT_OUTCOME_INTERRUPTED);
+  cut.max_lost = 2;
+  ASSERT_TRUE(store_->RecordResult(cut).ok());
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_QUEUED);
+  auto b = Claim(Req("a1", {0}, 4000));
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->attempt(), 2);
+  ASSERT_TRUE(store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 5000)).ok());
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_QUEUED);
+  auto c = Claim(Req("a1", {0}, 6000));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->attempt(), 3);
+  auto done = store_->RecordResult(Result(*c, "s3", v1::ATTEMPT_OUTCOME_SUCCEEDED, 7000));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  // Interrupted max_lost times: failed for good.
+  Insert(MakeCollection("c2", "alpha", 1, 0, 8, /*retry=*/5));
+  for (int i = 0; i < 2; ++i) {
+    auto d = Claim(Req("a1", {0}, 8000 + i));
+    ASSERT_TRUE(d);
+    AttemptResult r = Result(*d, absl::StrCat("c2-", i), v1::ATTEMPT_OUTCOME_INTERRUPTED, 9000 + i);
+    r.max_lost = 2;
+    ASSERT_TRUE(store_->RecordResult(r).ok());
+  }
+  EXPECT_EQ(StateOf("c2"), v1::COLLECTION_STATE_FAILED);
+}
+
+// ---- Rounds ----
+
+TEST_P(StoreConformanceTest, GetRoundAndListRounds) {
+  NewCollection c = MakeCollection("c1", "alpha", 4);
+  (*c.spec.mutable_labels())["branch"] = "main";
+  Insert(c);
+  std::vector<int64_t> rounds;
+  for (int i = 0; i < 4; ++i) {
+    auto a = Claim(Req("a1", {0}, 2000 + i * 100));
+    ASSERT_TRUE(a);
+    rounds.push_back(Finish(*a, absl::StrCat("u", i), 3000 + i * 100, 10.0 + i));
+  }
+  Insert(MakeCollection("b1", "beta", 1));
+  ASSERT_OK_AND_ASSIGN(round, store_->GetRound("alpha", rounds[1]));
+  EXPECT_EQ(round.collection_id(), "c1");
+  EXPECT_EQ(round.case_id(), "case1");
+  EXPECT_EQ(round.labels().at("branch"), "main");
+  EXPECT_EQ(round.evidence().evidence_json(), "{\"big\": true}");
+  EXPECT_DOUBLE_EQ(round.evidence().duration().aggregate_us(), 11.0);
+  EXPECT_TRUE(absl::IsNotFound(store_->GetRound("beta", rounds[1]).status()));
+  EXPECT_TRUE(absl::IsNotFound(store_->GetRound("alpha", 999'999).status()));
+  auto f = ForTeam<RoundFilter>("alpha");
+  f.metric = "duration";
+  ASSERT_OK_AND_ASSIGN(page, store_->ListRounds(f));
+  ASSERT_EQ(page.rounds.size(), 4u);
+  EXPECT_TRUE(page.rounds[0].evidence().evidence_json().empty());  // list view
+  ASSERT_EQ(page.series.size(), 4u);
+  EXPECT_DOUBLE_EQ(page.series[3].value(), 13.0);
+  EXPECT_EQ(page.series[3].round_id(), rounds[3]);
+  EXPECT_EQ(page.last_id, 0);
+  f.case_id = "case2";
+  EXPECT_EQ(store_->ListRounds(f)->rounds.size(), 1u);
+  f.case_id.clear();
+  f.since_ms = 3100;
+  f.until_ms = 3300;
+  EXPECT_EQ(store_->ListRounds(f)->rounds.size(), 2u);
+  f = ForTeam<RoundFilter>("alpha");
+  f.labels = {{"branch", "dev"}};
+  EXPECT_TRUE(store_->ListRounds(f)->rounds.empty());
+  f.labels = {{"branch", "main"}};
+  f.operator_name = "op_a";
+  f.collection_id = "c1";
+  f.limit = 3;
+  auto first = store_->ListRounds(f);
+  ASSERT_EQ(first->rounds.size(), 3u);
+  EXPECT_EQ(first->last_id, rounds[2]);
+  f.after_id = first->last_id;
+  auto rest = store_->ListRounds(f);
+  ASSERT_EQ(rest->rounds.size(), 1u);
+  EXPECT_EQ(rest->rounds[0].id(), rounds[3]);
+  f = ForTeam<RoundFilter>("beta");
+  EXPECT_TRUE(store_->ListRounds(f)->rounds.empty());
+}
+
+// ---- Replicas: two stores on one database ----
+
+// What the replica test saw: claimed jobs, devices held between claim and result, broken rules.
+struct ClaimLedger {
+  void Take(int64_t job_id, std::pair<int, int> device) {
+    absl::MutexLock lock(&mu);
+    if (!claimed.insert(job_id).second) violations.push_back("a job was claimed twice");
+    if (!held.insert(device).second) violations.push_back("a device was double-booked");
+  }
+  void Release(std::pair<int, int> device) {
+    absl::MutexLock lock(&mu);
+    held.erase(device);
+  }
+  void Note(const absl::Status& s) {
+    absl::MutexLock lock(&mu);
+    if (!s.ok()) violations.push_back(s.ToString());
+  }
+  absl::Mutex mu;
+  std::set<int64_t> claimed ABSL_GUARDED_BY(mu);
+  std::set<std::pair<int, int>> held ABSL_GUARDED_BY(mu);
+  std::vector<std::string> violations ABSL_GUARDED_BY(mu);
+};
+
+// Several threads on two Store instances claim for 4 agents x 4 devices over
+// 200 queued jobs and finish each job: no job is handed out twice and no
+// device holds two leases at once.
+TEST_P(StoreConformanceTest, TwoReplicasNeverDoubleBook) {
+  UseSqliteFile();
+  ASSERT_OK_AND_ASSIGN(second, OpenStore());
+  Store* replicas[2] = {store_.get(), second.get()};
+  constexpr int kCollections = 10, kJobsEach = 20, kAgents = 4;
+  for (int i = 0; i < kCollections; ++i) {
+    Insert(MakeCollection(absl::StrCat("c", i), absl::StrCat("team", i % 3), kJobsEach, i % 2));
+  }
+  ClaimLedger ledger;
+  std::atomic<int> done{0};
+  auto worker = [&](int t) {
+    Store* store = replicas[t % 2];
+    const int agent = t / 2;  // two threads per agent, one on each replica
+    for (int idle = 0; done.load() < kCollections * kJobsEach && idle < 20'000;) {
+      auto got = store->ClaimJob(Req(absl::StrCat("a", agent), {0, 1, 2, 3}), ChooseClaim);
+      if (!got.ok() && !absl::IsAborted(got.status())) return ledger.Note(got.status());
+      if (!got.ok() || !got->has_value()) {
+        idle += got.ok() ? 1 : 0;  // ABORTED (a lost race): just claim again
+        std::this_thread::yield();
+        continue;
+      }
+      const v1::JobAssignment& a = **got;
+      ledger.Take(a.job_id(), {agent, a.device_id()});
+      std::this_thread::yield();
+      ledger.Release({agent, a.device_id()});  // its lease stays live until the result
+      ledger.Note(store
+                      ->RecordResult(Result(a, absl::StrCat("u", a.job_id()),
+                                            v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000))
+                      .status());
+      ++done;
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kAgents * 2; ++t) threads.emplace_back(worker, t);
+  for (auto& th : threads) th.join();
+  {
+    absl::MutexLock lock(&ledger.mu);
+    EXPECT_TRUE(ledger.violations.empty()) << ledger.violations.front();
+    EXPECT_EQ(ledger.claimed.size(), static_cast<size_t>(kCollections * kJobsEach));
+  }
+  size_t rounds = 0;
+  for (int team = 0; team < 3; ++team) rounds += RoundCount(absl::StrCat("team", team));
+  EXPECT_EQ(rounds, static_cast<size_t>(kCollections * kJobsEach));
+  for (int i = 0; i < kCollections; ++i) {
+    EXPECT_EQ(StateOf(absl::StrCat("c", i)), v1::COLLECTION_STATE_SUCCEEDED);
+  }
+}
+
+// Replicas opening together serialize their migrations (advisory lock; BEGIN IMMEDIATE).
+TEST_P(StoreConformanceTest, ReplicasOpenTogether) {
+  UseSqliteFile();
+  std::vector<absl::StatusOr<std::unique_ptr<Store>>> opened;
+  for (int i = 0; i < 3; ++i) opened.emplace_back(absl::UnknownError("unset"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i) threads.emplace_back([&, i] { opened[i] = OpenStore(); });
+  for (auto& t : threads) t.join();
+  for (const auto& s : opened) ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_TRUE((*opened[0])->InsertToken("h", "team", "x", 1).ok());
+  EXPECT_TRUE(store_->LookupToken("h").ok());
+}
+
+// ---- Cross-replica wake-ups ----
+
+// A LeaseJob long-poll on replica B wakes within moments when replica A
+// queues work (PostgreSQL LISTEN/NOTIFY), not after B's own 30 s wait.
+TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
+  if (GetParam() == Backend::kSqlite) GTEST_SKIP() << "one process owns a SQLite database";
+  ASSERT_OK_AND_ASSIGN(second, OpenStore());
+  RealClock clock;
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler replica_a(*store_, clock, metrics, SchedulerOptions());
+  Scheduler replica_b(*second, clock, metrics, SchedulerOptions());
+  v1::RegisterAgentRequest info = AgentInfo("h1", "boot", 1);
+  ASSERT_OK_AND_ASSIGN(registered, replica_b.RegisterAgent(info));
+  // Give B's listener time to LISTEN (it connects on its own thread).
+  clock.SleepFor(std::chrono::milliseconds(300));
+  v1::LeaseJobRequest req;
+  req.set_agent_id(registered.agent_id());
+  req.set_wait_ms(30'000);
+  auto* device = req.add_free_devices();
+  device->set_device_id(0);
+  device->set_soc("Ascend910B2");
+  std::atomic<bool> stop{false};
+  auto waiter = std::async(std::launch::async, [&] {
+    return replica_b.LeaseJob(req, [&] { return stop.load(); });
+  });
+  clock.SleepFor(std::chrono::milliseconds(300));  // B is waiting now
+  const auto submitted = clock.MonotonicNow();
+  Insert(MakeCollection("c1", "team", 1));  // on replica A's store
+  const bool woken = waiter.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  const absl::Duration took = absl::FromChrono(clock.MonotonicNow() - submitted);
+  stop = true;  // ends B's wait at once if it was not woken
+  ASSERT_TRUE(woken) << "replica B was not woken";
+  auto got = waiter.get();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->collection_id(), "c1");
+  EXPECT_LT(took, absl::Seconds(2)) << took;
+}
+
+}  // namespace
+}  // namespace npuperf::server
