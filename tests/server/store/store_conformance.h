@@ -4,9 +4,10 @@
 // (deploy/with-postgres.sh), each test in a schema of its own (CREATE SCHEMA t_<random>).
 //
 // This header holds the fixture and its building blocks; the TEST_Ps live by domain in
-// store_conformance_{collections,claims,results}_test.cc, all in the one store_conformance_test
-// binary. The suite is instantiated once, in store_conformance_collections_test.cc (gtest
-// instantiates every TEST_P of a suite, whichever file defines it).
+// store_conformance_{collections,claims,results,transitions}_test.cc, all in the one
+// store_conformance_test binary. The suite is instantiated once, in
+// store_conformance_collections_test.cc (gtest instantiates every TEST_P of a suite, whichever
+// file defines it).
 #include <filesystem>
 #include <memory>
 #include <optional>
