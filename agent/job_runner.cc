@@ -80,14 +80,14 @@ void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int 
 void JobRunner::Account(const JobContext& ctx, const Child& child,
                         Clock::MonotonicTime::duration took) {
   if (ctx.timings == nullptr) return;
-  const double seconds = std::chrono::duration<double>(took).count();
+  const double took_s = std::chrono::duration<double>(took).count();
   if (!child.msprof_group.empty()) {
-    ctx.timings->msprof += seconds;
+    ctx.timings->msprof += took_s;
     ++ctx.timings->msprof_runs;
   } else if (absl::StartsWith(child.label, "preflight")) {
-    ctx.timings->preflight += seconds;
+    ctx.timings->preflight += took_s;
   } else {
-    ctx.timings->warm_up += seconds;
+    ctx.timings->warm_up += took_s;
   }
 }
 

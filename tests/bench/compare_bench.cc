@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +26,11 @@
 namespace npuperf::server {
 namespace {
 
-using Steady = std::chrono::steady_clock;
+RealClock& BenchClock() {
+  static RealClock clock;
+  return clock;
+}
+
 
 constexpr const char* kGroups[] = {"PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
                                    "MemoryUB",        "L2Cache",               "ResourceConflictRatio"};
@@ -68,10 +73,12 @@ AttemptResult MakeResult(const v1::JobAssignment& job, std::mt19937& gen, int64_
   return r;
 }
 
-int Run(const std::string& name, Store& store, int rounds, int queries) {
-  const auto fill_start = Steady::now();
+// Stores `rounds` succeeded rounds (1,000 per collection; 50 operators x 20
+// cases, so each (operator, case) has many rounds). Returns their ids, or
+// nothing after printing why.
+std::optional<std::vector<int64_t>> Fill(const std::string& name, Store& store, int rounds,
+                                         std::mt19937& gen) {
   constexpr int kPerCollection = 1000;
-  std::mt19937 gen(7);
   std::vector<int64_t> ids;
   for (int c = 0; c * kPerCollection < rounds; ++c) {
     NewCollection nc;
@@ -79,14 +86,13 @@ int Run(const std::string& name, Store& store, int rounds, int queries) {
     nc.team = "bench";
     nc.spec.set_max_concurrent_jobs(8);
     for (int j = 0; j < kPerCollection && c * kPerCollection + j < rounds; ++j) {
-      // 50 operators × 20 cases: each (operator, case) has many rounds.
       const int k = c * kPerCollection + j;
       nc.jobs.push_back({absl::StrCat("op", k % 50), absl::StrCat("case", (k / 50) % 20), "kernel"});
     }
     nc.now_ms = 1;
     if (auto s = store.InsertCollection(nc); !s.ok()) {
       std::fprintf(stderr, "%s: insert: %s\n", name.c_str(), s.status().ToString().c_str());
-      return 1;
+      return std::nullopt;
     }
     for (size_t j = 0; j < nc.jobs.size(); ++j) {
       ClaimRequest req;
@@ -99,28 +105,35 @@ int Run(const std::string& name, Store& store, int rounds, int queries) {
       if (!job.ok() || !job->has_value()) {
         std::fprintf(stderr, "%s: claim %zu failed: %s\n", name.c_str(), ids.size(),
                      job.ok() ? "no job offered" : job.status().ToString().c_str());
-        return 1;
+        return std::nullopt;
       }
       auto ack = store.RecordResult(MakeResult(**job, gen, req.now_ms));
       if (!ack.ok()) {
         std::fprintf(stderr, "%s: result: %s\n", name.c_str(), ack.status().ToString().c_str());
-        return 1;
+        return std::nullopt;
       }
       ids.push_back(ack->round_id);
     }
   }
-  const double fill_s = std::chrono::duration<double>(Steady::now() - fill_start).count();
-  RealClock clock;
-  ComparisonQueries queries_api(store, clock);
-  std::uniform_int_distribution<size_t> pick(0, ids.size() - 1);
+  return ids;
+}
+
+int Run(const std::string& name, Store& store, int rounds, int queries) {
+  const auto fill_start = BenchClock().MonotonicNow();
+  std::mt19937 gen(7);
+  auto ids = Fill(name, store, rounds, gen);
+  if (!ids) return 1;
+  const double fill_s = SecondsBetween(fill_start, BenchClock().MonotonicNow());
+  ComparisonQueries queries_api(store, BenchClock());
+  std::uniform_int_distribution<size_t> pick(0, ids->size() - 1);
   std::vector<double> ms;
   for (int q = 0; q < queries; ++q) {
     v1::CompareRoundsRequest req;
-    req.set_baseline_round_id(ids[pick(gen)]);
-    req.set_candidate_round_id(ids[pick(gen)]);
-    const auto t0 = Steady::now();
+    req.set_baseline_round_id((*ids)[pick(gen)]);
+    req.set_candidate_round_id((*ids)[pick(gen)]);
+    const auto t0 = BenchClock().MonotonicNow();
     auto out = queries_api.CompareRounds("bench", req);
-    ms.push_back(std::chrono::duration<double, std::milli>(Steady::now() - t0).count());
+    ms.push_back(1e3 * SecondsBetween(t0, BenchClock().MonotonicNow()));
     if (!out.ok()) {
       std::fprintf(stderr, "%s: compare: %s\n", name.c_str(), out.status().ToString().c_str());
       return 1;

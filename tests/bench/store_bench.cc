@@ -53,7 +53,6 @@ RealClock& BenchClock() {
   return clock;
 }
 
-using Clock = std::chrono::steady_clock;
 
 struct Figures {
   int claims = 0;
@@ -62,8 +61,8 @@ struct Figures {
   double ingest_s = 0;
 };
 
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+double Since(Clock::MonotonicTime t0) {
+  return std::chrono::duration<double>(BenchClock().MonotonicNow() - t0).count();
 }
 
 void Queue(Store& store, int jobs) {
@@ -131,13 +130,13 @@ std::vector<v1::JobAssignment> ClaimAll(Store& store, int jobs, int threads) {
 Figures Run(Store& store, int jobs, int threads) {
   Queue(store, jobs);
   Figures f;
-  auto t0 = Clock::now();
+  auto t0 = BenchClock().MonotonicNow();
   std::vector<v1::JobAssignment> leased = ClaimAll(store, jobs, threads);
   f.claim_s = Since(t0);
   f.claims = static_cast<int>(leased.size());
   std::atomic<size_t> next{0};
   std::atomic<int> stored{0};
-  t0 = Clock::now();
+  t0 = BenchClock().MonotonicNow();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
@@ -218,13 +217,13 @@ Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
   }
   std::vector<double> ms;
   for (int i = 0; i < iters; ++i) {
-    Clock::time_point submitted;
+    Clock::MonotonicTime submitted;
     absl::Notification polling, stamped;
     std::optional<v1::JobAssignment> got;
     std::thread agent_thread([&] {
       polling.Notify();
       auto a = poll.LeaseJob(lease, [] { return false; });
-      const auto leased = Clock::now();
+      const auto leased = BenchClock().MonotonicNow();
       stamped.WaitForNotification();
       if (a.ok() && a->has_value()) {
         got = **a;
@@ -233,7 +232,7 @@ Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
     });
     polling.WaitForNotification();
     BenchClock().SleepFor(std::chrono::milliseconds(20));  // inside LeaseJob's wait
-    submitted = Clock::now();
+    submitted = BenchClock().MonotonicNow();
     stamped.Notify();
     if (!submit.Submit("team", OneJob(sha, i)).ok()) std::abort();
     agent_thread.join();

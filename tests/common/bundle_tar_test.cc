@@ -1,4 +1,5 @@
 #include "common/bundle_tar.h"
+#include "common/clock.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -60,7 +61,7 @@ class BundleTarTest : public ::testing::Test {
 TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
   auto a = PackBundle(root_ / "op", 1 << 20);
   ASSERT_TRUE(a.ok()) << a.status();
-  fs::last_write_time(root_ / "op" / "test_op.py", fs::file_time_type::clock::now());
+  fs::last_write_time(root_ / "op" / "test_op.py", std::chrono::file_clock::from_sys(RealClock().SystemNow()));
   auto b = PackBundle(root_ / "op", 1 << 20);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(Sha256Hex(*a), Sha256Hex(*b));

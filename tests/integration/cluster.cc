@@ -74,15 +74,15 @@ v1::Collection Cluster::WaitFor(const std::string& id,
 
 std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name,
                                              const std::map<std::string, std::string>& extra_env,
-                                             const std::string& server) {
+                                             const std::string& server_address) {
   const auto work = dir.path() / name;
   std::map<std::string, std::string> env = {
       {"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
       {"MSPROF_SIM_CONFLICT_LOG", (dir.path() / "conflicts.log").string()}};
   for (const auto& [k, v] : extra_env) env[k] = v;
   auto a = Process::Start(
-      {(BuildDir() / "bin/npuperf-agent").string(), "--server", server.empty() ? address : server,
-       "--devices", devices,
+      {(BuildDir() / "bin/npuperf-agent").string(), "--server",
+       server_address.empty() ? address : server_address, "--devices", devices,
        "--msprof", (BuildDir() / "sim-bin/msprof").string(), "--lock-dir",
        (dir.path() / "locks").string(), "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
       dir.path() / (name + ".log"), env);
@@ -93,9 +93,9 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
   return *std::move(a);
 }
 
-CommandResult Cluster::Cli(std::vector<std::string> args, const std::string& server) {
-  args.insert(args.begin(),
-              {(BuildDir() / "bin/npuperf").string(), "--server", server.empty() ? address : server});
+CommandResult Cluster::Cli(std::vector<std::string> args, const std::string& server_address) {
+  args.insert(args.begin(), {(BuildDir() / "bin/npuperf").string(), "--server",
+                             server_address.empty() ? address : server_address});
   return RunCommand(args, dir.path());
 }
 

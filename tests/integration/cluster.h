@@ -29,10 +29,11 @@ struct Cluster {
   void Start(const std::string& devices = "0-3", const std::vector<std::string>& server_flags = {});
   std::vector<std::string> server_flags_;
   // An agent named `name` (its log and work dir), on this cluster's lock dir
-  // and simulator state; it talks to `server` (empty: this cluster's server).
+  // and simulator state; it talks to `server_address` (empty: this cluster's
+  // server).
   std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name,
                                       const std::map<std::string, std::string>& env = {},
-                                      const std::string& server = "");
+                                      const std::string& server_address = "");
   // Another server on the same database (a replica) on a free port; returns
   // it and sets *replica_address.
   std::unique_ptr<Process> StartReplica(const std::string& name, std::string* replica_address);
@@ -44,7 +45,7 @@ struct Cluster {
   v1::Collection WaitFor(const std::string& id, const std::function<bool(const v1::Collection&)>& pred,
                          std::chrono::seconds timeout);
   // Runs the npuperf CLI against this cluster (or against `server`).
-  CommandResult Cli(std::vector<std::string> args, const std::string& server = "");
+  CommandResult Cli(std::vector<std::string> args, const std::string& server_address = "");
 
  private:
   std::vector<std::string> ServerArgv(const std::string& listen) const;

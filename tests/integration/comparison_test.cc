@@ -43,18 +43,12 @@ nlohmann::json Json(const CommandResult& r) {
   return j;
 }
 
-TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
-  Cluster c;
-  c.Start("0-3");
-  auto [first_id, first] = QuickBatch(
-      c, {"interleave_rope", "interleave_rope_v2", "grouped_matmul", "grouped_matmul_v2"},
-      "branch=main");
-  auto [again_id, again] = QuickBatch(c, {"interleave_rope", "grouped_matmul"}, "branch=main");
-  ASSERT_EQ(first.size(), 4u);
-  ASSERT_EQ(again.size(), 2u);
+using Rounds = std::map<std::string, int64_t>;
 
-  // The faster variant (-40 % under msprof-sim): IMPROVED, exit 0. rmsnorm_v2's
-  // quick-mode gain (~2.5 %) sits too close to the 2 % threshold for a test.
+// The faster variant (-40 % under msprof-sim): IMPROVED, exit 0. rmsnorm_v2's
+// quick-mode gain (~2.5 %) sits too close to the 2 % threshold for a test.
+// The regressing variant: REGRESSED, exit 3, in text and JSON.
+void ExpectPairVerdicts(Cluster& c, Rounds& first) {
   auto faster = c.Cli({"--format", "json", "compare", std::to_string(first["interleave_rope"]),
                        std::to_string(first["interleave_rope_v2"])});
   nlohmann::json j = Json(faster);
@@ -65,7 +59,6 @@ TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
   EXPECT_LT(j["result"]["comparison"]["duration"]["ratio"].get<double>(), 0.8);
   EXPECT_EQ(j["result"]["comparison"]["duration"]["candidate_samples_us"].size(), 7u);
 
-  // The regressing variant: REGRESSED, exit 3, in text and JSON.
   auto slower = c.Cli({"compare", std::to_string(first["grouped_matmul"]),
                        std::to_string(first["grouped_matmul_v2"])});
   EXPECT_EQ(slower.exit_code, 3) << slower.out << slower.err;
@@ -74,40 +67,59 @@ TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
                             std::to_string(first["grouped_matmul_v2"])});
   EXPECT_EQ(slower_json.exit_code, 3);
   EXPECT_EQ(Json(slower_json)["exit_code"], 3);
+}
 
-  // The same code profiled twice: STABLE for both operators, exit 0.
+// The same code profiled twice: STABLE for both operators, exit 0.
+void ExpectSameCodeStable(Cluster& c, const std::string& first_id, const std::string& again_id) {
   auto same = c.Cli({"--format", "json", "compare", first_id, again_id});
-  j = Json(same);
+  nlohmann::json j = Json(same);
   EXPECT_EQ(same.exit_code, 0) << same.out;
   EXPECT_EQ(j["kind"], "collections");
   EXPECT_EQ(j["result"]["counts"]["matched"], 2);
   EXPECT_EQ(j["result"]["counts"]["stable"], 2) << same.out;
   EXPECT_EQ(j["result"]["counts"]["unmatched"], 2);
   EXPECT_NEAR(j["result"]["geomean_ratio"].get<double>(), 1.0, 0.02);
+}
 
-  // A pinned baseline and the regression listing of a candidate collection.
+// A pinned baseline and the regression listing of a candidate collection.
+// Different operator directories do not match by name; the listing says
+// nothing was comparable (exit 4) rather than passing silently.
+void ExpectBaselineListing(Cluster& c, const std::string& again_id) {
   auto pin = c.Cli({"baseline", "pin", "branch=main", again_id});
   EXPECT_EQ(pin.exit_code, 0) << pin.err;
   auto [cand_id, cand] = QuickBatch(c, {"grouped_matmul_v2"}, "branch=dev");
   (void)cand;
-  // Different operator directories do not match by name; the listing says
-  // nothing was comparable (exit 4) rather than passing silently.
   auto none = c.Cli({"regressions", "--baseline", "branch=main", "--collection", cand_id});
   EXPECT_EQ(none.exit_code, 4) << none.out << none.err;
   auto since = c.Cli({"--format", "json", "regressions", "--since", "1h"});
   EXPECT_EQ(since.exit_code, 4) << since.out;  // nothing older than an hour to compare with
+}
 
-  // Reports: a round's summary.txt and a collection's table.
+// Reports: a round's summary.txt and a collection's table; usage errors exit 2.
+void ExpectReportsAndUsage(Cluster& c, Rounds& first, const std::string& first_id) {
   auto round = c.Cli({"report", std::to_string(first["grouped_matmul"])});
   EXPECT_EQ(round.exit_code, 0) << round.err;
   EXPECT_NE(round.out.find("grouped_matmul"), std::string::npos) << round.out;
   auto table = c.Cli({"report", first_id, "--style", "md"});
   EXPECT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("| round | operator/case"), std::string::npos) << table.out;
-
-  // Usage errors exit 2.
   EXPECT_EQ(c.Cli({"compare", "12", first_id}).exit_code, 2);
   EXPECT_EQ(c.Cli({"regressions"}).exit_code, 2);
+}
+
+TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
+  Cluster c;
+  c.Start("0-3");
+  auto [first_id, first] = QuickBatch(
+      c, {"interleave_rope", "interleave_rope_v2", "grouped_matmul", "grouped_matmul_v2"},
+      "branch=main");
+  auto [again_id, again] = QuickBatch(c, {"interleave_rope", "grouped_matmul"}, "branch=main");
+  ASSERT_EQ(first.size(), 4u);
+  ASSERT_EQ(again.size(), 2u);
+  ExpectPairVerdicts(c, first);
+  ExpectSameCodeStable(c, first_id, again_id);
+  ExpectBaselineListing(c, again_id);
+  ExpectReportsAndUsage(c, first, first_id);
 }
 
 }  // namespace
