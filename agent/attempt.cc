@@ -22,14 +22,10 @@ std::string NewUuid() {
 // A stop reason as logs and failure reasons spell it.
 std::string StopText(StopReason reason, const std::string& detail) {
   switch (reason) {
-    case StopReason::kCancelled:
-      return "cancelled: " + detail;
-    case StopReason::kLeaseLost:
-      return "lease lost";
-    case StopReason::kShutdown:
-      return "agent shutting down";
-    case StopReason::kNone:
-      break;
+    case StopReason::kCancelled: return "cancelled: " + detail;
+    case StopReason::kLeaseLost: return "lease lost";
+    case StopReason::kShutdown: return "agent shutting down";
+    case StopReason::kNone: break;
   }
   return "";
 }
@@ -37,14 +33,10 @@ std::string StopText(StopReason reason, const std::string& detail) {
 // The npuperf_agent_jobs_total label of a spooled result.
 const char* OutcomeLabel(v1::AttemptOutcome outcome) {
   switch (outcome) {
-    case v1::ATTEMPT_OUTCOME_SUCCEEDED:
-      return "succeeded";
-    case v1::ATTEMPT_OUTCOME_INTERRUPTED:
-      return "interrupted";
-    case v1::ATTEMPT_OUTCOME_CANCELLED:
-      return "cancelled";
-    default:
-      return "failed";
+    case v1::ATTEMPT_OUTCOME_SUCCEEDED: return "succeeded";
+    case v1::ATTEMPT_OUTCOME_INTERRUPTED: return "interrupted";
+    case v1::ATTEMPT_OUTCOME_CANCELLED: return "cancelled";
+    default: return "failed";
   }
 }
 

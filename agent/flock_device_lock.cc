@@ -44,7 +44,8 @@ absl::StatusOr<std::unique_ptr<DeviceLease>> FlockDeviceLocker::TryLock(int devi
   {
     absl::MutexLock lock(&mu_);
     if (!held_.insert(device_id).second) {
-      return absl::ResourceExhaustedError(absl::StrCat("device ", device_id, " busy (held by this agent)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("device ", device_id, " busy (held by this agent)"));
     }
   }
   const std::string path = PathFor(device_id);
@@ -61,8 +62,8 @@ absl::StatusOr<std::unique_ptr<DeviceLease>> FlockDeviceLocker::TryLock(int devi
     ::close(fd);
     Release(device_id);
     if (err == EWOULDBLOCK) {
-      return absl::ResourceExhaustedError(absl::StrCat("device ", device_id, " busy (", path,
-                                                       " locked by another process)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("device ", device_id, " busy (", path, " locked by another process)"));
     }
     return absl::UnavailableError(absl::StrCat("flock ", path, ": ", std::strerror(err)));
   }

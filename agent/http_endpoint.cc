@@ -12,9 +12,10 @@ namespace {
 
 void Respond(mg_connection* conn, int status, const char* reason, const char* content_type,
              const std::string& body) {
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-            status, reason, content_type, body.size());
+  mg_printf(
+      conn,
+      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+      status, reason, content_type, body.size());
   mg_write(conn, body.data(), body.size());
 }
 
@@ -74,7 +75,8 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
   return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(std::move(impl), ports.front()));
 }
 
-HttpEndpoint::HttpEndpoint(std::unique_ptr<Impl> impl, int port) : impl_(std::move(impl)), port_(port) {}
+HttpEndpoint::HttpEndpoint(std::unique_ptr<Impl> impl, int port)
+    : impl_(std::move(impl)), port_(port) {}
 
 HttpEndpoint::~HttpEndpoint() {
   if (impl_ && impl_->server) impl_->server->close();

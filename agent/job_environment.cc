@@ -22,7 +22,7 @@ bool Allowed(const std::string& name) {
 }
 
 std::map<std::string, std::string> BaseEnv(const std::map<std::string, std::string>& agent_env,
-                                            const v1::JobAssignment& job) {
+                                           const v1::JobAssignment& job) {
   std::map<std::string, std::string> env;
   for (const auto& [k, v] : agent_env) {
     if (Allowed(k)) env[k] = v;
@@ -65,7 +65,8 @@ absl::StatusOr<fs::path> FindRunner(const fs::path& operator_dir, const std::str
   if (!runner.empty()) {
     const fs::path p = operator_dir / runner;
     if (!fs::is_regular_file(p)) {
-      return absl::FailedPreconditionError(absl::StrCat("runner ", runner, " not found in the bundle"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("runner ", runner, " not found in the bundle"));
     }
     return p;
   }
@@ -78,9 +79,9 @@ absl::StatusOr<fs::path> FindRunner(const fs::path& operator_dir, const std::str
     }
   }
   if (found.size() != 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "expected exactly one test_*.py runner in the operator directory, found ", found.size(),
-        "; name it with the operator's runner field"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("expected exactly one test_*.py runner in the operator directory, found ",
+                     found.size(), "; name it with the operator's runner field"));
   }
   return found.front();
 }

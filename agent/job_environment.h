@@ -13,10 +13,11 @@ namespace npuperf::agent {
 // Variables passed from the agent's own environment to runners; nothing else
 // leaks. Exact names, plus every name starting with one of the prefixes
 // (CANN toolkit and simulator configuration).
-inline constexpr const char* kEnvAllowList[] = {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR",
-                                                 "LD_LIBRARY_PATH", "PYTHONPATH", "USER", "LOGNAME"};
+inline constexpr const char* kEnvAllowList[] = {
+    "PATH",       "HOME", "LANG",   "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
+    "PYTHONPATH", "USER", "LOGNAME"};
 inline constexpr const char* kEnvAllowPrefixes[] = {"ASCEND_HOME", "ASCEND_TOOLKIT", "ASCEND_OPP",
-                                                     "ASCEND_AICPU", "MSPROF_SIM_"};
+                                                    "ASCEND_AICPU", "MSPROF_SIM_"};
 
 // The runner's environment for one job: the allow-listed agent variables,
 // then the device selection (ASCEND_RT_VISIBLE_DEVICES=<id>, or for manifest

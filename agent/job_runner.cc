@@ -7,10 +7,10 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "agent/constants.h"
 #include "agent/job_environment.h"
@@ -158,8 +158,9 @@ absl::Status JobRunner::RunChild(const JobContext& ctx, const Child& child,
     return absl::DeadlineExceededError(absl::StrCat(child.label, " exceeded the job timeout"));
   }
   if (!status.ok()) {
-    return absl::InternalError(absl::StrCat(child.label, " failed (", status.ToString(),
-                                            "); stderr tail: ", tail.substr(tail.size() > 500 ? tail.size() - 500 : 0)));
+    return absl::InternalError(
+        absl::StrCat(child.label, " failed (", status.ToString(),
+                     "); stderr tail: ", tail.substr(tail.size() > 500 ? tail.size() - 500 : 0)));
   }
   if (stdout_text != nullptr) *stdout_text = ReadAll(out);
   return absl::OkStatus();
@@ -174,7 +175,8 @@ absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::
   const v1::JobAssignment& job = ctx.job;
   if (job.case_id().empty()) return absl::OkStatus();
   Report(ctx, v1::JOB_PHASE_PREFLIGHT, 1, 2, "unknown case id must fail");
-  const std::string unknown = absl::StrFormat("npuperf-unknown-%016x", absl::Uniform<uint64_t>(absl::BitGen()));
+  const std::string unknown =
+      absl::StrFormat("npuperf-unknown-%016x", absl::Uniform<uint64_t>(absl::BitGen()));
   auto runner = FindRunner(ctx.operator_dir, job.runner());
   if (!runner.ok()) return runner.status();
   Child probe{RunnerArgv(options_.python, *runner, job, unknown),
@@ -182,9 +184,9 @@ absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::
   absl::Status s = RunChild(ctx, probe, deadline, nullptr);
   if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
   if (s.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "selector preflight: the runner accepted the unknown case id '", unknown,
-        "', so it ignores its case selector; refusing to profile"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("selector preflight: the runner accepted the unknown case id '", unknown,
+                     "', so it ignores its case selector; refusing to profile"));
   }
   Report(ctx, v1::JOB_PHASE_PREFLIGHT, 2, 2, "known case id must select exactly one case");
   Child known{base_app, PreflightEnv(options_.agent_env, job, job.case_id()), "preflight_known"};
@@ -192,15 +194,15 @@ absl::Status JobRunner::Preflight(const JobContext& ctx, const std::vector<std::
   s = RunChild(ctx, known, deadline, &out);
   if (!s.ok()) {
     if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
-    return absl::FailedPreconditionError(absl::StrCat("selector preflight for case '", job.case_id(),
-                                                      "' failed: ", s.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("selector preflight for case '", job.case_id(), "' failed: ", s.message()));
   }
   int other = 0;
   const int matches = SelectedCaseLines(out, job.case_id(), &other);
   if (matches != 1 || other != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "selector preflight: case '", job.case_id(), "' printed ", matches,
-        " matching and ", other, " other PYPTO_PERF_SELECTED_CASE lines; exactly one matching line is required"));
+        "selector preflight: case '", job.case_id(), "' printed ", matches, " matching and ", other,
+        " other PYPTO_PERF_SELECTED_CASE lines; exactly one matching line is required"));
   }
   return absl::OkStatus();
 }
@@ -232,7 +234,8 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
     auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
     AddParseTime(ctx, parse_started);
     if (!timing.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("repeat ", i, ": ", timing.status().message()));
+      return absl::FailedPreconditionError(
+          absl::StrCat("repeat ", i, ": ", timing.status().message()));
     }
     timings.push_back(*std::move(timing));
   }
@@ -244,26 +247,30 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
 absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext& ctx) {
   const v1::JobAssignment& job = ctx.job;
   const fs::path manifest_path =
-      ctx.operator_dir / (job.manifest_path().empty() ? "PERFORMANCE_CASES.json" : job.manifest_path());
+      ctx.operator_dir /
+      (job.manifest_path().empty() ? "PERFORMANCE_CASES.json" : job.manifest_path());
   const fs::path golden_path = ctx.operator_dir / "GOLDEN_PERF_REPORT.json";
   std::error_code ec;
   if (!fs::exists(golden_path, ec)) return std::optional<double>();
   auto manifest = evidence::LoadCaseManifest(manifest_path);
   if (!manifest.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("compare mode: ", manifest.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("compare mode: ", manifest.status().message()));
   }
   std::string case_id = job.case_id();
   if (case_id.empty()) {
     if (manifest->cases.size() != 1) {
       return absl::FailedPreconditionError(absl::StrCat(
           "compare mode: ", manifest_path.filename().string(), " has ", manifest->cases.size(),
-          " cases but the job names none; submit with --manifest or --case-id so each job measures one case"));
+          " cases but the job names none; submit with --manifest or --case-id so each job measures "
+          "one case"));
     }
     case_id = manifest->cases.front().id;
   }
   auto contract = evidence::LoadGoldenContract(golden_path);
   if (!contract.ok()) {
-    return absl::FailedPreconditionError(absl::StrCat("compare mode: ", contract.status().message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("compare mode: ", contract.status().message()));
   }
   auto joined = evidence::JoinGolden(*manifest, *contract);
   if (!joined.ok()) {
@@ -271,8 +278,8 @@ absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext&
   }
   auto it = joined->find(case_id);
   if (it == joined->end()) {
-    return absl::FailedPreconditionError(absl::StrCat("compare mode: case '", case_id, "' is not in ",
-                                                      manifest_path.filename().string()));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "compare mode: case '", case_id, "' is not in ", manifest_path.filename().string()));
   }
   return std::optional<double>(it->second);
 }
@@ -292,7 +299,8 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
       const std::string metric = kMetricGroups[m];
       Report(ctx, v1::JOB_PHASE_METRIC_RUN, m + 1, steps, metric, r, repeats);
       Child child{MetricArgv(options_.msprof, (group / ("PROF_" + metric)).string(), metric, app),
-                  RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric), metric};
+                  RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric),
+                  metric};
       if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat("metric run ", metric, ": ", s.message()));
       }
@@ -300,11 +308,13 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
     if (!job.params().skip_sample_run()) {
       Report(ctx, v1::JOB_PHASE_SAMPLE_RUN, 1, 1, "sample-based", r, repeats);
       Child sample{SampleArgv(options_.msprof, (group / "PROF_Sample").string(), app),
-                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_Sample"), "Sample"};
+                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_Sample"),
+                   "Sample"};
       absl::Status s = RunChild(ctx, sample, deadline, nullptr);
       if (absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) return s;
       // The reference treats a failed sample run as a warning: per-core data is then missing.
-      if (!s.ok()) warnings.push_back(absl::StrCat("repeat ", r, " sample run failed: ", s.message()));
+      if (!s.ok())
+        warnings.push_back(absl::StrCat("repeat ", r, " sample run failed: ", s.message()));
     }
     Report(ctx, v1::JOB_PHASE_PARSING, r, repeats, "evidence", r, repeats);
     evidence::BuildOptions options;
@@ -363,7 +373,9 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
       clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
   std::error_code ec;
   fs::create_directories(ctx.session_dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(
+        absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));
   if (run_as_) {
     if (!run_as_->ok()) return run_as_->status();
     // The runner reads (and may write) its operator directory; msprof writes the session.
@@ -373,7 +385,8 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
   }
   auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
   if (!runner.ok()) return runner.status();
-  const std::vector<std::string> app = RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
+  const std::vector<std::string> app =
+      RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
   const v1::ProfileMode mode = ctx.job.params().mode();
   if (mode != v1::PROFILE_MODE_STANDARD && mode != v1::PROFILE_MODE_QUICK &&
       mode != v1::PROFILE_MODE_COMPARE) {
@@ -394,7 +407,9 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
                                               : RunStandard(ctx, app, deadline, *golden);
   if (!evidence.ok()) return evidence;
   if (mode == v1::PROFILE_MODE_COMPARE && !golden->has_value()) {
-    evidence->add_warnings("compare mode: the operator directory has no GOLDEN_PERF_REPORT.json; golden ratio not provided");
+    evidence->add_warnings(
+        "compare mode: the operator directory has no GOLDEN_PERF_REPORT.json; golden ratio not "
+        "provided");
   }
   FillFingerprint(ctx, app, &*evidence);
   return evidence;

@@ -19,8 +19,8 @@ namespace npuperf::agent {
 
 // What the job runner needs from the host (set once by main.cc).
 struct JobRunnerOptions {
-  std::string msprof = "msprof";   // msprof binary (or build/sim-bin/msprof)
-  std::string python = "python3";  // interpreter for *.py runners
+  std::string msprof = "msprof";                 // msprof binary (or build/sim-bin/msprof)
+  std::string python = "python3";                // interpreter for *.py runners
   std::map<std::string, std::string> agent_env;  // filtered by the allow-list
   std::string host;
   std::string agent_version;
@@ -40,7 +40,7 @@ struct JobTimings {
   double warm_up = 0;    // warm-up runs of the runner (no msprof)
   double msprof = 0;     // msprof runs: metric groups, sample, task-time
   int msprof_runs = 0;
-  double parse = 0;      // msprof output -> evidence (and the golden join)
+  double parse = 0;  // msprof output -> evidence (and the golden join)
 };
 
 // One attempt of one job.
@@ -79,7 +79,7 @@ class JobRunner {
   struct Child {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
-    std::string label;  // file stem for stdout/stderr under session_dir
+    std::string label;              // file stem for stdout/stderr under session_dir
     std::string msprof_group = "";  // for msprof runs: metric group, "Sample" or "TaskTime"
   };
   // Runs one child to completion (or timeout / cancellation).

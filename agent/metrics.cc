@@ -15,11 +15,12 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                       .Name("npuperf_agent_msprof_runs_total")
                       .Help("msprof runs by metric group and outcome")
                       .Register(r)),
-      lock_contention(prometheus::BuildCounter()
-                          .Name("npuperf_agent_lock_contention_total")
-                          .Help("Device lock attempts that found the device locked by another process")
-                          .Register(r)
-                          .Add({})),
+      lock_contention(
+          prometheus::BuildCounter()
+              .Name("npuperf_agent_lock_contention_total")
+              .Help("Device lock attempts that found the device locked by another process")
+              .Register(r)
+              .Add({})),
       reconnects(prometheus::BuildCounter()
                      .Name("npuperf_agent_reconnects_total")
                      .Help("Re-registrations after the server connection was lost")
@@ -30,16 +31,18 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                       .Help("Results waiting in the local spool for acknowledgement")
                       .Register(r)
                       .Add({})),
-      job_duration_seconds(prometheus::BuildHistogram()
-                               .Name("npuperf_agent_job_duration_seconds")
-                               .Help("Wall time of one job attempt")
-                               .Register(r)
-                               .Add({}, prometheus::Histogram::BucketBoundaries{
-                                            1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600})),
-      job_phase_seconds(prometheus::BuildHistogram()
-                            .Name("npuperf_agent_job_phase_seconds")
-                            .Help("Wall time of job attempts by phase (sum over attempts and devices)")
-                            .Register(r)) {
+      job_duration_seconds(
+          prometheus::BuildHistogram()
+              .Name("npuperf_agent_job_duration_seconds")
+              .Help("Wall time of one job attempt")
+              .Register(r)
+              .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 5, 10, 30, 60, 120, 300, 600,
+                                                               1800, 3600})),
+      job_phase_seconds(
+          prometheus::BuildHistogram()
+              .Name("npuperf_agent_job_phase_seconds")
+              .Help("Wall time of job attempts by phase (sum over attempts and devices)")
+              .Register(r)) {
   for (const char* phase : kJobPhases) {
     phases_[phase] = &job_phase_seconds.Add(
         {{"phase", phase}},

@@ -3,7 +3,8 @@
 namespace npuperf::agent {
 namespace {
 
-std::vector<std::string> WithApp(std::vector<std::string> argv, const std::vector<std::string>& app) {
+std::vector<std::string> WithApp(std::vector<std::string> argv,
+                                 const std::vector<std::string>& app) {
   argv.insert(argv.end(), app.begin(), app.end());
   return argv;
 }
@@ -16,7 +17,8 @@ std::vector<std::string> QuickArgv(const std::string& msprof, const std::string&
 }
 
 std::vector<std::string> MetricArgv(const std::string& msprof, const std::string& output,
-                                    const std::string& metric, const std::vector<std::string>& app) {
+                                    const std::string& metric,
+                                    const std::vector<std::string>& app) {
   return WithApp({msprof, "--output=" + output, "--ai-core=on", "--aic-metrics=" + metric,
                   "--task-time=on", "--ascendcl=on"},
                  app);

@@ -8,8 +8,8 @@ namespace npuperf::agent {
 
 // The seven --aic-metrics groups, in the fixed order the protocol runs them.
 inline constexpr std::array<const char*, 7> kMetricGroups = {
-    "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
-    "MemoryUB",        "L2Cache",               "ResourceConflictRatio"};
+    "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+    "L2Cache",         "ResourceConflictRatio"};
 
 // msprof argv per mode, exactly as the reference scripts issue them
 // (reference-scripts.md §6.1), followed by the application argv.

@@ -15,7 +15,7 @@ namespace npuperf::agent {
 
 // One child process to run (a runner, or msprof running a runner).
 struct ProfilerSpec {
-  std::vector<std::string> argv;          // argv[0] is looked up on PATH of env
+  std::vector<std::string> argv;           // argv[0] is looked up on PATH of env
   std::map<std::string, std::string> env;  // the complete environment
   std::string cwd;
   std::string stdout_path;  // appended to

@@ -27,7 +27,8 @@ absl::Status ResultSpool::Put(const v1::ReportResultRequest& result) {
   const fs::path tmp = final_path.string() + ".tmp";
   const std::string bytes = result.SerializeAsString();
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::InternalError(absl::StrCat("spool ", tmp.string(), ": ", std::strerror(errno)));
+  if (fd < 0)
+    return absl::InternalError(absl::StrCat("spool ", tmp.string(), ": ", std::strerror(errno)));
   const bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
                   ::fsync(fd) == 0;
   ::close(fd);
@@ -52,7 +53,8 @@ absl::StatusOr<std::vector<v1::ReportResultRequest>> ResultSpool::Pending() {
     }
     out.push_back(std::move(r));
   }
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.job_id() < b.job_id(); });
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.job_id() < b.job_id(); });
   return out;
 }
 

@@ -14,17 +14,18 @@ namespace fs = std::filesystem;
 
 absl::StatusOr<RunAsUser> ResolveRunAs(const std::string& user, uid_t agent_euid) {
   if (agent_euid != 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--run-as ", user, ": the agent runs as uid ", agent_euid,
-        ", not root, so it cannot start runners as another user"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--run-as ", user, ": the agent runs as uid ", agent_euid,
+                     ", not root, so it cannot start runners as another user"));
   }
   passwd pw{};
   passwd* found = nullptr;
   std::vector<char> buf(16384);
   const int e = ::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found);
   if (found == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--run-as ", user, ": unknown user", e != 0 ? absl::StrCat(" (", std::strerror(e), ")") : ""));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--run-as ", user, ": unknown user",
+                     e != 0 ? absl::StrCat(" (", std::strerror(e), ")") : ""));
   }
   RunAsUser out;
   out.name = user;
@@ -51,8 +52,8 @@ void ApplyRunAsEnv(const RunAsUser& user, std::map<std::string, std::string>* en
 absl::Status ChownTree(const fs::path& root, const RunAsUser& user) {
   auto chown = [&](const fs::path& p) -> absl::Status {
     if (::lchown(p.c_str(), user.uid, user.gid) != 0) {
-      return absl::InternalError(absl::StrCat("chown ", p.string(), " to ", user.name, ": ",
-                                              std::strerror(errno)));
+      return absl::InternalError(
+          absl::StrCat("chown ", p.string(), " to ", user.name, ": ", std::strerror(errno)));
     }
     return absl::OkStatus();
   };

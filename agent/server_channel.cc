@@ -98,7 +98,7 @@ absl::StatusOr<v1::ReportResultResponse> ServerChannel::ReportResult(
 }
 
 absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha256,
-                                                         int64_t max_bytes) {
+                                                          int64_t max_bytes) {
   grpc::ClientContext ctx;
   Prepare(&ctx, std::chrono::minutes(5));
   v1::DownloadBundleRequest req;

@@ -139,8 +139,7 @@ absl::Status StartError(const ProfilerSpec& spec, const std::string& program, co
     case ChildStage::kChdir:
       return absl::FailedPreconditionError(
           absl::StrCat("cannot start ", program, ": chdir ", spec.cwd, ": ", why));
-    case ChildStage::kExec:
-      break;
+    case ChildStage::kExec: break;
   }
   return absl::FailedPreconditionError(absl::StrCat("cannot start ", program, ": ", why));
 }

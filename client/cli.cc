@@ -17,10 +17,11 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
   sub->add_option("operator_dirs", a.operator_dirs, "operator directories");
   sub->add_option("--batch", a.batch_dir, "every operator directory under this base directory");
   sub->add_flag("--manifest", a.manifest, "cases from each PERFORMANCE_CASES.json");
-  auto* quick =
-      sub->add_flag_callback("--quick", [&a] { a.mode = v1::PROFILE_MODE_QUICK; }, "kernel timing only");
-  sub->add_flag_callback("--compare", [&a] { a.mode = v1::PROFILE_MODE_COMPARE; },
-                         "standard profiling joined with the golden data (golden reference ratio)")
+  auto* quick = sub->add_flag_callback(
+      "--quick", [&a] { a.mode = v1::PROFILE_MODE_QUICK; }, "kernel timing only");
+  sub->add_flag_callback(
+         "--compare", [&a] { a.mode = v1::PROFILE_MODE_COMPARE; },
+         "standard profiling joined with the golden data (golden reference ratio)")
       ->excludes(quick);
   sub->add_option("--op-name", a.op_name, "exact target kernel name");
   sub->add_option("--op-name-map", a.op_name_map, "JSON file {operator: op name}");
@@ -47,7 +48,8 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
 
 void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
   cmd->add_option("--alpha", v.alpha, "significance level (default 0.01)");
-  cmd->add_option("--threshold", v.threshold_pct, "practical threshold for durations, % (default 2)");
+  cmd->add_option("--threshold", v.threshold_pct,
+                  "practical threshold for durations, % (default 2)");
   cmd->add_option("--ratio-threshold", v.ratio_threshold_pp,
                   "practical threshold for ratio metrics, percentage points (default 1)");
 }
@@ -89,7 +91,8 @@ void AddBaselinePin(CLI::App& app, ServerCommand& chosen) {
   auto a = std::make_shared<Args>();
   auto* baseline = app.add_subcommand("baseline", "baselines of labels");
   baseline->require_subcommand(1);
-  auto* pin = baseline->add_subcommand("pin", "pin a round or collection as the baseline of a label");
+  auto* pin =
+      baseline->add_subcommand("pin", "pin a round or collection as the baseline of a label");
   pin->add_option("label", a->label, "label key=value, e.g. branch=main")->required();
   pin->add_option("target", a->target, "round id or collection id")->required();
   Choose(pin, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
@@ -122,7 +125,8 @@ void AddSettingFlags(CLI::App& app, Settings& flags, std::string& config_file) {
   setting("--token", "token", "bearer token (env NPUPERF_TOKEN)");
   setting("--tls-ca", "tls_ca", "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)");
   setting("--format", "format", "output format: text or json (env NPUPERF_FORMAT)");
-  setting("--timeout", "timeout", "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
+  setting("--timeout", "timeout",
+          "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
   app.add_option("--config", config_file,
                  "config file (env NPUPERF_CONFIG; default ~/.config/npuperf/config)");
 }

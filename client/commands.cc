@@ -60,12 +60,14 @@ absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const fs::path& dir) {
   if (!in) return absl::NotFoundError(absl::StrCat(dir.string(), ": no PERFORMANCE_CASES.json"));
   nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded() || !j.contains("cases") || !j["cases"].is_array()) {
-    return absl::InvalidArgumentError(absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: cases must be a list"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: cases must be a list"));
   }
   std::vector<std::string> ids;
   for (const auto& c : j["cases"]) {
     if (!c.contains("id") || !c["id"].is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: every case needs a string id"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: every case needs a string id"));
     }
     ids.push_back(c["id"].get<std::string>());
   }
@@ -93,7 +95,9 @@ absl::StatusOr<std::string> Upload(Session& s, const fs::path& dir) {
   }
   writer->WritesDone();
   auto status = FromGrpcStatus(writer->Finish());
-  if (!status.ok()) return absl::Status(status.code(), absl::StrCat("upload ", dir.string(), ": ", status.message()));
+  if (!status.ok())
+    return absl::Status(status.code(),
+                        absl::StrCat("upload ", dir.string(), ": ", status.message()));
   return sha;
 }
 
@@ -109,7 +113,8 @@ absl::StatusOr<std::vector<fs::path>> OperatorDirs(const SubmitArgs& a) {
     if (ec) return absl::NotFoundError(absl::StrCat("--batch ", a.batch_dir, ": ", ec.message()));
     std::sort(dirs.begin(), dirs.end());
   }
-  if (dirs.empty()) return absl::InvalidArgumentError("no operator directory given (positional or --batch)");
+  if (dirs.empty())
+    return absl::InvalidArgumentError("no operator directory given (positional or --batch)");
   return dirs;
 }
 
@@ -120,7 +125,8 @@ absl::StatusOr<nlohmann::json> ReadOpNameMap(const std::string& path) {
   std::ifstream in(path);
   map = nlohmann::json::parse(in, nullptr, false);
   if (!in || map.is_discarded() || !map.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("--op-name-map ", path, ": want a JSON object {operator: op name}"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--op-name-map ", path, ": want a JSON object {operator: op name}"));
   }
   return map;
 }
@@ -165,7 +171,7 @@ absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec*
 absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const SubmitArgs& a) {
   v1::SubmitCollectionRequest req;
   auto* spec = req.mutable_spec();
-  spec->set_kind(a.manifest ? v1::COLLECTION_KIND_MANIFEST
+  spec->set_kind(a.manifest             ? v1::COLLECTION_KIND_MANIFEST
                  : !a.batch_dir.empty() ? v1::COLLECTION_KIND_BATCH
                                         : v1::COLLECTION_KIND_UNSPECIFIED);
   auto* p = spec->mutable_params();
@@ -198,7 +204,8 @@ int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientCon
 
 int ReportError(const absl::Status& s, std::ostream& err) {
   err << "npuperf: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
-  for (const auto& v : FieldViolationsOf(s)) err << "  " << v.field << ": " << v.description << "\n";
+  for (const auto& v : FieldViolationsOf(s))
+    err << "  " << v.field << ": " << v.description << "\n";
   return kExitError;
 }
 
@@ -229,8 +236,7 @@ std::unique_ptr<Session> Session::Connect(const ClientConfig& config, Clock& clo
 
 void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) const {
   if (!config_.token.empty()) ctx->AddMetadata("authorization", "Bearer " + config_.token);
-  ctx->set_deadline(clock_.SystemNow() +
-                    (timeout.count() > 0 ? timeout : config_.timeout));
+  ctx->set_deadline(clock_.SystemNow() + (timeout.count() > 0 ? timeout : config_.timeout));
 }
 
 int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err) {
@@ -260,7 +266,8 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   std::string previous;
   while (reader->Read(&event)) {
     last = event.collection();
-    const std::string line = ProgressLine(last, event.has_changed_job() ? &event.changed_job() : nullptr);
+    const std::string line =
+        ProgressLine(last, event.has_changed_job() ? &event.changed_job() : nullptr);
     if (line == previous) continue;
     previous = line;
     if (tty) {

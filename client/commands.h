@@ -62,7 +62,8 @@ class Session {
   Clock& clock() const { return clock_; }
   // Adds the bearer token and a deadline: clock().SystemNow() plus timeout,
   // or plus the config timeout when timeout is 0.
-  void Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout = std::chrono::seconds(0)) const;
+  void Prepare(grpc::ClientContext* ctx,
+               std::chrono::seconds timeout = std::chrono::seconds(0)) const;
 
  private:
   std::unique_ptr<v1::CollectionService::StubInterface> collections_;
@@ -78,7 +79,7 @@ struct SubmitArgs {
   bool manifest = false;                   // --manifest: cases from PERFORMANCE_CASES.json
   v1::ProfileMode mode = v1::PROFILE_MODE_STANDARD;  // --quick / --compare
   std::string op_name;
-  std::string op_name_map;                 // JSON file {operator: op name}
+  std::string op_name_map;  // JSON file {operator: op name}
   std::vector<std::string> case_ids;
   std::string case_arg;
   std::string case_env;

@@ -42,7 +42,8 @@ std::string VerdictName(v1::Verdict v) {
 std::string Ratio(const v1::DurationComparison& d) {
   if (!(d.ratio() > 0)) return "-";
   std::string s = absl::StrFormat("%.3f", d.ratio());
-  if (d.ratio_ci_low() > 0) absl::StrAppend(&s, absl::StrFormat(" [%.3f, %.3f]", d.ratio_ci_low(), d.ratio_ci_high()));
+  if (d.ratio_ci_low() > 0)
+    absl::StrAppend(&s, absl::StrFormat(" [%.3f, %.3f]", d.ratio_ci_low(), d.ratio_ci_high()));
   return s;
 }
 
@@ -62,11 +63,10 @@ void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComp
     const auto& d = c.duration();
     std::string tail = c.rule();
     if (c.flags_size() > 0) absl::StrAppend(&tail, "  {", absl::StrJoin(c.flags(), ", "), "}");
-    out << absl::StrFormat("%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
-                           c.case_id().empty() ? c.operator_name()
-                                               : c.operator_name() + "/" + c.case_id(),
-                           VerdictName(c.verdict()),
-                           d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(), tail);
+    out << absl::StrFormat(
+        "%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
+        c.case_id().empty() ? c.operator_name() : c.operator_name() + "/" + c.case_id(),
+        VerdictName(c.verdict()), d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(), tail);
   }
 }
 
@@ -117,9 +117,18 @@ v1::ComparisonCounts CountsOfOne(v1::Verdict v) {
   v1::ComparisonCounts n;
   n.set_matched(1);
   switch (v) {
-    case v1::VERDICT_IMPROVED: n.set_improved(1); n.set_comparable(1); break;
-    case v1::VERDICT_REGRESSED: n.set_regressed(1); n.set_comparable(1); break;
-    case v1::VERDICT_STABLE: n.set_stable(1); n.set_comparable(1); break;
+    case v1::VERDICT_IMPROVED:
+      n.set_improved(1);
+      n.set_comparable(1);
+      break;
+    case v1::VERDICT_REGRESSED:
+      n.set_regressed(1);
+      n.set_comparable(1);
+      break;
+    case v1::VERDICT_STABLE:
+      n.set_stable(1);
+      n.set_comparable(1);
+      break;
     case v1::VERDICT_INSUFFICIENT: n.set_insufficient(1); break;
     case v1::VERDICT_NOT_COMPARABLE: n.set_not_comparable(1); break;
     default: n.set_errored(1); break;
@@ -182,8 +191,9 @@ void PrintCollectionComparison(const std::string& baseline, const std::string& c
   for (const auto& u : resp.unmatched()) out << "unmatched " << u << "\n";
   out << Summary(resp.counts()) << "\n";
   if (resp.geomean_ratio() > 0) {
-    out << absl::StrFormat("geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
-                           resp.geomean_ratio(), resp.counts().comparable());
+    out << absl::StrFormat(
+        "geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
+        resp.geomean_ratio(), resp.counts().comparable());
   }
 }
 
@@ -253,9 +263,9 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, *req, &resp));
   if (!st.ok()) return ReportError(st, err);
   const int code = ExitCodeOf(resp.counts());
-  const std::string summary =
-      absl::StrCat(resp.regressions_size(), " regressed / ", resp.compared(), " comparable against ",
-                   resp.baseline_description(), " (", Summary(resp.counts()), ")");
+  const std::string summary = absl::StrCat(
+      resp.regressions_size(), " regressed / ", resp.compared(), " comparable against ",
+      resp.baseline_description(), " (", Summary(resp.counts()), ")");
   if (s.config().format == OutputFormat::kJson) {
     PrintEnvelope(kRegressionsSchema, "regressions", resp, code, summary, out);
     return code;
@@ -307,7 +317,8 @@ int ReportRound(Session& s, int64_t round_id, ReportStyle style, std::ostream& o
     out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
     return kExitOk;
   }
-  const std::string& text = style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
+  const std::string& text =
+      style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
   if (text.empty()) {
     err << "npuperf report: round " << round_id << " carries no rendered summary\n";
     return kExitError;

@@ -13,9 +13,11 @@ namespace {
 
 // Setting name → environment variable.
 const std::map<std::string, std::string>& Known() {
-  static const auto* known = new std::map<std::string, std::string>{
-      {"server", "NPUPERF_SERVER"}, {"token", "NPUPERF_TOKEN"},   {"tls_ca", "NPUPERF_TLS_CA"},
-      {"timeout", "NPUPERF_TIMEOUT"}, {"format", "NPUPERF_FORMAT"}};
+  static const auto* known = new std::map<std::string, std::string>{{"server", "NPUPERF_SERVER"},
+                                                                    {"token", "NPUPERF_TOKEN"},
+                                                                    {"tls_ca", "NPUPERF_TLS_CA"},
+                                                                    {"timeout", "NPUPERF_TIMEOUT"},
+                                                                    {"format", "NPUPERF_FORMAT"}};
   return *known;
 }
 
@@ -41,8 +43,8 @@ absl::StatusOr<Settings> ReadConfigFile(const std::string& path) {
       value = value.substr(1, value.size() - 2);
     }
     if (Known().count(key) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", n, ": unknown key '", key, "' (server, token, tls_ca, timeout, format)"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", n, ": unknown key '", key,
+                                                     "' (server, token, tls_ca, timeout, format)"));
     }
     out[key] = value;
   }

@@ -17,7 +17,8 @@ std::string Strip(const std::string& name, const std::string& prefix) {
 }
 
 std::string JobLabel(const v1::Job& j) {
-  return j.case_id().empty() ? j.operator_name() : absl::StrCat(j.operator_name(), "/", j.case_id());
+  return j.case_id().empty() ? j.operator_name()
+                             : absl::StrCat(j.operator_name(), "/", j.case_id());
 }
 
 std::string Time(const google::protobuf::Timestamp& t) {
@@ -69,7 +70,8 @@ void PrintCollectionList(const v1::ListCollectionsResponse& list, std::ostream& 
     out << absl::StrFormat("%-16s %-10s %3d/%-3d %s\n", c.id(), StateName(c.state()),
                            c.counts().succeeded(), c.counts().total(), Time(c.created_at()));
   }
-  if (!list.next_page_token().empty()) out << "(more: --page-token " << list.next_page_token() << ")\n";
+  if (!list.next_page_token().empty())
+    out << "(more: --page-token " << list.next_page_token() << ")\n";
 }
 
 void PrintRound(const v1::Round& r, std::ostream& out) {
@@ -88,7 +90,8 @@ void PrintRound(const v1::Round& r, std::ostream& out) {
     out << "  bound " << e.bound().label() << " (" << e.bound().routing_label() << ")\n";
   }
   if (!e.per_core().verdict().empty()) {
-    out << absl::StrFormat("  per-core %s spread %.1f%%\n", e.per_core().verdict(), e.per_core().spread_pct());
+    out << absl::StrFormat("  per-core %s spread %.1f%%\n", e.per_core().verdict(),
+                           e.per_core().spread_pct());
   }
   out << "  fingerprint soc " << e.fingerprint().soc() << " device " << e.fingerprint().device_id()
       << " host " << e.fingerprint().host() << " mode " << e.fingerprint().mode() << "\n";
@@ -124,8 +127,8 @@ void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
 
 void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsResponse& rounds,
                        bool md, std::ostream& out) {
-  const std::vector<std::string> head = {"round", "operator/case", "soc", "kernel_us", "samples",
-                                         "bound", "per-core", "dvfs", "golden_ratio"};
+  const std::vector<std::string> head = {"round", "operator/case", "soc",  "kernel_us",   "samples",
+                                         "bound", "per-core",      "dvfs", "golden_ratio"};
   auto row = [&](const std::vector<std::string>& cells) {
     if (md) {
       out << "| " << absl::StrJoin(cells, " | ") << " |\n";
@@ -173,11 +176,13 @@ std::string ProgressBar(const v1::JobCounts& n, int width) {
 
 std::string ProgressLine(const v1::Collection& c, const v1::Job* changed) {
   const auto& n = c.counts();
-  std::string line = absl::StrFormat("%s %d/%d done (succeeded %d, failed %d, running %d)",
-                                     StateName(c.state()), n.succeeded() + n.failed() + n.cancelled(),
-                                     n.total(), n.succeeded(), n.failed(), n.running() + n.leased());
+  std::string line =
+      absl::StrFormat("%s %d/%d done (succeeded %d, failed %d, running %d)", StateName(c.state()),
+                      n.succeeded() + n.failed() + n.cancelled(), n.total(), n.succeeded(),
+                      n.failed(), n.running() + n.leased());
   if (changed != nullptr) {
-    absl::StrAppend(&line, "  job ", changed->id(), " ", JobLabel(*changed), " ", StateName(changed->state()));
+    absl::StrAppend(&line, "  job ", changed->id(), " ", JobLabel(*changed), " ",
+                    StateName(changed->state()));
     const auto& p = changed->progress();
     if (changed->state() == v1::JOB_STATE_RUNNING && p.phase() != v1::JOB_PHASE_UNSPECIFIED) {
       absl::StrAppend(&line, " ", PhaseName(p.phase()));

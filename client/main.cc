@@ -21,7 +21,8 @@
 
 int main(int argc, char** argv) {
   using namespace npuperf::client;
-  CLI::App app{"npuperf: submit NPU operator profiling to npuperf-server, follow it, read the evidence"};
+  CLI::App app{
+      "npuperf: submit NPU operator profiling to npuperf-server, follow it, read the evidence"};
   app.require_subcommand(1);
   Settings flags;
   std::string config_file;

@@ -58,8 +58,9 @@ absl::StatusOr<std::vector<fs::path>> DiscoveryCsv(const fs::path& group) {
       out.ok() ? ev::FindCsvParts(*out, "op_summary") : out.status();
   if (!parts.ok() || parts->empty()) {
     std::string why = parts.ok() ? "none found" : std::string(parts.status().message());
-    return absl::NotFoundError("discovery requires exactly one PipeUtilization op_summary CSV under " +
-                               dir.string() + " (" + why + ")");
+    return absl::NotFoundError(
+        "discovery requires exactly one PipeUtilization op_summary CSV under " + dir.string() +
+        " (" + why + ")");
   }
   return parts;
 }
@@ -101,7 +102,8 @@ int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& 
   absl::StatusOr<std::vector<ev::OpCandidate>> candidates = ev::ListCandidates(*parts);
   if (!candidates.ok()) return Fail(err, candidates.status());
   if (candidates->empty()) {
-    return Fail(err, absl::NotFoundError("PipeUtilization op_summary contains no non-empty Op Name"));
+    return Fail(err,
+                absl::NotFoundError("PipeUtilization op_summary contains no non-empty Op Name"));
   }
   out << ev::FormatCandidatesTsv(*candidates);
   return kOk;
@@ -109,9 +111,10 @@ int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& 
 
 void AddOfflineCommands(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SummarizeArgs>();
-  CLI::App* summarize = app.add_subcommand(
-      "summarize", "Offline: evidence of one kernel from a PROF_GROUP, archived under "
-                   "<ops_dir>/docs/perf/round_NNN");
+  CLI::App* summarize =
+      app.add_subcommand("summarize",
+                         "Offline: evidence of one kernel from a PROF_GROUP, archived under "
+                         "<ops_dir>/docs/perf/round_NNN");
   summarize->add_option("prof_group", args->prof_group, "PROF_GROUP directory")->required();
   summarize->add_option("ops_dir", args->ops_dir, "operator directory")->required();
   summarize->add_option("--op-name", args->op_name, "exact op_summary Op Name")->required();
@@ -121,7 +124,8 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
   summarize->add_option("--lang", args->lang, "en|zh")->check(CLI::IsMember({"en", "zh"}));
   summarize->add_option("--soc", args->soc, "SoC for the DVFS check, e.g. Ascend910B2");
   summarize->add_option("--device", args->device, "device of the sample db when several");
-  summarize->callback([args, &exit_code] { exit_code = RunSummarize(*args, std::cout, std::cerr); });
+  summarize->callback(
+      [args, &exit_code] { exit_code = RunSummarize(*args, std::cout, std::cerr); });
 
   auto group = std::make_shared<fs::path>();
   CLI::App* list = app.add_subcommand(

@@ -34,11 +34,13 @@ bool Skipped(const fs::path& rel) {
 
 absl::Status CheckEntryPath(const std::string& path) {
   if (path.empty() || path.front() == '/') {
-    return absl::InvalidArgumentError(absl::StrCat("bundle entry '", path, "' is absolute or empty"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bundle entry '", path, "' is absolute or empty"));
   }
   for (const auto& part : fs::path(path)) {
     if (part == "..") {
-      return absl::InvalidArgumentError(absl::StrCat("bundle entry '", path, "' leaves the directory"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bundle entry '", path, "' leaves the directory"));
     }
   }
   return absl::OkStatus();
@@ -55,7 +57,8 @@ absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entr
   std::unique_ptr<archive, ArchiveReadDeleter> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   if (archive_read_open_memory(a.get(), tar.data(), tar.size()) != ARCHIVE_OK) {
-    return absl::InvalidArgumentError(absl::StrCat("bundle is not a tar: ", archive_error_string(a.get())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bundle is not a tar: ", archive_error_string(a.get())));
   }
   int64_t total = 0;
   archive_entry* entry = nullptr;
@@ -65,27 +68,30 @@ absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entr
     if (auto s = CheckEntryPath(path); !s.ok()) return s;
     const auto type = archive_entry_filetype(entry);
     if (type != AE_IFREG && type != AE_IFDIR) {
-      return absl::InvalidArgumentError(absl::StrCat("bundle entry '", path, "' is not a file or directory"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("bundle entry '", path, "' is not a file or directory"));
     }
     total += archive_entry_size(entry);
     if (total > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("bundle unpacks past ", max_bytes, " bytes"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("bundle unpacks past ", max_bytes, " bytes"));
     }
     if (auto s = on_entry(a.get(), entry, path, type == AE_IFDIR); !s.ok()) return s;
   }
   if (rc != ARCHIVE_EOF) {
-    return absl::InvalidArgumentError(absl::StrCat("corrupt bundle: ", archive_error_string(a.get())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("corrupt bundle: ", archive_error_string(a.get())));
   }
   return absl::OkStatus();
 }
-
 
 // The paths under dir that go into a bundle, relative and sorted; only
 // regular files and directories.
 absl::StatusOr<std::vector<fs::path>> BundleEntries(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::path> entries;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
     const fs::path rel = fs::relative(it->path(), dir);
     if (Skipped(rel)) {
       if (it->is_directory()) it.disable_recursion_pending();
@@ -113,7 +119,8 @@ absl::Status AddEntry(archive* a, const fs::path& dir, const fs::path& rel, int6
     std::ifstream in(full, std::ios::binary);
     content.assign(std::istreambuf_iterator<char>(in), {});
     if (static_cast<int64_t>(out.size() + content.size()) > max_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat("bundle of ", dir.string(), " exceeds ", max_bytes, " bytes"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("bundle of ", dir.string(), " exceeds ", max_bytes, " bytes"));
     }
   }
   std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
@@ -161,24 +168,27 @@ absl::Status UnpackBundle(const std::string& tar, const fs::path& dest, int64_t 
   std::error_code ec;
   fs::create_directories(dest, ec);
   if (ec) return absl::InternalError(absl::StrCat("create ", dest.string(), ": ", ec.message()));
-  return ForEachEntry(tar, max_bytes, [&](archive* a, archive_entry* e, const std::string& path,
-                                          bool is_dir) -> absl::Status {
-    const fs::path target = dest / path;
-    if (is_dir) {
-      fs::create_directories(target, ec);
-      return ec ? absl::InternalError(absl::StrCat("mkdir ", target.string(), ": ", ec.message()))
-                : absl::OkStatus();
-    }
-    fs::create_directories(target.parent_path(), ec);
-    std::ofstream out(target, std::ios::binary | std::ios::trunc);
-    char buf[64 * 1024];
-    la_ssize_t n;
-    while ((n = archive_read_data(a, buf, sizeof(buf))) > 0) out.write(buf, n);
-    if (n < 0 || !out) return absl::InternalError(absl::StrCat("extract ", path, " failed"));
-    out.close();
-    fs::permissions(target, (archive_entry_perm(e) & 0100) ? fs::perms(0755) : fs::perms(0644), ec);
-    return absl::OkStatus();
-  });
+  return ForEachEntry(
+      tar, max_bytes,
+      [&](archive* a, archive_entry* e, const std::string& path, bool is_dir) -> absl::Status {
+        const fs::path target = dest / path;
+        if (is_dir) {
+          fs::create_directories(target, ec);
+          return ec ? absl::InternalError(
+                          absl::StrCat("mkdir ", target.string(), ": ", ec.message()))
+                    : absl::OkStatus();
+        }
+        fs::create_directories(target.parent_path(), ec);
+        std::ofstream out(target, std::ios::binary | std::ios::trunc);
+        char buf[64 * 1024];
+        la_ssize_t n;
+        while ((n = archive_read_data(a, buf, sizeof(buf))) > 0) out.write(buf, n);
+        if (n < 0 || !out) return absl::InternalError(absl::StrCat("extract ", path, " failed"));
+        out.close();
+        fs::permissions(target, (archive_entry_perm(e) & 0100) ? fs::perms(0755) : fs::perms(0644),
+                        ec);
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace npuperf

@@ -76,7 +76,8 @@ absl::StatusOr<std::map<int, std::string>> ParseDeviceMap(absl::string_view text
     if (!ids.ok()) return ids.status();
     for (int id : *ids) {
       if (!out.emplace(id, std::string(absl::StripAsciiWhitespace(kv[1]))).second) {
-        return absl::InvalidArgumentError(absl::StrCat("device ", id, " named twice in '", text, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("device ", id, " named twice in '", text, "'"));
       }
     }
   }

@@ -12,7 +12,9 @@
 namespace npuperf {
 
 void Log(LogLevel level, std::string_view component, std::string_view message) {
-  const char* name = level == LogLevel::kInfo ? "INFO" : level == LogLevel::kWarning ? "WARN" : "ERROR";
+  const char* name = level == LogLevel::kInfo      ? "INFO"
+                     : level == LogLevel::kWarning ? "WARN"
+                                                   : "ERROR";
   // Log lines carry real time even under a fake clock: they are for people,
   // never for logic.
   RealClock clock;

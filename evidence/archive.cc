@@ -30,7 +30,9 @@ absl::Status PosixError(const fs::path& path, std::string_view op) {
 absl::Status CopyFile(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
-  if (ec) return absl::InternalError(Cat("copy ", from.string(), " -> ", to.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(
+        Cat("copy ", from.string(), " -> ", to.string(), ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -68,7 +70,8 @@ absl::StatusOr<fs::path> ReserveRound(const fs::path& ops_dir, std::string_view 
   if (ec) return absl::InternalError(Cat("create ", perf.string(), ": ", ec.message()));
   if (!round_name.empty()) {
     if (!IsValidRoundName(round_name)) {
-      return absl::InvalidArgumentError(Cat("--round-name must match round_NNN; got '", round_name, "'"));
+      return absl::InvalidArgumentError(
+          Cat("--round-name must match round_NNN; got '", round_name, "'"));
     }
     fs::path dir = perf / std::string(round_name);
     if (::mkdir(dir.c_str(), 0755) != 0) {
@@ -140,7 +143,8 @@ absl::StatusOr<int> WriteRound(const Evidence& ev, const fs::path& round_dir, La
   absl::StatusOr<int> copied = ArchiveGroupCsvs(ev.prof_group, round_dir);
   if (!copied.ok()) return copied.status();
   if (!ev.per_core.cores.empty()) {
-    absl::Status s = WriteFileAtomic(round_dir / "per_core_cycles.csv", FormatCoreCyclesCsv(ev.per_core));
+    absl::Status s =
+        WriteFileAtomic(round_dir / "per_core_cycles.csv", FormatCoreCyclesCsv(ev.per_core));
     if (!s.ok()) return s;
   }
   SummaryOptions options{lang, round_dir};

@@ -51,9 +51,9 @@ std::vector<Pipe> PipesFor(CoreType core, const std::string& prefix) {
             {PipeBound::kMte3, "aiv_mte3_ratio"}, {PipeBound::kScalar, "aiv_scalar_ratio"}};
   }
   const std::string& p = prefix;
-  return {{PipeBound::kMte2, p + "mte2_ratio"},    {PipeBound::kCube, p + "mac_ratio"},
-          {PipeBound::kVec, p + "vec_ratio"},      {PipeBound::kFixp, p + "fixpipe_ratio"},
-          {PipeBound::kMte3, p + "mte3_ratio"},    {PipeBound::kScalar, p + "scalar_ratio"}};
+  return {{PipeBound::kMte2, p + "mte2_ratio"}, {PipeBound::kCube, p + "mac_ratio"},
+          {PipeBound::kVec, p + "vec_ratio"},   {PipeBound::kFixp, p + "fixpipe_ratio"},
+          {PipeBound::kMte3, p + "mte3_ratio"}, {PipeBound::kScalar, p + "scalar_ratio"}};
 }
 
 PipeBound PipeLabel(const std::vector<std::pair<PipeBound, std::optional<double>>>& shares) {
@@ -63,8 +63,8 @@ PipeBound PipeLabel(const std::vector<std::pair<PipeBound, std::optional<double>
   }
   for (const auto& [pipe, v] : shares) {
     if (!v) continue;
-    bool dominant_max = (pipe == PipeBound::kMte2 || pipe == PipeBound::kCube) &&
-                        *v == max_share && *v > kBoundMax;
+    bool dominant_max =
+        (pipe == PipeBound::kMte2 || pipe == PipeBound::kCube) && *v == max_share && *v > kBoundMax;
     if (*v > kBoundHigh || dominant_max) return pipe;
   }
   return PipeBound::kNoBound;
@@ -72,9 +72,9 @@ PipeBound PipeLabel(const std::vector<std::pair<PipeBound, std::optional<double>
 
 bool CheckRange(const std::string& field, double v, std::vector<EvidenceError>* errors) {
   if (std::isfinite(v) && v >= 0 && v <= 1) return true;
-  errors->push_back({"RATIO_OUT_OF_RANGE",
-                     Cat("pipe ratio ", field, "=", v,
-                         " is outside the verified CANN fraction range [0, 1]")});
+  errors->push_back(
+      {"RATIO_OUT_OF_RANGE",
+       Cat("pipe ratio ", field, "=", v, " is outside the verified CANN fraction range [0, 1]")});
   return false;
 }
 
@@ -147,8 +147,7 @@ BoundDiagnosis DiagnoseBound(const std::map<std::string, double>& merged,
   Route(max_value, &d);
   std::vector<std::pair<PipeBound, std::optional<double>>> shares;
   for (const Pipe& pipe : PipesFor(d.primary_core, prefix)) {
-    shares.emplace_back(pipe.bound,
-                        pipe.field.empty() ? std::nullopt : Lookup(merged, pipe.field));
+    shares.emplace_back(pipe.bound, pipe.field.empty() ? std::nullopt : Lookup(merged, pipe.field));
   }
   d.label = PipeLabel(shares);
   return d;

@@ -80,7 +80,8 @@ absl::Status ParseTarget(const Json& j, CaseManifest* m) {
   };
   if (!t.is_object()) return bad("must be an object");
   auto ids = t.find("case_ids");
-  if (ids == t.end() || !ids->is_array() || ids->empty()) return bad("case_ids must be a non-empty list");
+  if (ids == t.end() || !ids->is_array() || ids->empty())
+    return bad("case_ids must be a non-empty list");
   std::set<std::string> known, seen;
   for (const PerfCase& c : m->cases) known.insert(c.id);
   for (const Json& id : *ids) {
@@ -132,7 +133,8 @@ absl::StatusOr<CaseManifest> ParseCaseManifest(std::string_view bytes, SourceRec
     absl::StatusOr<PerfCase> c = ParseCase((*cases)[i], i);
     if (!c.ok()) return c.status();
     if (!ids.insert(c->id).second) {
-      return absl::InvalidArgumentError(Cat("case manifest contains duplicate case id '", c->id, "'"));
+      return absl::InvalidArgumentError(
+          Cat("case manifest contains duplicate case id '", c->id, "'"));
     }
     m.cases.push_back(std::move(*c));
   }
@@ -169,9 +171,9 @@ absl::Status VerifySourceRecord(std::string_view label, const SourceRecord& r) {
     return absl::FailedPreconditionError(Cat(label, " ", what));
   };
   if (r.path.empty()) return bad("source path is missing");
-  bool hex = r.sha256.size() == 64 &&
-             std::all_of(r.sha256.begin(), r.sha256.end(),
-                         [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  bool hex = r.sha256.size() == 64 && std::all_of(r.sha256.begin(), r.sha256.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+             });
   if (!hex) return bad("source sha256 is invalid");
   if (r.size_bytes < 0) return bad("source size_bytes is invalid");
   if (!fs::path(r.path).is_absolute()) return bad("source path is not absolute");
@@ -186,9 +188,11 @@ absl::Status VerifySourceRecord(std::string_view label, const SourceRecord& r) {
 std::optional<CanonicalShape> CanonicalizeShape(std::string_view shape) {
   std::string s = NoSpace(shape);
   if (s == "()" || s == "[]" || s == "scalar") return CanonicalShape{{"", {}}};
-  static const std::regex kGroup(R"((?:([A-Za-z_][A-Za-z0-9_]*):)?(?:[\[\(]([^\]\)\[\(]*)[\]\)]|(scalar)))");
+  static const std::regex kGroup(
+      R"((?:([A-Za-z_][A-Za-z0-9_]*):)?(?:[\[\(]([^\]\)\[\(]*)[\]\)]|(scalar)))");
   CanonicalShape out;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), kGroup); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), kGroup); it != std::sregex_iterator();
+       ++it) {
     const std::smatch& m = *it;
     std::vector<int64_t> dims;
     std::string body = m[2].str();
@@ -223,7 +227,8 @@ std::optional<std::vector<std::pair<std::string, std::string>>> CanonicalizeDtyp
       R"((?:([a-z_][a-z0-9_]*):)?(?:torch\.)?(bfloat16|float16|float32|float64|uint8|uint16|)"
       R"(uint32|uint64|int8|int16|int32|int64|bool|half|float|double|fp16|fp32|fp64|bf16))");
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto it = std::sregex_iterator(s.begin(), s.end(), kToken); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), kToken); it != std::sregex_iterator();
+       ++it) {
     std::string t = (*it)[2].str();
     if (t == "half" || t == "fp16") t = "float16";
     if (t == "float" || t == "fp32") t = "float32";

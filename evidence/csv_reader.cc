@@ -8,8 +8,8 @@
 #include <fstream>
 #include <utility>
 
-#include "evidence/str_util.h"
 #include "absl/strings/str_join.h"
+#include "evidence/str_util.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -33,7 +33,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
   return s;
 }
-
 
 }  // namespace
 
@@ -142,11 +141,12 @@ absl::Status CsvReader::ReadHeader() {
   }
   for (size_t i = 0; i < spans_.size(); ++i) header_.emplace_back(Cell(static_cast<int>(i)));
   for (size_t i = 0; i < header_.size(); ++i) {
-    if (header_[i].empty()) return ErrorAt(-1, internal::Cat("empty header name in column ", i + 1));
+    if (header_[i].empty())
+      return ErrorAt(-1, internal::Cat("empty header name in column ", i + 1));
     for (size_t j = 0; j < i; ++j) {
       if (header_[i] == header_[j]) {
         return ErrorAt(-1, internal::Cat("duplicate header '", header_[i], "' in columns ", j + 1,
-                                        " and ", i + 1));
+                                         " and ", i + 1));
       }
     }
   }
@@ -182,8 +182,8 @@ absl::StatusOr<bool> CsvReader::Next() {
   } else if (trailing_comma_ && n == header_.size()) {
     // A row without the trailing comma is accepted as well.
   } else if (n != header_.size()) {
-    return ErrorAt(-1, internal::Cat("ragged row: ", n, " cells, header has ",
-                                    header_.size(), " columns"));
+    return ErrorAt(
+        -1, internal::Cat("ragged row: ", n, " cells, header has ", header_.size(), " columns"));
   }
   return true;
 }
@@ -290,9 +290,9 @@ absl::StatusOr<bool> CsvSliceReader::Next() {
     absl::StatusOr<std::unique_ptr<CsvReader>> next = CsvReader::Open(parts_[index_ + 1]);
     if (!next.ok()) return next.status();
     if ((*next)->header() != current_->header()) {
-      return absl::InvalidArgumentError(
-          internal::Cat(parts_[index_ + 1].string(), ": header differs from the first slice ",
-                       parts_.front().string()));
+      return absl::InvalidArgumentError(internal::Cat(parts_[index_ + 1].string(),
+                                                      ": header differs from the first slice ",
+                                                      parts_.front().string()));
     }
     ++index_;
     current_ = std::move(*next);

@@ -131,7 +131,9 @@ class CsvSliceReader {
   absl::StatusOr<bool> Next();
   std::string_view Cell(int col) const { return current_->Cell(col); }
   absl::StatusOr<std::optional<double>> Number(int col) const { return current_->Number(col); }
-  absl::Status ErrorAt(int col, std::string_view what) const { return current_->ErrorAt(col, what); }
+  absl::Status ErrorAt(int col, std::string_view what) const {
+    return current_->ErrorAt(col, what);
+  }
   size_t line() const { return current_->line(); }
   // "file:line" of the current record.
   std::string Where() const;

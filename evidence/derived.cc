@@ -92,8 +92,8 @@ DvfsCheck CheckDvfs(const Evidence& ev, const BuildOptions& options,
   DvfsCheck d;
   d.tolerance_pct = options.dvfs_tolerance_pct;
   std::optional<SocInfo> soc = LookupSoc(options.soc);
-  d.rated_mhz = rated_mhz.value_or(options.rated_mhz > 0 ? options.rated_mhz
-                                                         : (soc ? soc->rated_mhz : 0));
+  d.rated_mhz =
+      rated_mhz.value_or(options.rated_mhz > 0 ? options.rated_mhz : (soc ? soc->rated_mhz : 0));
   if (current_mhz && *current_mhz > 0) {
     d.observed_mhz = *current_mhz;
     d.source = ClockSource::kOpprofCurrentFreq;

@@ -97,9 +97,9 @@ void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev
   bool aiv = ev->aiv_time_us > ev->aicore_time_us;
   ev->per_core = LoadPerCore(group, aiv ? CoreType::kAiv : CoreType::kAic,
                              aiv ? ev->aiv_time_us : ev->aicore_time_us, options.device_id);
-  ev->per_core_secondary = LoadPerCore(group, aiv ? CoreType::kAic : CoreType::kAiv,
-                                       aiv ? ev->aicore_time_us : ev->aiv_time_us,
-                                       options.device_id);
+  ev->per_core_secondary =
+      LoadPerCore(group, aiv ? CoreType::kAic : CoreType::kAiv,
+                  aiv ? ev->aicore_time_us : ev->aiv_time_us, options.device_id);
   if (!ev->per_core.ok()) {
     ev->warnings.push_back(Cat("per-core: ", StatusText(ev->per_core)));
     return;
@@ -110,15 +110,16 @@ void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev
   double rated = options.rated_mhz > 0 ? options.rated_mhz : (soc ? soc->rated_mhz : 0);
   double mhz = ev->per_core.freq_ghz * 1000;
   if (rated > 0 && std::abs(mhz - rated) / rated > 0.25) {
-    ev->warnings.push_back(Cat("per-core: back-calculated clock ", mhz, " MHz is far from the rated ",
-                               rated, " MHz; the sample db covers every kernel of the process, so "
+    ev->warnings.push_back(Cat("per-core: back-calculated clock ", mhz,
+                               " MHz is far from the rated ", rated,
+                               " MHz; the sample db covers every kernel of the process, so "
                                "per-core us are not the target's"));
   }
 }
 
 void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
-  ev->seven_metric_status = ev->missing_metrics.empty() ? SevenMetricStatus::kComplete
-                                                         : SevenMetricStatus::kPartial;
+  ev->seven_metric_status =
+      ev->missing_metrics.empty() ? SevenMetricStatus::kComplete : SevenMetricStatus::kPartial;
   if (!ev->missing_metrics.empty()) {
     std::string names;
     for (const std::string& m : ev->missing_metrics) names += Cat(names.empty() ? "" : ", ", m);
@@ -163,7 +164,8 @@ absl::StatusOr<Evidence> BuildEvidence(const fs::path& prof_group, const BuildOp
     rows.push_back({metric, std::move(**row)});
   }
   if (rows.empty()) {
-    return absl::NotFoundError(Cat("no op_summary_*.csv rows discovered under ", prof_group.string(),
+    return absl::NotFoundError(Cat("no op_summary_*.csv rows discovered under ",
+                                   prof_group.string(),
                                    " (expected PROF_<Metric>/PROF_*/mindstudio_profiler_output)"));
   }
   // rows[0] is PipeUtilization when present: the canonical identity/timing.

@@ -56,7 +56,7 @@ struct PerCore {
   double freq_ghz = 0;            // back-calculated: max_cycles / core time
   double ns_per_cycle = 0;
   double min_us = 0, avg_us = 0, max_us = 0;
-  double spread_pct = 0;  // (max - min) / max * 100
+  double spread_pct = 0;                           // (max - min) / max * 100
   BalanceVerdict verdict = BalanceVerdict::kNone;  // by spread_pct: <10, 10-30, >=30
   double half_gap_pct = 0;
   bool half_gap_hint = false;  // n >= 4 and half_gap_pct >= 2

@@ -51,9 +51,8 @@ Json RatiosJson(const BoundDiagnosis& b) {
 
 Json BoundJson(const BoundDiagnosis& b) {
   Json scalar = b.scalar_route_triggered ? Json(*b.scalar_route_triggered) : Json(nullptr);
-  Json primary = b.primary_core == CoreType::kNone
-                     ? Json(nullptr)
-                     : Json(std::string(LowerName(b.primary_core)));
+  Json primary = b.primary_core == CoreType::kNone ? Json(nullptr)
+                                                   : Json(std::string(LowerName(b.primary_core)));
   return Json{{"label", NameOf(b.label)},
               {"primary_core", std::move(primary)},
               {"routing_label", NameOf(b.routing_label)},
@@ -102,10 +101,11 @@ Json Identity(const Evidence& ev) {
               {"input_data_types", ev.input_data_types},
               {"input_formats", ev.input_formats},
               {"task_duration_us", ev.task_duration_us},
-              {"duration", {{"samples_us", ev.duration.samples_us},
-                            {"aggregate_us", ev.duration.aggregate_us},
-                            {"method", NameOf(ev.duration.method)},
-                            {"source", NameOf(ev.duration.source)}}},
+              {"duration",
+               {{"samples_us", ev.duration.samples_us},
+                {"aggregate_us", ev.duration.aggregate_us},
+                {"method", NameOf(ev.duration.method)},
+                {"source", NameOf(ev.duration.source)}}},
               {"aicore_time_us", ev.aicore_time_us},
               {"aiv_time_us", ev.aiv_time_us},
               {"head_overhead_us", ev.head_overhead_us},
@@ -150,20 +150,21 @@ std::string ToStatusJson(const Evidence& ev) {
          {"missing_metrics", ev.missing_metrics},
          {"per_core_status", StatusText(ev.per_core)},
          {"per_core_claim_allowed", false},
-         {"bound_diagnosis", {{"schema_version", 1},
-                              {"evidence_kind", "op_summary_ratio_route"},
-                              {"primary_core", bound["primary_core"]},
-                              {"primary_core_source", "max(aicore_time(us), aiv_time(us))"},
-                              {"aicore_time_us", ev.bound.aicore_time_us},
-                              {"aiv_time_us", ev.bound.aiv_time_us},
-                              {"routing_label", NameOf(ev.bound.routing_label)},
-                              {"pipe_bound_label", NameOf(ev.bound.label)},
-                              {"triggered_categories", Names(ev.bound.triggered_families)},
-                              {"ratios", bound["ratios"]},
-                              {"scalar_route_triggered", bound["scalar_route_triggered"]},
-                              {"roofline_terminal_status", "insufficient_evidence"},
-                              {"pipeline_overlap_status", "unverified"},
-                              {"completion_eligible", false}}},
+         {"bound_diagnosis",
+          {{"schema_version", 1},
+           {"evidence_kind", "op_summary_ratio_route"},
+           {"primary_core", bound["primary_core"]},
+           {"primary_core_source", "max(aicore_time(us), aiv_time(us))"},
+           {"aicore_time_us", ev.bound.aicore_time_us},
+           {"aiv_time_us", ev.bound.aiv_time_us},
+           {"routing_label", NameOf(ev.bound.routing_label)},
+           {"pipe_bound_label", NameOf(ev.bound.label)},
+           {"triggered_categories", Names(ev.bound.triggered_families)},
+           {"ratios", bound["ratios"]},
+           {"scalar_route_triggered", bound["scalar_route_triggered"]},
+           {"roofline_terminal_status", "insufficient_evidence"},
+           {"pipeline_overlap_status", "unverified"},
+           {"completion_eligible", false}}},
          {"error_count", ev.errors.size()}};
   return j.dump(2) + "\n";
 }

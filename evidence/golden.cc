@@ -36,9 +36,11 @@ absl::StatusOr<SourceRecord> Record(const Json& j, const char* key, std::string_
   if (it == j.end() || !it->is_object()) return Bad(Cat(label, " source record is missing"));
   const Json& r = *it;
   SourceRecord out;
-  if (!r.contains("path") || !r["path"].is_string()) return Bad(Cat(label, " source path is missing"));
+  if (!r.contains("path") || !r["path"].is_string())
+    return Bad(Cat(label, " source path is missing"));
   out.path = r["path"].get<std::string>();
-  if (!r.contains("sha256") || !r["sha256"].is_string()) return Bad(Cat(label, " source sha256 is invalid"));
+  if (!r.contains("sha256") || !r["sha256"].is_string())
+    return Bad(Cat(label, " source sha256 is invalid"));
   out.sha256 = r["sha256"].get<std::string>();
   if (!r.contains("size_bytes") || !r["size_bytes"].is_number_integer() || r["size_bytes"] < 0) {
     return Bad(Cat(label, " source size_bytes is invalid"));
@@ -73,9 +75,12 @@ absl::StatusOr<GoldenCase> ParseGoldenCase(const Json& c, size_t i, int64_t repe
     ok = v.is_number() && !v.is_boolean() && std::isfinite(v.get<double>()) && v.get<double>() > 0;
     if (ok) g.raw_repeat_e2e_us.push_back(v.get<double>());
   }
-  if (!ok) return Bad(Cat("Golden case '", g.id, "' must contain ", repeats, " positive finite raw repeats"));
+  if (!ok)
+    return Bad(
+        Cat("Golden case '", g.id, "' must contain ", repeats, " positive finite raw repeats"));
   auto med = c.find("median_total_us");
-  if (med == c.end() || !med->is_number() || !IsClose(med->get<double>(), Median(g.raw_repeat_e2e_us))) {
+  if (med == c.end() || !med->is_number() ||
+      !IsClose(med->get<double>(), Median(g.raw_repeat_e2e_us))) {
     return Bad(Cat("Golden case '", g.id, "' median is not reproducible"));
   }
   g.median_total_us = med->get<double>();
@@ -94,8 +99,10 @@ absl::Status ParseProtocol(const Json& j, GoldenContract* g) {
     return Bad("GOLDEN_PERF_REPORT.json must use schema_version=1");
   }
   for (auto [name, min, dest] : {std::tuple{"device_id", 0, &g->device_id},
-                                 {"iterations", 1, &g->iterations}, {"warmup", 0, &g->warmup},
-                                 {"repeats", 1, &g->repeats}, {"seed", 0, &g->seed}}) {
+                                 {"iterations", 1, &g->iterations},
+                                 {"warmup", 0, &g->warmup},
+                                 {"repeats", 1, &g->repeats},
+                                 {"seed", 0, &g->seed}}) {
     absl::StatusOr<int64_t> n = GoldenInt(j, name, min);
     if (!n.ok()) return n.status();
     *dest = *n;
@@ -147,7 +154,8 @@ absl::StatusOr<GoldenContract> ParseGoldenContract(std::string_view bytes, bool 
   for (size_t i = 0; i < cases->size(); ++i) {
     absl::StatusOr<GoldenCase> c = ParseGoldenCase((*cases)[i], i, g.repeats, g.iterations);
     if (!c.ok()) return c.status();
-    if (!ids.insert(c->id).second) return Bad(Cat("Golden contains duplicate case id '", c->id, "'"));
+    if (!ids.insert(c->id).second)
+      return Bad(Cat("Golden contains duplicate case id '", c->id, "'"));
     g.cases.push_back(std::move(*c));
   }
   return g;
@@ -156,8 +164,8 @@ absl::StatusOr<GoldenContract> ParseGoldenContract(std::string_view bytes, bool 
 absl::StatusOr<GoldenContract> LoadGoldenContract(const fs::path& path) {
   absl::StatusOr<SourceRecord> record = RecordOf(path);
   if (!record.ok()) {
-    return absl::Status(record.status().code(),
-                        Cat("cannot load GOLDEN_PERF_REPORT.json: ", internal::Msg(record.status())));
+    return absl::Status(record.status().code(), Cat("cannot load GOLDEN_PERF_REPORT.json: ",
+                                                    internal::Msg(record.status())));
   }
   std::ifstream in(record->path, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
@@ -190,8 +198,10 @@ absl::StatusOr<std::map<std::string, double>> JoinGolden(const CaseManifest& man
     for (const std::string& id : have) {
       if (!want.count(id)) extra += Cat(extra.empty() ? "'" : ", '", id, "'");
     }
-    return Bad(Cat("case id mismatch between --case-manifest and GOLDEN_PERF_REPORT.json: "
-                   "missing_in_golden=[", missing, "], extra_in_golden=[", extra, "]"));
+    return Bad(
+        Cat("case id mismatch between --case-manifest and GOLDEN_PERF_REPORT.json: "
+            "missing_in_golden=[",
+            missing, "], extra_in_golden=[", extra, "]"));
   }
   std::map<std::string, double> out;
   for (const PerfCase& c : manifest.cases) {
@@ -213,7 +223,8 @@ absl::StatusOr<std::map<std::string, double>> JoinGolden(const CaseManifest& man
   if (fs::path(a.path).filename() != fs::path(b.path).filename() || a.sha256 != b.sha256 ||
       a.size_bytes != b.size_bytes ||
       contract.case_manifest_schema_version != manifest.schema_version) {
-    return absl::FailedPreconditionError("Golden contract was not collected from this exact case manifest");
+    return absl::FailedPreconditionError(
+        "Golden contract was not collected from this exact case manifest");
   }
   return out;
 }

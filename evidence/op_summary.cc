@@ -15,14 +15,31 @@ namespace {
 namespace fs = std::filesystem;
 using internal::Cat;
 
-constexpr std::array<std::string_view, 25> kIdentityColumns = {
-    "Device_id",        "Model Name",          "Model ID",         "Task ID",
-    "Stream ID",        "Infer ID",            "Op Name",          "OP Type",
-    "OP State",         "Task Type",           "Task Start Time(us)", "Task Start Time",
-    "Task Duration(us)", "Task Wait Time(us)", "Block Num",        "Block Dim",
-    "Mix Block Num",    "Mix Block Dim",       "HF32 Eligible",    "Input Shapes",
-    "Input Data Types", "Input Formats",       "Output Shapes",    "Output Data Types",
-    "Output Formats"};
+constexpr std::array<std::string_view, 25> kIdentityColumns = {"Device_id",
+                                                               "Model Name",
+                                                               "Model ID",
+                                                               "Task ID",
+                                                               "Stream ID",
+                                                               "Infer ID",
+                                                               "Op Name",
+                                                               "OP Type",
+                                                               "OP State",
+                                                               "Task Type",
+                                                               "Task Start Time(us)",
+                                                               "Task Start Time",
+                                                               "Task Duration(us)",
+                                                               "Task Wait Time(us)",
+                                                               "Block Num",
+                                                               "Block Dim",
+                                                               "Mix Block Num",
+                                                               "Mix Block Dim",
+                                                               "HF32 Eligible",
+                                                               "Input Shapes",
+                                                               "Input Data Types",
+                                                               "Input Formats",
+                                                               "Output Shapes",
+                                                               "Output Data Types",
+                                                               "Output Formats"};
 
 struct Columns {
   int op_name = -1, op_type = -1, task_type = -1, duration = -1;
@@ -120,7 +137,8 @@ bool IsIdentityColumn(std::string_view column) {
          kIdentityColumns.end();
 }
 
-absl::StatusOr<OpRow> SelectTargetRow(const std::vector<fs::path>& parts, std::string_view op_name) {
+absl::StatusOr<OpRow> SelectTargetRow(const std::vector<fs::path>& parts,
+                                      std::string_view op_name) {
   absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(parts);
   if (!opened.ok()) return opened.status();
   CsvSliceReader& csv = **opened;
@@ -147,9 +165,9 @@ absl::StatusOr<OpRow> SelectTargetRow(const std::vector<fs::path>& parts, std::s
   if (matches.size() > 1) {
     std::string where;
     for (size_t i = 0; i < matches.size() && i < 10; ++i) where += Cat(i ? ", " : "", matches[i]);
-    return absl::FailedPreconditionError(Cat(
-        "expected exactly one row for op_name=", op_name, "; found ", matches.size(), " (", where,
-        "). Use a runner that emits one measured target launch per profiling process."));
+    return absl::FailedPreconditionError(
+        Cat("expected exactly one row for op_name=", op_name, "; found ", matches.size(), " (",
+            where, "). Use a runner that emits one measured target launch per profiling process."));
   }
   return std::move(*found);
 }

@@ -15,8 +15,8 @@ using internal::Cat;
 
 const std::vector<std::string>& OpprofMetrics() {
   static const auto* const kMetrics = new std::vector<std::string>{
-      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
-      "MemoryUB", "L2Cache", "ResourceConflictRatio"};
+      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+      "L2Cache",         "ResourceConflictRatio"};
   return *kMetrics;
 }
 
@@ -29,8 +29,9 @@ absl::StatusOr<std::optional<fs::path>> MetricFile(const fs::path& dir, const st
     std::string_view rest = name;
     if (!internal::ConsumePrefix(&rest, metric) || !internal::EndsWith(rest, ".csv")) continue;
     rest.remove_suffix(4);
-    bool stamped = internal::ConsumePrefix(&rest, "_") && !rest.empty() &&
-                   std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
+    bool stamped =
+        internal::ConsumePrefix(&rest, "_") && !rest.empty() &&
+        std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (rest.empty() || stamped) hits.push_back(it->path());
   }
   if (hits.empty()) return std::optional<fs::path>();
@@ -52,8 +53,8 @@ absl::StatusOr<fs::path> DataDir(const fs::path& dir) {
   }
   if (ec) return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
   if (found.size() > 1) {
-    return absl::FailedPreconditionError(Cat("expected one OpBasicInfo.csv under ", dir.string(),
-                                             "; found ", found.size()));
+    return absl::FailedPreconditionError(
+        Cat("expected one OpBasicInfo.csv under ", dir.string(), "; found ", found.size()));
   }
   return found.empty() ? dir : found.front();
 }
@@ -68,7 +69,10 @@ absl::StatusOr<OpprofBasicInfo> ReadBasic(const fs::path& file) {
   if (!*row) return absl::InvalidArgumentError(Cat(file.string(), ": no data row"));
   if (int c = r.Find("Op Name"); c >= 0) b.op_name = r.Cell(c);
   if (int c = r.Find("Op Type"); c >= 0) b.op_type = r.Cell(c);
-  struct NumCol { const char* name; std::optional<double>* out; };
+  struct NumCol {
+    const char* name;
+    std::optional<double>* out;
+  };
   std::optional<double> duration, block, mix;
   for (NumCol n : {NumCol{"Task Duration(us)", &duration}, NumCol{"Block Dim", &block},
                    NumCol{"Mix Block Dim", &mix}, NumCol{"Current Freq", &b.current_freq_mhz},
@@ -174,7 +178,8 @@ absl::StatusOr<OpprofSummary> ReadOpprof(const fs::path& dir, double dvfs_tolera
     s.metrics.push_back(std::move(*m));
   }
   for (const char* col : {"aic_time(us)", "aiv_time(us)"}) {
-    if (const ColumnStats* c = s.metrics.front().Find(col)) s.max_core_time_us = std::max(s.max_core_time_us, c->max);
+    if (const ColumnStats* c = s.metrics.front().Find(col))
+      s.max_core_time_us = std::max(s.max_core_time_us, c->max);
   }
   if (s.basic && s.basic->task_duration_us > 0) {
     s.head_overhead_us = std::max(0.0, s.basic->task_duration_us - s.max_core_time_us);

@@ -7,8 +7,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "evidence/str_util.h"
 #include "absl/strings/str_join.h"
+#include "evidence/str_util.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -16,7 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 bool AllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
 std::vector<fs::path> SortedChildren(const fs::path& dir, std::error_code& ec) {
@@ -29,9 +30,8 @@ std::vector<fs::path> SortedChildren(const fs::path& dir, std::error_code& ec) {
 }
 
 std::string JoinNames(const std::vector<fs::path>& paths) {
-  return absl::StrJoin(paths, ", ", [](std::string* out, const fs::path& p) {
-    absl::StrAppend(out, p.string());
-  });
+  return absl::StrJoin(
+      paths, ", ", [](std::string* out, const fs::path& p) { absl::StrAppend(out, p.string()); });
 }
 
 // Parses "<name>_<ts>.csv" or "<name>_slice_<k>_<ts>.csv". slice = -1 for the
@@ -44,7 +44,8 @@ bool ParseCsvName(std::string_view file, std::string_view name, std::string* ts,
   *slice = -1;
   if (internal::ConsumePrefix(&file, "slice_")) {
     size_t us = file.find('_');
-    if (us == std::string_view::npos || !absl::SimpleAtoi(internal::ToAbsl(file.substr(0, us)), slice) ||
+    if (us == std::string_view::npos ||
+        !absl::SimpleAtoi(internal::ToAbsl(file.substr(0, us)), slice) ||
         !AllDigits(file.substr(0, us))) {
       return false;
     }
@@ -63,8 +64,8 @@ absl::StatusOr<std::vector<fs::path>> ExportParts(const std::map<int, fs::path>&
   std::vector<fs::path> out;
   if (parts.count(-1) != 0) {
     if (parts.size() > 1) {
-      return absl::FailedPreconditionError(internal::Cat(name, " in ", output_dir.string(),
-                                                        " is both whole and sliced"));
+      return absl::FailedPreconditionError(
+          internal::Cat(name, " in ", output_dir.string(), " is both whole and sliced"));
     }
     out.push_back(parts.at(-1));
     return out;
@@ -72,8 +73,8 @@ absl::StatusOr<std::vector<fs::path>> ExportParts(const std::map<int, fs::path>&
   int expect = 0;
   for (const auto& [k, p] : parts) {
     if (k != expect) {
-      return absl::FailedPreconditionError(internal::Cat(name, " slice ", expect, " missing in ",
-                                                        output_dir.string()));
+      return absl::FailedPreconditionError(
+          internal::Cat(name, " slice ", expect, " missing in ", output_dir.string()));
     }
     ++expect;
     out.push_back(p);
@@ -101,8 +102,8 @@ absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
   }
   if (found.size() > 1) {
     return absl::FailedPreconditionError(internal::Cat("expected exactly one PROF_* directory in ",
-                                                      output_dir.string(), "; found ", found.size(),
-                                                      ": ", JoinNames(found)));
+                                                       output_dir.string(), "; found ",
+                                                       found.size(), ": ", JoinNames(found)));
   }
   return found.front();
 }
@@ -112,7 +113,7 @@ absl::StatusOr<fs::path> ProfilerOutputDir(const fs::path& prof_dir) {
   std::error_code ec;
   if (!fs::is_directory(out, ec)) {
     return absl::NotFoundError(internal::Cat("no mindstudio_profiler_output in ", prof_dir.string(),
-                                            " (was msprof's export step run?)"));
+                                             " (was msprof's export step run?)"));
   }
   return out;
 }
@@ -135,17 +136,16 @@ absl::StatusOr<std::vector<fs::path>> FindCsvParts(const fs::path& output_dir,
     for (const auto& [ts, parts] : exports) {
       for (const auto& [k, p] : parts) all.push_back(p);
     }
-    return absl::FailedPreconditionError(internal::Cat("expected one export of ", name, " in ",
-                                                      output_dir.string(), "; found ",
-                                                      JoinNames(all)));
+    return absl::FailedPreconditionError(internal::Cat(
+        "expected one export of ", name, " in ", output_dir.string(), "; found ", JoinNames(all)));
   }
   return ExportParts(exports.begin()->second, output_dir, name);
 }
 
 const std::vector<std::string>& SevenMetrics() {
   static const auto* const kMetrics = new std::vector<std::string>{
-      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
-      "MemoryUB", "L2Cache", "ResourceConflictRatio"};
+      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+      "L2Cache",         "ResourceConflictRatio"};
   return *kMetrics;
 }
 
@@ -156,15 +156,16 @@ absl::StatusOr<std::vector<DeviceDb>> FindDeviceDbs(const fs::path& prof_dir,
   for (const fs::path& p : SortedChildren(prof_dir, ec)) {
     std::string base = p.filename().string();
     int id = -1;
-    if (!internal::StartsWith(base, "device_") || !absl::SimpleAtoi(internal::ToAbsl(std::string_view(base).substr(7)), &id)) continue;
+    if (!internal::StartsWith(base, "device_") ||
+        !absl::SimpleAtoi(internal::ToAbsl(std::string_view(base).substr(7)), &id))
+      continue;
     fs::path db = p / "sqlite" / std::string(db_name);
     std::error_code missing;  // a device without this db is not an error
     if (fs::is_regular_file(db, missing)) out.push_back({id, db});
   }
   if (ec) return absl::InternalError(internal::Cat(prof_dir.string(), ": ", ec.message()));
-  std::sort(out.begin(), out.end(), [](const DeviceDb& a, const DeviceDb& b) {
-    return a.device_id < b.device_id;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const DeviceDb& a, const DeviceDb& b) { return a.device_id < b.device_id; });
   return out;
 }
 

@@ -49,6 +49,6 @@ struct DeviceDb {
   std::filesystem::path path;
 };
 absl::StatusOr<std::vector<DeviceDb>> FindDeviceDbs(const std::filesystem::path& prof_dir,
-                                                     std::string_view db_name);
+                                                    std::string_view db_name);
 
 }  // namespace npuperf::evidence

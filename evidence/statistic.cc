@@ -39,8 +39,8 @@ absl::StatusOr<std::vector<double>> Numbers(const CsvSliceReader& csv, const std
 
 // Streams every row of `parts`, handing (reader, columns) to `row`.
 template <typename Fn>
-absl::Status ForEachRow(const std::vector<fs::path>& parts, const std::vector<const char*>& required,
-                        Fn row) {
+absl::Status ForEachRow(const std::vector<fs::path>& parts,
+                        const std::vector<const char*>& required, Fn row) {
   absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(parts);
   if (!opened.ok()) return opened.status();
   absl::StatusOr<std::vector<int>> cols = Columns(**opened, parts.front(), required);
@@ -59,8 +59,9 @@ absl::Status ForEachRow(const std::vector<fs::path>& parts, const std::vector<co
 absl::StatusOr<std::vector<OpStatisticRow>> ReadOpStatistic(const std::vector<fs::path>& parts) {
   std::vector<OpStatisticRow> out;
   absl::Status s = ForEachRow(
-      parts, {"OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Avg Time(us)",
-              "Max Time(us)", "Ratio(%)"},
+      parts,
+      {"OP Type", "Core Type", "Count", "Total Time(us)", "Min Time(us)", "Avg Time(us)",
+       "Max Time(us)", "Ratio(%)"},
       [&](const CsvSliceReader& csv, const std::vector<int>& c) -> absl::Status {
         absl::StatusOr<std::vector<double>> n = Numbers(csv, c, 2);
         if (!n.ok()) return n.status();
@@ -76,7 +77,8 @@ absl::StatusOr<std::vector<OpStatisticRow>> ReadOpStatistic(const std::vector<fs
 absl::StatusOr<std::vector<ApiStatisticRow>> ReadApiStatistic(const std::vector<fs::path>& parts) {
   std::vector<ApiStatisticRow> out;
   absl::Status s = ForEachRow(
-      parts, {"Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"},
+      parts,
+      {"Level", "API Name", "Time(us)", "Count", "Avg(us)", "Min(us)", "Max(us)", "Variance"},
       [&](const CsvSliceReader& csv, const std::vector<int>& c) -> absl::Status {
         absl::StatusOr<std::vector<double>> n = Numbers(csv, c, 2);
         if (!n.ok()) return n.status();

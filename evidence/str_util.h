@@ -13,7 +13,9 @@
 // std::string_view; these adapters bridge the two.
 namespace npuperf::evidence::internal {
 
-inline absl::string_view ToAbsl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+inline absl::string_view ToAbsl(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
 inline std::string_view ToStd(absl::string_view s) { return std::string_view(s.data(), s.size()); }
 
 template <typename T>
@@ -39,7 +41,9 @@ inline absl::Status Annotate(const absl::Status& s, std::string_view prefix) {
   return absl::Status(s.code(), Cat(prefix, ": ", ToStd(s.message())));
 }
 
-inline bool StartsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+inline bool StartsWith(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
 inline bool EndsWith(std::string_view s, std::string_view p) {
   return s.size() >= p.size() && s.substr(s.size() - p.size()) == p;
 }

@@ -29,10 +29,10 @@ void PerCoreRow(const PerCore& p, std::string* md) {
 
 std::string RenderMarkdown(const Evidence& ev) {
   std::string md = Cat("# Evidence: `", ev.op_name, "`\n\n");
-  md += Cat("- OP Type: ", ev.op_type, "\n- Task Type: ", ev.task_type, "\n- Block Num: ",
-            ev.block_num, " (mix ", ev.mix_block_num, ")\n- Task Duration: ",
-            ShortNumber(ev.task_duration_us), " us\n- Seven-metric status: ",
-            Name(ev.seven_metric_status), "\n");
+  md += Cat("- OP Type: ", ev.op_type, "\n- Task Type: ", ev.task_type,
+            "\n- Block Num: ", ev.block_num, " (mix ", ev.mix_block_num,
+            ")\n- Task Duration: ", ShortNumber(ev.task_duration_us),
+            " us\n- Seven-metric status: ", Name(ev.seven_metric_status), "\n");
   if (!ev.missing_metrics.empty()) {
     md += "- Missing metrics:";
     for (const std::string& m : ev.missing_metrics) md += Cat(" ", m);
@@ -41,8 +41,8 @@ std::string RenderMarkdown(const Evidence& ev) {
   md += "\n## Timing\n\n| figure | value |\n|---|---|\n";
   md += Cat("| aicore_time (us) | ", Num(ev.aicore_time_us), " |\n");
   md += Cat("| aiv_time (us) | ", Num(ev.aiv_time_us), " |\n");
-  md += Cat("| head overhead (us) | ", Num(ev.head_overhead_us), " (",
-            Num(ev.head_overhead_pct, 1), "%) |\n");
+  md += Cat("| head overhead (us) | ", Num(ev.head_overhead_us), " (", Num(ev.head_overhead_pct, 1),
+            "%) |\n");
   md += Cat("| cube utilization (%) | ", Num(ev.cube_utilization_pct), " |\n");
   md += "\n## Bound (ratio-derived; pipeline overlap unverified)\n\n";
   md += Cat("| primary core | pipe bound | routing label | triggered |\n|---|---|---|---|\n| ",
@@ -50,8 +50,9 @@ std::string RenderMarkdown(const Evidence& ev) {
             Name(ev.bound.routing_label), " | ");
   for (RatioFamily f : ev.bound.triggered_families) md += Cat(Name(f), " ");
   md += "|\n\n## Per-core (process-scoped)\n\n";
-  md += "| core type | status | cores | clock (GHz) | min / avg / max (us) | spread | verdict |\n"
-        "|---|---|---|---|---|---|---|\n";
+  md +=
+      "| core type | status | cores | clock (GHz) | min / avg / max (us) | spread | verdict |\n"
+      "|---|---|---|---|---|---|---|\n";
   PerCoreRow(ev.per_core, &md);
   PerCoreRow(ev.per_core_secondary, &md);
   md += Cat("\n## DVFS\n\n- status: ", Name(ev.dvfs.status), " (observed ",
@@ -59,7 +60,8 @@ std::string RenderMarkdown(const Evidence& ev) {
             " MHz, source ", Name(ev.dvfs.source), ")\n");
   md += "\n## Metrics\n\n| group | field | value |\n|---|---|---|\n";
   for (const MetricGroup& g : ev.metrics) {
-    for (const auto& [name, v] : g.fields) md += Cat("| ", g.group, " | ", name, " | ", ShortNumber(v), " |\n");
+    for (const auto& [name, v] : g.fields)
+      md += Cat("| ", g.group, " | ", name, " | ", ShortNumber(v), " |\n");
   }
   if (!ev.errors.empty()) {
     md += "\n## Errors\n\n";

@@ -50,8 +50,8 @@ struct Text {
 };
 
 void Header(const Evidence& ev, const Text& t, Lines* out) {
-  out->push_back(t("=== On-device performance summary (msprof) ===",
-                   "=== 上板性能统计摘要 (msprof) ==="));
+  out->push_back(
+      t("=== On-device performance summary (msprof) ===", "=== 上板性能统计摘要 (msprof) ==="));
   out->push_back(Cat("Op: ", ev.op_name.empty() ? "unknown" : ev.op_name));
   out->push_back(Cat("Type: ", ev.op_type.empty() ? "unknown" : ev.op_type, " | TaskType: ",
                      ev.task_type, " | Duration: ", ShortNumber(ev.task_duration_us),
@@ -62,34 +62,45 @@ void Header(const Evidence& ev, const Text& t, Lines* out) {
     out->push_back(Cat(t("[WARN] Missing metrics: ", "[WARN] 缺失指标: "), names));
   }
   out->push_back("");
-  out->push_back(t("[Note] msprof op_summary values are per-op aggregates (no per-core "
-                   "min/avg/max);",
-                   "[注] msprof 的 op_summary 是 per-op 聚合值（不含逐核 min/avg/max）；"));
+  out->push_back(
+      t("[Note] msprof op_summary values are per-op aggregates (no per-core "
+        "min/avg/max);",
+        "[注] msprof 的 op_summary 是 per-op 聚合值（不含逐核 min/avg/max）；"));
   out->push_back(t("     for per-core data use msprof op (needs the msopprof binary).",
                    "     如需逐核数据请改用 msprof op (需要 msopprof 二进制)。"));
 }
 
 void PipeRatios(const Evidence& ev, const Text& t, Lines* out) {
-  std::string_view core = ev.bound.primary_core == CoreType::kNone
-                              ? "unknown"
-                              : LowerName(ev.bound.primary_core);
+  std::string_view core =
+      ev.bound.primary_core == CoreType::kNone ? "unknown" : LowerName(ev.bound.primary_core);
   out->push_back("");
-  out->push_back(Cat(t("--- Pipe ratios (dominant core = ", "--- Pipe ratios (主导核 = "), core,
-                     ") ---"));
-  out->push_back(Fmt("  aicore_time: %.3fus | aiv_time: %.3fus", ev.aicore_time_us,
-                     ev.aiv_time_us));
+  out->push_back(
+      Cat(t("--- Pipe ratios (dominant core = ", "--- Pipe ratios (主导核 = "), core, ") ---"));
+  out->push_back(
+      Fmt("  aicore_time: %.3fus | aiv_time: %.3fus", ev.aicore_time_us, ev.aiv_time_us));
   RatioLine(ev, "aic",
-            {{"mac", "aic_mac_ratio"}, {"mte1", "aic_mte1_ratio"}, {"mte2", "aic_mte2_ratio"},
-             {"mte3", "aic_mte3_ratio"}, {"fixpipe", "aic_fixpipe_ratio"},
-             {"scalar", "aic_scalar_ratio"}, {"icache_miss", "aic_icache_miss_rate"}},
+            {{"mac", "aic_mac_ratio"},
+             {"mte1", "aic_mte1_ratio"},
+             {"mte2", "aic_mte2_ratio"},
+             {"mte3", "aic_mte3_ratio"},
+             {"fixpipe", "aic_fixpipe_ratio"},
+             {"scalar", "aic_scalar_ratio"},
+             {"icache_miss", "aic_icache_miss_rate"}},
             out);
   RatioLine(ev, "aiv",
-            {{"vec", "aiv_vec_ratio"}, {"scalar", "aiv_scalar_ratio"}, {"mte2", "aiv_mte2_ratio"},
-             {"mte3", "aiv_mte3_ratio"}, {"icache_miss", "aiv_icache_miss_rate"}},
+            {{"vec", "aiv_vec_ratio"},
+             {"scalar", "aiv_scalar_ratio"},
+             {"mte2", "aiv_mte2_ratio"},
+             {"mte3", "aiv_mte3_ratio"},
+             {"icache_miss", "aiv_icache_miss_rate"}},
             out);
   RatioLine(ev, "core",  // 310P: one unprefixed core type
-            {{"vec", "vec_ratio"}, {"mac", "mac_ratio"}, {"scalar", "scalar_ratio"},
-             {"mte1", "mte1_ratio"}, {"mte2", "mte2_ratio"}, {"mte3", "mte3_ratio"},
+            {{"vec", "vec_ratio"},
+             {"mac", "mac_ratio"},
+             {"scalar", "scalar_ratio"},
+             {"mte1", "mte1_ratio"},
+             {"mte2", "mte2_ratio"},
+             {"mte3", "mte3_ratio"},
              {"icache_miss", "icache_miss_rate"}},
             out);
   if (ev.cube_utilization_pct > 0) {
@@ -99,20 +110,21 @@ void PipeRatios(const Evidence& ev, const Text& t, Lines* out) {
 
 void BoundRouting(const Evidence& ev, Lines* out) {
   const BoundDiagnosis& b = ev.bound;
-  std::string scalar = !b.scalar_route_triggered ? "None"
+  std::string scalar = !b.scalar_route_triggered   ? "None"
                        : *b.scalar_route_triggered ? "True"
                                                    : "False";
   out->push_back("");
   out->push_back("--- Bound routing (ratio-derived; NOT terminal Roofline proof) ---");
-  std::string_view primary = b.primary_core == CoreType::kNone ? "unknown"
-                                                              : LowerName(b.primary_core);
+  std::string_view primary =
+      b.primary_core == CoreType::kNone ? "unknown" : LowerName(b.primary_core);
   out->push_back(Cat("  primary_core=", primary, " | routing_label=", Name(b.routing_label),
                      " | scalar_route_triggered=", scalar));
   out->push_back(Cat("  pipe_bound=", Name(b.label),
                      " (first of MTE2, CUBE, VEC, FIXP, MTE3, SCALAR above 80%; MTE2/CUBE also as "
                      "the largest share above 70%)"));
-  out->push_back("  pipeline_overlap=unverified: op_summary ratios have no event ordering; use "
-                 "timeline/dependency evidence before claiming overlap.");
+  out->push_back(
+      "  pipeline_overlap=unverified: op_summary ratios have no event ordering; use "
+      "timeline/dependency evidence before claiming overlap.");
 }
 
 void HeadOverhead(const Evidence& ev, const Text& t, Lines* out) {
@@ -140,8 +152,9 @@ void BandwidthSection(const Evidence& ev, const std::string& title,
 }
 
 void Bandwidths(const Evidence& ev, const Text& t, Lines* out) {
-  BandwidthSection(ev, t("--- Memory bandwidth (aic-metrics=Memory) ---",
-                         "--- Memory 带宽 (aic-metrics=Memory) ---"),
+  BandwidthSection(ev,
+                   t("--- Memory bandwidth (aic-metrics=Memory) ---",
+                     "--- Memory 带宽 (aic-metrics=Memory) ---"),
                    {{"aic main_mem read", "aic_main_mem_read_bw(GB/s)"},
                     {"aic main_mem write", "aic_main_mem_write_bw(GB/s)"},
                     {"aiv main_mem read", "aiv_main_mem_read_bw(GB/s)"},
@@ -152,8 +165,10 @@ void Bandwidths(const Evidence& ev, const Text& t, Lines* out) {
                     {"aiv UB write", "aiv_ub_write_bw(GB/s)"}},
                    out);
   BandwidthSection(ev, "--- MemoryL0 ---",
-                   {{"L0A read", "aic_l0a_read_bw(GB/s)"}, {"L0A write", "aic_l0a_write_bw(GB/s)"},
-                    {"L0B read", "aic_l0b_read_bw(GB/s)"}, {"L0B write", "aic_l0b_write_bw(GB/s)"},
+                   {{"L0A read", "aic_l0a_read_bw(GB/s)"},
+                    {"L0A write", "aic_l0a_write_bw(GB/s)"},
+                    {"L0B read", "aic_l0b_read_bw(GB/s)"},
+                    {"L0B write", "aic_l0b_write_bw(GB/s)"},
                     {"L0C read (cube)", "aic_l0c_read_bw_cube(GB/s)"},
                     {"L0C write (cube)", "aic_l0c_write_bw_cube(GB/s)"}},
                    out);
@@ -174,12 +189,15 @@ void L2AndConflicts(const Evidence& ev, Lines* out) {
   if (!l2.empty()) {
     out->push_back("");
     out->push_back("--- L2Cache ---");
-    for (const auto& [key, label] : {std::pair{"aic_read", "aic read"}, {"aic_write", "aic write"},
-                                     {"aiv_read", "aiv read"}, {"aiv_write", "aiv write"}}) {
+    for (const auto& [key, label] : {std::pair{"aic_read", "aic read"},
+                                     {"aic_write", "aic write"},
+                                     {"aiv_read", "aiv read"},
+                                     {"aiv_write", "aiv write"}}) {
       auto it = l2.find(key);
       if (it == l2.end()) continue;
       out->push_back(Fmt("  %s: hit=%.0f miss=%.0f hit_rate=%.2f%%", label, it->second.hit,
-                         it->second.miss, it->second.hit / (it->second.hit + it->second.miss) * 100));
+                         it->second.miss,
+                         it->second.hit / (it->second.hit + it->second.miss) * 100));
     }
   }
   std::string line;
@@ -197,15 +215,19 @@ void L2AndConflicts(const Evidence& ev, Lines* out) {
 
 void Arithmetic(const Evidence& ev, Lines* out) {
   std::string line;
-  for (const auto& [name, field] : std::vector<std::pair<std::string, std::string>>{
-           {"mac_fp16", "aic_mac_fp16_ratio"}, {"mac_int8", "aic_mac_int8_ratio"},
-           {"vec_fp32", "aiv_vec_fp32_ratio"}, {"vec_fp16", "aiv_vec_fp16_ratio"},
-           {"vec_int32", "aiv_vec_int32_ratio"}, {"vec_misc", "aiv_vec_misc_ratio"}}) {
+  for (const auto& [name, field] :
+       std::vector<std::pair<std::string, std::string>>{{"mac_fp16", "aic_mac_fp16_ratio"},
+                                                        {"mac_int8", "aic_mac_int8_ratio"},
+                                                        {"vec_fp32", "aiv_vec_fp32_ratio"},
+                                                        {"vec_fp16", "aiv_vec_fp16_ratio"},
+                                                        {"vec_int32", "aiv_vec_int32_ratio"},
+                                                        {"vec_misc", "aiv_vec_misc_ratio"}}) {
     if (Get(ev, field) > 0) line += Cat(line.empty() ? "" : " | ", Pct(name, Get(ev, field)));
   }
   for (const auto& [name, field] : std::vector<std::pair<std::string, std::string>>{
            {"cube_fops", "aic_cube_fops"}, {"vector_fops", "aiv_vector_fops"}}) {
-    if (Get(ev, field) > 0) line += Cat(line.empty() ? "" : " | ", Fmt("%s=%.0f", name.c_str(), Get(ev, field)));
+    if (Get(ev, field) > 0)
+      line += Cat(line.empty() ? "" : " | ", Fmt("%s=%.0f", name.c_str(), Get(ev, field)));
   }
   if (line.empty()) return;
   out->push_back("");
@@ -227,8 +249,9 @@ void PerCoreSection(const PerCore& p, const Text& t, Lines* out) {
   if (!p.ok()) return;
   std::string db = p.db.filename().string();
   out->push_back("");
-  out->push_back(Cat(t("--- Per-core load balance (sample-based ", "--- 逐核负载均衡 (sample-based "),
-                     db, ") ---"));
+  out->push_back(
+      Cat(t("--- Per-core load balance (sample-based ", "--- 逐核负载均衡 (sample-based "), db,
+          ") ---"));
   out->push_back(Cat(t("  scope: process (every kernel of the run, not only the target); device ",
                        "  范围: 整个进程（含所有 kernel，非仅目标算子）；device "),
                      p.device_id, ", ", Name(p.core_type)));
@@ -247,10 +270,11 @@ void PerCoreSection(const PerCore& p, const Text& t, Lines* out) {
   out->push_back(Fmt(t("  [Hint] first-half core mean %.2fus vs second half %.2fus, gap %.2f%%",
                        "  [提示] 前半段 core 均值 %.2fus vs 后半段 %.2fus，差距 %.2f%%"),
                      p.first_half_avg_us, p.second_half_avg_us, p.half_gap_pct));
-  out->push_back(t("         looks like two clusters (NUMA / L2 slice) skew; try block swizzle / "
-                   "tail-round balancing.",
-                   "         疑似两簇 (NUMA / L2 slice) 负载偏斜，建议尝试 block swat / "
-                   "尾轮均衡策略。"));
+  out->push_back(
+      t("         looks like two clusters (NUMA / L2 slice) skew; try block swizzle / "
+        "tail-round balancing.",
+        "         疑似两簇 (NUMA / L2 slice) 负载偏斜，建议尝试 block swat / "
+        "尾轮均衡策略。"));
 }
 
 void DvfsAndErrors(const Evidence& ev, const Text& t, Lines* out) {
@@ -260,14 +284,17 @@ void DvfsAndErrors(const Evidence& ev, const Text& t, Lines* out) {
   if (d.status == DvfsStatus::kUnknown) {
     out->push_back(Cat("  status=unknown (", d.note, ")"));
   } else {
-    out->push_back(Fmt("  status=%s | observed=%.1f MHz | rated=%.1f MHz | deviation=%+.2f%% "
-                       "(tolerance %.1f%%) | source=%s",
-                       NameOf(d.status).c_str(), d.observed_mhz, d.rated_mhz, d.deviation_pct,
-                       d.tolerance_pct, NameOf(d.source).c_str()));
+    out->push_back(
+        Fmt("  status=%s | observed=%.1f MHz | rated=%.1f MHz | deviation=%+.2f%% "
+            "(tolerance %.1f%%) | source=%s",
+            NameOf(d.status).c_str(), d.observed_mhz, d.rated_mhz, d.deviation_pct, d.tolerance_pct,
+            NameOf(d.source).c_str()));
   }
   if (ev.golden.status != GoldenStatus::kNotProvided) {
     out->push_back("");
-    out->push_back("--- Golden reference ratio (golden per-iteration E2E / target kernel; NOT a speed-up) ---");
+    out->push_back(
+        "--- Golden reference ratio (golden per-iteration E2E / target kernel; NOT a speed-up) "
+        "---");
     out->push_back(ev.golden.status == GoldenStatus::kJoined
                        ? Fmt("  golden=%.3fus | kernel=%.3fus | golden_reference_ratio=%.3f",
                              ev.golden.golden_us, ev.golden.kernel_us, ev.golden.ratio)

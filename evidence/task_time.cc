@@ -5,10 +5,10 @@
 #include <numeric>
 #include <utility>
 
-#include "evidence/str_util.h"
 #include "absl/strings/str_join.h"
 #include "evidence/csv_reader.h"
 #include "evidence/prof_layout.h"
+#include "evidence/str_util.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -38,7 +38,7 @@ absl::Status ScanTaskTime(const std::vector<fs::path>& parts,
   if (name_col < 0 || type_col < 0 || time_col < 0) {
     return absl::InvalidArgumentError(
         internal::Cat(parts.front().string(),
-                     ": task_time header lacks kernel_name, kernel_type or task_time(us)"));
+                      ": task_time header lacks kernel_name, kernel_type or task_time(us)"));
   }
   size_t order = 0;
   while (true) {
@@ -95,8 +95,8 @@ absl::StatusOr<KernelTiming> ReadApiLaunch(const fs::path& out_dir) {
   absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(out_dir, "api_statistic");
   if (!parts.ok()) return parts.status();
   if (parts->empty()) {
-    return absl::NotFoundError(internal::Cat("no task_time or api_statistic csv in ",
-                                            out_dir.string()));
+    return absl::NotFoundError(
+        internal::Cat("no task_time or api_statistic csv in ", out_dir.string()));
   }
   absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(*parts);
   if (!opened.ok()) return opened.status();
@@ -124,8 +124,10 @@ absl::StatusOr<KernelTiming> ReadApiLaunch(const fs::path& out_dir) {
     out.files = *parts;
     return out;
   }
-  return absl::NotFoundError(internal::Cat("no usable task_time row and no api_statistic node/launch"
-                                          " row in ", out_dir.string()));
+  return absl::NotFoundError(
+      internal::Cat("no usable task_time row and no api_statistic node/launch"
+                    " row in ",
+                    out_dir.string()));
 }
 
 }  // namespace
@@ -154,10 +156,11 @@ absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::st
   if (!op_name.empty()) {
     auto it = kernels.find(op_name);
     if (it == kernels.end()) {
-      std::string where = parts->empty() ? internal::Cat("(no task_time csv in ", out_dir->string(), ")")
-                                         : parts->front().string();
+      std::string where = parts->empty()
+                              ? internal::Cat("(no task_time csv in ", out_dir->string(), ")")
+                              : parts->front().string();
       return absl::NotFoundError(internal::Cat("no task_time entry for op_name=", op_name, " in ",
-                                              where, "; kernels present: ", ListKernels(kernels)));
+                                               where, "; kernels present: ", ListKernels(kernels)));
     }
     return FromLaunches(it->first, it->second, *parts);
   }

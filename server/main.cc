@@ -30,10 +30,10 @@
 #include "prometheus/registry.h"
 #include "server/core/constants.h"
 #include "server/core/reaper.h"
+#include "server/server_options.h"
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
 #include "server/service/query_service.h"
-#include "server/server_options.h"
 #include "server/store/factory.h"
 
 namespace npuperf::server {
@@ -55,7 +55,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& 
 }
 
 // Plaintext, or TLS with --tls-cert/--tls-key.
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(const ServerOptions& opt) {
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
+    const ServerOptions& opt) {
   if (opt.tls_cert.empty()) return grpc::InsecureServerCredentials();
   auto cert = ReadPem("--tls-cert", opt.tls_cert);
   if (!cert.ok()) return cert.status();
@@ -83,9 +84,7 @@ std::unique_ptr<grpc::Server> BuildGrpcServer(const ServerOptions& opt,
   return builder.BuildAndStart();
 }
 
-std::string HostOf(const std::string& address) {
-  return address.substr(0, address.rfind(':'));
-}
+std::string HostOf(const std::string& address) { return address.substr(0, address.rfind(':')); }
 
 absl::StatusOr<std::map<std::string, Principal>> FileTokens(const ServerOptions& opt) {
   if (opt.tokens_file.empty()) return std::map<std::string, Principal>();
@@ -98,7 +97,8 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
   try {
     exposer = std::make_unique<prometheus::Exposer>(opt.metrics_listen);
   } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what()));
+    return absl::UnavailableError(
+        absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what()));
   }
   exposer->RegisterCollectable(registry);
   return exposer;
@@ -106,9 +106,10 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
 
 // The first log line carries the chosen addresses (tests start with port 0).
 void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& exposer) {
-  LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
-                                 HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(),
-                                 " db ", opt.db, opt.tls_cert.empty() ? "" : " tls"));
+  LogInfo("server",
+          absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
+                       HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(), " db ",
+                       opt.db, opt.tls_cert.empty() ? "" : " tls"));
   if (opt.tokens_file.empty()) {
     LogWarning("server", "no --tokens-file: authentication disabled (development mode)");
   }
@@ -135,7 +136,8 @@ int AwaitStopSignal() {
 // The domain objects and adapters of one serving process, built over an
 // open store; the members are destroyed in reverse order.
 struct Server {
-  Server(Store& store, Clock& clock, const ServerOptions& opt, std::map<std::string, Principal> tokens)
+  Server(Store& store, Clock& clock, const ServerOptions& opt,
+         std::map<std::string, Principal> tokens)
       : registry(std::make_shared<prometheus::Registry>()),
         metrics(*registry),
         scheduler(store, clock, metrics, opt.scheduler),
@@ -183,7 +185,8 @@ int Serve(const ServerOptions& opt) {
   if (!exposer.ok()) return Fail(exposer.status());
   int port = 0;
   auto grpc_server = BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries}, &port);
-  if (!grpc_server || port == 0) return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
+  if (!grpc_server || port == 0)
+    return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
   LogListening(opt, port, **exposer);
   grpc_server->GetHealthCheckService()->SetServingStatus(true);
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
@@ -216,8 +219,8 @@ int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& na
   auto store = OpenStore(db, clock);
   if (!store.ok()) return Fail(store.status());
   absl::BitGen gen;
-  const std::string token = absl::StrFormat("npt_%016x%016x", absl::Uniform<uint64_t>(gen),
-                                            absl::Uniform<uint64_t>(gen));
+  const std::string token =
+      absl::StrFormat("npt_%016x%016x", absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen));
   auto s = (*store)->InsertToken(Sha256Hex(token), PrincipalKindName(kind), name,
                                  ToUnixMillis(clock.SystemNow()));
   if (!s.ok()) return Fail(s);
@@ -229,10 +232,10 @@ int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& na
 struct Command {
   enum class Action { kServe, kMigrate, kTokenHash, kTokenCreate };
   Action action = Action::kServe;
-  ServerOptions options;  // kServe
-  std::string db;         // kMigrate, kTokenCreate
+  ServerOptions options;                            // kServe
+  std::string db;                                   // kMigrate, kTokenCreate
   PrincipalKind token_kind = PrincipalKind::kTeam;  // kTokenCreate
-  std::string token_name;  // kTokenCreate
+  std::string token_name;                           // kTokenCreate
 };
 
 // The flags of the serving command; the durations arrive as milliseconds
@@ -244,18 +247,23 @@ struct DurationFlags {
 };
 
 void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
-  app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")->capture_default_str();
-  app.add_option("--metrics-listen", opt.metrics_listen, "Prometheus HOST:PORT")->capture_default_str();
+  app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")
+      ->capture_default_str();
+  app.add_option("--metrics-listen", opt.metrics_listen, "Prometheus HOST:PORT")
+      ->capture_default_str();
   app.add_option("--db", opt.db, "sqlite:PATH or postgres://...")->capture_default_str();
   app.add_option("--tokens-file", opt.tokens_file, "lines 'team|agent NAME SHA256HEX'");
-  auto* tls_cert = app.add_option("--tls-cert", opt.tls_cert, "TLS certificate chain (PEM) for the gRPC port");
+  auto* tls_cert =
+      app.add_option("--tls-cert", opt.tls_cert, "TLS certificate chain (PEM) for the gRPC port");
   auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
   tls_cert->needs(tls_key);
   tls_key->needs(tls_cert);
   ms.lease_ms = opt.scheduler.lease_ttl.count();
-  app.add_option("--lease-ttl-ms", ms.lease_ms, "lease TTL renewed by heartbeats")->capture_default_str();
+  app.add_option("--lease-ttl-ms", ms.lease_ms, "lease TTL renewed by heartbeats")
+      ->capture_default_str();
   ms.heartbeat_ms = opt.scheduler.heartbeat_interval.count();
-  app.add_option("--heartbeat-ms", ms.heartbeat_ms, "heartbeat period asked of agents")->capture_default_str();
+  app.add_option("--heartbeat-ms", ms.heartbeat_ms, "heartbeat period asked of agents")
+      ->capture_default_str();
   ms.reaper_ms = opt.reaper_interval.count();
   app.add_option("--reaper-ms", ms.reaper_ms, "lease expiry check period")->capture_default_str();
 }
@@ -269,7 +277,8 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
 // Parses argv into *cmd; returns the exit code when CLI11 already answered
 // (help, or a usage error), nullopt to go on.
 std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
-  CLI::App app{"npuperf-server: queues NPU profiling collections, leases jobs to agents, stores evidence"};
+  CLI::App app{
+      "npuperf-server: queues NPU profiling collections, leases jobs to agents, stores evidence"};
   DurationFlags ms;
   AddServeFlags(app, cmd->options, ms);
   std::string migrate_db = cmd->options.db;

@@ -77,7 +77,8 @@ absl::StatusOr<int> RunChild(const std::vector<std::string>& argv,
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
   if (n == sizeof(exec_errno)) {
-    return absl::NotFoundError(absl::StrCat("cannot run '", argv[0], "': ", std::strerror(exec_errno)));
+    return absl::NotFoundError(
+        absl::StrCat("cannot run '", argv[0], "': ", std::strerror(exec_errno)));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return 128 + WTERMSIG(status);

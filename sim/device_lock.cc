@@ -12,8 +12,8 @@
 
 namespace npuperf::sim {
 
-absl::StatusOr<std::unique_ptr<DeviceLock>> DeviceLock::Acquire(const std::filesystem::path& state_dir,
-                                                                int device, const std::string& holder) {
+absl::StatusOr<std::unique_ptr<DeviceLock>> DeviceLock::Acquire(
+    const std::filesystem::path& state_dir, int device, const std::string& holder) {
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
   std::string path = (state_dir / absl::StrCat("device_", device, ".lock")).string();
@@ -24,9 +24,12 @@ absl::StatusOr<std::unique_ptr<DeviceLock>> DeviceLock::Acquire(const std::files
     char buf[512] = {0};
     ssize_t n = ::pread(fd, buf, sizeof(buf) - 1, 0);
     ::close(fd);
-    std::string who = n > 0 ? std::string(absl::StripAsciiWhitespace(std::string(buf, n))) : "unknown";
-    if (err != EWOULDBLOCK) return absl::InternalError(absl::StrCat("flock ", path, ": ", std::strerror(err)));
-    return absl::ResourceExhaustedError(absl::StrCat("device ", device, " is already being profiled (", who, ")"));
+    std::string who =
+        n > 0 ? std::string(absl::StripAsciiWhitespace(std::string(buf, n))) : "unknown";
+    if (err != EWOULDBLOCK)
+      return absl::InternalError(absl::StrCat("flock ", path, ": ", std::strerror(err)));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("device ", device, " is already being profiled (", who, ")"));
   }
   std::string text = holder + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {

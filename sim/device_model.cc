@@ -13,12 +13,12 @@ namespace npuperf::sim {
 namespace {
 
 constexpr double kScalarSetupCycles = 1100;   // per block: argument load, loop setup
-constexpr double kBlockOverheadCycles = 300; // per block: pipe barriers, not on any pipe
+constexpr double kBlockOverheadCycles = 300;  // per block: pipe barriers, not on any pipe
 constexpr double kMte1CyclesPerFractal = 0.5;
 constexpr double kFixpipeBytesPerCycle = 64;
-constexpr double kL0FractalBytes = 512;      // 16x16 fp16
-constexpr double kL0cFractalBytes = 1024;    // 16x16 fp32
-constexpr double kUbVectorBytes = 256;       // one vector repeat
+constexpr double kL0FractalBytes = 512;    // 16x16 fp16
+constexpr double kL0cFractalBytes = 1024;  // 16x16 fp32
+constexpr double kUbVectorBytes = 256;     // one vector repeat
 constexpr double kDefaultOverlap = 0.75;
 
 bool IsMix(TaskType t) { return t == TaskType::kMixAic || t == TaskType::kMixAiv; }
@@ -195,7 +195,8 @@ void DeviceModel::AddBlockPipes(const Launch& l, bool cube, double link_hit, dou
   }
   double scalar = w.scalar * scalar_share;
   pipes[kPipeScalar] = scalar + 0.02 * instr;
-  double rate = w.icache_miss >= 0 ? w.icache_miss : std::min(0.3, 0.004 + 0.25 * scalar / (scalar + instr + 1));
+  double rate = w.icache_miss >= 0 ? w.icache_miss
+                                   : std::min(0.3, 0.004 + 0.25 * scalar / (scalar + instr + 1));
   out.icache_req = (scalar + instr) / 8;
   out.icache_miss = out.icache_req * rate;
 }
@@ -245,7 +246,8 @@ void DeviceModel::AddTraffic(const Launch& l, bool cube, double share, CoreStats
     b[kL0cRead] = b[kL0cWrite] = fractals * kL0cFractalBytes;
     b[kL0cToL1] = 0;
   } else {
-    double instr = out.vec_fp32_instr + out.vec_fp16_instr + out.vec_int32_instr + out.vec_misc_instr;
+    double instr =
+        out.vec_fp32_instr + out.vec_fp16_instr + out.vec_int32_instr + out.vec_misc_instr;
     b[kUbReadVec] = instr * kUbVectorBytes * 2;
     b[kUbWriteVec] = instr * kUbVectorBytes;
   }
@@ -259,13 +261,13 @@ void AddScaled(CoreStats& dst, const CoreStats& src, double share) {
   dst.total_cycles += src.total_cycles * share;
   for (int p = 0; p < kPipeCount; ++p) dst.pipe[p] += src.pipe[p] * share;
   for (int t = 0; t < kTrafficCount; ++t) dst.bytes[t] += src.bytes[t] * share;
-  double CoreStats::* const fields[] = {
-      &CoreStats::mac_fp16, &CoreStats::mac_int8, &CoreStats::vec_fp32, &CoreStats::vec_fp16,
-      &CoreStats::vec_int32, &CoreStats::vec_misc, &CoreStats::cube_fp16_instr,
-      &CoreStats::cube_int8_instr, &CoreStats::vec_fp32_instr, &CoreStats::vec_fp16_instr,
-      &CoreStats::vec_int32_instr, &CoreStats::vec_misc_instr, &CoreStats::icache_req,
-      &CoreStats::icache_miss, &CoreStats::bankgroup_stall, &CoreStats::bank_stall,
-      &CoreStats::resc_stall};
+  double CoreStats::*const fields[] = {
+      &CoreStats::mac_fp16,        &CoreStats::mac_int8,        &CoreStats::vec_fp32,
+      &CoreStats::vec_fp16,        &CoreStats::vec_int32,       &CoreStats::vec_misc,
+      &CoreStats::cube_fp16_instr, &CoreStats::cube_int8_instr, &CoreStats::vec_fp32_instr,
+      &CoreStats::vec_fp16_instr,  &CoreStats::vec_int32_instr, &CoreStats::vec_misc_instr,
+      &CoreStats::icache_req,      &CoreStats::icache_miss,     &CoreStats::bankgroup_stall,
+      &CoreStats::bank_stall,      &CoreStats::resc_stall};
   for (auto f : fields) dst.*f += src.*f * share;
 }
 

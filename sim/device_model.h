@@ -11,27 +11,58 @@
 namespace npuperf::sim {
 
 // Pipes whose busy cycles the PMU reports.
-enum Pipe { kPipeMac, kPipeScalar, kPipeMte1, kPipeMte2, kPipeMte3, kPipeFixpipe, kPipeVec, kPipeCount };
+enum Pipe {
+  kPipeMac,
+  kPipeScalar,
+  kPipeMte1,
+  kPipeMte2,
+  kPipeMte3,
+  kPipeFixpipe,
+  kPipeVec,
+  kPipeCount
+};
 
 // Bytes moved, by path, summed over the blocks of one core type.
 enum Traffic {
-  kGmToUb, kGmToL1, kUbToGm, kL0cToGm, kL0cToL1, kFixp2Ub,
-  kMainMemRead, kMainMemWrite, kL2Read, kL2Write,
-  kL2ReadHit, kL2ReadMiss, kL2WriteHit, kL2WriteMiss,
-  kL1Read, kL1Write, kL0aRead, kL0aWrite, kL0bRead, kL0bWrite, kL0cRead, kL0cWrite,
-  kUbReadVec, kUbWriteVec, kUbReadScalar, kUbWriteScalar, kTrafficCount
+  kGmToUb,
+  kGmToL1,
+  kUbToGm,
+  kL0cToGm,
+  kL0cToL1,
+  kFixp2Ub,
+  kMainMemRead,
+  kMainMemWrite,
+  kL2Read,
+  kL2Write,
+  kL2ReadHit,
+  kL2ReadMiss,
+  kL2WriteHit,
+  kL2WriteMiss,
+  kL1Read,
+  kL1Write,
+  kL0aRead,
+  kL0aWrite,
+  kL0bRead,
+  kL0bWrite,
+  kL0cRead,
+  kL0cWrite,
+  kUbReadVec,
+  kUbWriteVec,
+  kUbReadScalar,
+  kUbWriteScalar,
+  kTrafficCount
 };
 
 // What the PMU of one core type (AIC or AIV) saw for one task, summed over its
 // blocks. All cycle counts are at the clock the task ran at.
 struct CoreStats {
-  int blocks = 0;            // blocks of this core type (0: not used by the task)
-  int cores = 0;             // cores of this type on the chip
-  double total_cycles = 0;   // busy cycles summed over blocks (task_cyc)
+  int blocks = 0;                         // blocks of this core type (0: not used by the task)
+  int cores = 0;                          // cores of this type on the chip
+  double total_cycles = 0;                // busy cycles summed over blocks (task_cyc)
   std::array<double, kPipeCount> pipe{};  // busy cycles per pipe (each <= total)
   double mac_fp16 = 0, mac_int8 = 0;      // cube cycles by dtype
   double vec_fp32 = 0, vec_fp16 = 0, vec_int32 = 0, vec_misc = 0;  // vector cycles by dtype
-  double cube_fp16_instr = 0, cube_int8_instr = 0;  // fractal instructions
+  double cube_fp16_instr = 0, cube_int8_instr = 0;                 // fractal instructions
   double vec_fp32_instr = 0, vec_fp16_instr = 0, vec_int32_instr = 0, vec_misc_instr = 0;
   double icache_req = 0, icache_miss = 0;
   double bankgroup_stall = 0, bank_stall = 0, resc_stall = 0;  // conflict cycles

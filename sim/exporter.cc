@@ -31,8 +31,10 @@ void ForceRatioAboveOne(KernelResult& r) {
   for (CoreStats* c : {&r.aiv, &r.aic}) {
     if (c->blocks == 0) continue;
     c->pipe[kPipeMte2] = 1.37 * c->total_cycles;
-    if (c == &r.aiv) c->vec_fp16 = 1.37 * c->total_cycles;
-    else c->mac_fp16 = 1.37 * c->total_cycles;
+    if (c == &r.aiv)
+      c->vec_fp16 = 1.37 * c->total_cycles;
+    else
+      c->mac_fp16 = 1.37 * c->total_cycles;
   }
 }
 
@@ -86,7 +88,8 @@ absl::Status WriteSampleJson(const ExportInput& in, const std::filesystem::path&
   bool sample = in.options.mode == AicMode::kSampleBased;
   std::string group(MetricGroupName(in.options.group));
   // On A2/A3 the AIC side of PipeUtilization is programmed with the "Exct" set.
-  bool exct = in.options.group == MetricGroup::kPipeUtilization && in.soc.family == SocFamily::kA2A3;
+  bool exct =
+      in.options.group == MetricGroup::kPipeUtilization && in.soc.family == SocFamily::kA2A3;
   out << "{\n  \"ai_core_profiling\": \"" << (in.options.ai_core ? "on" : "off") << "\",\n"
       << "  \"ai_core_profiling_mode\": \"" << (sample ? "sample-based" : "task-based") << "\",\n"
       << "  \"ai_core_metrics\": \"" << group << (exct ? "Exct" : "") << "\",\n"
@@ -132,13 +135,14 @@ struct Timeline {
   }
 };
 
-absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler, int64_t device_free_ns,
-                          ExportSummary& summary) {
+absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
+                          int64_t device_free_ns, ExportSummary& summary) {
   bool omit = FindFault(in.faults, FaultKind::kNoAicoreDb) != nullptr;
   int64_t end = std::max(in.process_end_ns, device_free_ns);
   std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
-  absl::StatusOr<int64_t> rows = sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output",
-                                               in.ts14, in.env.physical_device, end, omit);
+  absl::StatusOr<int64_t> rows =
+      sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output", in.ts14,
+                    in.env.physical_device, end, omit);
   if (!rows.ok()) return rows.status();
   summary.samples = *rows;
   return absl::OkStatus();
@@ -146,7 +150,8 @@ absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
 
 }  // namespace
 
-absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::vector<Launch>& launches) {
+absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
+                                            const std::vector<Launch>& launches) {
   DeviceModel model(in.soc, in.env.noise);
   for (const Launch& l : launches) {
     absl::Status s = model.Check(l);
@@ -162,17 +167,27 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::ve
   if (!s.ok()) return s;
   bool sample = in.options.ai_core && in.options.mode == AicMode::kSampleBased;
   SampleCollector sampler(in.soc, in.options.group, in.options.aic_freq_hz, in.process_start_ns);
-  UnifiedDb db(in.prof_dir / absl::StrCat("msprof_", in.ts14, ".db"), in.soc, in.env.physical_device);
-  Timeline timeline{model, writer, sample ? &sampler : nullptr, db,
-                    FindFault(in.faults, FaultKind::kRatioAboveOne), rng, summary,
+  UnifiedDb db(in.prof_dir / absl::StrCat("msprof_", in.ts14, ".db"), in.soc,
+               in.env.physical_device);
+  Timeline timeline{model,
+                    writer,
+                    sample ? &sampler : nullptr,
+                    db,
+                    FindFault(in.faults, FaultKind::kRatioAboveOne),
+                    rng,
+                    summary,
                     in.process_start_ns + kRuntimeInitNs};
   for (const Launch& l : launches) timeline.Run(l);
   AddSessionApis(writer, rng, summary.tasks, launches.size());
   s = writer.Finish();
-  if (s.ok()) s = db.Finish(in.process_start_ns, std::max(in.process_end_ns, timeline.device_free_ns), summary.freq_mhz);
+  if (s.ok())
+    s = db.Finish(in.process_start_ns, std::max(in.process_end_ns, timeline.device_free_ns),
+                  summary.freq_mhz);
   std::error_code ec;
-  std::filesystem::create_directories(in.prof_dir / absl::StrCat("device_", in.env.physical_device) / "sqlite", ec);
-  if (s.ok()) s = WriteSampleJson(in, in.prof_dir / absl::StrCat("device_", in.env.physical_device));
+  std::filesystem::create_directories(
+      in.prof_dir / absl::StrCat("device_", in.env.physical_device) / "sqlite", ec);
+  if (s.ok())
+    s = WriteSampleJson(in, in.prof_dir / absl::StrCat("device_", in.env.physical_device));
   if (s.ok() && sample) s = WriteSamples(in, sampler, timeline.device_free_ns, summary);
   if (!s.ok()) return s;
   return summary;

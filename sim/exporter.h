@@ -38,6 +38,7 @@ struct ExportSummary {
 // mindstudio_profiler_output/*.csv, device_<id>/sqlite/*.db (sample-based)
 // and device_<id>/sample.json. Deterministic for a given seed and launch list
 // (timestamps aside, which follow the process clock).
-absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in, const std::vector<Launch>& launches);
+absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
+                                            const std::vector<Launch>& launches);
 
 }  // namespace npuperf::sim

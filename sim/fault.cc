@@ -19,9 +19,13 @@ absl::Status ParseQualifier(absl::string_view q, Fault& f) {
   if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &n) || n < 0) {
     return absl::InvalidArgumentError(absl::StrCat("bad fault qualifier '@", q, "'"));
   }
-  if (kv[0] == "dev") f.device = n;
-  else if (kv[0] == "first") f.first = n;
-  else return absl::InvalidArgumentError(absl::StrCat("unknown fault qualifier '@", q, "' (want dev or first)"));
+  if (kv[0] == "dev")
+    f.device = n;
+  else if (kv[0] == "first")
+    f.first = n;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown fault qualifier '@", q, "' (want dev or first)"));
   return absl::OkStatus();
 }
 
@@ -30,7 +34,9 @@ absl::Status ParseBody(const std::vector<absl::string_view>& p, Fault& f) {
   absl::string_view k = p[0];
   if (k == "fail") {
     f.kind = FaultKind::kFail;
-    if (p.size() != 3 || !absl::SimpleAtoi(p[2], &f.exit_code) || f.exit_code < 1 || f.exit_code > 255) return bad();
+    if (p.size() != 3 || !absl::SimpleAtoi(p[2], &f.exit_code) || f.exit_code < 1 ||
+        f.exit_code > 255)
+      return bad();
     f.group = std::string(p[1]);
   } else if (k == "hang") {
     f.kind = FaultKind::kHang;
@@ -42,9 +48,12 @@ absl::Status ParseBody(const std::vector<absl::string_view>& p, Fault& f) {
     f.kind = FaultKind::kRatioAboveOne;
     if (p.size() > 2) return bad();
     if (p.size() == 2) f.op_name = std::string(p[1]);
-  } else if (p.size() == 1 && (k == "crash" || k == "truncate" || k == "no_aicore_db" || k == "garbage")) {
-    f.kind = k == "crash" ? FaultKind::kCrash : k == "truncate" ? FaultKind::kTruncate
-           : k == "garbage" ? FaultKind::kGarbage : FaultKind::kNoAicoreDb;
+  } else if (p.size() == 1 &&
+             (k == "crash" || k == "truncate" || k == "no_aicore_db" || k == "garbage")) {
+    f.kind = k == "crash"      ? FaultKind::kCrash
+             : k == "truncate" ? FaultKind::kTruncate
+             : k == "garbage"  ? FaultKind::kGarbage
+                               : FaultKind::kNoAicoreDb;
   } else {
     return bad();
   }

@@ -2,10 +2,10 @@
 
 #include <filesystem>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace npuperf::sim {
 
@@ -25,14 +25,14 @@ enum class FaultKind {
 // state dir, across processes).
 struct Fault {
   FaultKind kind = FaultKind::kFail;
-  std::string text;       // the item as written (counter key)
-  std::string group;      // kFail: metric group name or "*"
-  int exit_code = 1;      // kFail
-  double seconds = 0;     // kHang
-  double mhz = 0;         // kDvfs
-  std::string op_name;    // kRatioAboveOne: empty = every op
-  int device = -1;        // -1: any device
-  int first = 0;          // 0: every run
+  std::string text;     // the item as written (counter key)
+  std::string group;    // kFail: metric group name or "*"
+  int exit_code = 1;    // kFail
+  double seconds = 0;   // kHang
+  double mhz = 0;       // kDvfs
+  std::string op_name;  // kRatioAboveOne: empty = every op
+  int device = -1;      // -1: any device
+  int first = 0;        // 0: every run
 };
 
 // Parses "item[;item...]"; an empty spec gives no faults.

@@ -15,8 +15,8 @@ namespace npuperf::sim {
 namespace {
 
 constexpr std::pair<TaskType, absl::string_view> kTaskNames[] = {
-    {TaskType::kAiCore, "AI_CORE"},   {TaskType::kAiVectorCore, "AI_VECTOR_CORE"},
-    {TaskType::kMixAic, "MIX_AIC"},   {TaskType::kMixAiv, "MIX_AIV"},
+    {TaskType::kAiCore, "AI_CORE"}, {TaskType::kAiVectorCore, "AI_VECTOR_CORE"},
+    {TaskType::kMixAic, "MIX_AIC"}, {TaskType::kMixAiv, "MIX_AIV"},
     {TaskType::kAiCpu, "AI_CPU"},
 };
 
@@ -74,22 +74,37 @@ absl::Status SetHostNs(Launch& l, absl::string_view v) {
 
 const std::map<absl::string_view, Setter>& Setters() {
   static const auto* setters = new std::map<absl::string_view, Setter>{
-      {"op", Text(&Launch::op_name)},          {"type", Text(&Launch::op_type)},
-      {"state", Text(&Launch::op_state)},      {"hf32", Text(&Launch::hf32)},
-      {"task", SetTask},                       {"blocks", Int(&Launch::block_num, 1)},
-      {"mix", Int(&Launch::mix_block_num, 0)}, {"count", Int(&Launch::count, 1)},
-      {"t", SetHostNs},                        {"in_shapes", Text(&Launch::in_shapes)},
-      {"in_dtypes", Text(&Launch::in_dtypes)}, {"in_formats", Text(&Launch::in_formats)},
-      {"out_shapes", Text(&Launch::out_shapes)}, {"out_dtypes", Text(&Launch::out_dtypes)},
+      {"op", Text(&Launch::op_name)},
+      {"type", Text(&Launch::op_type)},
+      {"state", Text(&Launch::op_state)},
+      {"hf32", Text(&Launch::hf32)},
+      {"task", SetTask},
+      {"blocks", Int(&Launch::block_num, 1)},
+      {"mix", Int(&Launch::mix_block_num, 0)},
+      {"count", Int(&Launch::count, 1)},
+      {"t", SetHostNs},
+      {"in_shapes", Text(&Launch::in_shapes)},
+      {"in_dtypes", Text(&Launch::in_dtypes)},
+      {"in_formats", Text(&Launch::in_formats)},
+      {"out_shapes", Text(&Launch::out_shapes)},
+      {"out_dtypes", Text(&Launch::out_dtypes)},
       {"out_formats", Text(&Launch::out_formats)},
-      {"gm_to_ub", Num(&Workload::gm_to_ub)},   {"gm_to_l1", Num(&Workload::gm_to_l1)},
-      {"ub_to_gm", Num(&Workload::ub_to_gm)},   {"l0c_to_gm", Num(&Workload::l0c_to_gm)},
-      {"cube_fp16", Num(&Workload::cube_fp16)}, {"cube_int8", Num(&Workload::cube_int8)},
-      {"vec_fp32", Num(&Workload::vec_fp32)},   {"vec_fp16", Num(&Workload::vec_fp16)},
-      {"vec_int32", Num(&Workload::vec_int32)}, {"vec_misc", Num(&Workload::vec_misc)},
-      {"scalar", Num(&Workload::scalar)},       {"l2_hit", Num(&Workload::l2_hit)},
-      {"bank_conflict", Num(&Workload::bank_conflict)}, {"skew", Num(&Workload::skew)},
-      {"icache_miss", Num(&Workload::icache_miss)},     {"overlap", Num(&Workload::overlap)},
+      {"gm_to_ub", Num(&Workload::gm_to_ub)},
+      {"gm_to_l1", Num(&Workload::gm_to_l1)},
+      {"ub_to_gm", Num(&Workload::ub_to_gm)},
+      {"l0c_to_gm", Num(&Workload::l0c_to_gm)},
+      {"cube_fp16", Num(&Workload::cube_fp16)},
+      {"cube_int8", Num(&Workload::cube_int8)},
+      {"vec_fp32", Num(&Workload::vec_fp32)},
+      {"vec_fp16", Num(&Workload::vec_fp16)},
+      {"vec_int32", Num(&Workload::vec_int32)},
+      {"vec_misc", Num(&Workload::vec_misc)},
+      {"scalar", Num(&Workload::scalar)},
+      {"l2_hit", Num(&Workload::l2_hit)},
+      {"bank_conflict", Num(&Workload::bank_conflict)},
+      {"skew", Num(&Workload::skew)},
+      {"icache_miss", Num(&Workload::icache_miss)},
+      {"overlap", Num(&Workload::overlap)},
   };
   return *setters;
 }
@@ -129,7 +144,8 @@ absl::StatusOr<Launch> ParseLaunchLine(absl::string_view line) {
   if (line.empty() || line[0] == '#') return absl::NotFoundError("no launch");
   std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
   if (words[0] != "launch") {
-    return absl::InvalidArgumentError(absl::StrCat("line must start with 'launch', got '", words[0], "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("line must start with 'launch', got '", words[0], "'"));
   }
   Launch l;
   for (size_t i = 1; i < words.size(); ++i) {

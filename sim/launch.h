@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace npuperf::sim {
 
@@ -40,7 +40,7 @@ struct Workload {
 // One kernel launch reported by the application through the launch channel.
 struct Launch {
   std::string op_name;
-  std::string op_type;   // empty: same as op_name
+  std::string op_type;  // empty: same as op_name
   std::string op_state = "dynamic";
   std::string hf32 = "NO";
   TaskType task_type = TaskType::kAiVectorCore;

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   auto options = npuperf::sim::ParseOptions(args);
   if (!options.ok()) {
-    std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", std::string(options.status().message()).c_str());
+    std::fprintf(stderr, "[ERROR] msprof-sim: %s\n",
+                 std::string(options.status().message()).c_str());
     return npuperf::sim::kExitUsage;
   }
   if (options->help) {
@@ -40,7 +41,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (options->version) {
-    std::printf("msprof-sim 0.1.0 (npuperf msprof simulator; msprof CLI/CSV compatible, CANN 8.5 layout)\n");
+    std::printf(
+        "msprof-sim 0.1.0 (npuperf msprof simulator; msprof CLI/CSV compatible, CANN 8.5 "
+        "layout)\n");
     return 0;
   }
   auto env = npuperf::sim::ReadSimEnv(npuperf::sim::ProcessEnv());

@@ -10,21 +10,51 @@ namespace {
 
 // Real msprof flags that change nothing the simulator models when off.
 const std::set<std::string>& IgnoredFlags() {
-  static const auto* s = new std::set<std::string>{
-      "runtime-api", "model-execution", "hccl", "storage-limit", "msproftx", "ge-api", "task-memory"};
+  static const auto* s =
+      new std::set<std::string>{"runtime-api", "model-execution", "hccl",       "storage-limit",
+                                "msproftx",    "ge-api",          "task-memory"};
   return *s;
 }
 
 // Real msprof flags the simulator does not implement (unless set to off).
 const std::set<std::string>& UnsupportedFlags() {
-  static const auto* s = new std::set<std::string>{
-      "instr-profiling", "l2", "aicpu", "export", "parse", "query", "analyze", "type", "reports",
-      "summary-format", "clear", "model-id", "iteration-id", "sys-devices", "sys-period",
-      "sys-hardware-mem", "sys-hardware-mem-freq", "sys-cpu-profiling", "sys-profiling",
-      "sys-pid-profiling", "sys-io-profiling", "sys-interconnection-profiling", "dvpp-profiling",
-      "llc-profiling", "host-sys", "host-sys-usage", "host-sys-usage-freq", "python-path",
-      "rule", "sys-lp", "sys-lp-freq", "delay", "duration", "mstx", "mstx-domain-include",
-      "mstx-domain-exclude", "op"};
+  static const auto* s = new std::set<std::string>{"instr-profiling",
+                                                   "l2",
+                                                   "aicpu",
+                                                   "export",
+                                                   "parse",
+                                                   "query",
+                                                   "analyze",
+                                                   "type",
+                                                   "reports",
+                                                   "summary-format",
+                                                   "clear",
+                                                   "model-id",
+                                                   "iteration-id",
+                                                   "sys-devices",
+                                                   "sys-period",
+                                                   "sys-hardware-mem",
+                                                   "sys-hardware-mem-freq",
+                                                   "sys-cpu-profiling",
+                                                   "sys-profiling",
+                                                   "sys-pid-profiling",
+                                                   "sys-io-profiling",
+                                                   "sys-interconnection-profiling",
+                                                   "dvpp-profiling",
+                                                   "llc-profiling",
+                                                   "host-sys",
+                                                   "host-sys-usage",
+                                                   "host-sys-usage-freq",
+                                                   "python-path",
+                                                   "rule",
+                                                   "sys-lp",
+                                                   "sys-lp-freq",
+                                                   "delay",
+                                                   "duration",
+                                                   "mstx",
+                                                   "mstx-domain-include",
+                                                   "mstx-domain-exclude",
+                                                   "op"};
   return *s;
 }
 
@@ -35,25 +65,35 @@ absl::StatusOr<bool> OnOff(const std::string& flag, const std::string& v) {
 }
 
 absl::Status SetTaskTime(SimOptions& o, const std::string& v, bool ai_core_set) {
-  if (v == "off") o.task_time = TaskTimeLevel::kOff;
-  else if (v == "l0") o.task_time = TaskTimeLevel::kL0;
-  else if (v == "on" || v == "l1" || v == "l2" || v == "l3") o.task_time = TaskTimeLevel::kL1;
-  else return absl::InvalidArgumentError(absl::StrCat("--task-time must be off, on, l0, l1, l2 or l3, got '", v, "'"));
+  if (v == "off")
+    o.task_time = TaskTimeLevel::kOff;
+  else if (v == "l0")
+    o.task_time = TaskTimeLevel::kL0;
+  else if (v == "on" || v == "l1" || v == "l2" || v == "l3")
+    o.task_time = TaskTimeLevel::kL1;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("--task-time must be off, on, l0, l1, l2 or l3, got '", v, "'"));
   if (!ai_core_set) o.ai_core = o.task_time == TaskTimeLevel::kL1;
   return absl::OkStatus();
 }
 
 absl::Status SetAicFreq(SimOptions& o, const std::string& v) {
   if (!absl::SimpleAtoi(v, &o.aic_freq_hz) || o.aic_freq_hz < 1 || o.aic_freq_hz > 100) {
-    return absl::InvalidArgumentError(absl::StrCat("--aic-freq must be an integer in 1..100, got '", v, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--aic-freq must be an integer in 1..100, got '", v, "'"));
   }
   return absl::OkStatus();
 }
 
 absl::Status SetAicMode(SimOptions& o, const std::string& v) {
-  if (v == "task-based") o.mode = AicMode::kTaskBased;
-  else if (v == "sample-based") o.mode = AicMode::kSampleBased;
-  else return absl::InvalidArgumentError(absl::StrCat("--aic-mode must be task-based or sample-based, got '", v, "'"));
+  if (v == "task-based")
+    o.mode = AicMode::kTaskBased;
+  else if (v == "sample-based")
+    o.mode = AicMode::kSampleBased;
+  else
+    return absl::InvalidArgumentError(
+        absl::StrCat("--aic-mode must be task-based or sample-based, got '", v, "'"));
   return absl::OkStatus();
 }
 
@@ -67,7 +107,8 @@ absl::Status SetAiCore(SimOptions& o, const std::string& v, bool& ai_core_set) {
 
 absl::Status SetGroup(SimOptions& o, const std::string& v) {
   if (v.rfind("Custom:", 0) == 0 || v == "PipelineExecuteUtilization") {
-    return absl::InvalidArgumentError(absl::StrCat("--aic-metrics=", v, " is not supported by msprof-sim"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--aic-metrics=", v, " is not supported by msprof-sim"));
   }
   absl::StatusOr<MetricGroup> g = ParseMetricGroup(v);
   if (!g.ok()) return g.status();
@@ -116,7 +157,8 @@ absl::Status ApplyFlag(SimOptions& o, const std::string& name, const std::string
 absl::Status CheckCombination(const SimOptions& o, bool app_given) {
   if (!app_given) {
     return absl::InvalidArgumentError(
-        "no application given: msprof-sim supports app mode only (msprof-sim [options] <app> [args])");
+        "no application given: msprof-sim supports app mode only (msprof-sim [options] <app> "
+        "[args])");
   }
   if (o.mode == AicMode::kSampleBased && !o.ai_core) {
     return absl::InvalidArgumentError("--aic-mode=sample-based needs --ai-core=on");
@@ -132,19 +174,31 @@ absl::StatusOr<SimOptions> ParseOptions(const std::vector<std::string>& args) {
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--") { ++i; break; }
-    if (a == "--help" || a == "-h") { o.help = true; return o; }
-    if (a == "--version") { o.version = true; return o; }
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--help" || a == "-h") {
+      o.help = true;
+      return o;
+    }
+    if (a == "--version") {
+      o.version = true;
+      return o;
+    }
     if (a.rfind("--", 0) != 0) break;
     size_t eq = a.find('=');
     if (eq == std::string::npos) {
-      return absl::InvalidArgumentError(absl::StrCat("option ", a, " needs a value: ", a, "=<value>"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("option ", a, " needs a value: ", a, "=<value>"));
     }
     absl::Status s = ApplyFlag(o, a.substr(2, eq - 2), a.substr(eq + 1), ai_core_set);
     if (!s.ok()) return s;
   }
   if (i < args.size()) {
-    if (!o.app.empty()) return absl::InvalidArgumentError("give the application either with --application or trailing, not both");
+    if (!o.app.empty())
+      return absl::InvalidArgumentError(
+          "give the application either with --application or trailing, not both");
     o.app.assign(args.begin() + static_cast<long>(i), args.end());
   }
   absl::Status s = CheckCombination(o, !o.app.empty());
@@ -160,9 +214,12 @@ absl::StatusOr<std::vector<std::string>> SplitCommandLine(const std::string& tex
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (quote) {
-      if (c == quote) quote = 0;
-      else if (c == '\\' && quote == '"' && i + 1 < text.size()) cur += text[++i];
-      else cur += c;
+      if (c == quote)
+        quote = 0;
+      else if (c == '\\' && quote == '"' && i + 1 < text.size())
+        cur += text[++i];
+      else
+        cur += c;
     } else if (c == '\'' || c == '"') {
       quote = c;
       in_word = true;

@@ -14,8 +14,8 @@ enum class AicMode { kTaskBased, kSampleBased };
 
 // One msprof-sim command line (msprof app mode, `--flag=value` syntax).
 struct SimOptions {
-  std::string output;  // --output; Default: the current directory
-  bool ai_core = true; // --ai-core; Default: on when --task-time is on/l1, off for off/l0
+  std::string output;   // --output; Default: the current directory
+  bool ai_core = true;  // --ai-core; Default: on when --task-time is on/l1, off for off/l0
   MetricGroup group = MetricGroup::kPipeUtilization;  // --aic-metrics
   AicMode mode = AicMode::kTaskBased;                 // --aic-mode
   int aic_freq_hz = 100;                              // --aic-freq (1..100)

@@ -98,10 +98,10 @@ absl::StatusOr<MetricGroup> ParseMetricGroup(absl::string_view name) {
   for (const GroupInfo& g : kGroups) {
     if (g.name == name) return g.group;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid --aic-metrics value '", name,
-      "' (want PipeUtilization, ArithmeticUtilization, Memory, MemoryL0, MemoryUB, "
-      "ResourceConflictRatio, L2Cache or MemoryAccess)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid --aic-metrics value '", name,
+                   "' (want PipeUtilization, ArithmeticUtilization, Memory, MemoryL0, MemoryUB, "
+                   "ResourceConflictRatio, L2Cache or MemoryAccess)"));
 }
 
 absl::string_view MetricGroupName(MetricGroup group) { return Info(group).name; }

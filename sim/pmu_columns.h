@@ -1,10 +1,10 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "sim/device_model.h"
 #include "sim/soc.h"
 
@@ -12,8 +12,14 @@ namespace npuperf::sim {
 
 // The --aic-metrics groups msprof accepts.
 enum class MetricGroup {
-  kPipeUtilization, kArithmeticUtilization, kMemory, kMemoryL0, kMemoryUB,
-  kResourceConflictRatio, kL2Cache, kMemoryAccess
+  kPipeUtilization,
+  kArithmeticUtilization,
+  kMemory,
+  kMemoryL0,
+  kMemoryUB,
+  kResourceConflictRatio,
+  kL2Cache,
+  kMemoryAccess
 };
 
 absl::StatusOr<MetricGroup> ParseMetricGroup(absl::string_view name);
@@ -52,7 +58,7 @@ double CoreTimeUs(const CoreStats& core, double freq_mhz);
 
 // Formats the PMU cells of one task for `columns`, each preceded by a comma.
 // `rated_mhz` feeds cube_utilization(%).
-void AppendPmuCells(const std::vector<PmuColumn>& columns, const KernelResult& k,
-                    double rated_mhz, std::string& line);
+void AppendPmuCells(const std::vector<PmuColumn>& columns, const KernelResult& k, double rated_mhz,
+                    std::string& line);
 
 }  // namespace npuperf::sim

@@ -53,10 +53,12 @@ std::string ReportWriter::Path(const std::string& name) const {
 }
 
 std::string ReportWriter::OpSummaryHeader() const {
-  std::string block = config_.block_dim_naming ? "Block Dim,Mix Block Dim" : "Block Num,Mix Block Num";
+  std::string block =
+      config_.block_dim_naming ? "Block Dim,Mix Block Dim" : "Block Num,Mix Block Num";
   std::string h = absl::StrCat(
       "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),"
-      "Task Duration(us),Task Wait Time(us),", block,
+      "Task Duration(us),Task Wait Time(us),",
+      block,
       ",HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
       "Output Formats,Context ID");
   for (const PmuColumn& c : config_.pmu) absl::StrAppend(&h, ",", c.name);
@@ -78,7 +80,8 @@ absl::Status ReportWriter::Open(int64_t session_start_ns, int control_stream) {
                  "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
                  "task_stop(us)\n");
     WriteTaskTimeRow("N/A", "PROFILING_ENABLE", control_stream, 0, session_start_ns, 0.020);
-    WriteTaskTimeRow("N/A", "TASK_TIMEOUT_SET", control_stream, 1, session_start_ns + 40000, 93.980);
+    WriteTaskTimeRow("N/A", "TASK_TIMEOUT_SET", control_stream, 1, session_start_ns + 40000,
+                     93.980);
   }
   return absl::OkStatus();
 }
@@ -150,17 +153,21 @@ void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us)
   }
 }
 
-void ReportWriter::AddApiCall(const std::string& level, const std::string& name, double duration_us) {
+void ReportWriter::AddApiCall(const std::string& level, const std::string& name,
+                              double duration_us) {
   api_stats_[{level, name}].Add(duration_us);
 }
 
 absl::Status ReportWriter::WriteOpStatistic() {
-  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(op_stats_.begin(), op_stats_.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
+  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(op_stats_.begin(),
+                                                                         op_stats_.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
   double total = 0;
   for (const auto& r : rows) total += r.second.sum;
   std::ofstream out(Path("op_statistic"));
-  out << "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n";
+  out << "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max "
+         "Time(us),Ratio(%)\n";
   for (const auto& [key, s] : rows) {
     out << config_.device << "," << key.first << "," << key.second << "," << s.count << ","
         << Short3(s.sum) << "," << Short3(s.min) << "," << Short3(s.sum / s.count) << ","
@@ -170,15 +177,18 @@ absl::Status ReportWriter::WriteOpStatistic() {
 }
 
 absl::Status ReportWriter::WriteApiStatistic() {
-  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(api_stats_.begin(), api_stats_.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
+  std::vector<std::pair<std::pair<std::string, std::string>, Stat>> rows(api_stats_.begin(),
+                                                                         api_stats_.end());
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
   std::ofstream out(Path("api_statistic"));
   out << "Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n";
   for (const auto& [key, s] : rows) {
     double mean = s.sum / s.count;
     double var = std::max(0.0, s.sum_sq / s.count - mean * mean);
-    out << "host," << key.first << "," << key.second << "," << Short3(s.sum) << "," << s.count << ","
-        << Short3(mean) << "," << Short3(s.min) << "," << Short3(s.max) << "," << Short3(var) << "\n";
+    out << "host," << key.first << "," << key.second << "," << Short3(s.sum) << "," << s.count
+        << "," << Short3(mean) << "," << Short3(s.min) << "," << Short3(s.max) << "," << Short3(var)
+        << "\n";
   }
   return out ? absl::OkStatus() : absl::InternalError("cannot write api_statistic");
 }
@@ -190,9 +200,11 @@ absl::Status ReportWriter::TruncateLastLine(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   size_t last = text.rfind('\n', text.size() - 2);
-  size_t cut = last == std::string::npos ? text.size() / 2 : last + 1 + (text.size() - last - 1) / 2;
+  size_t cut =
+      last == std::string::npos ? text.size() / 2 : last + 1 + (text.size() - last - 1) / 2;
   std::filesystem::resize_file(path, cut, ec);
-  return ec ? absl::InternalError(absl::StrCat("truncate ", path, ": ", ec.message())) : absl::OkStatus();
+  return ec ? absl::InternalError(absl::StrCat("truncate ", path, ": ", ec.message()))
+            : absl::OkStatus();
 }
 
 absl::Status ReportWriter::Finish() {

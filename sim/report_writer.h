@@ -22,11 +22,11 @@ struct ReportConfig {
   std::string ts14;                  // export timestamp in file names
   int device = 0;                    // physical id (Device_id column)
   SimOptions options;
-  std::vector<PmuColumn> pmu;        // empty: op_summary without PMU columns
+  std::vector<PmuColumn> pmu;  // empty: op_summary without PMU columns
   double rated_mhz = 0;
-  bool block_dim_naming = false;     // "Block Dim" instead of "Block Num"
-  bool garbage_row = false;          // fault: a malformed line after the first row
-  bool truncate = false;             // fault: cut the last op_summary/task_time line
+  bool block_dim_naming = false;  // "Block Dim" instead of "Block Num"
+  bool garbage_row = false;       // fault: a malformed line after the first row
+  bool truncate = false;          // fault: cut the last op_summary/task_time line
 };
 
 // One executed task on the device timeline.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 namespace npuperf::sim {

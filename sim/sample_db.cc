@@ -18,13 +18,16 @@ std::vector<double> EventShares(const CoreStats& c, bool cube, int events) {
   double t = c.total_cycles > 0 ? c.total_cycles : 1;
   std::vector<double> s;
   if (cube) {  // 0x416 0x417 0x9 0x302 0xc 0x303 0x54 0x55 [0xd 0x64]
-    s = {c.mac_fp16 / t, c.mac_int8 / t, c.pipe[kPipeScalar] / t, c.pipe[kPipeMte1] / t,
-         c.pipe[kPipeMte2] / t, c.pipe[kPipeFixpipe] / t, c.icache_req / t, c.icache_miss / t,
-         c.pipe[kPipeMte3] / t, 0.0};
+    s = {c.mac_fp16 / t,          c.mac_int8 / t,
+         c.pipe[kPipeScalar] / t, c.pipe[kPipeMte1] / t,
+         c.pipe[kPipeMte2] / t,   c.pipe[kPipeFixpipe] / t,
+         c.icache_req / t,        c.icache_miss / t,
+         c.pipe[kPipeMte3] / t,   0.0};
   } else {  // 0x8 0xa 0x9 0xb 0xc 0xd 0x54 0x55 [0x64 0x66]
-    s = {c.pipe[kPipeVec] / t, c.pipe[kPipeMac] / t, c.pipe[kPipeScalar] / t, c.pipe[kPipeMte1] / t,
-         c.pipe[kPipeMte2] / t, c.pipe[kPipeMte3] / t, c.icache_req / t, c.icache_miss / t,
-         c.bankgroup_stall / t, c.resc_stall / t};
+    s = {c.pipe[kPipeVec] / t,  c.pipe[kPipeMac] / t,  c.pipe[kPipeScalar] / t,
+         c.pipe[kPipeMte1] / t, c.pipe[kPipeMte2] / t, c.pipe[kPipeMte3] / t,
+         c.icache_req / t,      c.icache_miss / t,     c.bankgroup_stall / t,
+         c.resc_stall / t};
   }
   s.resize(events);
   return s;
@@ -32,9 +35,13 @@ std::vector<double> EventShares(const CoreStats& c, bool cube, int events) {
 
 }  // namespace
 
-SampleCollector::SampleCollector(const SocSpec& soc, MetricGroup group, int freq_hz, int64_t start_ns)
-    : soc_(soc), group_(group), slice_ns_(1'000'000'000LL / std::max(1, freq_hz)),
-      start_ns_(start_ns), events_(soc.pmu_events) {
+SampleCollector::SampleCollector(const SocSpec& soc, MetricGroup group, int freq_hz,
+                                 int64_t start_ns)
+    : soc_(soc),
+      group_(group),
+      slice_ns_(1'000'000'000LL / std::max(1, freq_hz)),
+      start_ns_(start_ns),
+      events_(soc.pmu_events) {
   aic_.cores = soc.cube_cores;
   aiv_.cores = soc.vector_cores;
   aic_.totals.resize(aic_.cores);
@@ -52,7 +59,8 @@ void SampleCollector::Add(int64_t start_ns, const KernelResult& r) {
   if (r.aiv.blocks > 0) AddSide(aiv_, start_ns, r.aiv, r.freq_mhz, false);
 }
 
-void SampleCollector::AddSide(Side& side, int64_t start_ns, const CoreStats& c, double freq_mhz, bool cube) {
+void SampleCollector::AddSide(Side& side, int64_t start_ns, const CoreStats& c, double freq_mhz,
+                              bool cube) {
   std::vector<double> shares = EventShares(c, cube, events_);
   int stride = 1 + events_;
   for (int core = 0; core < side.cores; ++core) {
@@ -72,11 +80,12 @@ void SampleCollector::AddSide(Side& side, int64_t start_ns, const CoreStats& c, 
   }
 }
 
-absl::Status SampleCollector::WriteDb(const Side& side, const std::filesystem::path& path, int64_t slices,
-                                      bool cube, int64_t* rows) const {
+absl::Status SampleCollector::WriteDb(const Side& side, const std::filesystem::path& path,
+                                      int64_t slices, bool cube, int64_t* rows) const {
   std::filesystem::remove(path);
   SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  std::string cols = "mode INTEGER, replayid INTEGER, timestamp NUMERIC, coreid INTEGER, task_cyc TEXT";
+  std::string cols =
+      "mode INTEGER, replayid INTEGER, timestamp NUMERIC, coreid INTEGER, task_cyc TEXT";
   std::string marks = "0, 0, ?, ?, ?";
   for (int e = 1; e <= events_; ++e) {
     absl::StrAppend(&cols, ", event", e, " TEXT");
@@ -90,10 +99,13 @@ absl::Status SampleCollector::WriteDb(const Side& side, const std::filesystem::p
   size_t have = side.slots.size() / stride / std::max(1, side.cores);
   for (int64_t s = 0; s < slices; ++s) {
     for (int core = 0; core < side.cores; ++core) {
-      const double* slot = static_cast<size_t>(s) < have ? &side.slots[(static_cast<size_t>(s) * side.cores + core) * stride] : nullptr;
+      const double* slot = static_cast<size_t>(s) < have
+                               ? &side.slots[(static_cast<size_t>(s) * side.cores + core) * stride]
+                               : nullptr;
       ins.bind(1, static_cast<int64_t>(start_ns_ + (s + 1) * slice_ns_));
       ins.bind(2, core);
-      for (int k = 0; k < stride; ++k) ins.bind(3 + k, static_cast<int64_t>(std::llround(slot ? slot[k] : 0.0)));
+      for (int k = 0; k < stride; ++k)
+        ins.bind(3 + k, static_cast<int64_t>(std::llround(slot ? slot[k] : 0.0)));
       ins.exec();
       ins.reset();
       ++*rows;
@@ -109,7 +121,8 @@ void SampleCollector::WriteSummary(SQLite::Database& db, const Side& side, bool 
   for (int core = 0; core < side.cores; ++core) {
     const CoreStats& c = side.totals[core];
     double t_us = c.total_cycles / soc_.freq_mhz;
-    std::vector<std::pair<std::string, double>> m = {{"total_time(ms)", t_us / 1000.0}, {"total_cycles", c.total_cycles}};
+    std::vector<std::pair<std::string, double>> m = {{"total_time(ms)", t_us / 1000.0},
+                                                     {"total_cycles", c.total_cycles}};
     for (const std::string& name : SummaryMetrics(cube)) {
       absl::StatusOr<double> v = CoreMetricByName(name, c, t_us);
       if (v.ok()) m.push_back({name, *v});
@@ -126,8 +139,11 @@ void SampleCollector::WriteSummary(SQLite::Database& db, const Side& side, bool 
 
 std::vector<std::string> SampleCollector::SummaryMetrics(bool cube) const {
   if (group_ == MetricGroup::kPipeUtilization) {
-    if (cube) return {"mac_ratio", "scalar_ratio", "mte1_ratio", "mte2_ratio", "fixpipe_ratio", "icache_miss_rate"};
-    return {"vec_ratio", "mac_ratio", "scalar_ratio", "mte1_ratio", "mte2_ratio", "mte3_ratio", "icache_miss_rate"};
+    if (cube)
+      return {"mac_ratio",  "scalar_ratio",  "mte1_ratio",
+              "mte2_ratio", "fixpipe_ratio", "icache_miss_rate"};
+    return {"vec_ratio",  "mac_ratio",  "scalar_ratio",    "mte1_ratio",
+            "mte2_ratio", "mte3_ratio", "icache_miss_rate"};
   }
   std::vector<std::string> out;
   std::string prefix = cube ? "aic_" : "aiv_";
@@ -144,13 +160,14 @@ std::vector<std::string> SampleCollector::SummaryMetrics(bool cube) const {
   return out;
 }
 
-absl::Status SampleCollector::WriteCsv(const Side& side, const std::filesystem::path& path, int device,
-                                       bool cube) const {
+absl::Status SampleCollector::WriteCsv(const Side& side, const std::filesystem::path& path,
+                                       int device, bool cube) const {
   std::vector<std::string> metrics = SummaryMetrics(cube);
   bool bound = group_ == MetricGroup::kPipeUtilization && !cube;
   std::ofstream out(path);
   out << "Device_id,Core ID";
-  for (const std::string& m : metrics) out << "," << (absl::StrContains(m, "_bw") ? m + "(GB/s)" : m);
+  for (const std::string& m : metrics)
+    out << "," << (absl::StrContains(m, "_bw") ? m + "(GB/s)" : m);
   out << (bound ? ",memory_bound\n" : "\n");
   std::vector<double> avg(metrics.size() + 1, 0.0);
   for (int core = 0; core < side.cores; ++core) {
@@ -164,7 +181,8 @@ absl::Status SampleCollector::WriteCsv(const Side& side, const std::filesystem::
     }
     if (bound) {
       double denom = std::max(c.pipe[kPipeMac], c.pipe[kPipeVec]);
-      out << "," << (denom > 0 && c.pipe[kPipeMte2] > 0 ? Shortest3(c.pipe[kPipeMte2] / denom) : "N/A");
+      out << ","
+          << (denom > 0 && c.pipe[kPipeMte2] > 0 ? Shortest3(c.pipe[kPipeMte2] / denom) : "N/A");
     }
     out << "\n";
   }
@@ -175,22 +193,27 @@ absl::Status SampleCollector::WriteCsv(const Side& side, const std::filesystem::
 }
 
 absl::StatusOr<int64_t> SampleCollector::Write(const std::filesystem::path& device_dir,
-                                               const std::filesystem::path& output_dir, const std::string& ts14,
-                                               int device, int64_t end_ns, bool omit_db) const {
+                                               const std::filesystem::path& output_dir,
+                                               const std::string& ts14, int device, int64_t end_ns,
+                                               bool omit_db) const {
   int64_t slices = std::max<int64_t>(1, (end_ns - start_ns_ + slice_ns_ - 1) / slice_ns_);
   int64_t rows = 0;
   std::filesystem::create_directories(device_dir / "sqlite");
   try {
     if (!omit_db) {
       absl::Status s = WriteDb(aic_, device_dir / "sqlite" / "aicore.db", slices, true, &rows);
-      if (s.ok()) s = WriteDb(aiv_, device_dir / "sqlite" / "ai_vector_core.db", slices, false, &rows);
+      if (s.ok())
+        s = WriteDb(aiv_, device_dir / "sqlite" / "ai_vector_core.db", slices, false, &rows);
       if (!s.ok()) return s;
     }
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("writing sample databases: ", e.what()));
   }
-  absl::Status s = WriteCsv(aic_, output_dir / absl::StrCat("ai_core_utilization_", ts14, ".csv"), device, true);
-  if (s.ok()) s = WriteCsv(aiv_, output_dir / absl::StrCat("ai_vector_core_utilization_", ts14, ".csv"), device, false);
+  absl::Status s =
+      WriteCsv(aic_, output_dir / absl::StrCat("ai_core_utilization_", ts14, ".csv"), device, true);
+  if (s.ok())
+    s = WriteCsv(aiv_, output_dir / absl::StrCat("ai_vector_core_utilization_", ts14, ".csv"),
+                 device, false);
   if (!s.ok()) return s;
   return rows;
 }

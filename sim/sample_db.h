@@ -36,15 +36,16 @@ class SampleCollector {
  private:
   struct Side {
     int cores = 0;
-    std::vector<double> slots;       // [slice][core][1 + events]: task_cyc, event1..N
-    std::vector<CoreStats> totals;   // per core, whole process
+    std::vector<double> slots;      // [slice][core][1 + events]: task_cyc, event1..N
+    std::vector<CoreStats> totals;  // per core, whole process
   };
   void AddSide(Side& side, int64_t start_ns, const CoreStats& c, double freq_mhz, bool cube);
   void EnsureSlices(Side& side, int64_t slices);
-  absl::Status WriteDb(const Side& side, const std::filesystem::path& path, int64_t slices, bool cube,
-                       int64_t* rows) const;
+  absl::Status WriteDb(const Side& side, const std::filesystem::path& path, int64_t slices,
+                       bool cube, int64_t* rows) const;
   void WriteSummary(SQLite::Database& db, const Side& side, bool cube) const;
-  absl::Status WriteCsv(const Side& side, const std::filesystem::path& path, int device, bool cube) const;
+  absl::Status WriteCsv(const Side& side, const std::filesystem::path& path, int device,
+                        bool cube) const;
   std::vector<std::string> SummaryMetrics(bool cube) const;
 
   SocSpec soc_;

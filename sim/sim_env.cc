@@ -24,10 +24,13 @@ absl::StatusOr<std::string> SocFor(const EnvLookup& env, int physical) {
   std::string soc = "Ascend910B2";
   if (!map.empty()) {
     absl::StatusOr<std::map<int, std::string>> parsed = ParseDeviceMap(map);
-    if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_SOC_MAP: ", parsed.status().message()));
+    if (!parsed.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("MSPROF_SIM_SOC_MAP: ", parsed.status().message()));
     auto it = parsed->find(physical);
     if (it == parsed->end()) {
-      return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_SOC_MAP='", map, "' does not name device ", physical));
+      return absl::InvalidArgumentError(
+          absl::StrCat("MSPROF_SIM_SOC_MAP='", map, "' does not name device ", physical));
     }
     soc = it->second;
   }
@@ -44,7 +47,8 @@ absl::Status ReadDvfs(const EnvLookup& env, SimEnv& out) {
   bool ok = parts.size() <= 2 && absl::SimpleAtod(parts[0], &out.dvfs_mhz) && out.dvfs_mhz > 0 &&
             (parts.size() == 1 || absl::SimpleAtod(parts[1], &out.dvfs_probability));
   if (!ok || out.dvfs_probability < 0 || out.dvfs_probability > 1) {
-    return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_DVFS='", v, "' (want <MHz>[:<probability 0..1>])"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("MSPROF_SIM_DVFS='", v, "' (want <MHz>[:<probability 0..1>])"));
   }
   return absl::OkStatus();
 }
@@ -53,11 +57,14 @@ absl::Status ReadNoiseAndSeed(const EnvLookup& env, SimEnv& out) {
   std::string seed = Get(env, "MSPROF_SIM_SEED");
   if (!seed.empty()) {
     uint64_t s = 0;
-    if (!absl::SimpleAtoi(seed, &s)) return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_SEED='", seed, "' is not an integer"));
+    if (!absl::SimpleAtoi(seed, &s))
+      return absl::InvalidArgumentError(
+          absl::StrCat("MSPROF_SIM_SEED='", seed, "' is not an integer"));
     out.seed = s;
   }
   std::string noise = Get(env, "MSPROF_SIM_NOISE");
-  if (!noise.empty() && (!absl::SimpleAtod(noise, &out.noise) || out.noise < 0 || out.noise > 0.3)) {
+  if (!noise.empty() &&
+      (!absl::SimpleAtod(noise, &out.noise) || out.noise < 0 || out.noise > 0.3)) {
     return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_NOISE='", noise, "' (want 0..0.3)"));
   }
   return absl::OkStatus();
@@ -85,7 +92,8 @@ absl::StatusOr<int> ResolvePhysicalDevice(const EnvLookup& env, int* logical_out
   if (!tile.empty()) {
     std::string first = std::string(absl::StripAsciiWhitespace(tile.substr(0, tile.find(','))));
     if (!absl::SimpleAtoi(first, &logical) || logical < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("TILE_FWK_DEVICE_ID='", tile, "' is not a device id"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("TILE_FWK_DEVICE_ID='", tile, "' is not a device id"));
     }
   }
   if (logical_out) *logical_out = logical;
@@ -95,12 +103,14 @@ absl::StatusOr<int> ResolvePhysicalDevice(const EnvLookup& env, int* logical_out
   for (absl::string_view item : absl::StrSplit(visible, ',')) {
     int id = 0;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(item), &id) || id < 0) {
-      return absl::InvalidArgumentError(absl::StrCat("ASCEND_RT_VISIBLE_DEVICES='", visible, "' is not a device list"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("ASCEND_RT_VISIBLE_DEVICES='", visible, "' is not a device list"));
     }
     ids.push_back(id);
   }
   if (logical >= static_cast<int>(ids.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("logical device ", logical, " is not visible (ASCEND_RT_VISIBLE_DEVICES='", visible, "')"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "logical device ", logical, " is not visible (ASCEND_RT_VISIBLE_DEVICES='", visible, "')"));
   }
   return ids[logical];
 }
@@ -122,7 +132,8 @@ absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env) {
   out.conflict_log = Get(env, "MSPROF_SIM_CONFLICT_LOG");
   std::string naming = Get(env, "MSPROF_SIM_BLOCK_NAMING");
   if (!naming.empty() && naming != "dim" && naming != "num") {
-    return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_BLOCK_NAMING='", naming, "' (want num or dim)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("MSPROF_SIM_BLOCK_NAMING='", naming, "' (want num or dim)"));
   }
   out.block_dim_naming = naming == "dim";
   return out;

@@ -5,9 +5,9 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace npuperf::sim {
 
@@ -19,14 +19,14 @@ EnvLookup ProcessEnv();
 
 // Everything msprof-sim takes from the environment (docs/simulator.md).
 struct SimEnv {
-  int logical_device = 0;   // TILE_FWK_DEVICE_ID; Default: 0 (the first visible device)
-  int physical_device = 0;  // through ASCEND_RT_VISIBLE_DEVICES when set
-  std::string soc;          // MSPROF_SIM_SOC_MAP entry; Default: Ascend910B2
+  int logical_device = 0;        // TILE_FWK_DEVICE_ID; Default: 0 (the first visible device)
+  int physical_device = 0;       // through ASCEND_RT_VISIBLE_DEVICES when set
+  std::string soc;               // MSPROF_SIM_SOC_MAP entry; Default: Ascend910B2
   std::optional<uint64_t> seed;  // MSPROF_SIM_SEED; Default: unset (fresh noise per run)
-  double noise = 0.01;      // MSPROF_SIM_NOISE relative sd; Default: 0.01
-  double dvfs_mhz = 0;      // MSPROF_SIM_DVFS=<MHz>[:<probability>]; 0 = never
+  double noise = 0.01;           // MSPROF_SIM_NOISE relative sd; Default: 0.01
+  double dvfs_mhz = 0;           // MSPROF_SIM_DVFS=<MHz>[:<probability>]; 0 = never
   double dvfs_probability = 0;
-  std::string fault_spec;   // MSPROF_SIM_FAULT
+  std::string fault_spec;           // MSPROF_SIM_FAULT
   std::filesystem::path state_dir;  // MSPROF_SIM_STATE_DIR; Default: $TMPDIR/msprof-sim-state-<uid>
   std::string conflict_log;         // MSPROF_SIM_CONFLICT_LOG; Default: none
   bool block_dim_naming = false;    // MSPROF_SIM_BLOCK_NAMING=dim -> CANN 8.3 "Block Dim"

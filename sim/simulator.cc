@@ -50,7 +50,9 @@ std::string Rfc3339Utc(Clock::SystemTime t) {
   return buf;
 }
 
-void Error(const std::string& msg) { std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", msg.c_str()); }
+void Error(const std::string& msg) {
+  std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", msg.c_str());
+}
 
 }  // namespace
 
@@ -78,13 +80,16 @@ absl::Status Simulator::Prepare() {
     if (!s.ok()) return s;
   }
   absl::StatusOr<std::vector<Fault>> faults = ParseFaults(env_.fault_spec);
-  if (!faults.ok()) return absl::InvalidArgumentError(absl::StrCat("MSPROF_SIM_FAULT: ", faults.status().message()));
+  if (!faults.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("MSPROF_SIM_FAULT: ", faults.status().message()));
   faults_ = *std::move(faults);
   return absl::OkStatus();
 }
 
 int Simulator::ReportBusy(const absl::Status& busy) {
-  std::string output = std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string();
+  std::string output =
+      std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string();
   Error(absl::StrCat(busy.message(), "; refusing a second profiling task on one device"));
   AppendLine(env_.conflict_log,
              absl::StrCat(Rfc3339Utc(clock_.SystemNow()), " conflict device=", env_.physical_device,
@@ -104,7 +109,8 @@ absl::Status Simulator::CreateTree() {
                         device / "sqlite", prof_dir_ / "mindstudio_profiler_output",
                         prof_dir_ / "mindstudio_profiler_log"}) {
     std::filesystem::create_directories(d, ec);
-    if (ec) return absl::InternalError(absl::StrCat("cannot create ", d.string(), ": ", ec.message()));
+    if (ec)
+      return absl::InternalError(absl::StrCat("cannot create ", d.string(), ": ", ec.message()));
   }
   launch_file_ = prof_dir_ / "host" / "data" / "msprof_sim_launches.txt";
   return absl::OkStatus();
@@ -131,7 +137,8 @@ int Simulator::RunApplication() {
     Error(std::string(code.status().message()));
     return kExitCannotRun;
   }
-  if (*code != 0) Error(absl::StrCat("application '", options_.app[0], "' exited with status ", *code));
+  if (*code != 0)
+    Error(absl::StrCat("application '", options_.app[0], "' exited with status ", *code));
   return *code;
 }
 
@@ -141,7 +148,8 @@ int Simulator::InjectPostRunFaults() {
     std::abort();
   }
   if (const Fault* f = FindFault(faults_, FaultKind::kFail)) {
-    Error(absl::StrCat("injected fault '", f->text, "': collection of ", MetricGroupName(options_.group), " failed"));
+    Error(absl::StrCat("injected fault '", f->text, "': collection of ",
+                       MetricGroupName(options_.group), " failed"));
     return f->exit_code;
   }
   if (const Fault* f = FindFault(faults_, FaultKind::kHang)) {
@@ -152,8 +160,9 @@ int Simulator::InjectPostRunFaults() {
 }
 
 void Simulator::WriteLog(const std::string& text) const {
-  std::ofstream log(prof_dir_ / "mindstudio_profiler_log" / absl::StrCat("msprof_sim_", getpid(), ".log"),
-                    std::ios::app);
+  std::ofstream log(
+      prof_dir_ / "mindstudio_profiler_log" / absl::StrCat("msprof_sim_", getpid(), ".log"),
+      std::ios::app);
   log << text << "\n";
 }
 
@@ -164,17 +173,26 @@ int Simulator::Export() {
     return 1;
   }
   std::printf("[INFO] Start export data in %s.\n", prof_dir_.filename().c_str());
-  ExportInput in{options_, env_, soc_, prof_dir_, Timestamp14(clock_.SystemNow()),
-                 start_ns_, end_ns_, faults_, env_.seed.value_or(FreshSeed())};
+  ExportInput in{options_,
+                 env_,
+                 soc_,
+                 prof_dir_,
+                 Timestamp14(clock_.SystemNow()),
+                 start_ns_,
+                 end_ns_,
+                 faults_,
+                 env_.seed.value_or(FreshSeed())};
   absl::StatusOr<ExportSummary> sum = ExportProfile(in, *launches);
   if (!sum.ok()) {
     Error(absl::StrCat("export failed: ", sum.status().message()));
     return 1;
   }
   WriteLog(absl::StrCat("soc=", soc_.name, " device=", env_.physical_device, " seed=", in.seed,
-                        " freq_mhz=", sum->freq_mhz, " rated_mhz=", soc_.freq_mhz, " tasks=", sum->tasks,
-                        " samples=", sum->samples, " group=", MetricGroupName(options_.group)));
-  std::printf("[INFO] Export data in %s done.\n[INFO] Profiling finished.\n", prof_dir_.filename().c_str());
+                        " freq_mhz=", sum->freq_mhz, " rated_mhz=", soc_.freq_mhz,
+                        " tasks=", sum->tasks, " samples=", sum->samples,
+                        " group=", MetricGroupName(options_.group)));
+  std::printf("[INFO] Export data in %s done.\n[INFO] Profiling finished.\n",
+              prof_dir_.filename().c_str());
   std::printf("[INFO] Process profiling data complete. Data is saved in %s\n", prof_dir_.c_str());
   return 0;
 }
@@ -186,15 +204,18 @@ int Simulator::Run() {
     return kExitUsage;
   }
   std::string holder = absl::StrCat(
-      "pid=", getpid(), " output=", std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string());
-  absl::StatusOr<std::unique_ptr<DeviceLock>> lock = DeviceLock::Acquire(env_.state_dir, env_.physical_device, holder);
+      "pid=", getpid(), " output=",
+      std::filesystem::absolute(options_.output.empty() ? "." : options_.output).string());
+  absl::StatusOr<std::unique_ptr<DeviceLock>> lock =
+      DeviceLock::Acquire(env_.state_dir, env_.physical_device, holder);
   if (absl::IsResourceExhausted(lock.status())) return ReportBusy(lock.status());
   if (!lock.ok()) {
     Error(std::string(lock.status().message()));
     return 1;
   }
   lock_ = *std::move(lock);
-  faults_ = ActiveFaults(faults_, env_.physical_device, MetricGroupName(options_.group), env_.state_dir);
+  faults_ =
+      ActiveFaults(faults_, env_.physical_device, MetricGroupName(options_.group), env_.state_dir);
   s = CreateTree();
   if (!s.ok()) {
     Error(std::string(s.message()));

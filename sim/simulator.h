@@ -28,7 +28,9 @@ class Simulator {
  public:
   // `python_dir` holds msprof_sim.py and is prepended to the child's PYTHONPATH.
   Simulator(SimOptions options, SimEnv env, Clock& clock, std::filesystem::path python_dir)
-      : options_(std::move(options)), env_(std::move(env)), clock_(clock),
+      : options_(std::move(options)),
+        env_(std::move(env)),
+        clock_(clock),
         python_dir_(std::move(python_dir)) {}
 
   // Runs everything and returns the process exit code; messages go to

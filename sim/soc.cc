@@ -60,8 +60,8 @@ absl::StatusOr<SocSpec> FindSoc(absl::string_view name) {
   for (const SocSpec& s : Table()) {
     if (s.name == name) return s;
   }
-  return absl::NotFoundError(absl::StrCat("unknown SoC '", name, "' (known: ",
-                                          absl::StrJoin(KnownSocNames(), ", "), ")"));
+  return absl::NotFoundError(
+      absl::StrCat("unknown SoC '", name, "' (known: ", absl::StrJoin(KnownSocNames(), ", "), ")"));
 }
 
 std::vector<std::string> KnownSocNames() {

@@ -14,15 +14,21 @@ constexpr const char* kTables[] = {
     "CREATE TABLE SESSION_TIME_INFO(startTimeNs INTEGER, endTimeNs INTEGER)",
     "CREATE TABLE AICORE_FREQ(deviceId INTEGER, timestampNs INTEGER, freq INTEGER)",
     "CREATE TABLE TASK(startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
-    "globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+    "globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId "
+    "INTEGER, "
     "taskId INTEGER, modelId INTEGER)",
-    "CREATE TABLE COMPUTE_TASK_INFO(name INTEGER, globalTaskId INTEGER, blockNum INTEGER, mixBlockNum INTEGER, "
-    "taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER, "
-    "outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER, opState INTEGER, "
+    "CREATE TABLE COMPUTE_TASK_INFO(name INTEGER, globalTaskId INTEGER, blockNum INTEGER, "
+    "mixBlockNum INTEGER, "
+    "taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER, inputShapes "
+    "INTEGER, "
+    "outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER, "
+    "opState INTEGER, "
     "hf32Eligible INTEGER, gridDim INTEGER, blockDim INTEGER)",
 };
 
-std::string ChipName(const SocSpec& soc) { return soc.chip_code == 15 ? "Ascend950" : "Ascend910B"; }
+std::string ChipName(const SocSpec& soc) {
+  return soc.chip_code == 15 ? "Ascend950" : "Ascend910B";
+}
 
 std::string OrNa(const std::string& s) { return s.empty() ? "N/A" : s; }
 
@@ -32,10 +38,12 @@ UnifiedDb::UnifiedDb(const std::filesystem::path& path, const SocSpec& soc, int 
     : soc_(soc), device_(device) {
   try {
     std::filesystem::remove(path);
-    db_ = std::make_unique<SQLite::Database>(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db_ = std::make_unique<SQLite::Database>(path.string(),
+                                             SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     CreateTables();
     tx_ = std::make_unique<SQLite::Transaction>(*db_);
-    task_ = std::make_unique<SQLite::Statement>(*db_, "INSERT INTO TASK VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    task_ =
+        std::make_unique<SQLite::Statement>(*db_, "INSERT INTO TASK VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     info_ = std::make_unique<SQLite::Statement>(
         *db_, "INSERT INTO COMPUTE_TASK_INFO VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   } catch (const std::exception& e) {
@@ -47,8 +55,9 @@ UnifiedDb::~UnifiedDb() = default;
 
 void UnifiedDb::CreateTables() {
   for (const char* sql : kTables) db_->exec(sql);
-  db_->exec("INSERT INTO META_DATA VALUES('SCHEMA_VERSION','1.2.0'),('SCHEMA_VERSION_MAJOR','1'),"
-            "('SCHEMA_VERSION_MINOR','2'),('SCHEMA_VERSION_MICRO','0')");
+  db_->exec(
+      "INSERT INTO META_DATA VALUES('SCHEMA_VERSION','1.2.0'),('SCHEMA_VERSION_MAJOR','1'),"
+      "('SCHEMA_VERSION_MINOR','2'),('SCHEMA_VERSION_MICRO','0')");
   SQLite::Statement npu(*db_, "INSERT INTO NPU_INFO VALUES(?, ?)");
   npu.bind(1, device_);
   npu.bind(2, ChipName(soc_));
@@ -66,12 +75,25 @@ void UnifiedDb::AddTask(const TaskRecord& t) {
   int64_t id = next_task_++;
   int64_t end = t.start_ns + std::llround(t.result->duration_us * 1000.0);
   int64_t type = Intern(std::string(TaskTypeName(l.task_type)));
-  int64_t task_values[] = {t.start_ns, end, device_, id, id, 0, type, 4294967295LL, t.stream_id, t.task_id,
-                           4294967295LL};
-  int64_t info_values[] = {Intern(l.op_name), id, l.block_num, l.mix_block_num, type, Intern(l.op_type),
-                           Intern(OrNa(l.in_formats)), Intern(OrNa(l.in_dtypes)), Intern(OrNa(l.in_shapes)),
-                           Intern(OrNa(l.out_formats)), Intern(OrNa(l.out_dtypes)), Intern(OrNa(l.out_shapes)),
-                           Intern("N/A"), Intern(l.op_state), Intern(l.hf32), 0, 0};
+  int64_t task_values[] = {t.start_ns, end,          device_,     id,        id,          0,
+                           type,       4294967295LL, t.stream_id, t.task_id, 4294967295LL};
+  int64_t info_values[] = {Intern(l.op_name),
+                           id,
+                           l.block_num,
+                           l.mix_block_num,
+                           type,
+                           Intern(l.op_type),
+                           Intern(OrNa(l.in_formats)),
+                           Intern(OrNa(l.in_dtypes)),
+                           Intern(OrNa(l.in_shapes)),
+                           Intern(OrNa(l.out_formats)),
+                           Intern(OrNa(l.out_dtypes)),
+                           Intern(OrNa(l.out_shapes)),
+                           Intern("N/A"),
+                           Intern(l.op_state),
+                           Intern(l.hf32),
+                           0,
+                           0};
   try {
     for (int i = 0; i < 11; ++i) task_->bind(i + 1, task_values[i]);
     task_->exec();

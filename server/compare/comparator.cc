@@ -72,12 +72,11 @@ std::vector<FieldPair> FingerprintFields(const v1::Round& b, const v1::Round& c)
 // no op_summary and leave them empty.
 bool BothKnown(const FieldPair& f) { return !f.baseline.empty() && !f.candidate.empty(); }
 
-void AddFingerprintDifferences(const v1::Round& b, const v1::Round& c,
-                               v1::RoundComparison* out) {
+void AddFingerprintDifferences(const v1::Round& b, const v1::Round& c, v1::RoundComparison* out) {
   for (FieldPair& f : FingerprintFields(b, c)) {
     if (f.baseline == f.candidate) continue;
-    const bool optional_field = std::string(f.name).rfind("case_", 0) == 0 ||
-                                std::string(f.name).rfind("input_", 0) == 0;
+    const bool optional_field =
+        std::string(f.name).rfind("case_", 0) == 0 || std::string(f.name).rfind("input_", 0) == 0;
     const bool blocking = f.blocking && (!optional_field || BothKnown(f));
     auto* d = out->add_fingerprint_differences();
     d->set_field(f.name);
@@ -162,8 +161,8 @@ void JudgeDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOp
   const double min_p = MinAchievablePValue(nb, nc);
   if (min_p > o.alpha) {
     d->set_verdict(v1::VERDICT_INSUFFICIENT);
-    d->set_rule(absl::StrCat("too few samples: ", nb, " vs ", nc, " cannot reach alpha=",
-                             Num(o.alpha), " (smallest p ", Num(min_p),
+    d->set_rule(absl::StrCat("too few samples: ", nb, " vs ", nc,
+                             " cannot reach alpha=", Num(o.alpha), " (smallest p ", Num(min_p),
                              "); use at least 5 repeats per side"));
     return;
   }
@@ -176,8 +175,8 @@ void JudgeDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOp
   }
   if (change_pct < o.duration_threshold_pct) {
     d->set_verdict(v1::VERDICT_STABLE);
-    d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " but |",
-                             Pct(d->ratio()), "|<", Num(o.duration_threshold_pct), "%"));
+    d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " but |", Pct(d->ratio()),
+                             "|<", Num(o.duration_threshold_pct), "%"));
     return;
   }
   d->set_verdict(d->ratio() < 1 ? v1::VERDICT_IMPROVED : v1::VERDICT_REGRESSED);
@@ -221,15 +220,16 @@ void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison*
   out->set_bound_changed(!b.bound().label().empty() && !c.bound().label().empty() &&
                          b.bound().label() != c.bound().label());
   if (out->bound_changed()) {
-    out->add_flags(absl::StrCat("bound_route_changed:", b.bound().label(), "->", c.bound().label()));
+    out->add_flags(
+        absl::StrCat("bound_route_changed:", b.bound().label(), "->", c.bound().label()));
   }
   const bool per_core_both = !b.per_core().verdict().empty() && !c.per_core().verdict().empty();
   out->set_baseline_balance(b.per_core().verdict());
   out->set_candidate_balance(c.per_core().verdict());
   out->set_balance_changed(per_core_both && b.per_core().verdict() != c.per_core().verdict());
   if (out->balance_changed()) {
-    out->add_flags(absl::StrCat("balance_changed:", b.per_core().verdict(), "->",
-                                c.per_core().verdict()));
+    out->add_flags(
+        absl::StrCat("balance_changed:", b.per_core().verdict(), "->", c.per_core().verdict()));
   }
   out->set_baseline_dvfs(b.dvfs().status());
   out->set_candidate_dvfs(c.dvfs().status());

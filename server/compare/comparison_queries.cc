@@ -221,8 +221,8 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   auto options = ResolveVerdictOptions(req.options());
   if (!options.ok()) return options.status();
   RegressionPairs pairs;
-  absl::Status s = req.baseline_label().empty() ? SincePairs(team, req, &pairs)
-                                                : PinnedPairs(team, req, &pairs);
+  absl::Status s =
+      req.baseline_label().empty() ? SincePairs(team, req, &pairs) : PinnedPairs(team, req, &pairs);
   if (!s.ok()) return s;
   if (!req.operator_name().empty()) {
     auto other = [&](const v1::Round& r) { return r.operator_name() != req.operator_name(); };

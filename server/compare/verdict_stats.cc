@@ -116,8 +116,7 @@ RatioEstimate HodgesLehmannRatio(const std::vector<double>& baseline,
   }
   std::sort(diffs.begin(), diffs.end());
   const size_t m = diffs.size();
-  const double median =
-      m % 2 == 1 ? diffs[m / 2] : (diffs[m / 2 - 1] + diffs[m / 2]) / 2;
+  const double median = m % 2 == 1 ? diffs[m / 2] : (diffs[m / 2 - 1] + diffs[m / 2]) / 2;
   RatioEstimate out;
   out.ratio = std::exp(median);
   // Moses: the interval [D(c), D(m + 1 - c)] with c the largest integer such

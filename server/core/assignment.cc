@@ -7,7 +7,8 @@
 namespace npuperf::server {
 namespace {
 
-std::optional<size_t> FirstDevice(const ClaimCandidate& c, const std::vector<OfferedDevice>& devices,
+std::optional<size_t> FirstDevice(const ClaimCandidate& c,
+                                  const std::vector<OfferedDevice>& devices,
                                   const std::map<std::string, std::string>& labels) {
   for (size_t i = 0; i < devices.size(); ++i) {
     if (DeviceMatches(c.spec->constraints(), devices[i], labels)) return i;

@@ -53,7 +53,8 @@ absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::files
         parts.size() == 3 ? ParsePrincipalKind(parts[0]) : std::nullopt;
     if (!kind || !IsSha256Hex(parts[2])) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path.string(), ":", n, ": want 'team|agent NAME SHA256HEX' (hash with `npuperf-server token hash`)"));
+          path.string(), ":", n,
+          ": want 'team|agent NAME SHA256HEX' (hash with `npuperf-server token hash`)"));
     }
     out[parts[2]] = Principal{*kind, parts[1]};
   }

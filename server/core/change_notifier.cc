@@ -20,8 +20,7 @@ void ChangeNotifier::WakeAll() { Notify(); }
 
 uint64_t ChangeNotifier::WaitNewer(uint64_t seen, absl::Duration timeout,
                                    const std::function<bool()>& stop) {
-  const Clock::MonotonicTime deadline =
-      clock_.MonotonicNow() + absl::ToChronoNanoseconds(timeout);
+  const Clock::MonotonicTime deadline = clock_.MonotonicNow() + absl::ToChronoNanoseconds(timeout);
   absl::MutexLock lock(&mu_);
   auto newer = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return version_ > seen; };
   while (!newer() && !stop()) {

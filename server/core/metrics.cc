@@ -22,9 +22,9 @@ prometheus::Histogram& NewHistogram(prometheus::Registry& r, const std::string& 
 }
 
 // The label values each state gauge always exports (0 when absent).
-constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,    v1::JOB_STATE_LEASED,
-                                       v1::JOB_STATE_RUNNING,   v1::JOB_STATE_SUCCEEDED,
-                                       v1::JOB_STATE_FAILED,    v1::JOB_STATE_CANCELLED};
+constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEASED,
+                                       v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
+                                       v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
 constexpr const char* kAgentStates[] = {"online", "lost"};
 constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
                                          "unhealthy", "offline", "unknown"};
@@ -42,13 +42,13 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                    .Name("npuperf_server_grpc_requests_total")
                    .Help("gRPC requests by method and status code")
                    .Register(r)),
-      collections_submitted(NewCounter(r, "npuperf_server_collections_submitted_total",
-                                       "Collections created")),
+      collections_submitted(
+          NewCounter(r, "npuperf_server_collections_submitted_total", "Collections created")),
       jobs_leased(NewCounter(r, "npuperf_server_jobs_leased_total", "Job attempts leased")),
       lease_expirations(NewCounter(r, "npuperf_server_lease_expirations_total",
                                    "Leases taken back after their TTL")),
-      results_stored(NewCounter(r, "npuperf_server_ingest_rounds_stored_total",
-                                "Rounds of evidence stored")),
+      results_stored(
+          NewCounter(r, "npuperf_server_ingest_rounds_stored_total", "Rounds of evidence stored")),
       results_duplicate(NewCounter(r, "npuperf_server_ingest_duplicates_total",
                                    "Result reports already applied (resends)")),
       results_stale(NewCounter(r, "npuperf_server_ingest_stale_total",

@@ -96,8 +96,9 @@ absl::StatusOr<v1::ListCollectionsResponse> ReadQueries::ListCollections(
   for (auto& c : *list) *resp.add_collections() = std::move(c);
   if (resp.collections_size() == f->limit) {
     const auto& last = resp.collections(resp.collections_size() - 1);
-    resp.set_next_page_token(absl::StrCat(
-        last.created_at().seconds() * 1000 + last.created_at().nanos() / 1'000'000, ":", last.id()));
+    resp.set_next_page_token(
+        absl::StrCat(last.created_at().seconds() * 1000 + last.created_at().nanos() / 1'000'000,
+                     ":", last.id()));
   }
   return resp;
 }

@@ -53,15 +53,15 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   if (!result.ok()) return result.status();
   if (result->second) {
     metrics_.collections_submitted.Increment();
-    LogInfo("scheduler", absl::StrCat("collection ", result->first.id(), " queued: ",
-                                      c.jobs.size(), " jobs for team ", team));
+    LogInfo("scheduler", absl::StrCat("collection ", result->first.id(), " queued: ", c.jobs.size(),
+                                      " jobs for team ", team));
   }
   Changed(StoreChange::kClaimable);
   return result;
 }
 
 absl::StatusOr<v1::UploadBundleResponse> Scheduler::UploadBundle(const std::string& team,
-                                                                  const ReadUploadMessage& read) {
+                                                                 const ReadUploadMessage& read) {
   auto bundle = ReceiveBundle(read, options_.max_bundle_bytes);
   if (!bundle.ok()) return bundle.status();
   const v1::BundleHeader& header = bundle->header;
@@ -135,8 +135,8 @@ absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
 }
 
 absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const v1::Heartbeat& hb) {
-  absl::Status s = store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()},
-                                        NowMs());
+  absl::Status s =
+      store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, NowMs());
   if (!s.ok()) return s;
   std::vector<AttemptRef> running;
   for (const auto& j : hb.running_jobs()) {
@@ -230,9 +230,9 @@ void Scheduler::ObserveLease(const v1::JobAssignment& a, int64_t call_ms) {
 }
 
 absl::StatusOr<bool> Scheduler::ReportProgress(const v1::ReportProgressRequest& req) {
-  auto cancel = store_.RecordProgress(req.agent_id(),
-                                      {req.job_id(), req.attempt(), req.fencing_token()},
-                                      req.progress(), NowMs(), options_.lease_ttl.count());
+  auto cancel =
+      store_.RecordProgress(req.agent_id(), {req.job_id(), req.attempt(), req.fencing_token()},
+                            req.progress(), NowMs(), options_.lease_ttl.count());
   if (absl::IsFailedPrecondition(cancel.status())) metrics_.results_stale.Increment();
   if (cancel.ok()) Changed(StoreChange::kUpdated);
   return cancel;
@@ -300,8 +300,10 @@ std::vector<std::pair<std::string, double>> FlattenMetrics(const v1::Evidence& e
   if (e.aicore_time_us() > 0) out.emplace_back("aicore_time_us", e.aicore_time_us());
   if (e.aiv_time_us() > 0) out.emplace_back("aiv_time_us", e.aiv_time_us());
   if (e.head_overhead_us() != 0) out.emplace_back("head_overhead_us", e.head_overhead_us());
-  if (e.cube_utilization_pct() > 0) out.emplace_back("cube_utilization_pct", e.cube_utilization_pct());
-  if (!e.per_core().cores().empty()) out.emplace_back("per_core.spread_pct", e.per_core().spread_pct());
+  if (e.cube_utilization_pct() > 0)
+    out.emplace_back("cube_utilization_pct", e.cube_utilization_pct());
+  if (!e.per_core().cores().empty())
+    out.emplace_back("per_core.spread_pct", e.per_core().spread_pct());
   for (const auto& g : e.metrics()) {
     for (const auto& [field, value] : g.fields()) {
       out.emplace_back(absl::StrCat(g.group(), ".", field), value);

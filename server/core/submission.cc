@@ -33,7 +33,8 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
   } else if (!bundle_known(op.bundle_sha256())) {
     out.push_back({f + ".bundle_sha256", "no such bundle; upload it with UploadBundle first"});
   }
-  if (!op.runner().empty() && (op.runner().front() == '/' || op.runner().find("..") != std::string::npos)) {
+  if (!op.runner().empty() &&
+      (op.runner().front() == '/' || op.runner().find("..") != std::string::npos)) {
     out.push_back({f + ".runner", "must be a relative path inside the operator directory"});
   }
   const bool has_name = !op.op_name().empty();
@@ -61,9 +62,9 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
 
 }  // namespace
 
-std::vector<FieldViolation> ValidateSpec(const v1::CollectionSpec& spec,
-                                         const std::string& idempotency_key,
-                                         const std::function<bool(const std::string&)>& bundle_known) {
+std::vector<FieldViolation> ValidateSpec(
+    const v1::CollectionSpec& spec, const std::string& idempotency_key,
+    const std::function<bool(const std::string&)>& bundle_known) {
   std::vector<FieldViolation> out;
   if (idempotency_key.size() > 128) out.push_back({"idempotency_key", "at most 128 characters"});
   if (spec.operators().empty()) out.push_back({"spec.operators", "at least one operator"});
@@ -76,7 +77,8 @@ std::vector<FieldViolation> ValidateSpec(const v1::CollectionSpec& spec,
   CheckRange(out, "spec.max_concurrent_jobs", spec.max_concurrent_jobs(), 0, 8);
   const auto& sel = spec.case_selector();
   const bool has_selector = !sel.case_arg().empty() || !sel.case_env().empty();
-  if (sel.has_case_env() && !std::regex_match(sel.case_env(), std::regex("[A-Za-z_][A-Za-z0-9_]*"))) {
+  if (sel.has_case_env() &&
+      !std::regex_match(sel.case_env(), std::regex("[A-Za-z_][A-Za-z0-9_]*"))) {
     out.push_back({"spec.case_selector.case_env", "must be an environment variable name"});
   }
   if (sel.has_case_arg() && sel.case_arg().rfind("-", 0) != 0) {
@@ -87,18 +89,21 @@ std::vector<FieldViolation> ValidateSpec(const v1::CollectionSpec& spec,
     const std::string f = absl::StrCat("spec.operators[", i, "]");
     ValidateOperator(spec.operators(i), f, has_selector, bundle_known, out);
     if (!names.insert(spec.operators(i).name()).second) {
-      out.push_back({f + ".name", absl::StrCat("duplicate operator '", spec.operators(i).name(), "'")});
+      out.push_back(
+          {f + ".name", absl::StrCat("duplicate operator '", spec.operators(i).name(), "'")});
     }
   }
   for (const auto& [key, value] : spec.labels()) {
     if (!std::regex_match(key, std::regex("[a-z0-9_.-]{1,63}"))) {
       out.push_back({absl::StrCat("spec.labels[", key, "]"), "key must be 1..63 of [a-z0-9_.-]"});
     }
-    if (value.size() > 256) out.push_back({absl::StrCat("spec.labels[", key, "]"), "value over 256 chars"});
+    if (value.size() > 256)
+      out.push_back({absl::StrCat("spec.labels[", key, "]"), "value over 256 chars"});
   }
   if (!spec.constraints().device_range().empty()) {
     auto r = ParseDeviceRange(spec.constraints().device_range());
-    if (!r.ok()) out.push_back({"spec.constraints.device_range", std::string(r.status().message())});
+    if (!r.ok())
+      out.push_back({"spec.constraints.device_range", std::string(r.status().message())});
   }
   return out;
 }
@@ -113,7 +118,8 @@ v1::CollectionSpec WithDefaults(v1::CollectionSpec spec) {
   if (p->timeout_seconds() == 0) p->set_timeout_seconds(3600);
   if (spec.max_concurrent_jobs() == 0) spec.set_max_concurrent_jobs(8);
   if (spec.kind() == v1::COLLECTION_KIND_UNSPECIFIED) {
-    spec.set_kind(spec.operators_size() == 1 ? v1::COLLECTION_KIND_SINGLE : v1::COLLECTION_KIND_BATCH);
+    spec.set_kind(spec.operators_size() == 1 ? v1::COLLECTION_KIND_SINGLE
+                                             : v1::COLLECTION_KIND_BATCH);
   }
   return spec;
 }

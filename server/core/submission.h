@@ -15,9 +15,9 @@ namespace npuperf::server {
 
 // Every violation in the spec. bundle_known answers whether a bundle hash
 // was uploaded.
-std::vector<FieldViolation> ValidateSpec(const v1::CollectionSpec& spec,
-                                         const std::string& idempotency_key,
-                                         const std::function<bool(const std::string&)>& bundle_known);
+std::vector<FieldViolation> ValidateSpec(
+    const v1::CollectionSpec& spec, const std::string& idempotency_key,
+    const std::function<bool(const std::string&)>& bundle_known);
 
 // The spec with defaults filled in (documented in collection.proto).
 // REQUIRES: ValidateSpec returned no violation.

@@ -18,17 +18,16 @@ grpc::Status AgentServiceImpl::RegisterAgent(grpc::ServerContext* ctx,
 grpc::Status AgentServiceImpl::AgentSession(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::AgentSessionResponse, v1::AgentSessionRequest>* stream) {
-  return Serve(sc_, "AgentSession", ctx, PrincipalKind::kAgent,
-               [&](const Principal&) -> absl::Status {
-                 v1::AgentSessionRequest req;
-                 while (!stopping_ && stream->Read(&req)) {
-                   auto resp = scheduler_.Heartbeat(req.heartbeat());
-                   if (!resp.ok()) return resp.status();
-                   if (!stream->Write(*resp)) break;
-                 }
-                 return stopping_ ? absl::UnavailableError("server is shutting down")
-                                  : absl::OkStatus();
-               });
+  return Serve(
+      sc_, "AgentSession", ctx, PrincipalKind::kAgent, [&](const Principal&) -> absl::Status {
+        v1::AgentSessionRequest req;
+        while (!stopping_ && stream->Read(&req)) {
+          auto resp = scheduler_.Heartbeat(req.heartbeat());
+          if (!resp.ok()) return resp.status();
+          if (!stream->Write(*resp)) break;
+        }
+        return stopping_ ? absl::UnavailableError("server is shutting down") : absl::OkStatus();
+      });
 }
 
 grpc::Status AgentServiceImpl::LeaseJob(grpc::ServerContext* ctx, const v1::LeaseJobRequest* req,
@@ -61,9 +60,9 @@ grpc::Status AgentServiceImpl::ReportResult(grpc::ServerContext* ctx,
                     [&](const Principal&) { return scheduler_.ReportResult(*req); });
 }
 
-grpc::Status AgentServiceImpl::DownloadBundle(grpc::ServerContext* ctx,
-                                              const v1::DownloadBundleRequest* req,
-                                              grpc::ServerWriter<v1::DownloadBundleResponse>* writer) {
+grpc::Status AgentServiceImpl::DownloadBundle(
+    grpc::ServerContext* ctx, const v1::DownloadBundleRequest* req,
+    grpc::ServerWriter<v1::DownloadBundleResponse>* writer) {
   return Serve(sc_, "DownloadBundle", ctx, PrincipalKind::kAgent,
                [&](const Principal&) -> absl::Status {
                  auto content = scheduler_.GetBundle(req->sha256());

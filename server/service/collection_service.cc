@@ -56,12 +56,12 @@ grpc::Status CollectionServiceImpl::CancelCollection(grpc::ServerContext* ctx,
                });
 }
 
-grpc::Status CollectionServiceImpl::UploadBundle(grpc::ServerContext* ctx,
-                                                 grpc::ServerReader<v1::UploadBundleRequest>* reader,
-                                                 v1::UploadBundleResponse* resp) {
+grpc::Status CollectionServiceImpl::UploadBundle(
+    grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadBundleRequest>* reader,
+    v1::UploadBundleResponse* resp) {
   return ServeReply(sc_, "UploadBundle", ctx, PrincipalKind::kTeam, resp, [&](const Principal& p) {
-    return scheduler_.UploadBundle(p.name,
-                                   [reader](v1::UploadBundleRequest* msg) { return reader->Read(msg); });
+    return scheduler_.UploadBundle(
+        p.name, [reader](v1::UploadBundleRequest* msg) { return reader->Read(msg); });
   });
 }
 

@@ -23,7 +23,8 @@ absl::StatusOr<int> ApplyMigrations(const std::vector<Migration>& migrations,
   for (const auto& m : migrations) {
     if (std::find(applied->begin(), applied->end(), m.version) != applied->end()) continue;
     absl::Status s = target.apply(m);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("migration ", m.name, ": ", s.message()));
+    if (!s.ok())
+      return absl::Status(s.code(), absl::StrCat("migration ", m.name, ": ", s.message()));
     ++count;
   }
   return count;

@@ -26,7 +26,7 @@ struct NewJob {
 struct NewCollection {
   std::string id;
   std::string team;
-  v1::CollectionSpec spec;  // defaults filled in
+  v1::CollectionSpec spec;      // defaults filled in
   std::string idempotency_key;  // empty: none
   std::vector<NewJob> jobs;
   int64_t now_ms = 0;
@@ -43,8 +43,8 @@ struct ClaimCandidate {
   std::string team;
   int32_t priority = 0;
   const v1::CollectionSpec* spec = nullptr;  // valid during the chooser call
-  int32_t collection_active = 0;  // jobs of the collection leased or running
-  int32_t team_active = 0;        // jobs of the team leased or running
+  int32_t collection_active = 0;             // jobs of the collection leased or running
+  int32_t team_active = 0;                   // jobs of the team leased or running
 };
 
 // A free device offered by an agent.
@@ -98,7 +98,7 @@ struct AttemptResult {
   v1::AttemptOutcome outcome = v1::ATTEMPT_OUTCOME_UNSPECIFIED;
   std::string failure_reason;
   bool retryable = false;
-  v1::Evidence evidence;  // when succeeded
+  v1::Evidence evidence;                                // when succeeded
   std::vector<std::pair<std::string, double>> metrics;  // flattened figures
   int32_t max_lost = 3;  // interrupted attempts allowed, like lost leases
   int64_t now_ms = 0;

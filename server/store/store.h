@@ -62,9 +62,10 @@ class Store {
   virtual absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) = 0;
   // Cancels queued jobs at once; returns the running attempts to stop.
-  virtual absl::StatusOr<std::vector<CancelOrder>> CancelCollection(
-      const std::string& team, const std::string& id, const std::string& reason,
-      int64_t now_ms) = 0;
+  virtual absl::StatusOr<std::vector<CancelOrder>> CancelCollection(const std::string& team,
+                                                                    const std::string& id,
+                                                                    const std::string& reason,
+                                                                    int64_t now_ms) = 0;
 
   // Agents. Registers (or re-registers) an agent instance and its devices.
   virtual absl::Status UpsertAgent(const std::string& agent_id,
@@ -79,14 +80,14 @@ class Store {
   // Claims one queued job for one of the offered devices, atomically:
   // the job becomes LEASED with attempt+1 and a new fencing token. A device
   // already holding a live lease is never offered to the chooser.
-  virtual absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(
-      const ClaimRequest& req, const ClaimChooser& choose) = 0;
+  virtual absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
+                                                                    const ClaimChooser& choose) = 0;
   // Extends the leases of the listed attempts held by agent_id; returns the
   // ones the server no longer honours (to kill) and the ones whose
   // collection was cancelled (to stop and report as cancelled).
-  virtual absl::StatusOr<LeaseRenewal> RenewLeases(
-      const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
-      int64_t lease_ttl_ms) = 0;
+  virtual absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
+                                                   const std::vector<AttemptRef>& running,
+                                                   int64_t now_ms, int64_t lease_ttl_ms) = 0;
   // Reattaches attempts to a re-registered agent instance when their lease
   // is live and the token matches; returns the ones adopted.
   virtual absl::StatusOr<std::vector<AttemptRef>> AdoptAttempts(

@@ -1,7 +1,7 @@
 #include "agent/flock_device_lock.h"
 
-#include <sys/file.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "gtest/gtest.h"

@@ -18,10 +18,13 @@ v1::JobAssignment Job(v1::CollectionKind kind) {
   return a;
 }
 
-const std::map<std::string, std::string> kAgentEnv = {
-    {"PATH", "/usr/bin"}, {"HOME", "/root"}, {"AWS_SECRET_ACCESS_KEY", "x"},
-    {"NPUPERF_TOKEN", "secret"}, {"ASCEND_TOOLKIT_HOME", "/usr/local/Ascend"},
-    {"MSPROF_SIM_SOC_MAP", "0-7=Ascend910B2"}, {"ASCEND_RT_VISIBLE_DEVICES", "0,1"}};
+const std::map<std::string, std::string> kAgentEnv = {{"PATH", "/usr/bin"},
+                                                      {"HOME", "/root"},
+                                                      {"AWS_SECRET_ACCESS_KEY", "x"},
+                                                      {"NPUPERF_TOKEN", "secret"},
+                                                      {"ASCEND_TOOLKIT_HOME", "/usr/local/Ascend"},
+                                                      {"MSPROF_SIM_SOC_MAP", "0-7=Ascend910B2"},
+                                                      {"ASCEND_RT_VISIBLE_DEVICES", "0,1"}};
 
 TEST(JobEnvironmentTest, OnlyAllowListedVariablesLeak) {
   auto env = RunnerEnv(kAgentEnv, Job(v1::COLLECTION_KIND_BATCH));

@@ -21,7 +21,8 @@ TEST(RunAsTest, OnlyRootCanSwitchUsers) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(r.status()));
   EXPECT_EQ(r.status().message(),
-            "--run-as nobody: the agent runs as uid 1000, not root, so it cannot start runners as another user");
+            "--run-as nobody: the agent runs as uid 1000, not root, so it cannot start runners as "
+            "another user");
 }
 
 TEST(RunAsTest, UnknownUserIsNamed) {
@@ -37,11 +38,14 @@ TEST(RunAsTest, ResolvesAccountGroupsAndEnvironment) {
   EXPECT_EQ(r->uid, 0u);
   EXPECT_EQ(r->gid, 0u);
   EXPECT_FALSE(r->groups.empty());  // at least the primary group
-  std::map<std::string, std::string> env = {{"HOME", "/agent"}, {"USER", "agent"}, {"PATH", "/bin"}};
+  std::map<std::string, std::string> env = {
+      {"HOME", "/agent"}, {"USER", "agent"}, {"PATH", "/bin"}};
   RunAsUser u{"alice", 1234, 1234, {}, "/home/alice"};
   ApplyRunAsEnv(u, &env);
-  EXPECT_EQ(env, (std::map<std::string, std::string>{
-                     {"HOME", "/home/alice"}, {"LOGNAME", "alice"}, {"PATH", "/bin"}, {"USER", "alice"}}));
+  EXPECT_EQ(
+      env,
+      (std::map<std::string, std::string>{
+          {"HOME", "/home/alice"}, {"LOGNAME", "alice"}, {"PATH", "/bin"}, {"USER", "alice"}}));
 }
 
 TEST(RunAsTest, ChownTreeGivesTheScratchDirectoryToTheUser) {
@@ -81,8 +85,9 @@ TEST(RunAsTest, JobFailsWithTheReasonWhenTheUserCannotBeUsed) {
   auto e = job_runner.Run(ctx);
   ASSERT_FALSE(e.ok());
   EXPECT_TRUE(absl::IsFailedPrecondition(e.status())) << e.status();
-  const std::string want = ::geteuid() == 0 ? std::string("--run-as ") + kUnknown + ": unknown user"
-                                            : "not root, so it cannot start runners as another user";
+  const std::string want = ::geteuid() == 0
+                               ? std::string("--run-as ") + kUnknown + ": unknown user"
+                               : "not root, so it cannot start runners as another user";
   EXPECT_NE(e.status().message().find(want), absl::string_view::npos) << e.status();
 }
 

@@ -101,7 +101,8 @@ TEST(SubprocessRunnerTest, RunAsStartsTheChildAsThatUser) {
   ASSERT_TRUE(p.ok()) << p.status();
   ExitStatus s = (*p)->Wait(clock.MonotonicNow() + seconds(10));
   EXPECT_TRUE(s.ok()) << s.ToString() << Read(dir.path() / "err");
-  EXPECT_EQ(Read(dir.path() / "out"), absl::StrCat(nobody->uid, "\n", nobody->gid, "\n", nobody->home, "\n"));
+  EXPECT_EQ(Read(dir.path() / "out"),
+            absl::StrCat(nobody->uid, "\n", nobody->gid, "\n", nobody->home, "\n"));
   EXPECT_NE(nobody->uid, 0u);
 }
 
@@ -119,7 +120,8 @@ TEST(SubprocessRunnerTest, RunAsUnreachableDirectoryNamesTheStep) {
   spec.run_as = *nobody;
   auto p = runner.Start(spec);
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("chdir " + spec.cwd + ": Permission denied"), absl::string_view::npos)
+  EXPECT_NE(p.status().message().find("chdir " + spec.cwd + ": Permission denied"),
+            absl::string_view::npos)
       << p.status();
 }
 

@@ -12,16 +12,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <random>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
 #include "server/compare/comparison_queries.h"
 #include "server/core/scheduler.h"
-#include "server/store/sqlite/sqlite_store.h"
 #include "server/store/factory.h"
+#include "server/store/sqlite/sqlite_store.h"
 
 namespace npuperf::server {
 namespace {
@@ -31,9 +31,9 @@ RealClock& BenchClock() {
   return clock;
 }
 
-
-constexpr const char* kGroups[] = {"PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0",
-                                   "MemoryUB",        "L2Cache",               "ResourceConflictRatio"};
+constexpr const char* kGroups[] = {
+    "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+    "L2Cache",         "ResourceConflictRatio"};
 
 AttemptResult MakeResult(const v1::JobAssignment& job, std::mt19937& gen, int64_t now_ms) {
   AttemptResult r;
@@ -56,7 +56,8 @@ AttemptResult MakeResult(const v1::JobAssignment& job, std::mt19937& gen, int64_
   for (const char* g : kGroups) {
     auto* mg = e.add_metrics();
     mg->set_group(g);
-    for (int f = 0; f < 24; ++f) (*mg->mutable_fields())[absl::StrCat("aiv_field_", f, "_ratio")] = f / 24.0;
+    for (int f = 0; f < 24; ++f)
+      (*mg->mutable_fields())[absl::StrCat("aiv_field_", f, "_ratio")] = f / 24.0;
   }
   for (int c = 0; c < 48; ++c) {
     auto* core = e.mutable_per_core()->add_cores();
@@ -87,7 +88,8 @@ std::optional<std::vector<int64_t>> Fill(const std::string& name, Store& store, 
     nc.spec.set_max_concurrent_jobs(8);
     for (int j = 0; j < kPerCollection && c * kPerCollection + j < rounds; ++j) {
       const int k = c * kPerCollection + j;
-      nc.jobs.push_back({absl::StrCat("op", k % 50), absl::StrCat("case", (k / 50) % 20), "kernel"});
+      nc.jobs.push_back(
+          {absl::StrCat("op", k % 50), absl::StrCat("case", (k / 50) % 20), "kernel"});
     }
     nc.now_ms = 1;
     if (auto s = store.InsertCollection(nc); !s.ok()) {
@@ -141,10 +143,11 @@ int Run(const std::string& name, Store& store, int rounds, int queries) {
   }
   std::sort(ms.begin(), ms.end());
   const double p50 = ms[ms.size() / 2], p99 = ms[ms.size() * 99 / 100];
-  std::printf("%-10s %7d rounds stored (%.0f s, %.0f rounds/s)  CompareRounds p50 %.2f ms  p99 %.2f ms "
-              "(goal p99 <= 20 ms: %s, ratio %.2f)\n",
-              name.c_str(), rounds, fill_s, rounds / fill_s, p50, p99, p99 <= 20 ? "met" : "MISSED",
-              p99 / 20);
+  std::printf(
+      "%-10s %7d rounds stored (%.0f s, %.0f rounds/s)  CompareRounds p50 %.2f ms  p99 %.2f ms "
+      "(goal p99 <= 20 ms: %s, ratio %.2f)\n",
+      name.c_str(), rounds, fill_s, rounds / fill_s, p50, p99, p99 <= 20 ? "met" : "MISSED",
+      p99 / 20);
   return 0;
 }
 
@@ -162,7 +165,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: compare_bench [--rounds N>0] [--queries Q>0]\n");
     return 2;
   }
-  const auto dir = std::filesystem::temp_directory_path() / absl::StrCat("npuperf-compare-bench-", getpid());
+  const auto dir =
+      std::filesystem::temp_directory_path() / absl::StrCat("npuperf-compare-bench-", getpid());
   std::filesystem::create_directories(dir);
   int rc = 0;
   npuperf::RealClock clock;

@@ -97,14 +97,16 @@ void WriteRow(std::ofstream& out, size_t i, size_t n_pmu, bool target) {
   std::string name = target ? kTarget : "op_" + std::to_string(i % 997);
   const char* type = target ? "MIX_AIV" : (i % 3 == 0 ? "AI_CORE" : "AI_VECTOR_CORE");
   char buf[256];
-  std::snprintf(buf, sizeof(buf),
-                "0,4294967295,%zu,1756,%s,%s,dynamic,%s,%zu.000\t,%.3f,0,48,24,NO,\"1,4096;1,4096\","
-                "DT_FLOAT16;DT_FLOAT16,ND;ND,\"1,4096\",DT_FLOAT16,ND,0",
-                i, name.c_str(), name.c_str(), type, 1780676244313289 + i * 100,
-                target ? 123.456 : 1.0 + static_cast<double>(i % 50));
+  std::snprintf(
+      buf, sizeof(buf),
+      "0,4294967295,%zu,1756,%s,%s,dynamic,%s,%zu.000\t,%.3f,0,48,24,NO,\"1,4096;1,4096\","
+      "DT_FLOAT16;DT_FLOAT16,ND;ND,\"1,4096\",DT_FLOAT16,ND,0",
+      i, name.c_str(), name.c_str(), type, 1780676244313289 + i * 100,
+      target ? 123.456 : 1.0 + static_cast<double>(i % 50));
   out << buf;
   for (size_t c = 0; c < n_pmu; ++c) {
-    std::snprintf(buf, sizeof(buf), ",%.3f", c < 2 ? 100.0 + c : 0.001 * static_cast<double>((i + c) % 900));
+    std::snprintf(buf, sizeof(buf), ",%.3f",
+                  c < 2 ? 100.0 + c : 0.001 * static_cast<double>((i + c) % 900));
     out << buf;
   }
   out << '\n';
@@ -113,12 +115,15 @@ void WriteRow(std::ofstream& out, size_t i, size_t n_pmu, bool target) {
 void WriteSampleDb(const fs::path& path, int cores) {
   fs::create_directories(path.parent_path());
   SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec("CREATE TABLE AICoreOriginalData(mode INTEGER, replayid INTEGER, timestamp NUMERIC,"
-          " coreid INTEGER, task_cyc TEXT, event1 TEXT, event2 TEXT, event3 TEXT, event4 TEXT,"
-          " event5 TEXT, event6 TEXT, event7 TEXT, event8 TEXT)");
+  db.exec(
+      "CREATE TABLE AICoreOriginalData(mode INTEGER, replayid INTEGER, timestamp NUMERIC,"
+      " coreid INTEGER, task_cyc TEXT, event1 TEXT, event2 TEXT, event3 TEXT, event4 TEXT,"
+      " event5 TEXT, event6 TEXT, event7 TEXT, event8 TEXT)");
   SQLite::Transaction tx(db);
-  SQLite::Statement ins(db, "INSERT INTO AICoreOriginalData(mode, replayid, timestamp, coreid, task_cyc)"
-                            " VALUES (0, 0, ?, ?, ?)");
+  SQLite::Statement ins(
+      db,
+      "INSERT INTO AICoreOriginalData(mode, replayid, timestamp, coreid, task_cyc)"
+      " VALUES (0, 0, ?, ?, ?)");
   for (int s = 0; s < 200; ++s) {
     for (int c = 0; c < cores; ++c) {
       ins.bind(1, static_cast<int64_t>(s) * 10000000);
@@ -134,7 +139,8 @@ void WriteSampleDb(const fs::path& path, int cores) {
 void GenerateGroup(const fs::path& group, size_t rows) {
   for (const Metric& m : kMetrics) {
     fs::path out_dir = group / (std::string("PROF_") + m.name) /
-                       "PROF_000001_20260605161708478_BENCHBENCHBENCHBE" / "mindstudio_profiler_output";
+                       "PROF_000001_20260605161708478_BENCHBENCHBENCHBE" /
+                       "mindstudio_profiler_output";
     fs::create_directories(out_dir);
     std::ofstream out(out_dir / "op_summary_20260605161737.csv", std::ios::binary);
     out << kBase << ',' << m.pmu << '\n';
@@ -142,7 +148,8 @@ void GenerateGroup(const fs::path& group, size_t rows) {
     for (size_t i = 0; i < rows; ++i) WriteRow(out, i, n_pmu, i == rows / 2);
     std::ofstream tt(out_dir / "task_time_20260605161737.csv", std::ios::binary);
     tt << "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
-          "task_stop(us)\n0," << kTarget << ",MIX_AIV,1756,0,123.456,1.000\t,2.000\t\n";
+          "task_stop(us)\n0,"
+       << kTarget << ",MIX_AIV,1756,0,123.456,1.000\t,2.000\t\n";
   }
   fs::path sample = group / "PROF_Sample" / "PROF_000001_20260605161800000_SAMPLESAMPLESAMP";
   WriteSampleDb(sample / "device_0" / "sqlite" / "aicore.db", 24);
@@ -222,10 +229,11 @@ void BenchOne(const fs::path& work, size_t rows, const std::string& python) {
   fs::create_directories(py_ops);
   Measured py = Spawn({"python3", python, group.string(), py_ops.string(), kTarget});
   if (py.status != 0) std::fprintf(stderr, "python reference failed (exit %d)\n", py.status);
-  std::printf("%-8zu  python   wall %8.3f s  cpu %8.3f s  peak RSS %8.1f MB  exit %d  "
-              "(npuperf %.1fx faster wall, %.1fx cpu)\n",
-              rows, py.wall_s, py.cpu_s, static_cast<double>(py.max_rss_kb) / 1024, py.status,
-              py.wall_s / std::max(cc.wall_s, 1e-9), py.cpu_s / std::max(cc.cpu_s, 1e-9));
+  std::printf(
+      "%-8zu  python   wall %8.3f s  cpu %8.3f s  peak RSS %8.1f MB  exit %d  "
+      "(npuperf %.1fx faster wall, %.1fx cpu)\n",
+      rows, py.wall_s, py.cpu_s, static_cast<double>(py.max_rss_kb) / 1024, py.status,
+      py.wall_s / std::max(cc.wall_s, 1e-9), py.cpu_s / std::max(cc.cpu_s, 1e-9));
 }
 
 }  // namespace
@@ -237,19 +245,27 @@ int main(int argc, char** argv) {
   fs::path work;
   bool keep = false;
   for (const std::string& a : args) {
-    if (a.rfind("--rows=", 0) == 0) rows = a.substr(7);
-    else if (a.rfind("--workdir=", 0) == 0) work = a.substr(10);
-    else if (a.rfind("--python=", 0) == 0) python = a.substr(9);
-    else if (a == "--keep") keep = true;
+    if (a.rfind("--rows=", 0) == 0)
+      rows = a.substr(7);
+    else if (a.rfind("--workdir=", 0) == 0)
+      work = a.substr(10);
+    else if (a.rfind("--python=", 0) == 0)
+      python = a.substr(9);
+    else if (a == "--keep")
+      keep = true;
     else {
-      std::fprintf(stderr, "usage: evidence_bench [--rows=N,...] [--workdir=DIR] [--python=SCRIPT] [--keep]\n");
+      std::fprintf(
+          stderr,
+          "usage: evidence_bench [--rows=N,...] [--workdir=DIR] [--python=SCRIPT] [--keep]\n");
       return 2;
     }
   }
   bool temp = work.empty();
-  if (temp) work = fs::temp_directory_path() / ("npuperf_evidence_bench_" + std::to_string(::getpid()));
+  if (temp)
+    work = fs::temp_directory_path() / ("npuperf_evidence_bench_" + std::to_string(::getpid()));
   fs::create_directories(work);
-  std::printf("rows/op_summary (x7 metrics), summarize = parse + merge + per-core + archive + outputs\n");
+  std::printf(
+      "rows/op_summary (x7 metrics), summarize = parse + merge + per-core + archive + outputs\n");
   for (size_t n : ParseRows(rows)) BenchOne(work, n, python);
   if (temp && !keep) fs::remove_all(work);
   return 0;

@@ -53,7 +53,6 @@ RealClock& BenchClock() {
   return clock;
 }
 
-
 struct Figures {
   int claims = 0;
   double claim_s = 0;
@@ -252,8 +251,8 @@ Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
 }
 
 void PrintLatency(const char* what, const Latency& l) {
-  std::printf("%-10s submit-to-lease %-14s n=%4d  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n",
-              "", what, l.samples, l.p50_ms, l.p99_ms, l.max_ms);
+  std::printf("%-10s submit-to-lease %-14s n=%4d  p50 %7.2f ms  p99 %7.2f ms  max %7.2f ms\n", "",
+              what, l.samples, l.p50_ms, l.p99_ms, l.max_ms);
 }
 
 // One scheduler per store; `b` may be `a` (same replica).
@@ -297,7 +296,8 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
     auto store = PostgresStore::Open(url, clock, threads + 1);
     auto replica = PostgresStore::Open(url, clock, 2);
     if (!store.ok() || !replica.ok()) {
-      std::fprintf(stderr, "postgres: %s\n", (store.ok() ? replica : store).status().ToString().c_str());
+      std::fprintf(stderr, "postgres: %s\n",
+                   (store.ok() ? replica : store).status().ToString().c_str());
       std::exit(1);
     }
     Print("postgres", Run(**store, jobs, threads));
@@ -317,7 +317,8 @@ int main(int argc, char** argv) {
     if (std::strncmp(argv[i], "--jobs=", 7) == 0) jobs = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
     if (std::strncmp(argv[i], "--latency-iters=", 16) == 0) latency_iters = std::atoi(argv[i] + 16);
-    if (std::strncmp(argv[i], "--xreplica-iters=", 17) == 0) xreplica_iters = std::atoi(argv[i] + 17);
+    if (std::strncmp(argv[i], "--xreplica-iters=", 17) == 0)
+      xreplica_iters = std::atoi(argv[i] + 17);
   }
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());

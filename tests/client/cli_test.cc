@@ -48,22 +48,27 @@ struct Cli {
 
 // An upload stream that accepts every write.
 grpc::testing::MockClientWriter<v1::UploadBundleRequest>* AcceptingUpload() {
-  auto* writer = new ::testing::NiceMock<grpc::testing::MockClientWriter<v1::UploadBundleRequest>>();
+  auto* writer =
+      new ::testing::NiceMock<grpc::testing::MockClientWriter<v1::UploadBundleRequest>>();
   ON_CALL(*writer, Write(_, _)).WillByDefault(Return(true));
   ON_CALL(*writer, Finish()).WillByDefault(Return(grpc::Status::OK));
   return writer;
 }
 
 v1::SubmitCollectionResponse Created() {
-  return Proto<v1::SubmitCollectionResponse>(R"pb(collection { id: "c-1" } created: true)pb");
+  return Proto<v1::SubmitCollectionResponse>(R"pb(collection { id: "c-1" }
+                                                  created: true)pb");
 }
 
 TEST(CliTest, SettingFlagsFillTheSettings) {
   Cli cli;
-  cli.app.parse("--server h:1 --token t --tls-ca ca.pem --format json --timeout 9 --config f agents",
-                false);
-  EXPECT_EQ(cli.flags, (Settings{{"server", "h:1"}, {"token", "t"}, {"tls_ca", "ca.pem"},
-                                 {"format", "json"}, {"timeout", "9"}}));
+  cli.app.parse(
+      "--server h:1 --token t --tls-ca ca.pem --format json --timeout 9 --config f agents", false);
+  EXPECT_EQ(cli.flags, (Settings{{"server", "h:1"},
+                                 {"token", "t"},
+                                 {"tls_ca", "ca.pem"},
+                                 {"format", "json"},
+                                 {"timeout", "9"}}));
   EXPECT_EQ(cli.config_file, "f");
   EXPECT_TRUE(cli.chosen);
 }
@@ -77,38 +82,45 @@ TEST(CliTest, NothingIsChosenWithoutAServerCommand) {
 TEST(CliTest, CompareCarriesItsVerdictFlags) {
   MockSession m;
   auto req = Proto<v1::CompareRoundsRequest>(R"pb(
-    baseline_round_id: 41 candidate_round_id: 42
+    baseline_round_id: 41
+    candidate_round_id: 42
     options { alpha: 0.05 duration_threshold_pct: 3 ratio_threshold_pp: 2 })pb");
   EXPECT_CALL(m.queries(), CompareRounds(_, EqualsProto(req), _))
-      .WillOnce(Reply(Proto<v1::CompareRoundsResponse>(
-          "comparison { verdict: VERDICT_STABLE }")));
+      .WillOnce(Reply(Proto<v1::CompareRoundsResponse>("comparison { verdict: VERDICT_STABLE }")));
   EXPECT_EQ(Cli().Run("compare 41 42 --alpha 0.05 --threshold 3 --ratio-threshold 2", m), kExitOk);
 }
 
 TEST(CliTest, RegressionsCarryTheirFlags) {
   MockSession m;
   auto req = Proto<v1::ListRegressionsRequest>(R"pb(
-    baseline_label: "branch=main" candidate_collection_id: "c-2" operator_name: "add"
+    baseline_label: "branch=main"
+    candidate_collection_id: "c-2"
+    operator_name: "add"
     options { alpha: 0.02 })pb");
   EXPECT_CALL(m.queries(), ListRegressions(_, EqualsProto(req), _))
       .WillOnce(Reply(Proto<v1::ListRegressionsResponse>("counts { comparable: 1 stable: 1 }")));
-  EXPECT_EQ(Cli().Run("regressions --baseline branch=main --collection c-2 --operator add --alpha 0.02", m),
-            kExitOk);
+  EXPECT_EQ(
+      Cli().Run("regressions --baseline branch=main --collection c-2 --operator add --alpha 0.02",
+                m),
+      kExitOk);
 }
 
 TEST(CliTest, BaselinePinIsANestedCommand) {
   MockSession m;
-  EXPECT_CALL(m.queries(), PinBaseline(_,
-                                       EqualsProto(Proto<v1::PinBaselineRequest>(
-                                           R"pb(label: "branch=main" round_id: 42)pb")),
-                                       _))
+  EXPECT_CALL(m.queries(),
+              PinBaseline(_, EqualsProto(Proto<v1::PinBaselineRequest>(R"pb(label: "branch=main"
+                                                                            round_id: 42)pb")),
+                          _))
       .WillOnce(Reply(v1::PinBaselineResponse()));
   EXPECT_EQ(Cli().Run("baseline pin branch=main 42", m), kExitOk);
 }
 
 TEST(CliTest, ReportStyleAndFormatJsonWins) {
-  auto round = Proto<v1::GetRoundResponse>(R"pb(round { id: 42 evidence {
-    summary_markdown: "# md" evidence_json: "{}" } })pb");
+  auto round =
+      Proto<v1::GetRoundResponse>(R"pb(round {
+                                         id: 42
+                                         evidence { summary_markdown: "# md" evidence_json: "{}" }
+                                       })pb");
   MockSession md;
   EXPECT_CALL(md.queries(), GetRound(_, _, _)).WillOnce(Reply(round));
   Cli text;
@@ -127,22 +139,21 @@ TEST(CliTest, CollectionCommandsTakeTheirArguments) {
   MockSession m;
   v1::CancelCollectionResponse cancelled;
   cancelled.mutable_collection()->set_state(v1::COLLECTION_STATE_CANCELLED);
-  EXPECT_CALL(m.collections(),
-              CancelCollection(HasDeadline(m.DeadlineIn(std::chrono::seconds(30))),
-                               EqualsProto(Proto<v1::CancelCollectionRequest>(
-                                   R"pb(collection_id: "c-1" reason: "oops")pb")),
-                               _))
+  EXPECT_CALL(m.collections(), CancelCollection(HasDeadline(m.DeadlineIn(std::chrono::seconds(30))),
+                                                EqualsProto(Proto<v1::CancelCollectionRequest>(
+                                                    R"pb(collection_id: "c-1" reason: "oops")pb")),
+                                                _))
       .WillOnce(Reply(cancelled));
   EXPECT_EQ(Cli().Run("cancel c-1 --reason oops", m), kExitOk);
 }
 
 TEST(CliTest, RoundsTakeAnOperatorOrACollection) {
   MockSession m;
-  EXPECT_CALL(m.queries(), ListRounds(_,
-                                      EqualsProto(Proto<v1::ListRoundsRequest>(
-                                          R"pb(collection_id: "c-1" metric: "duration"
-                                               page_size: 1000)pb")),
-                                      _))
+  EXPECT_CALL(m.queries(),
+              ListRounds(_, EqualsProto(Proto<v1::ListRoundsRequest>(R"pb(collection_id: "c-1"
+                                                                          metric: "duration"
+                                                                          page_size: 1000)pb")),
+                         _))
       .WillOnce(Reply(v1::ListRoundsResponse()));
   EXPECT_EQ(Cli().Run("rounds --collection c-1 --metric duration", m), kExitOk);
 }
@@ -168,10 +179,17 @@ TEST(CliTest, SubmitFlagsBecomeTheSpec) {
   sent.mutable_spec()->mutable_operators(0)->clear_bundle_sha256();
   auto want = Proto<v1::SubmitCollectionRequest>(R"pb(
     spec {
-      params { mode: PROFILE_MODE_QUICK skip_warm_up: true repeats: 3 retry: 1
-               timeout_seconds: 60 keep_raw_output: true }
+      params {
+        mode: PROFILE_MODE_QUICK
+        skip_warm_up: true
+        repeats: 3
+        retry: 1
+        timeout_seconds: 60
+        keep_raw_output: true
+      }
       case_selector { case_arg: "--case" }
-      max_concurrent_jobs: 2 priority: -1
+      max_concurrent_jobs: 2
+      priority: -1
       labels { key: "a" value: "b" }
       constraints { socs: "S" device_range: "0-1" }
       operators { op_name: "k" runner: "run.py" case_ids: "p1" }
@@ -187,7 +205,8 @@ TEST(CliTest, SubmitCompareWaitsByDefault) {
   std::ofstream(dir.path() / "test_add.py") << "print('add')\n";
   MockSession m;
   v1::SubmitCollectionRequest sent;
-  auto* stream = new ::testing::StrictMock<grpc::testing::MockClientReader<v1::WatchCollectionResponse>>();
+  auto* stream =
+      new ::testing::StrictMock<grpc::testing::MockClientReader<v1::WatchCollectionResponse>>();
   EXPECT_CALL(*stream, Read(_)).WillOnce(Return(false));
   EXPECT_CALL(*stream, Finish()).WillOnce(Return(grpc::Status::OK));
   ::testing::InSequence in_order;

@@ -58,16 +58,23 @@ Reader* Stream(const std::vector<v1::WatchCollectionResponse>& events,
 }
 
 std::vector<v1::WatchCollectionResponse> TwoJobsSucceed() {
-  return {Event(v1::COLLECTION_STATE_QUEUED, 0),
-          Event(v1::COLLECTION_STATE_RUNNING, 0,
-                R"pb(id: 7 operator_name: "add" state: JOB_STATE_RUNNING
-                     progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
-          // The same line again (a heartbeat-only change): printed once.
-          Event(v1::COLLECTION_STATE_RUNNING, 0,
-                R"pb(id: 7 operator_name: "add" state: JOB_STATE_RUNNING
-                     progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
-          Event(v1::COLLECTION_STATE_SUCCEEDED, 2,
-                R"pb(id: 8 operator_name: "add" case_id: "p2" state: JOB_STATE_SUCCEEDED)pb")};
+  return {
+      Event(v1::COLLECTION_STATE_QUEUED, 0),
+      Event(
+          v1::COLLECTION_STATE_RUNNING, 0,
+          R"pb(id: 7
+               operator_name: "add"
+               state: JOB_STATE_RUNNING
+               progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
+      // The same line again (a heartbeat-only change): printed once.
+      Event(
+          v1::COLLECTION_STATE_RUNNING, 0,
+          R"pb(id: 7
+               operator_name: "add"
+               state: JOB_STATE_RUNNING
+               progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
+      Event(v1::COLLECTION_STATE_SUCCEEDED, 2,
+            R"pb(id: 8 operator_name: "add" case_id: "p2" state: JOB_STATE_SUCCEEDED)pb")};
 }
 
 constexpr char kTwoJobsLines[] =
@@ -89,7 +96,8 @@ TEST(WatchTest, PrintsEachNewProgressLineThenTheFinalCollection) {
   std::ostringstream out, err;
   EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
   EXPECT_EQ(err.str(), kTwoJobsLines);
-  EXPECT_EQ(out.str(), "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
+  EXPECT_EQ(out.str(),
+            "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
 }
 
 TEST(WatchTest, OnATerminalRedrawsOneLineWithAProgressBar) {
@@ -97,22 +105,25 @@ TEST(WatchTest, OnATerminalRedrawsOneLineWithAProgressBar) {
   config.progress = ProgressStyle::kTerminal;
   MockSession m(config);
   EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
-      .WillOnce(Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 1),
-                               Event(v1::COLLECTION_STATE_SUCCEEDED, 2)})));
+      .WillOnce(Return(Stream(
+          {Event(v1::COLLECTION_STATE_RUNNING, 1), Event(v1::COLLECTION_STATE_SUCCEEDED, 2)})));
   std::ostringstream out, err;
   EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
-  EXPECT_EQ(err.str(),
-            "\r\033[K[############------------] running 1/2 done (succeeded 1, failed 0, running 0)"
-            "\r\033[K[########################] succeeded 2/2 done (succeeded 2, failed 0, running 0)"
-            "\n");
+  EXPECT_EQ(
+      err.str(),
+      "\r\033[K[############------------] running 1/2 done (succeeded 1, failed 0, running 0)"
+      "\r\033[K[########################] succeeded 2/2 done (succeeded 2, failed 0, running 0)"
+      "\n");
 }
 
 TEST(WatchTest, ACollectionThatDidNotSucceedExitsOne) {
   for (auto state : {v1::COLLECTION_STATE_FAILED, v1::COLLECTION_STATE_CANCELLED}) {
     MockSession m(JsonConfig());
-    EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _)).WillOnce(Return(Stream({Event(state, 1)})));
+    EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
+        .WillOnce(Return(Stream({Event(state, 1)})));
     std::ostringstream out, err;
-    EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError) << v1::CollectionState_Name(state);
+    EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError)
+        << v1::CollectionState_Name(state);
     EXPECT_EQ(nlohmann::json::parse(out.str())["state"], v1::CollectionState_Name(state));
   }
 }
@@ -204,14 +215,16 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
   ::testing::InSequence in_order;
   EXPECT_CALL(m.collections(), UploadBundleRaw(HasDeadline(m.DeadlineIn(kUploadTimeout)), _))
       .WillOnce(Return(UploadStream(&upload)));
-  EXPECT_CALL(m.collections(), SubmitCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
+  EXPECT_CALL(m.collections(),
+              SubmitCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
       .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
                       Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_QUEUED)))));
   std::ostringstream out, err;
   // A queued collection has not succeeded (yet): 1, as for watch.
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
   EXPECT_EQ(err.str(), "submitted c-1: 1 jobs\n");
-  EXPECT_EQ(out.str(), "collection c-1  queued  0/1 succeeded, 0 failed, 0 cancelled  (created -)\n");
+  EXPECT_EQ(out.str(),
+            "collection c-1  queued  0/1 succeeded, 0 failed, 0 cancelled  (created -)\n");
 
   EXPECT_EQ(upload.header.name(), "add");
   EXPECT_EQ(upload.header.size_bytes(), static_cast<int64_t>(upload.bytes.size()));
@@ -224,7 +237,11 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
       labels { key: "branch" value: "main" }
       labels { key: "pr" value: "12=a" }
       constraints { socs: "Ascend910B2" device_range: "0-3" }
-      operators { name: "add" op_name: "add_kernel" case_ids: [ "p1", "p2" ] }
+      operators {
+        name: "add"
+        op_name: "add_kernel"
+        case_ids: [ "p1", "p2" ]
+      }
     }
     idempotency_key: "k-1")pb");
   want.mutable_spec()->mutable_operators(0)->set_bundle_sha256(upload.header.sha256());
@@ -244,8 +261,10 @@ TEST_F(SubmitTest, WaitsByWatchingTheCollectionItCreated) {
       .WillOnce(Return(Stream(TwoJobsSucceed())));
   std::ostringstream out, err;
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk);
-  EXPECT_EQ(err.str(), std::string("already submitted (idempotency key) c-1: 1 jobs\n") + kTwoJobsLines);
-  EXPECT_EQ(out.str(), "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
+  EXPECT_EQ(err.str(),
+            std::string("already submitted (idempotency key) c-1: 1 jobs\n") + kTwoJobsLines);
+  EXPECT_EQ(out.str(),
+            "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
 }
 
 TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
@@ -276,11 +295,15 @@ TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
   EXPECT_EQ(spec.kind(), v1::COLLECTION_KIND_MANIFEST);
   ASSERT_EQ(spec.operators_size(), 2);
   EXPECT_THAT(spec.operators(0), EqualsProto(Proto<v1::OperatorSpec>(
-                                     R"pb(name: "a_op" op_name: "add_kernel" case_ids: [ "c1", "c2" ]
+                                     R"pb(name: "a_op"
+                                          op_name: "add_kernel"
+                                          case_ids: [ "c1", "c2" ]
                                           manifest_path: "PERFORMANCE_CASES.json")pb" +
                                      ("bundle_sha256: '" + a.header.sha256() + "'"))));
   EXPECT_THAT(spec.operators(1), EqualsProto(Proto<v1::OperatorSpec>(
-                                     R"pb(name: "b_op" op_name: "b_kernel" case_ids: [ "d1" ]
+                                     R"pb(name: "b_op"
+                                          op_name: "b_kernel"
+                                          case_ids: [ "d1" ]
                                           manifest_path: "PERFORMANCE_CASES.json")pb" +
                                      ("bundle_sha256: '" + b.header.sha256() + "'"))));
 }
@@ -310,8 +333,8 @@ TEST_F(SubmitTest, AFailedUploadNamesTheDirectoryAndSubmitsNothing) {
           &upload, grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "bundle over 64 MiB"))));
   std::ostringstream out, err;
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
-  EXPECT_EQ(err.str(),
-            "npuperf: RESOURCE_EXHAUSTED: upload " + args_.operator_dirs[0] + ": bundle over 64 MiB\n");
+  EXPECT_EQ(err.str(), "npuperf: RESOURCE_EXHAUSTED: upload " + args_.operator_dirs[0] +
+                           ": bundle over 64 MiB\n");
 }
 
 TEST_F(SubmitTest, LocalMistakesFailBeforeAnyCall) {
@@ -335,11 +358,14 @@ TEST_F(SubmitTest, LocalMistakesFailBeforeAnyCall) {
   EXPECT_EQ(err.str(),
             "npuperf: INVALID_ARGUMENT: no operator directory given (positional or --batch)\n"
             "npuperf: INVALID_ARGUMENT: --label '=x': want key=value\n"
-            "npuperf: NOT_FOUND: " + args_.operator_dirs[0] + ": no PERFORMANCE_CASES.json\n"
-            "npuperf: INVALID_ARGUMENT: --op-name-map " + map.op_name_map +
-            ": want a JSON object {operator: op name}\n"
-            "npuperf: NOT_FOUND: --batch " + batch.batch_dir +
-            ": No such file or directory\n");
+            "npuperf: NOT_FOUND: " +
+                args_.operator_dirs[0] +
+                ": no PERFORMANCE_CASES.json\n"
+                "npuperf: INVALID_ARGUMENT: --op-name-map " +
+                map.op_name_map +
+                ": want a JSON object {operator: op name}\n"
+                "npuperf: NOT_FOUND: --batch " +
+                batch.batch_dir + ": No such file or directory\n");
 }
 
 }  // namespace

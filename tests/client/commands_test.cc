@@ -27,17 +27,34 @@ using ::testing::Return;
 // A running collection with one job in each kind of line PrintCollection has.
 v1::Collection Running() {
   return Proto<v1::Collection>(R"pb(
-    id: "c-1" state: COLLECTION_STATE_RUNNING created_at { seconds: 1800000000 }
+    id: "c-1"
+    state: COLLECTION_STATE_RUNNING
+    created_at { seconds: 1800000000 }
     counts { total: 3 succeeded: 1 failed: 1 running: 1 }
-    jobs { id: 7 operator_name: "add" case_id: "p1" state: JOB_STATE_SUCCEEDED
-           op_name: "add_kernel" kernel_time_us: 12.5 bound_label: "MTE2_BOUND" round_id: 42 }
-    jobs { id: 8 operator_name: "add" case_id: "p2" state: JOB_STATE_RUNNING
-           placement { host: "npu-host" device_id: 3 } progress { phase: JOB_PHASE_METRIC_RUN } }
+    jobs {
+      id: 7
+      operator_name: "add"
+      case_id: "p1"
+      state: JOB_STATE_SUCCEEDED
+      op_name: "add_kernel"
+      kernel_time_us: 12.5
+      bound_label: "MTE2_BOUND"
+      round_id: 42
+    }
+    jobs {
+      id: 8
+      operator_name: "add"
+      case_id: "p2"
+      state: JOB_STATE_RUNNING
+      placement { host: "npu-host" device_id: 3 }
+      progress { phase: JOB_PHASE_METRIC_RUN }
+    }
     jobs { id: 9 operator_name: "mul" state: JOB_STATE_FAILED reason: "msprof exited 1" })pb");
 }
 
 constexpr char kRunningText[] =
-    "collection c-1  running  1/3 succeeded, 1 failed, 0 cancelled  (created 2027-01-15T08:00:00Z)\n"
+    "collection c-1  running  1/3 succeeded, 1 failed, 0 cancelled  (created "
+    "2027-01-15T08:00:00Z)\n"
     "  job 7     add/p1                                   succeeded  add_kernel  12.500 us  "
     "MTE2_BOUND  round 42\n"
     "  job 8     add/p2                                   running    device npu-host:3 metric_run\n"
@@ -149,11 +166,15 @@ TEST(CancelTest, SendsTheReasonAndPrintsTheCancelledCollection) {
 
 TEST(ListTest, SendsLabelsAndPageTokenAndPrintsOneLinePerCollection) {
   MockSession m;
-  auto req = Proto<v1::ListCollectionsRequest>(
-      R"pb(labels { key: "branch" value: "main" } page_token: "p2")pb");
+  auto req = Proto<v1::ListCollectionsRequest>(R"pb(labels { key: "branch" value: "main" }
+                                                    page_token: "p2")pb");
   auto reply = Proto<v1::ListCollectionsResponse>(R"pb(
-    collections { id: "c-2" state: COLLECTION_STATE_SUCCEEDED counts { total: 4 succeeded: 4 }
-                  created_at { seconds: 1800000000 } }
+    collections {
+      id: "c-2"
+      state: COLLECTION_STATE_SUCCEEDED
+      counts { total: 4 succeeded: 4 }
+      created_at { seconds: 1800000000 }
+    }
     next_page_token: "p3")pb");
   EXPECT_CALL(m.collections(),
               ListCollections(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
@@ -188,16 +209,25 @@ TEST(ListTest, AMalformedLabelFailsBeforeAnyCall) {
 
 TEST(RoundTest, PrintsTheEvidenceOfOneRound) {
   MockSession m;
-  auto reply = Proto<v1::GetRoundResponse>(R"pb(round {
-    id: 42 operator_name: "add" case_id: "p1" collection_id: "c-1"
-    created_at { seconds: 1800000000 }
-    evidence {
-      op_name: "add_kernel" task_type: "AI_VECTOR_CORE"
-      duration { aggregate_us: 12.5 samples_us: [ 12.4, 12.6 ] }
-      bound { label: "MTE2_BOUND" routing_label: "data_movement" }
-      per_core { verdict: "PASS" spread_pct: 3.25 }
-      fingerprint { soc: "Ascend910B2" device_id: 3 host: "npu-host" mode: "standard" }
-    } })pb");
+  auto reply = Proto<v1::GetRoundResponse>(
+      R"pb(round {
+             id: 42
+             operator_name: "add"
+             case_id: "p1"
+             collection_id: "c-1"
+             created_at { seconds: 1800000000 }
+             evidence {
+               op_name: "add_kernel"
+               task_type: "AI_VECTOR_CORE"
+               duration {
+                 aggregate_us: 12.5
+                 samples_us: [ 12.4, 12.6 ]
+               }
+               bound { label: "MTE2_BOUND" routing_label: "data_movement" }
+               per_core { verdict: "PASS" spread_pct: 3.25 }
+               fingerprint { soc: "Ascend910B2" device_id: 3 host: "npu-host" mode: "standard" }
+             }
+           })pb");
   EXPECT_CALL(m.queries(), GetRound(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
                                     EqualsProto(Proto<v1::GetRoundRequest>("round_id: 42")), _))
       .WillOnce(Reply(reply));
@@ -216,10 +246,23 @@ TEST(RoundsTest, OfAnOperatorWithAMetricSeries) {
   auto req = Proto<v1::ListRoundsRequest>(
       R"pb(operator_name: "add" case_id: "p1" metric: "duration" page_size: 1000)pb");
   auto reply = Proto<v1::ListRoundsResponse>(R"pb(
-    rounds { id: 42 operator_name: "add" case_id: "p1" collection_id: "c-1"
-             evidence { duration { aggregate_us: 12.5 } fingerprint { soc: "Ascend910B2" } } }
-    series { round_id: 42 at { seconds: 1800000000 } value: 12.5 })pb");
-  EXPECT_CALL(m.queries(), ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
+    rounds {
+      id: 42
+      operator_name: "add"
+      case_id: "p1"
+      collection_id: "c-1"
+      evidence {
+        duration { aggregate_us: 12.5 }
+        fingerprint { soc: "Ascend910B2" }
+      }
+    }
+    series {
+      round_id: 42
+      at { seconds: 1800000000 }
+      value: 12.5
+    })pb");
+  EXPECT_CALL(m.queries(),
+              ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
       .WillOnce(Reply(reply));
   std::ostringstream out, err;
   EXPECT_EQ(RunRounds(m.session(), "add", "p1", "", "duration", out, err), kExitOk);
@@ -256,11 +299,16 @@ TEST(RoundsTest, NeedsExactlyOneOfOperatorAndCollection) {
 
 TEST(AgentsTest, PrintsAgentsAndTheirDevices) {
   MockSession m;
-  auto reply = Proto<v1::ListAgentsResponse>(R"pb(agents {
-    agent_id: "a-1" host: "npu-host" state: "online" version: "0.4.0"
-    last_seen { seconds: 1800000000 }
-    devices { device_id: 0 soc: "Ascend910B2" state: "busy" job_id: 8 }
-    devices { device_id: 1 soc: "Ascend910B2" state: "free" } })pb");
+  auto reply = Proto<v1::ListAgentsResponse>(
+      R"pb(agents {
+             agent_id: "a-1"
+             host: "npu-host"
+             state: "online"
+             version: "0.4.0"
+             last_seen { seconds: 1800000000 }
+             devices { device_id: 0 soc: "Ascend910B2" state: "busy" job_id: 8 }
+             devices { device_id: 1 soc: "Ascend910B2" state: "free" }
+           })pb");
   EXPECT_CALL(m.queries(), ListAgents(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
       .WillOnce(Reply(reply));
   std::ostringstream out, err;

@@ -24,17 +24,38 @@ using ::testing::Return;
 
 v1::RoundComparison Regressed() {
   return Proto<v1::RoundComparison>(R"pb(
-    baseline_round_id: 41 candidate_round_id: 42 operator_name: "add" case_id: "p1"
-    verdict: VERDICT_REGRESSED rule: "duration: slower by 8.0%, p < alpha"
-    duration { baseline_us: 12.5 candidate_us: 13.5 ratio: 1.08 ratio_ci_low: 1.05
-               ratio_ci_high: 1.11 p_value: 0.001
-               baseline_samples_us: [ 12.4, 12.6 ] candidate_samples_us: [ 13.4, 13.6 ] }
-    baseline_bound: "MTE2_BOUND" candidate_bound: "VEC_BOUND" bound_changed: true
-    baseline_balance: "PASS" candidate_balance: "PASS"
-    baseline_dvfs: "ok" candidate_dvfs: "ok"
+    baseline_round_id: 41
+    candidate_round_id: 42
+    operator_name: "add"
+    case_id: "p1"
+    verdict: VERDICT_REGRESSED
+    rule: "duration: slower by 8.0%, p < alpha"
+    duration {
+      baseline_us: 12.5
+      candidate_us: 13.5
+      ratio: 1.08
+      ratio_ci_low: 1.05
+      ratio_ci_high: 1.11
+      p_value: 0.001
+      baseline_samples_us: [ 12.4, 12.6 ]
+      candidate_samples_us: [ 13.4, 13.6 ]
+    }
+    baseline_bound: "MTE2_BOUND"
+    candidate_bound: "VEC_BOUND"
+    bound_changed: true
+    baseline_balance: "PASS"
+    candidate_balance: "PASS"
+    baseline_dvfs: "ok"
+    candidate_dvfs: "ok"
     fingerprint_differences { field: "cann_version" baseline: "8.2" candidate: "8.3" }
-    metric_deltas { group: "Memory" field: "ub_read_bw" baseline: 100 candidate: 80 delta: -20
-                    notable: true }
+    metric_deltas {
+      group: "Memory"
+      field: "ub_read_bw"
+      baseline: 100
+      candidate: 80
+      delta: -20
+      notable: true
+    }
     metric_deltas { group: "Memory" field: "ub_write_bw" baseline: 50 candidate: 50 }
     flags: "bound_route_changed:MTE2_BOUND->VEC_BOUND")pb");
 }
@@ -51,32 +72,37 @@ v1::CompareRoundsResponse RoundsReply(v1::Verdict verdict) {
 TEST(CompareTest, TwoRoundsPrintTheComparisonAndExitThreeWhenRegressed) {
   MockSession m;
   auto req = Proto<v1::CompareRoundsRequest>(R"pb(
-    baseline_round_id: 41 candidate_round_id: 42
+    baseline_round_id: 41
+    candidate_round_id: 42
     options { alpha: 0.05 duration_threshold_pct: 3 ratio_threshold_pp: 2 })pb");
   EXPECT_CALL(m.queries(),
               CompareRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
       .WillOnce(Reply(RoundsReply(v1::VERDICT_REGRESSED)));
   std::ostringstream out, err;
   EXPECT_EQ(RunCompare(m.session(), "41", "42", {0.05, 3, 2}, out, err), kExitRegressed);
-  EXPECT_EQ(out.str(),
-            "round 41 -> 42  add/p1\n"
-            "verdict REGRESSED: duration: slower by 8.0%, p < alpha\n"
-            "duration 12.500 -> 13.500 us, ratio 1.080 [1.050, 1.110], p=0.001 (2 vs 2 samples)\n"
-            "bound MTE2_BOUND -> VEC_BOUND  (changed)\n"
-            "per-core PASS -> PASS\n"
-            "dvfs ok -> ok\n"
-            "fingerprint cann_version: 8.2 -> 8.3  (informative)\n"
-            "notable metric changes:\n"
-            "  Memory                 ub_read_bw                            100 -> 80           (-20)\n"
-            "flag bound_route_changed:MTE2_BOUND->VEC_BOUND\n");
+  EXPECT_EQ(
+      out.str(),
+      "round 41 -> 42  add/p1\n"
+      "verdict REGRESSED: duration: slower by 8.0%, p < alpha\n"
+      "duration 12.500 -> 13.500 us, ratio 1.080 [1.050, 1.110], p=0.001 (2 vs 2 samples)\n"
+      "bound MTE2_BOUND -> VEC_BOUND  (changed)\n"
+      "per-core PASS -> PASS\n"
+      "dvfs ok -> ok\n"
+      "fingerprint cann_version: 8.2 -> 8.3  (informative)\n"
+      "notable metric changes:\n"
+      "  Memory                 ub_read_bw                            100 -> 80           (-20)\n"
+      "flag bound_route_changed:MTE2_BOUND->VEC_BOUND\n");
   EXPECT_EQ(err.str(), "");
 }
 
 TEST(CompareTest, ExitCodeOfTwoRoundsFollowsTheirVerdict) {
   const std::pair<v1::Verdict, int> cases[] = {
-      {v1::VERDICT_IMPROVED, kExitOk},           {v1::VERDICT_STABLE, kExitOk},
-      {v1::VERDICT_REGRESSED, kExitRegressed},   {v1::VERDICT_INSUFFICIENT, kExitNoVerdict},
-      {v1::VERDICT_NOT_COMPARABLE, kExitNoVerdict}, {v1::VERDICT_ERRORED, kExitNoVerdict},
+      {v1::VERDICT_IMPROVED, kExitOk},
+      {v1::VERDICT_STABLE, kExitOk},
+      {v1::VERDICT_REGRESSED, kExitRegressed},
+      {v1::VERDICT_INSUFFICIENT, kExitNoVerdict},
+      {v1::VERDICT_NOT_COMPARABLE, kExitNoVerdict},
+      {v1::VERDICT_ERRORED, kExitNoVerdict},
   };
   for (const auto& [verdict, code] : cases) {
     MockSession m;
@@ -113,21 +139,25 @@ TEST(CompareTest, TwoRoundsAsJsonAreWrappedInTheVersionedEnvelope) {
 v1::CompareCollectionsResponse CollectionsReply() {
   auto r = Proto<v1::CompareCollectionsResponse>(R"pb(
     counts { matched: 2 comparable: 2 regressed: 1 stable: 1 unmatched: 1 }
-    unmatched: "mul/p9" geomean_ratio: 1.039)pb");
+    unmatched: "mul/p9"
+    geomean_ratio: 1.039)pb");
   *r.add_comparisons() = Regressed();
   auto* stable = r.add_comparisons();
   *stable = Proto<v1::RoundComparison>(R"pb(
-    operator_name: "mul" verdict: VERDICT_STABLE rule: "duration: within 2%"
+    operator_name: "mul"
+    verdict: VERDICT_STABLE
+    rule: "duration: within 2%"
     duration { baseline_us: 20 candidate_us: 20 ratio: 1 p_value: 0.5 })pb");
   return r;
 }
 
 TEST(CompareTest, TwoCollectionsPrintTheVerdictTable) {
   MockSession m;
-  auto req = Proto<v1::CompareCollectionsRequest>(
-      R"pb(baseline_collection_id: "c-1" candidate_collection_id: "c-2" options {})pb");
-  EXPECT_CALL(m.queries(),
-              CompareCollections(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
+  auto req = Proto<v1::CompareCollectionsRequest>(R"pb(baseline_collection_id: "c-1"
+                                                       candidate_collection_id: "c-2"
+                                                       options {})pb");
+  EXPECT_CALL(m.queries(), CompareCollections(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                              EqualsProto(req), _))
       .WillOnce(Reply(CollectionsReply()));
   std::ostringstream out, err;
   EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {}, out, err), kExitRegressed);
@@ -188,8 +218,8 @@ TEST(CompareTest, ServerErrorsExitOne) {
   EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "round 42 not found")));
   EXPECT_CALL(m.queries(), CompareCollections(_, _, _))
-      .WillOnce(Return(ToGrpcStatus(
-          InvalidArgumentWithFields({{"options.alpha", "must be in (0, 0.5]"}}))));
+      .WillOnce(Return(
+          ToGrpcStatus(InvalidArgumentWithFields({{"options.alpha", "must be in (0, 0.5]"}}))));
   std::ostringstream out, err;
   EXPECT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), kExitError);
   EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {0.9, 0, 0}, out, err), kExitError);
@@ -206,11 +236,11 @@ TEST(RegressionsTest, SinceIsADurationBackFromTheClock) {
   MockSession m;
   v1::ListRegressionsRequest sent;
   EXPECT_CALL(m.queries(), ListRegressions(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
-      .WillOnce(::testing::DoAll(
-          ::testing::SaveArg<1>(&sent),
-          Reply(Proto<v1::ListRegressionsResponse>(R"pb(
-            compared: 2 baseline_description: "the newest earlier rounds"
-            counts { matched: 2 comparable: 2 stable: 2 })pb"))));
+      .WillOnce(::testing::DoAll(::testing::SaveArg<1>(&sent),
+                                 Reply(Proto<v1::ListRegressionsResponse>(R"pb(
+                                   compared: 2
+                                   baseline_description: "the newest earlier rounds"
+                                   counts { matched: 2 comparable: 2 stable: 2 })pb"))));
   RegressionsArgs a;
   a.since = "24h";
   a.operator_name = "add";
@@ -218,26 +248,31 @@ TEST(RegressionsTest, SinceIsADurationBackFromTheClock) {
   std::ostringstream out, err;
   EXPECT_EQ(RunRegressions(m.session(), a, out, err), kExitOk);
   const int64_t now_ms = ToUnixMillis(m.clock().SystemNow());
-  auto want = Proto<v1::ListRegressionsRequest>(
-      R"pb(operator_name: "add" candidate_collection_id: "c-2" options {})pb");
+  auto want = Proto<v1::ListRegressionsRequest>(R"pb(operator_name: "add"
+                                                     candidate_collection_id: "c-2"
+                                                     options {})pb");
   want.mutable_since()->set_seconds((now_ms - 24 * 3'600'000) / 1000);
   EXPECT_THAT(sent, EqualsProto(want));
-  EXPECT_EQ(out.str(),
-            "0 regressed / 2 comparable against the newest earlier rounds (0 regressed, 0 improved, "
-            "2 stable / 2 comparable of 2 matched (0 insufficient, 0 not comparable, 0 errored, 0 "
-            "unmatched))\n");
+  EXPECT_EQ(
+      out.str(),
+      "0 regressed / 2 comparable against the newest earlier rounds (0 regressed, 0 improved, "
+      "2 stable / 2 comparable of 2 matched (0 insufficient, 0 not comparable, 0 errored, 0 "
+      "unmatched))\n");
 }
 
 TEST(RegressionsTest, AgainstAPinnedBaselinePrintsTheRegressedRowsAndExitsThree) {
   MockSession m;
   auto reply = Proto<v1::ListRegressionsResponse>(R"pb(
-    compared: 3 baseline_description: "baseline branch=main"
+    compared: 3
+    baseline_description: "baseline branch=main"
     counts { matched: 3 comparable: 3 regressed: 1 stable: 2 })pb");
   *reply.add_regressions() = Regressed();
-  EXPECT_CALL(m.queries(),
-              ListRegressions(_, EqualsProto(Proto<v1::ListRegressionsRequest>(
-                                     R"pb(baseline_label: "branch=main" options {})pb")),
-                              _))
+  EXPECT_CALL(
+      m.queries(),
+      ListRegressions(
+          _, EqualsProto(Proto<v1::ListRegressionsRequest>(R"pb(baseline_label: "branch=main"
+                                                                options {})pb")),
+          _))
       .WillOnce(Reply(reply));
   RegressionsArgs a;
   a.baseline_label = "branch=main";
@@ -245,16 +280,17 @@ TEST(RegressionsTest, AgainstAPinnedBaselinePrintsTheRegressedRowsAndExitsThree)
   EXPECT_EQ(RunRegressions(m.session(), a, out, err), kExitRegressed);
   EXPECT_THAT(out.str(), ::testing::StartsWith("operator/case                      verdict"));
   EXPECT_THAT(out.str(), ::testing::HasSubstr("\nadd/p1                             REGRESSED  "));
-  EXPECT_THAT(out.str(), ::testing::EndsWith(
-                             "\n1 regressed / 3 comparable against baseline branch=main (1 "
-                             "regressed, 0 improved, 2 stable / 3 comparable of 3 matched (0 "
-                             "insufficient, 0 not comparable, 0 errored, 0 unmatched))\n"));
+  EXPECT_THAT(out.str(),
+              ::testing::EndsWith("\n1 regressed / 3 comparable against baseline branch=main (1 "
+                                  "regressed, 0 improved, 2 stable / 3 comparable of 3 matched (0 "
+                                  "insufficient, 0 not comparable, 0 errored, 0 unmatched))\n"));
 }
 
 TEST(RegressionsTest, JsonEnvelope) {
   MockSession m(JsonConfig());
   auto reply = Proto<v1::ListRegressionsResponse>(R"pb(
-    compared: 1 counts { matched: 2 comparable: 1 stable: 1 errored: 1 })pb");
+    compared: 1
+    counts { matched: 2 comparable: 1 stable: 1 errored: 1 })pb");
   EXPECT_CALL(m.queries(), ListRegressions(_, _, _)).WillOnce(Reply(reply));
   RegressionsArgs a;
   a.baseline_label = "branch=main";
@@ -286,15 +322,17 @@ TEST(RegressionsTest, UsageErrorsMakeNoCall) {
 TEST(BaselinePinTest, DigitsPinARoundAnythingElseACollection) {
   MockSession m;
   ::testing::InSequence in_order;
-  EXPECT_CALL(m.queries(), PinBaseline(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
-                                       EqualsProto(Proto<v1::PinBaselineRequest>(
-                                           R"pb(label: "branch=main" round_id: 42)pb")),
-                                       _))
+  EXPECT_CALL(m.queries(),
+              PinBaseline(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                          EqualsProto(Proto<v1::PinBaselineRequest>(R"pb(label: "branch=main"
+                                                                         round_id: 42)pb")),
+                          _))
       .WillOnce(Reply(Proto<v1::PinBaselineResponse>(R"pb(label: "branch=main" round_id: 42)pb")));
-  EXPECT_CALL(m.queries(), PinBaseline(_,
-                                       EqualsProto(Proto<v1::PinBaselineRequest>(
-                                           R"pb(label: "branch=main" collection_id: "c-1")pb")),
-                                       _))
+  EXPECT_CALL(
+      m.queries(),
+      PinBaseline(_, EqualsProto(Proto<v1::PinBaselineRequest>(R"pb(label: "branch=main"
+                                                                    collection_id: "c-1")pb")),
+                  _))
       .WillOnce(Reply(
           Proto<v1::PinBaselineResponse>(R"pb(label: "branch=main" collection_id: "c-1")pb")));
   std::ostringstream out, err;
@@ -325,8 +363,12 @@ TEST(BaselinePinTest, JsonAndErrors) {
 // ---- report ---------------------------------------------------------------
 
 v1::GetRoundResponse RoundWithSummaries(const char* json) {
-  auto r = Proto<v1::GetRoundResponse>(R"pb(round { id: 42 operator_name: "add" evidence {
-    summary_text: "== summary.txt ==" summary_markdown: "# Evidence" } })pb");
+  auto r = Proto<v1::GetRoundResponse>(
+      R"pb(round {
+             id: 42
+             operator_name: "add"
+             evidence { summary_text: "== summary.txt ==" summary_markdown: "# Evidence" }
+           })pb");
   r.mutable_round()->mutable_evidence()->set_evidence_json(json);
   return r;
 }
@@ -370,31 +412,43 @@ TEST(ReportTest, ARoundWithoutARenderedSummaryIsAnError) {
 
 v1::ListRoundsResponse CollectionRounds() {
   return Proto<v1::ListRoundsResponse>(R"pb(rounds {
-    id: 42 operator_name: "add" case_id: "p1"
-    evidence { duration { aggregate_us: 12.5 samples_us: [ 12.4, 12.6 ] }
-               fingerprint { soc: "Ascend910B2" } bound { label: "MTE2_BOUND" }
-               per_core { verdict: "PASS" spread_pct: 3.25 } dvfs { status: "ok" }
-               golden { status: "joined" ratio: 1.25 } } })pb");
+                                              id: 42
+                                              operator_name: "add"
+                                              case_id: "p1"
+                                              evidence {
+                                                duration {
+                                                  aggregate_us: 12.5
+                                                  samples_us: [ 12.4, 12.6 ]
+                                                }
+                                                fingerprint { soc: "Ascend910B2" }
+                                                bound { label: "MTE2_BOUND" }
+                                                per_core { verdict: "PASS" spread_pct: 3.25 }
+                                                dvfs { status: "ok" }
+                                                golden { status: "joined" ratio: 1.25 }
+                                              }
+                                            })pb");
 }
 
 v1::GetGoldenReportResponse Golden() {
   return Proto<v1::GetGoldenReportResponse>(R"pb(
     cases { operator_name: "add" case_id: "p1" round_id: 42 }
-    geomean_ratio: 1.25 label: "golden_reference_ratio (cross-scope reference, not a speed-up)")pb");
+    geomean_ratio: 1.25
+    label: "golden_reference_ratio (cross-scope reference, not a speed-up)")pb");
 }
 
 // Both calls of a collection report, each with its own deadline.
 void ExpectCollectionReport(MockSession& m) {
   ::testing::InSequence in_order;
-  EXPECT_CALL(m.queries(), ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
-                                      EqualsProto(Proto<v1::ListRoundsRequest>(
-                                          R"pb(collection_id: "c-1" page_size: 1000)pb")),
-                                      _))
+  EXPECT_CALL(m.queries(),
+              ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                         EqualsProto(Proto<v1::ListRoundsRequest>(R"pb(collection_id: "c-1"
+                                                                       page_size: 1000)pb")),
+                         _))
       .WillOnce(Reply(CollectionRounds()));
-  EXPECT_CALL(m.queries(), GetGoldenReport(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
-                                           EqualsProto(Proto<v1::GetGoldenReportRequest>(
-                                               R"pb(collection_id: "c-1")pb")),
-                                           _))
+  EXPECT_CALL(m.queries(),
+              GetGoldenReport(
+                  HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                  EqualsProto(Proto<v1::GetGoldenReportRequest>(R"pb(collection_id: "c-1")pb")), _))
       .WillOnce(Reply(Golden()));
 }
 

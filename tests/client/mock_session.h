@@ -47,7 +47,7 @@ class MockSession {
     collections_ = collections.get();
     queries_ = queries.get();
     session_ = std::make_unique<client::Session>(std::move(collections), std::move(queries),
-                                         std::move(config), clock_);
+                                                 std::move(config), clock_);
   }
 
   client::Session& session() { return *session_; }
@@ -56,7 +56,9 @@ class MockSession {
   FakeClock& clock() { return clock_; }
 
   // The deadline a call made now with this timeout must carry.
-  Clock::SystemTime DeadlineIn(std::chrono::seconds timeout) { return clock_.SystemNow() + timeout; }
+  Clock::SystemTime DeadlineIn(std::chrono::seconds timeout) {
+    return clock_.SystemNow() + timeout;
+  }
 
  private:
   FakeClock clock_;
@@ -68,11 +70,10 @@ class MockSession {
 // A grpc::ClientContext* whose deadline is exactly `deadline`.
 MATCHER_P(HasDeadline, deadline, "") {
   if (arg->deadline() == deadline) return true;
-  *result_listener << "deadline is "
-                   << std::chrono::duration_cast<std::chrono::milliseconds>(arg->deadline() -
-                                                                            deadline)
-                          .count()
-                   << " ms off";
+  *result_listener
+      << "deadline is "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(arg->deadline() - deadline).count()
+      << " ms off";
   return false;
 }
 

@@ -89,7 +89,8 @@ TEST(SummarizeTest, ExitCodes) {
   a = Args(ops.path());
   a.op_name = "nope";
   EXPECT_EQ(RunSummarize(a, out, err), 1);
-  EXPECT_THAT(err.str(), HasSubstr("[ERROR] metric PipeUtilization: no row with Op Name == 'nope'"));
+  EXPECT_THAT(err.str(),
+              HasSubstr("[ERROR] metric PipeUtilization: no row with Op Name == 'nope'"));
   EXPECT_FALSE(fs::exists(ops.path() / "docs/perf/round_001"));  // nothing reserved on failure
   a = Args(ops.path() / "missing");
   EXPECT_EQ(RunSummarize(a, out, err), 1);
@@ -109,7 +110,8 @@ TEST(ListOpNamesTest, TsvAndErrors) {
                                     "1\tMIX_AIC\t87139.380000\tmain_kernel\n"));
   evidence::testing::TempDir empty;
   EXPECT_EQ(RunListOpNames(empty.path(), out, err), 1);
-  EXPECT_THAT(err.str(), HasSubstr("discovery requires exactly one PipeUtilization op_summary CSV"));
+  EXPECT_THAT(err.str(),
+              HasSubstr("discovery requires exactly one PipeUtilization op_summary CSV"));
   EXPECT_EQ(RunListOpNames(empty.path() / "x", out, err), 1);
   EXPECT_THAT(err.str(), HasSubstr("is not a directory."));
 }
@@ -127,7 +129,8 @@ TEST(AddOfflineCommandsTest, ParsesAndRuns) {
   EXPECT_THAT(printed, HasSubstr("main_kernel"));
   CLI::App bad("npuperf");
   AddOfflineCommands(bad, exit_code);
-  std::vector<std::string> wrong = {"xml", "--format", "k", "--op-name", "/ops", group, "summarize"};
+  std::vector<std::string> wrong = {"xml",  "--format", "k",        "--op-name",
+                                    "/ops", group,      "summarize"};
   EXPECT_THROW(bad.parse(wrong), CLI::ValidationError);
 }
 

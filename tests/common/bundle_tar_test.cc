@@ -1,5 +1,4 @@
 #include "common/bundle_tar.h"
-#include "common/clock.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -7,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/clock.h"
 #include "common/sha256.h"
 #include "gtest/gtest.h"
 
@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 class BundleTarTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("bundle_test_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = fs::temp_directory_path() /
+            ("bundle_test_" + std::to_string(::getpid()) + "_" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_ / "op" / "sub");
     Write(root_ / "op" / "test_op.py", "print('hi')\n");
@@ -61,7 +62,8 @@ class BundleTarTest : public ::testing::Test {
 TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
   auto a = PackBundle(root_ / "op", 1 << 20);
   ASSERT_TRUE(a.ok()) << a.status();
-  fs::last_write_time(root_ / "op" / "test_op.py", std::chrono::file_clock::from_sys(RealClock().SystemNow()));
+  fs::last_write_time(root_ / "op" / "test_op.py",
+                      std::chrono::file_clock::from_sys(RealClock().SystemNow()));
   auto b = PackBundle(root_ / "op", 1 << 20);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(Sha256Hex(*a), Sha256Hex(*b));

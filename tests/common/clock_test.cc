@@ -18,7 +18,8 @@ TEST(RealClockTest, AwaitReturnsAtOnceWhenTheConditionHolds) {
   absl::Mutex mu;
   bool ready = true;
   absl::MutexLock lock(&mu);
-  EXPECT_TRUE(clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(60)));
+  EXPECT_TRUE(
+      clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(60)));
 }
 
 TEST(RealClockTest, AwaitTimesOutAtThePassedDeadline) {
@@ -26,7 +27,8 @@ TEST(RealClockTest, AwaitTimesOutAtThePassedDeadline) {
   absl::Mutex mu;
   bool ready = false;
   absl::MutexLock lock(&mu);
-  EXPECT_FALSE(clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() - seconds(1)));
+  EXPECT_FALSE(
+      clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() - seconds(1)));
 }
 
 TEST(FakeClockTest, MovesOnlyWhenAdvanced) {
@@ -45,7 +47,8 @@ TEST(FakeClockTest, AdvanceWakesAWaitWhoseDeadlineItReaches) {
   std::atomic<bool> returned{false};
   std::thread waiter([&] {
     absl::MutexLock lock(&mu);
-    EXPECT_FALSE(clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(30)));
+    EXPECT_FALSE(
+        clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(30)));
     returned = true;
   });
   clock.AwaitWaiters(1);
@@ -64,7 +67,8 @@ TEST(FakeClockTest, ConditionChangedUnderTheMutexEndsTheWaitWithoutAdvancing) {
   bool ready = false;
   std::thread waiter([&] {
     absl::MutexLock lock(&mu);
-    EXPECT_TRUE(clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(30)));
+    EXPECT_TRUE(
+        clock.AwaitWithDeadline(mu, absl::Condition(&ready), clock.MonotonicNow() + seconds(30)));
   });
   clock.AwaitWaiters(1);
   {

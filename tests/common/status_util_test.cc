@@ -24,7 +24,8 @@ TEST(StatusUtilTest, CodesMapOneToOneAndMessagesAreCut) {
   EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
   EXPECT_EQ(ToGrpcStatus(absl::FailedPreconditionError("stale")).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError(std::string(5000, 'x'))).error_message().size(), 1024u);
+  EXPECT_EQ(ToGrpcStatus(absl::NotFoundError(std::string(5000, 'x'))).error_message().size(),
+            1024u);
   EXPECT_TRUE(FieldViolationsOf(absl::InternalError("x")).empty());
 }
 

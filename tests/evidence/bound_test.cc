@@ -21,7 +21,8 @@ BoundDiagnosis Diagnose(const Row& row, std::vector<EvidenceError>* errors = nul
 
 TEST(BoundTest, ReferenceTestExampleAivMte2) {
   // evidence_cli test: aicore 2.0, aiv 5.0, aiv_mte2 0.91 -> aiv, data_movement_candidate.
-  BoundDiagnosis d = Diagnose({{"aicore_time(us)", 2.0}, {"aiv_time(us)", 5.0}, {"aiv_mte2_ratio", 0.91}});
+  BoundDiagnosis d =
+      Diagnose({{"aicore_time(us)", 2.0}, {"aiv_time(us)", 5.0}, {"aiv_mte2_ratio", 0.91}});
   EXPECT_EQ(LowerName(d.primary_core), "aiv");
   EXPECT_EQ(Name(d.routing_label), "data_movement_candidate");
   EXPECT_EQ(Name(d.label), "MTE2_BOUND");
@@ -30,32 +31,40 @@ TEST(BoundTest, ReferenceTestExampleAivMte2) {
 
 TEST(BoundTest, MaxAboveSeventyOnlyCountsForMte2AndCube) {
   // CUBE is the largest share at 0.75: CUBE_BOUND by the "max > 0.70" rule.
-  BoundDiagnosis cube = Diagnose({{"aicore_time(us)", 9}, {"aiv_time(us)", 1}, {"aic_mac_ratio", 0.75},
-                                  {"aic_mte2_ratio", 0.5}, {"aic_scalar_ratio", 0.2}});
+  BoundDiagnosis cube = Diagnose({{"aicore_time(us)", 9},
+                                  {"aiv_time(us)", 1},
+                                  {"aic_mac_ratio", 0.75},
+                                  {"aic_mte2_ratio", 0.5},
+                                  {"aic_scalar_ratio", 0.2}});
   EXPECT_EQ(Name(cube.label), "CUBE_BOUND");
   EXPECT_EQ(Name(cube.routing_label), "compute_candidate");
   // VEC at 0.75 as the max is not enough for the pipe label (VEC needs > 0.80),
   // but the routing family still triggers (global max > 0.70).
-  BoundDiagnosis vec = Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.75}, {"aiv_mte2_ratio", 0.4}});
+  BoundDiagnosis vec =
+      Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.75}, {"aiv_mte2_ratio", 0.4}});
   EXPECT_EQ(Name(vec.label), "NO_BOUND");
   EXPECT_EQ(Name(vec.routing_label), "compute_candidate");
   // MTE2 comes first in the order even when SCALAR is also above 0.80.
-  BoundDiagnosis both = Diagnose({{"aiv_time(us)", 3}, {"aiv_mte2_ratio", 0.85}, {"aiv_scalar_ratio", 0.9}});
+  BoundDiagnosis both =
+      Diagnose({{"aiv_time(us)", 3}, {"aiv_mte2_ratio", 0.85}, {"aiv_scalar_ratio", 0.9}});
   EXPECT_EQ(Name(both.label), "MTE2_BOUND");
   EXPECT_EQ(Name(both.routing_label), "mixed");
   EXPECT_THAT(testing::Names(both.triggered_families), ElementsAre("data_movement", "scalar"));
 }
 
 TEST(BoundTest, NoDominantAndInsufficient) {
-  BoundDiagnosis low = Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.3}, {"aiv_mte2_ratio", 0.6}});
+  BoundDiagnosis low =
+      Diagnose({{"aiv_time(us)", 3}, {"aiv_vec_ratio", 0.3}, {"aiv_mte2_ratio", 0.6}});
   EXPECT_EQ(Name(low.routing_label), "no_dominant_pipe");
   EXPECT_EQ(Name(low.label), "NO_BOUND");
-  BoundDiagnosis none = Diagnose({{"aicore_time(us)", 0}, {"aiv_time(us)", 0}, {"aiv_vec_ratio", 0.9}});
+  BoundDiagnosis none =
+      Diagnose({{"aicore_time(us)", 0}, {"aiv_time(us)", 0}, {"aiv_vec_ratio", 0.9}});
   EXPECT_EQ(Name(none.routing_label), "insufficient_evidence");
   EXPECT_EQ(LowerName(none.primary_core), "");
   EXPECT_THAT(none.ratios, IsEmpty());
   EXPECT_FALSE(none.scalar_route_triggered.has_value());
-  BoundDiagnosis tie = Diagnose({{"aicore_time(us)", 4}, {"aiv_time(us)", 4}, {"aic_fixpipe_ratio", 0.81}});
+  BoundDiagnosis tie =
+      Diagnose({{"aicore_time(us)", 4}, {"aiv_time(us)", 4}, {"aic_fixpipe_ratio", 0.81}});
   EXPECT_EQ(LowerName(tie.primary_core), "aic");  // ties go to aic
   EXPECT_EQ(Name(tie.label), "FIXP_BOUND");
 }
@@ -70,8 +79,12 @@ TEST(BoundTest, RatioOutOfRangeIsRecordedNotThrown) {
 }
 
 TEST(BoundTest, Unprefixed310PColumns) {
-  BoundDiagnosis d = Diagnose({{"aicore_time(us)", 10}, {"total_cycles", 1000}, {"vec_ratio", 0.85},
-                               {"mac_ratio", 0.0}, {"mte2_ratio", 0.3}, {"scalar_ratio", 0.1}});
+  BoundDiagnosis d = Diagnose({{"aicore_time(us)", 10},
+                               {"total_cycles", 1000},
+                               {"vec_ratio", 0.85},
+                               {"mac_ratio", 0.0},
+                               {"mte2_ratio", 0.3},
+                               {"scalar_ratio", 0.1}});
   EXPECT_EQ(LowerName(d.primary_core), "aic");
   EXPECT_EQ(Name(d.label), "VEC_BOUND");
   EXPECT_EQ(Name(d.routing_label), "compute_candidate");
@@ -95,7 +108,7 @@ TEST(PerCoreBalanceTest, VerdictEdgesAndHalves) {
   EXPECT_DOUBLE_EQ(p.half_gap_pct, 50.0);
   EXPECT_TRUE(p.half_gap_hint);
   EXPECT_THAT(p.slowest_cores, ElementsAre(0, 1, 2));
-  EXPECT_THAT(p.fastest_cores, ElementsAre(4, 3, 2));  // overlap with fewer than 6 cores
+  EXPECT_THAT(p.fastest_cores, ElementsAre(4, 3, 2));   // overlap with fewer than 6 cores
   EXPECT_FALSE(balance({100, 99, 100}).half_gap_hint);  // n < 4
 }
 
@@ -123,8 +136,10 @@ TEST(DerivedTest, E1MatmulImpliesDvfsDip) {
 }
 
 TEST(DerivedTest, A5L2NamesAndHeadOverhead) {
-  Row m = {{"aiv_read_local_l2_hit", 998}, {"aiv_read_local_l2_miss", 2},
-           {"aiv_write_local_l2_hit", 0}, {"aiv_write_local_l2_miss", 10}};
+  Row m = {{"aiv_read_local_l2_hit", 998},
+           {"aiv_read_local_l2_miss", 2},
+           {"aiv_write_local_l2_hit", 0},
+           {"aiv_write_local_l2_miss", 10}};
   std::map<std::string, double> r = L2HitRates(m);
   EXPECT_DOUBLE_EQ(r.at("aiv_read"), 99.8);
   EXPECT_DOUBLE_EQ(r.at("aiv_write"), 0.0);

@@ -41,7 +41,8 @@ TEST(CaseManifestTest, ReferenceErrors) {
             "case manifest cases must be a non-empty list");
   EXPECT_EQ(ManifestError(R"({"schema_version": 1, "cases": [3]})"),
             "case manifest cases[0] must be an object");
-  EXPECT_EQ(ManifestError(R"({"schema_version": 1, "cases": [{"id": "a", "shape": "[1]", "dtype": " "}]})"),
+  EXPECT_EQ(ManifestError(
+                R"({"schema_version": 1, "cases": [{"id": "a", "shape": "[1]", "dtype": " "}]})"),
             "case manifest cases[0].dtype must be a non-empty string");
   EXPECT_EQ(ManifestError(R"({"schema_version": 1, "cases": [{"id": "a", "shape": "[1]",
             "dtype": "fp16", "test_function": "run_a"}]})"),
@@ -89,21 +90,34 @@ class GoldenContractTest : public ::testing::Test {
     manifest_ = *m;
     auto src = RecordOf(dir_.path() / "op_golden.py");
     ASSERT_TRUE(src.ok());
-    contract_ = {{"schema_version", 1}, {"device_id", 0}, {"iterations", 1}, {"warmup", 3},
-                 {"repeats", 3}, {"seed", 42}, {"timing_scope", "all_golden_npu_kernels"},
+    contract_ = {{"schema_version", 1},
+                 {"device_id", 0},
+                 {"iterations", 1},
+                 {"warmup", 3},
+                 {"repeats", 3},
+                 {"seed", 42},
+                 {"timing_scope", "all_golden_npu_kernels"},
                  {"aggregation", "median_of_repeat_totals"},
-                 {"golden_source", {{"path", src->path}, {"sha256", src->sha256},
-                                    {"size_bytes", src->size_bytes}}},
-                 {"case_manifest_source", {{"path", manifest_.source.path},
-                                           {"sha256", manifest_.source.sha256},
-                                           {"size_bytes", manifest_.source.size_bytes},
-                                           {"schema_version", 1}}},
-                 {"cases", {{{"id", "p0"}, {"shape", "(1,32)"}, {"dtype", "torch.float16"},
-                             {"raw_repeat_e2e_us", {11.0, 11.865, 12.5}},
-                             {"median_total_us", 11.865}, {"per_iteration_e2e_us", 11.865}},
-                            {{"id", "p1"}, {"shape", "[4,2048]"}, {"dtype", "half"},
-                             {"raw_repeat_e2e_us", {18.55, 18.0, 19.0}},
-                             {"median_total_us", 18.55}, {"per_iteration_e2e_us", 18.55}}}}};
+                 {"golden_source",
+                  {{"path", src->path}, {"sha256", src->sha256}, {"size_bytes", src->size_bytes}}},
+                 {"case_manifest_source",
+                  {{"path", manifest_.source.path},
+                   {"sha256", manifest_.source.sha256},
+                   {"size_bytes", manifest_.source.size_bytes},
+                   {"schema_version", 1}}},
+                 {"cases",
+                  {{{"id", "p0"},
+                    {"shape", "(1,32)"},
+                    {"dtype", "torch.float16"},
+                    {"raw_repeat_e2e_us", {11.0, 11.865, 12.5}},
+                    {"median_total_us", 11.865},
+                    {"per_iteration_e2e_us", 11.865}},
+                   {{"id", "p1"},
+                    {"shape", "[4,2048]"},
+                    {"dtype", "half"},
+                    {"raw_repeat_e2e_us", {18.55, 18.0, 19.0}},
+                    {"median_total_us", 18.55},
+                    {"per_iteration_e2e_us", 18.55}}}}};
   }
   std::string Error(const nlohmann::json& j) {
     auto g = ParseGoldenContract(j.dump(), true);
@@ -234,7 +248,8 @@ TEST(GoldenMarkdownTest, Stage5CollectorShape) {
 TEST(GoldenMarkdownTest, FixtureShapeWithUsCells) {
   auto c = ParseGoldenMarkdown(
       "# Golden Performance Report\r\n- **Iterations**: 2\r\n## Performance Summary\r\n"
-      "| Case | Input Shape | dtype | E2E |\r\n|---|---|---|---|\r\n| P0 | [8, 1024] | bf16 | 20.000000us |\r\n"
+      "| Case | Input Shape | dtype | E2E |\r\n|---|---|---|---|\r\n| P0 | [8, 1024] | bf16 | "
+      "20.000000us |\r\n"
       "| bad | [1] | fp16 | n/a |\r\n");
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->size(), 1u);  // the unparsable row is skipped

@@ -128,7 +128,8 @@ TEST(CsvReaderTest, TinyBlocksGiveTheSameCells) {
       " k2 ,12.5\t,,\n"
       "k3,7,\"x\"";
   for (size_t block : {2, 3, 5, 64, 1 << 18}) {
-    auto r = CsvReader::FromStreamForTest(std::make_unique<std::istringstream>(bytes), "t.csv", block);
+    auto r =
+        CsvReader::FromStreamForTest(std::make_unique<std::istringstream>(bytes), "t.csv", block);
     ASSERT_TRUE(r.ok()) << block << " " << r.status();
     EXPECT_THAT((*r)->header(), ElementsAre("Op Name", "Start", "Shapes")) << block;
     ASSERT_TRUE(*(*r)->Next()) << block;
@@ -167,8 +168,9 @@ TEST(CsvReaderTest, BlockBoundariesAndHugeRecords) {
   }
   EXPECT_FALSE(*r->Next());
   // A cell over 1 MiB is refused.
-  EXPECT_THAT(FirstRowError("a\n" + std::string(CsvReader::kMaxCellBytes + 10, 'y') + "\n").message(),
-              HasSubstr("cell longer than 1 MiB"));
+  EXPECT_THAT(
+      FirstRowError("a\n" + std::string(CsvReader::kMaxCellBytes + 10, 'y') + "\n").message(),
+      HasSubstr("cell longer than 1 MiB"));
 }
 
 TEST(CsvReaderTest, LastCellAtEofWithoutNewline) {

@@ -131,8 +131,8 @@ TEST_F(E2GroupTest, JsonContractKeys) {
   for (const char* key :
        {"op_name", "op_type", "task_type", "block_num", "mix_block_num", "task_duration_us",
         "aicore_time_us", "aiv_time_us", "head_overhead_us", "cube_utilization_pct", "metrics",
-        "missing_metrics", "seven_metric_status", "per_core", "per_core_secondary", "bound",
-        "dvfs", "errors"}) {
+        "missing_metrics", "seven_metric_status", "per_core", "per_core_secondary", "bound", "dvfs",
+        "errors"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["metrics"]["PipeUtilization"]["aiv_scalar_ratio"], 0.999);
@@ -170,7 +170,8 @@ TEST_F(E2GroupTest, SummarySectionsOnceEachInOrder) {
 }
 
 TEST(BuildEvidenceTest, AivOnlyPartialGroupWithRatioOutOfRange) {
-  auto ev = BuildEvidence(testing::TestData("group_aiv_partial"), Opts("sanitized_add_custom_vector"));
+  auto ev =
+      BuildEvidence(testing::TestData("group_aiv_partial"), Opts("sanitized_add_custom_vector"));
   ASSERT_TRUE(ev.ok()) << ev.status();
   EXPECT_EQ(ev->task_type, "AI_VECTOR_CORE");
   EXPECT_EQ(ev->block_num, 8);  // "Block Dim" naming, BOM + CRLF file
@@ -213,8 +214,9 @@ TEST(BuildEvidenceTest, AbsentTargetListsCandidatesNeverFallsBack) {
   auto ev = BuildEvidence(testing::TestData("group_a2_e2"), Opts("main_kernel_v2"));
   ASSERT_EQ(ev.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(ev.status().message(), HasSubstr("no row with Op Name == 'main_kernel_v2'"));
-  EXPECT_THAT(ev.status().message(),
-              HasSubstr("candidates: main_kernel [MIX_AIC, 1 rows, 87139.380 us]; aclnnRandn_Noise"));
+  EXPECT_THAT(
+      ev.status().message(),
+      HasSubstr("candidates: main_kernel [MIX_AIC, 1 rows, 87139.380 us]; aclnnRandn_Noise"));
 }
 
 TEST(BuildEvidenceTest, UsageErrors) {

@@ -25,7 +25,8 @@ constexpr char k310PHeader[] =
 
 std::string Row310P(const std::string& name, const std::string& dur) {
   return "0,4294967295,1,2," + name + "," + name + ",static,AI_CORE,100.000\t," + dur +
-         ",0,8,N/A,\"16,16\",FLOAT16,ND,\"16,16\",FLOAT16,ND,40.0,80000,34.0,0.85,0.0,0.0,4.0,0.1,0.0,"
+         ",0,8,N/"
+         "A,\"16,16\",FLOAT16,ND,\"16,16\",FLOAT16,ND,40.0,80000,34.0,0.85,0.0,0.0,4.0,0.1,0.0,"
          "0.0,12.0,0.3,8.0,0.2,0.01,0.35,N/A\n";
 }
 
@@ -37,7 +38,9 @@ fs::path OutDir(const fs::path& group, const std::string& metric) {
 void WriteSampleDb(const fs::path& path, std::vector<int64_t> cycles) {
   fs::create_directories(path.parent_path());
   SQLite::Database db(path.string(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec("CREATE TABLE AICoreOriginalData(mode INTEGER, timestamp NUMERIC, coreid INTEGER, task_cyc TEXT)");
+  db.exec(
+      "CREATE TABLE AICoreOriginalData(mode INTEGER, timestamp NUMERIC, coreid INTEGER, task_cyc "
+      "TEXT)");
   for (size_t c = 0; c < cycles.size(); ++c) {
     db.exec("INSERT INTO AICoreOriginalData VALUES (0, 1, " + std::to_string(c) + ", '" +
             std::to_string(cycles[c]) + "')");
@@ -53,7 +56,8 @@ TEST(LayoutTest, SlicedOp310PSummaryAndSampleDevices) {
   testing::WriteFile(out / "op_summary_slice_1_20260101000001.csv",
                      std::string(k310PHeader) + Row310P("k310", "50.0"));
   fs::path sample = g / "PROF_Sample" / "PROF_000001_20260101000002000_BBBBBBBBBBBBBBBB";
-  WriteSampleDb(sample / "device_1/sqlite/aicore.db", {72000, 70000, 71000, 72000});  // 40us @ 1.8GHz
+  WriteSampleDb(sample / "device_1/sqlite/aicore.db",
+                {72000, 70000, 71000, 72000});  // 40us @ 1.8GHz
   WriteSampleDb(sample / "device_5/sqlite/aicore.db", {1, 2});
   BuildOptions o;
   o.op_name = "k310";
@@ -74,7 +78,8 @@ TEST(LayoutTest, SlicedOp310PSummaryAndSampleDevices) {
   ASSERT_EQ(StatusText(ev->per_core), "process_scope_unattributed");
   EXPECT_EQ(ev->per_core.device_id, 1);
   EXPECT_NEAR(ev->per_core.freq_ghz, 1.8, 1e-9);
-  EXPECT_EQ(StatusText(ev->per_core_secondary), "unavailable:no_aicore_db");  // no ai_vector_core.db
+  EXPECT_EQ(StatusText(ev->per_core_secondary),
+            "unavailable:no_aicore_db");  // no ai_vector_core.db
   // Slices are archived under their own names.
   fs::path ops = dir.path() / "ops";
   fs::create_directories(ops);
@@ -109,7 +114,8 @@ TEST(LayoutTest, TwoProfDirsInOneMetricRunAreAnError) {
   o.op_name = "k";
   auto ev = BuildEvidence(dir.path(), o);
   EXPECT_EQ(ev.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(ev.status().message(), HasSubstr("metric Memory: expected exactly one PROF_* directory"));
+  EXPECT_THAT(ev.status().message(),
+              HasSubstr("metric Memory: expected exactly one PROF_* directory"));
 }
 
 TEST(ArchiveTest, RoundNames) {
@@ -126,7 +132,8 @@ TEST(ArchiveTest, RoundNames) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->filename(), "round_001");  // lowest free; "round_001_old" is not round_001
   EXPECT_EQ(ReserveRound(dir.path(), "")->filename(), "round_003");
-  EXPECT_EQ(ReserveRound(dir.path(), "round_002").status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(ReserveRound(dir.path(), "round_002").status().code(),
+            absl::StatusCode::kAlreadyExists);
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ constexpr char kKernel[] = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii";
 
 fs::path SimBinary() {
   if (const char* env = std::getenv("NPUPERF_MSPROF_SIM")) return env;
-  if (const char* build = std::getenv("NPUPERF_BUILD_DIR")) return fs::path(build) / "bin/msprof-sim";
+  if (const char* build = std::getenv("NPUPERF_BUILD_DIR"))
+    return fs::path(build) / "bin/msprof-sim";
   return {};
 }
 
@@ -50,7 +51,8 @@ void Collect(const fs::path& sim, const std::string& env, const fs::path& group,
   }
   Run(env + sim.string() + " --output=" + (group / "PROF_Sample").string() +
       " --ai-core=on --aic-metrics=PipeUtilization --aic-mode=sample-based --aic-freq=100"
-      " --task-time=on --ascendcl=on" + app);
+      " --task-time=on --ascendcl=on" +
+      app);
   Run(env + sim.string() + " --output=" + quick.string() + " --task-time=on --ascendcl=on" + app);
 }
 
@@ -64,8 +66,10 @@ class SimGroupTest : public ::testing::Test {
     std::string state = "MSPROF_SIM_STATE_DIR=" + (dir_->path() / "state").string() + " ";
     Collect(sim, state + "MSPROF_SIM_SEED=7 ", dir_->path() / "a2", dir_->path() / "a2q");
     // A5 on physical device 3, DVFS stuck at 1200 MHz, CANN 8.3 "Block Dim" naming.
-    Collect(sim, state + "MSPROF_SIM_SEED=9 MSPROF_SIM_SOC_MAP=0-7=Ascend950PR_9589 "
-                         "TILE_FWK_DEVICE_ID=3 MSPROF_SIM_DVFS=1200:1 MSPROF_SIM_BLOCK_NAMING=dim ",
+    Collect(sim,
+            state +
+                "MSPROF_SIM_SEED=9 MSPROF_SIM_SOC_MAP=0-7=Ascend950PR_9589 "
+                "TILE_FWK_DEVICE_ID=3 MSPROF_SIM_DVFS=1200:1 MSPROF_SIM_BLOCK_NAMING=dim ",
             dir_->path() / "a5", dir_->path() / "a5q");
     ready_ = !::testing::Test::HasFatalFailure();
   }
@@ -108,7 +112,8 @@ TEST_F(SimGroupTest, A2GroupIsCompleteAndConsistent) {
   EXPECT_EQ(Name(ev->per_core_secondary.core_type), "AIC");
   // The sample db sums the randn/cast kernels too: the rule's clock is implausible, and says so.
   bool warned = false;
-  for (const std::string& w : ev->warnings) warned |= w.find("far from the rated") != std::string::npos;
+  for (const std::string& w : ev->warnings)
+    warned |= w.find("far from the rated") != std::string::npos;
   EXPECT_EQ(warned, p.freq_ghz > 1.8 * 1.25);
 }
 

@@ -32,9 +32,10 @@ TEST(StatisticTest, ApiStatisticRealRows) {
 TEST(StatisticTest, OpStatisticOlderHeaderAndErrors) {
   testing::TempDir dir;
   // Older export: no Device_id column.
-  testing::WriteFile(dir.path() / "op_statistic_20260101000000.csv",
-                     "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),"
-                     "Ratio(%)\nmain_kernel,MIX_AIC,3,260794.52,86808.42,86931.506,87139.38,100\n");
+  testing::WriteFile(
+      dir.path() / "op_statistic_20260101000000.csv",
+      "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),"
+      "Ratio(%)\nmain_kernel,MIX_AIC,3,260794.52,86808.42,86931.506,87139.38,100\n");
   auto rows = ReadOpStatistic({dir.path() / "op_statistic_20260101000000.csv"});
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 1u);

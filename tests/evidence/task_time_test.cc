@@ -103,7 +103,8 @@ TEST(ReadQuickTimingTest, BomCrlfAndTrailingTabs) {
 
 TEST(ReadQuickTimingTest, OlderHeaderWithoutDeviceIdAndSlices) {
   testing::TempDir dir;
-  std::string h = "kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n";
+  std::string h =
+      "kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n";
   WriteQuick(dir.path(), h + "k,AI_CORE,1,1,1.0,0,1\n", "task_time_slice_0_20260101000000.csv");
   WriteQuick(dir.path(), h + "k,AI_CORE,1,2,2.0,0,1\nk,AI_CORE,1,3,9.0,0,1\n",
              "task_time_slice_1_20260101000000.csv");
@@ -125,7 +126,8 @@ TEST(ReadQuickTimingTest, NonNumericDurationNamesFileLineColumn) {
 
 TEST(ReadQuickTimingTest, LayoutErrorsNameTheFiles) {
   testing::TempDir dir;
-  EXPECT_THAT(ReadQuickTiming(dir.path(), "k").status().message(), HasSubstr("no PROF_* directory"));
+  EXPECT_THAT(ReadQuickTiming(dir.path(), "k").status().message(),
+              HasSubstr("no PROF_* directory"));
   std::filesystem::create_directories(dir.path() / "PROF_000001_a");
   EXPECT_THAT(ReadQuickTiming(dir.path(), "k").status().message(),
               HasSubstr("no mindstudio_profiler_output in"));

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "agent/flock_device_lock.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 
@@ -23,8 +23,8 @@ const std::vector<std::string> kFastServer = {"--lease-ttl-ms", "3000", "--reape
 std::string Operator() { return (SourceDir() / "examples/ops/inplace_add_rmsnorm").string(); }
 
 std::string SubmitNoWait(Cluster& c, std::vector<std::string> extra) {
-  std::vector<std::string> args = {"--format", "json", "submit", Operator(), "--op-name", kKernel,
-                                   "--no-wait"};
+  std::vector<std::string> args = {"--format",  "json",  "submit",   Operator(),
+                                   "--op-name", kKernel, "--no-wait"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = c.Cli(args);
   EXPECT_EQ(r.exit_code, 1) << "a queued collection is not yet succeeded: " << r.err;
@@ -68,9 +68,9 @@ TEST(AgentProtocolTest, TwoAgentsSharingLocksNeverDoubleBookADevice) {
   auto a2 = c.StartAgent("0-3", "a2");  // same host, same lock dir, same devices
   std::vector<std::string> ids;
   for (int i = 0; i < 25; ++i) {
-    ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id",
-                                   "--case-id", "p0", "--case-id", "p1", "--case-id", "p2",
-                                   "--case-id", "s1"}));
+    ids.push_back(SubmitNoWait(
+        c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id", "--case-id",
+            "p0", "--case-id", "p1", "--case-id", "p2", "--case-id", "s1"}));
   }
   std::map<std::string, int> by_agent;
   int jobs = 0;
@@ -96,14 +96,16 @@ TEST(AgentProtocolTest, ExternallyLockedDeviceIsNeverLeased) {
   ASSERT_TRUE(held.ok()) << held.status();
   c.agent = c.StartAgent("2-3", "agent");
   std::vector<std::string> ids;
-  for (int i = 0; i < 3; ++i) ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1"}));
+  for (int i = 0; i < 3; ++i)
+    ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1"}));
   for (const auto& id : ids) {
     auto col = c.WaitFor(id, Terminal, seconds(120));
     ASSERT_EQ(col.state(), v1::COLLECTION_STATE_SUCCEEDED) << col.DebugString();
     EXPECT_EQ(col.jobs(0).placement().device_id(), 3) << "ran on the externally locked device";
   }
   // A job that may only use device 2 waits for the other tool to let go.
-  const std::string pinned = SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--devices", "2"});
+  const std::string pinned =
+      SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--devices", "2"});
   WallClock().SleepFor(seconds(2));
   EXPECT_EQ(c.Get(pinned).jobs(0).state(), v1::JOB_STATE_QUEUED);
   held->reset();
@@ -118,10 +120,13 @@ TEST(AgentProtocolTest, KilledAgentsJobIsRetriedElsewhereAndStoredOnce) {
   const std::map<std::string, std::string> slow = {{"MSPROF_SIM_FAULT", "hang:1"}};
   auto doomed = c.StartAgent("0", "doomed", slow);
   const std::string id = SubmitNoWait(c, {"--warm-up", "0", "--repeats", "1"});
-  auto during = c.WaitFor(id, [](const v1::Collection& col) {
-    return col.jobs_size() == 1 && col.jobs(0).progress().phase() == v1::JOB_PHASE_METRIC_RUN &&
-           col.jobs(0).progress().step() >= 4;
-  }, seconds(120));
+  auto during = c.WaitFor(
+      id,
+      [](const v1::Collection& col) {
+        return col.jobs_size() == 1 && col.jobs(0).progress().phase() == v1::JOB_PHASE_METRIC_RUN &&
+               col.jobs(0).progress().step() >= 4;
+      },
+      seconds(120));
   ASSERT_GE(during.jobs(0).progress().step(), 4) << during.DebugString();
   doomed->Kill();
   const std::string scratch = (c.dir.path() / "doomed" / "jobs").string();
@@ -141,10 +146,14 @@ TEST(AgentProtocolTest, CancelDuringTheSampleRunFreesTheDevice) {
   c.Start("", kFastServer);
   c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_FAULT", "hang:3"}});
   const std::string id = SubmitNoWait(c, {"--warm-up", "0", "--repeats", "1"});
-  auto sampling = c.WaitFor(id, [](const v1::Collection& col) {
-    return col.jobs_size() == 1 && col.jobs(0).progress().phase() == v1::JOB_PHASE_SAMPLE_RUN;
-  }, seconds(300));
-  ASSERT_EQ(sampling.jobs(0).progress().phase(), v1::JOB_PHASE_SAMPLE_RUN) << sampling.DebugString();
+  auto sampling = c.WaitFor(
+      id,
+      [](const v1::Collection& col) {
+        return col.jobs_size() == 1 && col.jobs(0).progress().phase() == v1::JOB_PHASE_SAMPLE_RUN;
+      },
+      seconds(300));
+  ASSERT_EQ(sampling.jobs(0).progress().phase(), v1::JOB_PHASE_SAMPLE_RUN)
+      << sampling.DebugString();
   const auto cancelled_at = WallClock().MonotonicNow();
   EXPECT_EQ(c.Cli({"cancel", id, "--reason", "test"}).exit_code, 0);
   auto done = c.WaitFor(id, Terminal, seconds(30));
@@ -164,7 +173,8 @@ TEST(AgentProtocolTest, CrashingRunnerIsRetriedThenFailsWithTheLogTail) {
   auto done = c.WaitFor(id, Terminal, seconds(300));
   ASSERT_EQ(done.state(), v1::COLLECTION_STATE_FAILED) << done.DebugString();
   EXPECT_EQ(done.jobs(0).attempt(), 2);
-  EXPECT_NE(done.jobs(0).reason().find("metric run Memory"), std::string::npos) << done.jobs(0).reason();
+  EXPECT_NE(done.jobs(0).reason().find("metric run Memory"), std::string::npos)
+      << done.jobs(0).reason();
   EXPECT_NE(done.jobs(0).reason().find("exit code 3"), std::string::npos) << done.jobs(0).reason();
 }
 
@@ -174,12 +184,14 @@ TEST(AgentProtocolTest, ServerRestartDuringABatchLosesNothing) {
   c.agent = c.StartAgent("0-3", "agent", {{"MSPROF_SIM_FAULT", "hang:1"}});
   std::vector<std::string> ids;
   for (int i = 0; i < 3; ++i) {
-    ids.push_back(SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id",
-                                   "--case-id", "p0", "--case-id", "p1", "--case-id", "p2",
-                                   "--case-id", "s1"}));
+    ids.push_back(SubmitNoWait(
+        c, {"--quick", "--warm-up", "0", "--repeats", "1", "--case-arg=--case-id", "--case-id",
+            "p0", "--case-id", "p1", "--case-id", "p2", "--case-id", "s1"}));
   }
   // Restart while jobs run and others wait in the queue.
-  c.WaitFor(ids[0], [](const v1::Collection& col) { return col.counts().succeeded() >= 1; }, seconds(120));
+  c.WaitFor(
+      ids[0], [](const v1::Collection& col) { return col.counts().succeeded() >= 1; },
+      seconds(120));
   EXPECT_EQ(c.server->Stop(), 0);
   c.RestartServer();
   int rounds = 0;
@@ -197,9 +209,12 @@ TEST(AgentProtocolTest, ResultIsDeliveredOnceTheServerIsBack) {
   c.Start("");
   c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_FAULT", "hang:2"}});
   const std::string id = SubmitNoWait(c, {"--quick", "--warm-up", "0", "--repeats", "2"});
-  auto running = c.WaitFor(id, [](const v1::Collection& col) {
-    return col.jobs_size() == 1 && col.jobs(0).state() == v1::JOB_STATE_RUNNING;
-  }, seconds(60));
+  auto running = c.WaitFor(
+      id,
+      [](const v1::Collection& col) {
+        return col.jobs_size() == 1 && col.jobs(0).state() == v1::JOB_STATE_RUNNING;
+      },
+      seconds(60));
   ASSERT_EQ(running.jobs(0).state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(c.server->Stop(), 0);
   // The job finishes while the server is down: the result waits in the spool.

@@ -13,9 +13,14 @@ bool Terminal(const v1::Collection& c) {
 }
 
 std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
-  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-server").string(), "--listen", listen,
-                                   "--metrics-listen", "127.0.0.1:0", "--db",
-                                   db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db};
+  std::vector<std::string> argv = {
+      (BuildDir() / "bin/npuperf-server").string(),
+      "--listen",
+      listen,
+      "--metrics-listen",
+      "127.0.0.1:0",
+      "--db",
+      db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db};
   argv.insert(argv.end(), server_flags_.begin(), server_flags_.end());
   return argv;
 }
@@ -82,9 +87,9 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
   for (const auto& [k, v] : extra_env) env[k] = v;
   auto a = Process::Start(
       {(BuildDir() / "bin/npuperf-agent").string(), "--server",
-       server_address.empty() ? address : server_address, "--devices", devices,
-       "--msprof", (BuildDir() / "sim-bin/msprof").string(), "--lock-dir",
-       (dir.path() / "locks").string(), "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
+       server_address.empty() ? address : server_address, "--devices", devices, "--msprof",
+       (BuildDir() / "sim-bin/msprof").string(), "--lock-dir", (dir.path() / "locks").string(),
+       "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
       dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return nullptr;

@@ -2,10 +2,9 @@
 
 #include <functional>
 #include <memory>
-
-#include "npuperf/v1/collection.pb.h"
 #include <string>
 
+#include "npuperf/v1/collection.pb.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_harness.h"
 
@@ -42,7 +41,8 @@ struct Cluster {
   // The collection as the server sees it now.
   v1::Collection Get(const std::string& id);
   // Polls Get until pred holds or timeout passes; returns the last snapshot.
-  v1::Collection WaitFor(const std::string& id, const std::function<bool(const v1::Collection&)>& pred,
+  v1::Collection WaitFor(const std::string& id,
+                         const std::function<bool(const v1::Collection&)>& pred,
                          std::chrono::seconds timeout);
   // Runs the npuperf CLI against this cluster (or against `server`).
   CommandResult Cli(std::vector<std::string> args, const std::string& server_address = "");

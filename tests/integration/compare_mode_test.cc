@@ -15,7 +15,8 @@ namespace {
 constexpr char kRmsNormKernel[] = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii";
 
 v1::Evidence RoundEvidence(const Cluster& c, int64_t round_id) {
-  auto queries = v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
+  auto queries =
+      v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
   v1::GetRoundRequest req;
@@ -29,8 +30,9 @@ TEST(CompareModeTest, GoldenDataJoinsPerCaseInARelocatedBundle) {
   Cluster c;
   c.Start("0-1");
   const std::string op = (SourceDir() / "examples/ops/inplace_add_rmsnorm").string();
-  auto r = c.Cli({"--format", "json", "submit", "--compare", op, "--op-name", kRmsNormKernel,
-                  "--case-arg", "--case-id", "--case-id", "p0", "--case-id", "p1", "--repeats", "1"});
+  auto r =
+      c.Cli({"--format", "json", "submit", "--compare", op, "--op-name", kRmsNormKernel,
+             "--case-arg", "--case-id", "--case-id", "p0", "--case-id", "p1", "--repeats", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.err << "\nagent log:\n" << c.agent->Log();
   v1::Collection collection;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &collection).ok()) << r.out;
@@ -41,7 +43,8 @@ TEST(CompareModeTest, GoldenDataJoinsPerCaseInARelocatedBundle) {
     ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.case_id() << ": " << job.reason();
     const v1::Evidence e = RoundEvidence(c, job.round_id());
     EXPECT_EQ(e.fingerprint().mode(), "compare");
-    EXPECT_EQ(e.seven_metric_status(), v1::SEVEN_METRIC_STATUS_COMPLETE) << "compare runs the standard protocol";
+    EXPECT_EQ(e.seven_metric_status(), v1::SEVEN_METRIC_STATUS_COMPLETE)
+        << "compare runs the standard protocol";
     EXPECT_EQ(e.golden().status(), "joined") << job.case_id();
     EXPECT_EQ(e.golden().label(), "golden_reference_ratio");
     EXPECT_DOUBLE_EQ(e.golden().golden_us(), golden.at(job.case_id())) << job.case_id();
@@ -57,12 +60,15 @@ TEST(CompareModeTest, SeveralCasesWithoutACaseIdAreRefused) {
   Cluster c;
   c.Start("0");
   const std::string op = (SourceDir() / "examples/ops/inplace_add_rmsnorm").string();
-  auto r = c.Cli({"--format", "json", "submit", "--compare", op, "--op-name", kRmsNormKernel, "--repeats", "1"});
+  auto r = c.Cli({"--format", "json", "submit", "--compare", op, "--op-name", kRmsNormKernel,
+                  "--repeats", "1"});
   v1::Collection collection;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &collection).ok()) << r.out << r.err;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &collection).ok())
+      << r.out << r.err;
   ASSERT_EQ(collection.jobs_size(), 1);
   EXPECT_EQ(collection.jobs(0).state(), v1::JOB_STATE_FAILED);
-  EXPECT_NE(collection.jobs(0).reason().find("has 4 cases but the job names none"), std::string::npos)
+  EXPECT_NE(collection.jobs(0).reason().find("has 4 cases but the job names none"),
+            std::string::npos)
       << collection.jobs(0).reason();
   EXPECT_EQ(c.agent->Stop(), 0);
   EXPECT_EQ(c.server->Stop(), 0);

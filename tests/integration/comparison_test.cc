@@ -19,13 +19,12 @@ std::string Operator(const std::string& name) {
 // alpha 0.01) on Ascend910B2 and returns round ids by operator.
 std::pair<std::string, std::map<std::string, int64_t>> QuickBatch(
     Cluster& c, const std::vector<std::string>& ops, const std::string& label) {
-  std::vector<std::string> args = {"--format", "json", "submit", "--quick", "--repeats", "7",
-                                   "--warm-up", "0"};
+  std::vector<std::string> args = {"--format",  "json", "submit",    "--quick",
+                                   "--repeats", "7",    "--warm-up", "0"};
   for (const auto& op : ops) args.push_back(Operator(op));
-  for (const std::string& a : {std::string("--op-name-map"),
-                               (SourceDir() / "deploy/demo-op-names.json").string(),
-                               std::string("--label"), label, std::string("--max-jobs"),
-                               std::string("4")}) {
+  for (const std::string& a :
+       {std::string("--op-name-map"), (SourceDir() / "deploy/demo-op-names.json").string(),
+        std::string("--label"), label, std::string("--max-jobs"), std::string("4")}) {
     args.push_back(a);
   }
   auto r = c.Cli(args);

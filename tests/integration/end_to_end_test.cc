@@ -67,8 +67,10 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   ASSERT_TRUE(agent_line.ok());
   auto agent_metrics = HttpGet(AddressAfter(*agent_line, "metrics on"), "/metrics");
   ASSERT_TRUE(agent_metrics.ok()) << agent_metrics.status();
-  EXPECT_NE(agent_metrics->find("npuperf_agent_msprof_runs_total{group=\"TaskTime\",outcome=\"ok\"} 3"),
-            std::string::npos) << *agent_metrics;
+  EXPECT_NE(
+      agent_metrics->find("npuperf_agent_msprof_runs_total{group=\"TaskTime\",outcome=\"ok\"} 3"),
+      std::string::npos)
+      << *agent_metrics;
 
   // The simulator never saw a device used twice at once.
   EXPECT_FALSE(std::filesystem::exists(c.dir.path() / "conflicts.log"));

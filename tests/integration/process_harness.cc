@@ -53,9 +53,9 @@ agent::ProfilerSpec Spec(const std::vector<std::string>& argv, const fs::path& o
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Process>> Process::Start(const std::vector<std::string>& argv,
-                                                        const fs::path& log,
-                                                        const std::map<std::string, std::string>& env) {
+absl::StatusOr<std::unique_ptr<Process>> Process::Start(
+    const std::vector<std::string>& argv, const fs::path& log,
+    const std::map<std::string, std::string>& env) {
   static agent::SubprocessRunner runner(WallClock());
   auto p = runner.Start(Spec(argv, log, log, env));
   if (!p.ok()) return p.status();
@@ -68,7 +68,8 @@ Process::~Process() {
 
 std::string Process::Log() const { return ReadFile(log_); }
 
-absl::StatusOr<std::string> Process::WaitForLine(const std::string& needle, std::chrono::seconds timeout) {
+absl::StatusOr<std::string> Process::WaitForLine(const std::string& needle,
+                                                 std::chrono::seconds timeout) {
   const auto deadline = WallClock().MonotonicNow() + timeout;
   while (WallClock().MonotonicNow() < deadline) {
     std::istringstream in(Log());
@@ -95,7 +96,8 @@ void Process::Kill() {
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv, const fs::path& dir,
-                         const std::map<std::string, std::string>& env, std::chrono::seconds timeout) {
+                         const std::map<std::string, std::string>& env,
+                         std::chrono::seconds timeout) {
   static std::atomic<int> counter{0};
   const int n = counter++;
   const fs::path out = dir / absl::StrCat("cmd", n, ".out");

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "tests/integration/cluster.h"
 #include "tests/fakes/pg_schema.h"
+#include "tests/integration/cluster.h"
 
 namespace npuperf::testing {
 namespace {
@@ -42,11 +42,27 @@ TEST(ReplicasTest, TwoReplicasOnOnePostgresHandOutNoJobTwice) {
   }
   std::vector<std::string> ids;
   for (int i = 0; i < 50; ++i) {
-    auto r = c.Cli({"--format", "json", "submit",
-                    (SourceDir() / "examples/ops/inplace_add_rmsnorm").string(), "--op-name", kKernel,
-                    "--no-wait", "--quick", "--warm-up", "0", "--repeats", "1",
-                    "--case-arg=--case-id", "--case-id", "p0", "--case-id", "p1", "--case-id", "p2",
-                    "--case-id", "s1"},
+    auto r = c.Cli({"--format",
+                    "json",
+                    "submit",
+                    (SourceDir() / "examples/ops/inplace_add_rmsnorm").string(),
+                    "--op-name",
+                    kKernel,
+                    "--no-wait",
+                    "--quick",
+                    "--warm-up",
+                    "0",
+                    "--repeats",
+                    "1",
+                    "--case-arg=--case-id",
+                    "--case-id",
+                    "p0",
+                    "--case-id",
+                    "p1",
+                    "--case-id",
+                    "p2",
+                    "--case-id",
+                    "s1"},
                    servers[i % 2]);
     v1::Collection col;
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;

@@ -74,15 +74,18 @@ TEST(ServerTlsTest, TlsClientsConnectAndPlaintextClientsFail) {
   auto plain = c.Cli({"--timeout", "5", "list"});
   EXPECT_NE(plain.exit_code, 0) << plain.out;
   EXPECT_NE(plain.err.find("UNAVAILABLE"), std::string::npos) << plain.err;
-  auto agent = c.StartAgent("0-1", "agent", {{"NPUPERF_TLS_CA", cert}});  // waits for "registered as"
+  auto agent =
+      c.StartAgent("0-1", "agent", {{"NPUPERF_TLS_CA", cert}});  // waits for "registered as"
   ASSERT_NE(agent, nullptr);
   auto metrics = HttpGet(c.metrics_address, "/metrics");
   ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_NE(metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"RegisterAgent\"} 1"),
-            std::string::npos)
+  EXPECT_NE(
+      metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"RegisterAgent\"} 1"),
+      std::string::npos)
       << *metrics;
-  EXPECT_NE(metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"ListCollections\"} 1"),
-            std::string::npos);
+  EXPECT_NE(
+      metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"ListCollections\"} 1"),
+      std::string::npos);
   agent->Stop();
   EXPECT_EQ(c.server->Stop(), 0);
 }

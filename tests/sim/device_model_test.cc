@@ -39,7 +39,8 @@ Launch Mix() {
 // Parses the formatted PipeUtilization cells of one task into name -> value.
 std::map<std::string, std::string> Cells(const KernelResult& r, SocFamily family) {
   std::vector<PmuColumn> cols;
-  for (const std::string& n : PmuHeader(MetricGroup::kPipeUtilization, family)) cols.push_back(*ResolvePmuColumn(n));
+  for (const std::string& n : PmuHeader(MetricGroup::kPipeUtilization, family))
+    cols.push_back(*ResolvePmuColumn(n));
   std::string line;
   AppendPmuCells(cols, r, 1800, line);
   std::vector<std::string> cells = absl::StrSplit(line.substr(1), ',');
@@ -83,7 +84,9 @@ TEST(DeviceModelTest, CoreTimeIsCyclesAtTheClockUsed) {
   // cube_utilization uses the rated clock, so a DVFS dip lowers it.
   Launch cube = Mix();
   Rng c(5), d(5);
-  auto util = [](const KernelResult& r) { return std::stod(Cells(r, SocFamily::kA2A3)["cube_utilization(%)"]); };
+  auto util = [](const KernelResult& r) {
+    return std::stod(Cells(r, SocFamily::kA2A3)["cube_utilization(%)"]);
+  };
   EXPECT_LT(util(model.Run(cube, 900, d)), util(model.Run(cube, 1800, c)));
 }
 

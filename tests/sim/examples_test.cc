@@ -22,8 +22,10 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   bool quoted = false;
   for (char c : line) {
     if (c == '"') quoted = !quoted;
-    if (c == ',' && !quoted) cells.emplace_back();
-    else cells.back() += c;
+    if (c == ',' && !quoted)
+      cells.emplace_back();
+    else
+      cells.back() += c;
   }
   return cells;
 }
@@ -35,10 +37,11 @@ Row Profile(const std::string& op) {
   fs::path out = fs::path(::testing::TempDir()) / absl::StrCat("examples_", ::getpid(), "_", op);
   fs::remove_all(out);
   std::string cmd = absl::StrCat(
-      "env -u ASCEND_RT_VISIBLE_DEVICES -u TILE_FWK_DEVICE_ID MSPROF_SIM_SEED=7 MSPROF_SIM_STATE_DIR=", out.string(),
-      "/state ", build ? build : "build", "/sim-bin/msprof --output=", out.string(),
-      "/p --ai-core=on --aic-metrics=PipeUtilization --task-time=on python3 ", src ? src : ".", "/examples/ops/",
-      op, "/test_", op, ".py --case-id p0 > /dev/null");
+      "env -u ASCEND_RT_VISIBLE_DEVICES -u TILE_FWK_DEVICE_ID MSPROF_SIM_SEED=7 "
+      "MSPROF_SIM_STATE_DIR=",
+      out.string(), "/state ", build ? build : "build", "/sim-bin/msprof --output=", out.string(),
+      "/p --ai-core=on --aic-metrics=PipeUtilization --task-time=on python3 ", src ? src : ".",
+      "/examples/ops/", op, "/test_", op, ".py --case-id p0 > /dev/null");
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   for (const auto& prof : fs::directory_iterator(out / "p")) {
     for (const auto& f : fs::directory_iterator(prof.path() / "mindstudio_profiler_output")) {

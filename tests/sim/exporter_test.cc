@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 class ExporterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::path(::testing::TempDir()) / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    root_ = fs::path(::testing::TempDir()) /
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(root_);
     in_.soc = *FindSoc("Ascend910B2");
     in_.ts14 = "20261130120000";
@@ -24,7 +25,8 @@ class ExporterTest : public ::testing::Test {
     in_.process_end_ns = in_.process_start_ns + 250'000'000;
     in_.seed = 42;
     in_.options.app = {"app"};
-    launches_ = {Make("StatelessNormal", 48, 3), Make("_Z6targetv", 20, 1), Make("aclnnAdd_AddAiCore_Add", 48, 2)};
+    launches_ = {Make("StatelessNormal", 48, 3), Make("_Z6targetv", 20, 1),
+                 Make("aclnnAdd_AddAiCore_Add", 48, 2)};
   }
 
   static Launch Make(const std::string& name, int blocks, int count) {
@@ -65,8 +67,10 @@ class ExporterTest : public ::testing::Test {
       bool quoted = false;
       for (char c : line) {
         if (c == '"') quoted = !quoted;
-        if (c == ',' && !quoted) cells.emplace_back();
-        else cells.back() += c;
+        if (c == ',' && !quoted)
+          cells.emplace_back();
+        else
+          cells.back() += c;
       }
       rows.push_back(cells);
     }
@@ -97,7 +101,7 @@ TEST_F(ExporterTest, OpSummaryCellQuirks) {
   EXPECT_TRUE(absl::EndsWith(first[8], "\t"));
   EXPECT_EQ(first[10], "0");
   EXPECT_EQ(first[14], "\"16,4096;16,4096\"");  // shapes arrive quoted
-  EXPECT_EQ(first[20], "N/A");   // Context ID of a non-MIX task
+  EXPECT_EQ(first[20], "N/A");                  // Context ID of a non-MIX task
   for (size_t i = 2; i < rows.size(); ++i) {
     size_t dot = rows[i][10].find('.');
     ASSERT_NE(dot, std::string::npos);
@@ -112,10 +116,14 @@ TEST_F(ExporterTest, UnifiedDbHasTasksAndTheClock) {
   Export("db");
   SQLite::Database db((in_.prof_dir / "msprof_20261130120000.db").string());
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM TASK").getInt(), 6);
-  EXPECT_EQ(db.execAndGet("SELECT value FROM META_DATA WHERE name='SCHEMA_VERSION'").getString(), "1.2.0");
+  EXPECT_EQ(db.execAndGet("SELECT value FROM META_DATA WHERE name='SCHEMA_VERSION'").getString(),
+            "1.2.0");
   EXPECT_EQ(db.execAndGet("SELECT freq FROM AICORE_FREQ").getInt(), 1000);
-  EXPECT_EQ(db.execAndGet("SELECT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.name "
-                          "WHERE c.globalTaskId = 3").getString(), "_Z6targetv");
+  EXPECT_EQ(
+      db.execAndGet("SELECT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.name "
+                    "WHERE c.globalTaskId = 3")
+          .getString(),
+      "_Z6targetv");
   EXPECT_EQ(db.execAndGet("SELECT name FROM NPU_INFO").getString(), "Ascend910B");
 }
 
@@ -141,7 +149,8 @@ TEST_F(ExporterTest, TaskTimeStatisticsAndApi) {
   EXPECT_GE(std::stod(stat[1][4]), std::stod(stat[2][4]));
   auto api = Rows(out / "api_statistic_20261130120000.csv");
   bool launch_row = false;
-  for (const auto& r : api) launch_row |= r[1] == "node" && r[2] == "launch" && r[4] == "6" && r[0] == "host";
+  for (const auto& r : api)
+    launch_row |= r[1] == "node" && r[2] == "launch" && r[4] == "6" && r[0] == "host";
   EXPECT_TRUE(launch_row);
 }
 
@@ -172,7 +181,8 @@ TEST_F(ExporterTest, SampleBasedCoversTheProcessOnEveryCore) {
   int slices = 25;  // 250 ms at 100 Hz
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM AICoreOriginalData").getInt(), slices * 48);
   EXPECT_EQ(db.execAndGet("SELECT COUNT(DISTINCT coreid) FROM AICoreOriginalData").getInt(), 48);
-  EXPECT_GT(db.execAndGet("SELECT SUM(task_cyc) FROM AICoreOriginalData WHERE task_cyc>0").getInt64(), 0);
+  EXPECT_GT(
+      db.execAndGet("SELECT SUM(task_cyc) FROM AICoreOriginalData WHERE task_cyc>0").getInt64(), 0);
   EXPECT_EQ(summary_.samples, slices * (24 + 48));
   EXPECT_TRUE(fs::exists(in_.prof_dir / "device_0" / "sqlite" / "aicore.db"));
   EXPECT_TRUE(fs::exists(out / "ai_vector_core_utilization_20261130120000.csv"));
@@ -187,9 +197,11 @@ TEST_F(ExporterTest, FaultsShapeTheOutput) {
   EXPECT_EQ(summary_.freq_mhz, 900);
   auto rows = Rows(out / "op_summary_20261130120000.csv");
   size_t mte2 = 0;
-  for (size_t i = 0; i < rows[0].size(); ++i) if (rows[0][i] == "aiv_mte2_ratio") mte2 = i;
+  for (size_t i = 0; i < rows[0].size(); ++i)
+    if (rows[0][i] == "aiv_mte2_ratio") mte2 = i;
   bool above = false;
-  for (const auto& r : rows) above |= r.size() > mte2 && r[4] == "_Z6targetv" && std::stod(r[mte2]) > 1;
+  for (const auto& r : rows)
+    above |= r.size() > mte2 && r[4] == "_Z6targetv" && std::stod(r[mte2]) > 1;
   EXPECT_TRUE(above);
   in_.options.mode = AicMode::kSampleBased;
   in_.faults = *ParseFaults("no_aicore_db");

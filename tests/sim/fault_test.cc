@@ -6,7 +6,9 @@ namespace npuperf::sim {
 namespace {
 
 TEST(FaultTest, ParsesEveryKindAndQualifier) {
-  auto f = ParseFaults("fail:Memory:3; hang:30;crash;truncate;no_aicore_db;garbage;ratio_gt1:k;dvfs:800@dev=2@first=1");
+  auto f = ParseFaults(
+      "fail:Memory:3; "
+      "hang:30;crash;truncate;no_aicore_db;garbage;ratio_gt1:k;dvfs:800@dev=2@first=1");
   ASSERT_TRUE(f.ok()) << f.status();
   ASSERT_EQ(f->size(), 8u);
   EXPECT_EQ((*f)[0].kind, FaultKind::kFail);
@@ -25,8 +27,8 @@ TEST(FaultTest, ParsesEveryKindAndQualifier) {
 }
 
 TEST(FaultTest, RejectsMalformedItems) {
-  for (const char* bad : {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x", "dvfs:0",
-                          "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
+  for (const char* bad : {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x",
+                          "dvfs:0", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
     EXPECT_FALSE(ParseFaults(bad).ok()) << bad;
   }
 }

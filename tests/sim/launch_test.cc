@@ -36,9 +36,10 @@ TEST(LaunchTest, DefaultsOpTypeToOpName) {
 }
 
 TEST(LaunchTest, RejectsBadLines) {
-  for (const char* bad : {"lunch op=x", "launch", "launch op=x blocks=0", "launch op=x bogus=1",
-                          "launch op=x gm_to_ub=-1", "launch op=x task=GPU", "launch op=x task=MIX_AIC",
-                          "launch op=x l2_hit=1.5", "launch op=x noequals"}) {
+  for (const char* bad :
+       {"lunch op=x", "launch", "launch op=x blocks=0", "launch op=x bogus=1",
+        "launch op=x gm_to_ub=-1", "launch op=x task=GPU", "launch op=x task=MIX_AIC",
+        "launch op=x l2_hit=1.5", "launch op=x noequals"}) {
     EXPECT_FALSE(ParseLaunchLine(bad).ok()) << bad;
   }
   EXPECT_TRUE(absl::IsNotFound(ParseLaunchLine("  # comment").status()));

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/clock.h"
 #include "absl/strings/str_split.h"
+#include "common/clock.h"
 #include "gtest/gtest.h"
 
 namespace {
@@ -36,8 +36,9 @@ class SimE2eTest : public ::testing::Test {
     const char* build = std::getenv("NPUPERF_BUILD_DIR");
     msprof_ = fs::path(build ? build : "build") / "sim-bin" / "msprof";
     ASSERT_TRUE(fs::exists(msprof_)) << msprof_;
-    dir_ = fs::path(::testing::TempDir()) / absl::StrCat("sim_e2e_", ::getpid(), "_",
-                                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::path(::testing::TempDir()) /
+           absl::StrCat("sim_e2e_", ::getpid(), "_",
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     env_ = absl::StrCat("MSPROF_SIM_STATE_DIR=", (dir_ / "state").string(), " MSPROF_SIM_SEED=7 ");
@@ -45,7 +46,8 @@ class SimE2eTest : public ::testing::Test {
 
   // Runs `env_ + extra_env msprof args` through the shell; captures stdout+stderr.
   Result Run(const std::string& extra_env, const std::string& args) {
-    std::string cmd = absl::StrCat("cd ", dir_.string(), " && env -u ASCEND_RT_VISIBLE_DEVICES -u TILE_FWK_DEVICE_ID ",
+    std::string cmd = absl::StrCat("cd ", dir_.string(),
+                                   " && env -u ASCEND_RT_VISIBLE_DEVICES -u TILE_FWK_DEVICE_ID ",
                                    env_, extra_env, " ", msprof_.string(), " ", args, " 2>&1");
     Result r;
     FILE* p = ::popen(cmd.c_str(), "r");
@@ -79,8 +81,10 @@ class SimE2eTest : public ::testing::Test {
   }
 
   static constexpr const char* kApp =
-      "sh -c 'echo hello-from-app; echo \"launch op=StatelessNormal blocks=48 gm_to_ub=4194304 vec_fp32=1e7\" "
-      ">> \"$MSPROF_SIM_LAUNCH_FILE\"; echo \"launch op=_Z6targetv blocks=16 gm_to_ub=1e6 vec_fp16=1e6 count=2\" "
+      "sh -c 'echo hello-from-app; echo \"launch op=StatelessNormal blocks=48 gm_to_ub=4194304 "
+      "vec_fp32=1e7\" "
+      ">> \"$MSPROF_SIM_LAUNCH_FILE\"; echo \"launch op=_Z6targetv blocks=16 gm_to_ub=1e6 "
+      "vec_fp16=1e6 count=2\" "
       ">> \"$MSPROF_SIM_LAUNCH_FILE\"'";
 
   fs::path msprof_, dir_;
@@ -92,7 +96,8 @@ TEST_F(SimE2eTest, QuickModeWritesTheRealTree) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("hello-from-app"), std::string::npos);
   fs::path prof = OnlyProfDir(dir_ / "out");
-  EXPECT_TRUE(std::regex_match(prof.filename().string(), std::regex("PROF_000001_\\d{17}_[0-9A-Z]{16}")))
+  EXPECT_TRUE(
+      std::regex_match(prof.filename().string(), std::regex("PROF_000001_\\d{17}_[0-9A-Z]{16}")))
       << prof.filename();
   EXPECT_TRUE(fs::is_directory(prof / "device_0" / "sqlite"));
   EXPECT_TRUE(fs::is_directory(prof / "mindstudio_profiler_log"));
@@ -126,8 +131,11 @@ TEST_F(SimE2eTest, BadUsageFailsWithAMessage) {
 }
 
 TEST_F(SimE2eTest, VisibilityAndSocMapChooseDeviceAndColumns) {
-  Result r = Run("ASCEND_RT_VISIBLE_DEVICES=4,5 TILE_FWK_DEVICE_ID=1 MSPROF_SIM_SOC_MAP=0-3=Ascend910B2,4-7=Ascend950PR_9589",
-                 absl::StrCat("--output=out --ai-core=on --aic-metrics=PipeUtilization --task-time=on ", kApp));
+  Result r =
+      Run("ASCEND_RT_VISIBLE_DEVICES=4,5 TILE_FWK_DEVICE_ID=1 "
+          "MSPROF_SIM_SOC_MAP=0-3=Ascend910B2,4-7=Ascend950PR_9589",
+          absl::StrCat("--output=out --ai-core=on --aic-metrics=PipeUtilization --task-time=on ",
+                       kApp));
   ASSERT_EQ(r.code, 0) << r.out;
   fs::path prof = OnlyProfDir(dir_ / "out");
   EXPECT_TRUE(fs::is_directory(prof / "device_5"));
@@ -141,10 +149,13 @@ TEST_F(SimE2eTest, ConflictDetectorRefusesDoubleBooking) {
   std::string log = (dir_ / "conflicts.log").string();
   std::string hold = "sh -c 'touch ready; while [ ! -e go ]; do sleep 0.02; done'";
   std::thread first([&] { EXPECT_EQ(Run("TILE_FWK_DEVICE_ID=2", "--output=a " + hold).code, 0); });
-  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i) Wall().SleepFor(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && !fs::exists(dir_ / "ready"); ++i)
+    Wall().SleepFor(std::chrono::milliseconds(10));
   ASSERT_TRUE(fs::exists(dir_ / "ready"));
-  Result busy = Run(absl::StrCat("ASCEND_RT_VISIBLE_DEVICES=2 MSPROF_SIM_CONFLICT_LOG=", log), "--output=b true");
-  Result other = Run(absl::StrCat("TILE_FWK_DEVICE_ID=3 MSPROF_SIM_CONFLICT_LOG=", log), "--output=c true");
+  Result busy = Run(absl::StrCat("ASCEND_RT_VISIBLE_DEVICES=2 MSPROF_SIM_CONFLICT_LOG=", log),
+                    "--output=b true");
+  Result other =
+      Run(absl::StrCat("TILE_FWK_DEVICE_ID=3 MSPROF_SIM_CONFLICT_LOG=", log), "--output=c true");
   std::ofstream(dir_ / "go").put('x');
   first.join();
   EXPECT_EQ(busy.code, 16) << busy.out;
@@ -160,7 +171,8 @@ TEST_F(SimE2eTest, InjectedFailuresCrashesAndHangs) {
   Result fail = Run("MSPROF_SIM_FAULT='fail:Memory:9'", "--output=o --aic-metrics=Memory true");
   EXPECT_EQ(fail.code, 9);
   EXPECT_NE(fail.out.find("injected fault"), std::string::npos);
-  EXPECT_EQ(Run("MSPROF_SIM_FAULT='fail:Memory:9'", "--output=o --aic-metrics=L2Cache true").code, 0);
+  EXPECT_EQ(Run("MSPROF_SIM_FAULT='fail:Memory:9'", "--output=o --aic-metrics=L2Cache true").code,
+            0);
   EXPECT_EQ(Run("MSPROF_SIM_FAULT=crash", "--output=o true").code, 134);
   EXPECT_EQ(Run("MSPROF_SIM_FAULT='crash@dev=1'", "--output=o true").code, 0);
   EXPECT_EQ(Run("MSPROF_SIM_FAULT='fail:*:3@first=1'", "--output=o true").code, 3);
@@ -173,7 +185,8 @@ TEST_F(SimE2eTest, InjectedFailuresCrashesAndHangs) {
 
 TEST_F(SimE2eTest, HundredThousandKernelsGiveHundredThousandRows) {
   std::string app =
-      "sh -c 'echo \"launch op=_Z1kv blocks=48 gm_to_ub=4194304 ub_to_gm=2097152 vec_fp16=2097152 count=100000\" "
+      "sh -c 'echo \"launch op=_Z1kv blocks=48 gm_to_ub=4194304 ub_to_gm=2097152 vec_fp16=2097152 "
+      "count=100000\" "
       ">> \"$MSPROF_SIM_LAUNCH_FILE\"'";
   Result r = Run("", "--output=out --ai-core=on --aic-metrics=L2Cache --task-time=on " + app);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -189,7 +202,8 @@ TEST_F(SimE2eTest, HundredThousandKernelsGiveHundredThousandRows) {
 
 TEST_F(SimE2eTest, HangIsKillableWithSigterm) {
   auto t0 = Wall().MonotonicNow();
-  Result r = Run("MSPROF_SIM_FAULT=hang:30", "--output=o sh -c 'true' & sleep 0.5; kill -TERM $!; wait $!");
+  Result r = Run("MSPROF_SIM_FAULT=hang:30",
+                 "--output=o sh -c 'true' & sleep 0.5; kill -TERM $!; wait $!");
   EXPECT_EQ(r.code, 143) << r.out;
   EXPECT_LT(Wall().MonotonicNow() - t0, std::chrono::seconds(10));
 }
@@ -203,16 +217,19 @@ TEST_F(SimE2eTest, PythonHelperReportsLaunchesAndIsANoOpOutside) {
   ASSERT_EQ(r.code, 0) << r.out;
   std::string summary = Read(Csv(OnlyProfDir(dir_ / "out"), "op_summary"));
   EXPECT_NE(summary.find("_Z4gemmv,_Z4gemmv,dynamic,MIX_AIC,"), std::string::npos) << summary;
-  EXPECT_NE(summary.find(",24,48,NO,\"64,64\",DT_FLOAT16,ND,N/A,N/A,N/A,0,"), std::string::npos) << summary;
-  Result a5 = Run("MSPROF_SIM_SOC_MAP=0-7=Ascend950PR_9589",
-                  "--output=a5 python3 -c 'import msprof_sim as m; "
-                  "assert (m.soc(), m.cube_cores(), m.vector_cores()) == (\"Ascend950PR_9589\", 32, 64)'");
+  EXPECT_NE(summary.find(",24,48,NO,\"64,64\",DT_FLOAT16,ND,N/A,N/A,N/A,0,"), std::string::npos)
+      << summary;
+  Result a5 =
+      Run("MSPROF_SIM_SOC_MAP=0-7=Ascend950PR_9589",
+          "--output=a5 python3 -c 'import msprof_sim as m; "
+          "assert (m.soc(), m.cube_cores(), m.vector_cores()) == (\"Ascend950PR_9589\", 32, 64)'");
   EXPECT_EQ(a5.code, 0) << a5.out;
   const char* src = std::getenv("NPUPERF_SOURCE_DIR");
   std::string path = absl::StrCat(src ? src : ".", "/sim/python");
-  std::string outside = absl::StrCat("cd ", dir_.string(), " && env -u MSPROF_SIM_LAUNCH_FILE PYTHONPATH=", path,
-                                     " python3 -c 'import msprof_sim as m; assert not m.active(); "
-                                     "assert m.launch(\"k\") is False'");
+  std::string outside =
+      absl::StrCat("cd ", dir_.string(), " && env -u MSPROF_SIM_LAUNCH_FILE PYTHONPATH=", path,
+                   " python3 -c 'import msprof_sim as m; assert not m.active(); "
+                   "assert m.launch(\"k\") is False'");
   EXPECT_EQ(std::system(outside.c_str()), 0);
 }
 

@@ -20,28 +20,39 @@ TEST(SimEnvTest, VisibilityMapsLogicalToPhysical) {
   EXPECT_EQ(*ResolvePhysicalDevice(Env({{"TILE_FWK_DEVICE_ID", "5"}})), 5);
   EXPECT_EQ(*ResolvePhysicalDevice(Env({{"ASCEND_RT_VISIBLE_DEVICES", "6,7"}})), 6);
   int logical = -1;
-  EXPECT_EQ(*ResolvePhysicalDevice(Env({{"ASCEND_RT_VISIBLE_DEVICES", "6, 7"}, {"TILE_FWK_DEVICE_ID", "1"}}), &logical), 7);
+  EXPECT_EQ(
+      *ResolvePhysicalDevice(
+          Env({{"ASCEND_RT_VISIBLE_DEVICES", "6, 7"}, {"TILE_FWK_DEVICE_ID", "1"}}), &logical),
+      7);
   EXPECT_EQ(logical, 1);
-  EXPECT_FALSE(ResolvePhysicalDevice(Env({{"ASCEND_RT_VISIBLE_DEVICES", "6"}, {"TILE_FWK_DEVICE_ID", "1"}})).ok());
+  EXPECT_FALSE(
+      ResolvePhysicalDevice(Env({{"ASCEND_RT_VISIBLE_DEVICES", "6"}, {"TILE_FWK_DEVICE_ID", "1"}}))
+          .ok());
   EXPECT_FALSE(ResolvePhysicalDevice(Env({{"ASCEND_RT_VISIBLE_DEVICES", "x"}})).ok());
   EXPECT_FALSE(ResolvePhysicalDevice(Env({{"TILE_FWK_DEVICE_ID", "-1"}})).ok());
 }
 
 TEST(SimEnvTest, SocMapPicksTheDevicesSoc) {
-  auto map = std::map<std::string, std::string>{{"MSPROF_SIM_SOC_MAP", "0-3=Ascend910B2,4-7=Ascend950PR_9589"},
-                                                {"ASCEND_RT_VISIBLE_DEVICES", "5"}};
+  auto map = std::map<std::string, std::string>{
+      {"MSPROF_SIM_SOC_MAP", "0-3=Ascend910B2,4-7=Ascend950PR_9589"},
+      {"ASCEND_RT_VISIBLE_DEVICES", "5"}};
   auto env = ReadSimEnv(Env(map));
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_EQ(env->physical_device, 5);
   EXPECT_EQ(env->soc, "Ascend950PR_9589");
   EXPECT_EQ(ReadSimEnv(Env({}))->soc, "Ascend910B2");
-  EXPECT_FALSE(ReadSimEnv(Env({{"MSPROF_SIM_SOC_MAP", "0-3=Ascend910B2"}, {"TILE_FWK_DEVICE_ID", "4"}})).ok());
+  EXPECT_FALSE(
+      ReadSimEnv(Env({{"MSPROF_SIM_SOC_MAP", "0-3=Ascend910B2"}, {"TILE_FWK_DEVICE_ID", "4"}}))
+          .ok());
   EXPECT_FALSE(ReadSimEnv(Env({{"MSPROF_SIM_SOC_MAP", "0-7=GPU"}})).ok());
 }
 
 TEST(SimEnvTest, SeedNoiseDvfsAndNaming) {
-  auto env = ReadSimEnv(Env({{"MSPROF_SIM_SEED", "42"}, {"MSPROF_SIM_NOISE", "0.02"}, {"MSPROF_SIM_DVFS", "1200:0.5"},
-                             {"MSPROF_SIM_BLOCK_NAMING", "dim"}, {"MSPROF_SIM_STATE_DIR", "/tmp/s"}}));
+  auto env = ReadSimEnv(Env({{"MSPROF_SIM_SEED", "42"},
+                             {"MSPROF_SIM_NOISE", "0.02"},
+                             {"MSPROF_SIM_DVFS", "1200:0.5"},
+                             {"MSPROF_SIM_BLOCK_NAMING", "dim"},
+                             {"MSPROF_SIM_STATE_DIR", "/tmp/s"}}));
   ASSERT_TRUE(env.ok()) << env.status();
   EXPECT_EQ(*env->seed, 42u);
   EXPECT_DOUBLE_EQ(env->noise, 0.02);
@@ -53,9 +64,12 @@ TEST(SimEnvTest, SeedNoiseDvfsAndNaming) {
   EXPECT_FALSE(plain->seed.has_value());
   EXPECT_DOUBLE_EQ(plain->noise, 0.01);
   EXPECT_EQ(plain->state_dir.parent_path(), "/t");
-  for (auto bad : std::vector<std::map<std::string, std::string>>{
-           {{"MSPROF_SIM_SEED", "x"}}, {{"MSPROF_SIM_NOISE", "2"}}, {{"MSPROF_SIM_DVFS", "fast"}},
-           {{"MSPROF_SIM_DVFS", "900:2"}}, {{"MSPROF_SIM_BLOCK_NAMING", "blocks"}}}) {
+  for (auto bad :
+       std::vector<std::map<std::string, std::string>>{{{"MSPROF_SIM_SEED", "x"}},
+                                                       {{"MSPROF_SIM_NOISE", "2"}},
+                                                       {{"MSPROF_SIM_DVFS", "fast"}},
+                                                       {{"MSPROF_SIM_DVFS", "900:2"}},
+                                                       {{"MSPROF_SIM_BLOCK_NAMING", "blocks"}}}) {
     EXPECT_FALSE(ReadSimEnv(Env(bad)).ok()) << bad.begin()->first;
   }
 }

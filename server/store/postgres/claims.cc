@@ -3,10 +3,11 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <pqxx/pqxx>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -110,10 +111,10 @@ Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const Clai
                  const OfferedDevice& device, bool skip_locked) {
   // npuperf_claim() (migration 0003) checks the cap and cancellation under
   // the collection's row lock and leases its oldest queued job, in one call.
-  const pqxx::row row = tx.exec_prepared1(
-      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
-      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
-      static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  const pqxx::row row =
+      tx.exec_prepared1("claim_take", c.collection_id, skip_locked, req.agent_id, req.host,
+                        device.device_id, device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+                        static_cast<int>(v1::COLLECTION_STATE_RUNNING));
   if (row[1].is_null()) return std::nullopt;
   v1::JobAssignment a;
   a.set_job_id(row[1].as<int64_t>());

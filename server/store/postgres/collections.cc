@@ -1,12 +1,11 @@
 // PostgresStore: tokens, bundles, collections, agents and devices, and the
 // state counts behind /metrics.
-#include "server/store/postgres/postgres_store.h"
-
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/job_state.h"
 #include "server/store/postgres/pool.h"
+#include "server/store/postgres/postgres_store.h"
 #include "server/store/postgres/rows.h"
 #include "server/store/postgres/statements.h"
 

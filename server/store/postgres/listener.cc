@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <pqxx/pqxx>
 #include <stdexcept>
+
+#include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -34,7 +35,8 @@ PgListener::PgListener(std::string url, std::string self_id, Clock& clock)
     : url_(std::move(url)), self_id_(std::move(self_id)), clock_(clock) {
   if (pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) {
     wake_[0] = wake_[1] = -1;
-    LogError("postgres", absl::StrCat("pipe2: ", strerror(errno), "; no wake-ups from other replicas"));
+    LogError("postgres",
+             absl::StrCat("pipe2: ", strerror(errno), "; no wake-ups from other replicas"));
   }
 }
 
@@ -100,7 +102,7 @@ bool PgListener::ListenOnce(bool reconnected, bool* connected) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) {
       throw std::runtime_error(absl::StrCat("poll: ", strerror(errno)));
     }
-    if (fds[1].revents != 0) return false;  // stop
+    if (fds[1].revents != 0) return false;       // stop
     if (fds[0].revents != 0) conn.get_notifs();  // throws on a broken connection
     if (!conn.is_open()) throw pqxx::broken_connection("LISTEN connection closed");
   }

@@ -2,10 +2,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <pqxx/pqxx>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"

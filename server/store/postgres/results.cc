@@ -1,8 +1,9 @@
 // PostgresStore: progress and results of attempts (RecordProgress,
 // RecordResult).
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
+
+#include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/job_rules.h"
@@ -48,10 +49,10 @@ absl::StatusOr<ResultAck> AppliedBefore(const AttemptResult& r, const pqxx::row&
 int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job) {
   return tx
       .exec_prepared1("round_insert", job[5].as<std::string>(), r.ref.job_id, job[2].as<int>(),
-                      job[6].as<std::string>(), job[7].as<std::string>(),
-                      job[8].as<std::string>(), r.evidence.duration().aggregate_us(),
-                      r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()),
-                      r.now_ms, PgMetricsJson(r.metrics))[0]
+                      job[6].as<std::string>(), job[7].as<std::string>(), job[8].as<std::string>(),
+                      r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                      PgBytes(r.evidence.SerializeAsString()), r.now_ms,
+                      PgMetricsJson(r.metrics))[0]
       .as<int64_t>();
 }
 

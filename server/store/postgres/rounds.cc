@@ -1,11 +1,10 @@
 // PostgresStore: rounds, their metric series, and baselines pinned per team
 // and label.
-#include "server/store/postgres/postgres_store.h"
-
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
 #include "server/store/postgres/pool.h"
+#include "server/store/postgres/postgres_store.h"
 #include "server/store/postgres/rows.h"
 
 namespace npuperf::server {
@@ -48,15 +47,15 @@ absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
   });
 }
 
-absl::StatusOr<Baseline> PostgresStore::PinBaseline(const std::string& team,
-                                                    const Baseline& pin) {
+absl::StatusOr<Baseline> PostgresStore::PinBaseline(const std::string& team, const Baseline& pin) {
   return pool_->Run("pin baseline", [&](pqxx::work& tx) -> absl::StatusOr<Baseline> {
     const bool round = pin.round_id > 0;
     auto found = round ? tx.exec_prepared("baseline_round_of_team", pin.round_id, team)
                        : tx.exec_prepared("baseline_collection_of_team", pin.collection_id, team);
     if (found.empty()) {
-      return absl::NotFoundError(round ? absl::StrCat("round ", pin.round_id, " not found")
-                                       : absl::StrCat("collection ", pin.collection_id, " not found"));
+      return absl::NotFoundError(
+          round ? absl::StrCat("round ", pin.round_id, " not found")
+                : absl::StrCat("collection ", pin.collection_id, " not found"));
     }
     tx.exec_prepared("baseline_pin", team, pin.label, pin.round_id, pin.collection_id,
                      pin.pinned_ms);

@@ -1,9 +1,10 @@
 #pragma once
 
 #include <map>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
+
+#include <pqxx/pqxx>
 
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection.pb.h"

@@ -15,13 +15,14 @@ namespace {
   "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
   "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
   "started_ms, finished_ms"
-#define NPUPERF_PG_ROUND_COLUMNS                                                             \
+#define NPUPERF_PG_ROUND_COLUMNS                                                     \
   "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
   "r.created_ms, r.evidence"
 // Every (key, value) of the JSON object $N is a label of the collection cid.
-#define NPUPERF_PG_HAS_LABELS(N, cid)                                                 \
-  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N "::jsonb) f WHERE NOT EXISTS ("   \
-  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid                   \
+#define NPUPERF_PG_HAS_LABELS(N, cid)                              \
+  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N                  \
+  "::jsonb) f WHERE NOT EXISTS ("                                  \
+  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid \
   " AND l.key = f.key AND l.value = f.value))"
 // Job states as stored (npuperf.v1.JobState).
 #define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
@@ -46,7 +47,8 @@ constexpr Statement kStatements[] = {
      "created_ms) VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::text, ''), $8) "
      "ON CONFLICT (team, idempotency_key) DO NOTHING RETURNING id"},
     {"collection_by_key", "SELECT id FROM collections WHERE team = $1 AND idempotency_key = $2"},
-    {"label_insert", "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
+    {"label_insert",
+     "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
     {"job_insert",
      "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
      "max_attempts, queued_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)"},
@@ -57,9 +59,9 @@ constexpr Statement kStatements[] = {
      "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
     {"collection_list",
      "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
-     "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS("$4", "c.id")
-     " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
-     "ORDER BY c.created_ms DESC, c.id COLLATE \"C\" DESC LIMIT $6"},
+     "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS(
+         "$4", "c.id") " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
+                       "ORDER BY c.created_ms DESC, c.id COLLATE \"C\" DESC LIMIT $6"},
     {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
     {"collection_lock_skip",
      "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
@@ -69,8 +71,8 @@ constexpr Statement kStatements[] = {
      "UPDATE jobs SET state = 6, reason = $1, finished_ms = $2 WHERE collection_id = $3 AND "
      "state = 1"},
     {"collection_live_jobs",
-     "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state IN " NPUPERF_PG_LIVE
-     " ORDER BY id"},
+     "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state "
+     "IN " NPUPERF_PG_LIVE " ORDER BY id"},
     {"collection_counts",
      "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 GROUP BY state"},
     {"collection_set_state",
@@ -92,7 +94,8 @@ constexpr Statement kStatements[] = {
      "registered_ms"},
     {"agent_devices",
      "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE j.agent_id = d.agent_id "
-     "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE " LIMIT 1) FROM devices d WHERE "
+     "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE
+     " LIMIT 1) FROM devices d WHERE "
      "d.agent_id = $1 ORDER BY d.device_id"},
     {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
     // Claims (migration 0003 keeps the counts and defines npuperf_claim).
@@ -117,7 +120,8 @@ constexpr Statement kStatements[] = {
      "$4 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
     {"lease_adopt",
      "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
-     "AND state IN " NPUPERF_PG_LIVE " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
+     "AND state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
      "id = $1)"},
     // The progress and the wake-up of other replicas' watchers ($6 is our
     // replica id); no row (and no notification) for a stale token.
@@ -130,8 +134,8 @@ constexpr Statement kStatements[] = {
      "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
      " AND lease_expires_ms < $1 ORDER BY collection_id"},
     {"lease_expired",
-     "SELECT id, agent_id, attempt, lost_count FROM jobs WHERE collection_id = $1 AND state IN "
-     NPUPERF_PG_LIVE " AND lease_expires_ms < $2 ORDER BY id FOR UPDATE SKIP LOCKED"},
+     "SELECT id, agent_id, attempt, lost_count FROM jobs WHERE collection_id = $1 AND state "
+     "IN " NPUPERF_PG_LIVE " AND lease_expires_ms < $2 ORDER BY id FOR UPDATE SKIP LOCKED"},
     {"lease_expire_job",
      "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
      "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
@@ -196,16 +200,16 @@ constexpr Statement kStatements[] = {
      "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
      "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
      "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
-     "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) AND"
-     NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " ORDER BY r.id LIMIT $10"},
+     "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) "
+     "AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " ORDER BY r.id LIMIT $10"},
     // The same, newest first: $3 is an upper bound on ids (0: none).
     {"round_list_desc",
      "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
      "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND ($3::bigint = 0 OR r.id < $3) AND "
      "r.created_ms >= $4 AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR "
      "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "
-     "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id")
-     " ORDER BY r.id DESC LIMIT $10"},
+     "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS(
+         "$9", "r.collection_id") " ORDER BY r.id DESC LIMIT $10"},
 };
 
 #undef NPUPERF_PG_LIVE

@@ -4,8 +4,9 @@
 // transaction. Internal to the PostgreSQL backend.
 #include <cstdint>
 #include <optional>
-#include <pqxx/pqxx>
 #include <string>
+
+#include <pqxx/pqxx>
 
 #include "npuperf/v1/collection.pb.h"
 #include "server/store/store.h"
@@ -25,7 +26,8 @@ inline constexpr char kPgMigrationLock[] = "SELECT pg_advisory_xact_lock(1101171
 inline constexpr char kPgCreateMigrations[] =
     "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, "
     "name text NOT NULL, applied_ms bigint NOT NULL)";
-inline constexpr char kPgAppliedVersions[] = "SELECT version FROM schema_migrations ORDER BY version";
+inline constexpr char kPgAppliedVersions[] =
+    "SELECT version FROM schema_migrations ORDER BY version";
 inline constexpr char kPgRecordMigration[] =
     "INSERT INTO schema_migrations (version, name, applied_ms) VALUES "
     "($1, $2, (extract(epoch from now()) * 1000)::bigint)";

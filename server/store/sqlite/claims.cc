@@ -16,8 +16,8 @@
 
 namespace npuperf::server {
 
-absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(
-    const ClaimRequest& req, const ClaimChooser& choose) {
+absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(const ClaimRequest& req,
+                                                                       const ClaimChooser& choose) {
   absl::MutexLock lock(&mu_);
   using Result = std::optional<v1::JobAssignment>;
   try {
@@ -188,10 +188,11 @@ absl::StatusOr<std::vector<AttemptRef>> SqliteStore::AdoptAttempts(
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     std::vector<AttemptRef> adopted;
-    SQLite::Statement q(*db_,
-                        "UPDATE jobs SET agent_id = ?, lease_expires_ms = ? WHERE id = ? AND "
-                        "fencing_token = ? AND state IN (?, ?) AND lease_expires_ms >= ? AND host = "
-                        "(SELECT host FROM agents WHERE id = ?)");
+    SQLite::Statement q(
+        *db_,
+        "UPDATE jobs SET agent_id = ?, lease_expires_ms = ? WHERE id = ? AND "
+        "fencing_token = ? AND state IN (?, ?) AND lease_expires_ms >= ? AND host = "
+        "(SELECT host FROM agents WHERE id = ?)");
     for (const auto& ref : running) {
       q.bind(1, agent_id);
       q.bind(2, now_ms + lease_ttl_ms);
@@ -226,7 +227,8 @@ absl::StatusOr<std::vector<ExpiredLease>> SqliteStore::ExpireLeases(int64_t now_
     std::vector<std::tuple<int64_t, std::string, std::string, int, int>> rows;
     while (q.executeStep()) {
       rows.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString(),
-                        q.getColumn(2).getString(), q.getColumn(3).getInt(), q.getColumn(4).getInt());
+                        q.getColumn(2).getString(), q.getColumn(3).getInt(),
+                        q.getColumn(4).getInt());
     }
     SQLite::Statement up(*db_,
                          "UPDATE jobs SET state = ?, reason = ?, lost_count = lost_count + 1, "

@@ -1,7 +1,5 @@
 // SqliteStore: tokens, bundles, collections, agents and devices, and the
 // state counts behind /metrics.
-#include "server/store/sqlite/sqlite_store.h"
-
 #include <algorithm>
 
 #include "SQLiteCpp/Database.h"
@@ -11,6 +9,7 @@
 #include "server/core/job_state.h"
 #include "server/store/sqlite/errors.h"
 #include "server/store/sqlite/rows.h"
+#include "server/store/sqlite/sqlite_store.h"
 
 namespace npuperf::server {
 
@@ -45,8 +44,8 @@ absl::Status SqliteStore::InsertToken(const std::string& hash, const std::string
 }
 
 absl::StatusOr<bool> SqliteStore::PutBundle(const std::string& team, const std::string& name,
-                                            const std::string& sha256,
-                                            const std::string& content, int64_t now_ms) {
+                                            const std::string& sha256, const std::string& content,
+                                            int64_t now_ms) {
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Statement q(*db_,
@@ -162,11 +161,10 @@ absl::StatusOr<v1::Collection> SqliteStore::GetCollection(const std::string& tea
 }
 
 absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& team,
-                                                           const std::string& id,
-                                                           bool with_jobs) {
+                                                           const std::string& id, bool with_jobs) {
   try {
-    SQLite::Statement q(*db_, absl::StrCat("SELECT ", kCollectionColumns,
-                                           " FROM collections WHERE id = ?"));
+    SQLite::Statement q(
+        *db_, absl::StrCat("SELECT ", kCollectionColumns, " FROM collections WHERE id = ?"));
     q.bind(1, id);
     if (!q.executeStep() || (!team.empty() && q.getColumn("team").getString() != team)) {
       return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
@@ -248,9 +246,10 @@ absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std
     queued.bind(5, static_cast<int>(v1::JOB_STATE_QUEUED));
     queued.exec();
     std::vector<CancelOrder> orders;
-    SQLite::Statement running(*db_,
-                              "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = ? "
-                              "AND state IN (?, ?)");
+    SQLite::Statement running(
+        *db_,
+        "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = ? "
+        "AND state IN (?, ?)");
     running.bind(1, id);
     running.bind(2, static_cast<int>(v1::JOB_STATE_LEASED));
     running.bind(3, static_cast<int>(v1::JOB_STATE_RUNNING));
@@ -281,11 +280,12 @@ absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
       lost.bind(2, info.boot_id());
       lost.bind(3, agent_id);
       lost.exec();
-      SQLite::Statement q(*db_,
-                          "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state,"
-                          " registered_ms, last_seen_ms) VALUES (?,?,?,?,?,?,'online',?,?) "
-                          "ON CONFLICT (id) DO UPDATE SET info = excluded.info, state = 'online', "
-                          "last_seen_ms = excluded.last_seen_ms");
+      SQLite::Statement q(
+          *db_,
+          "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state,"
+          " registered_ms, last_seen_ms) VALUES (?,?,?,?,?,?,'online',?,?) "
+          "ON CONFLICT (id) DO UPDATE SET info = excluded.info, state = 'online', "
+          "last_seen_ms = excluded.last_seen_ms");
       const std::string blob = info.SerializeAsString();
       q.bind(1, agent_id);
       q.bind(2, info.host());
@@ -310,7 +310,8 @@ absl::Status SqliteStore::UpdateDevices(const std::string& agent_id,
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement seen(*db_, "UPDATE agents SET last_seen_ms = ?, state = 'online' WHERE id = ?");
+    SQLite::Statement seen(*db_,
+                           "UPDATE agents SET last_seen_ms = ?, state = 'online' WHERE id = ?");
     seen.bind(1, now_ms);
     seen.bind(2, agent_id);
     if (seen.exec() == 0) return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown"));
@@ -363,7 +364,8 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
     StateCounts out;
     SQLite::Statement jobs(*db_, "SELECT state, COUNT(*) FROM jobs GROUP BY state");
     while (jobs.executeStep()) {
-      out.jobs[static_cast<v1::JobState>(jobs.getColumn(0).getInt())] = jobs.getColumn(1).getInt64();
+      out.jobs[static_cast<v1::JobState>(jobs.getColumn(0).getInt())] =
+          jobs.getColumn(1).getInt64();
     }
     SQLite::Statement agents(*db_, "SELECT state, COUNT(*) FROM agents GROUP BY state");
     while (agents.executeStep()) {
@@ -375,9 +377,9 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
                               "j.state IN (2, 3)) AS leased, COUNT(*) FROM devices d JOIN agents a "
                               "ON a.id = d.agent_id GROUP BY 1, 2, 3");
     while (devices.executeStep()) {
-      out.devices[DeviceStatusName(devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
-                                   devices.getColumn(2).getInt() != 0)] +=
-          devices.getColumn(3).getInt64();
+      out.devices[DeviceStatusName(
+          devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
+          devices.getColumn(2).getInt() != 0)] += devices.getColumn(3).getInt64();
     }
     return out;
   } catch (...) {

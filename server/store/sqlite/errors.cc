@@ -17,14 +17,10 @@ absl::Status CurrentSqliteError(absl::string_view what) {
     const std::string message = absl::StrCat(what, ": ", e.what());
     switch (e.getErrorCode()) {
       case SQLITE_BUSY:
-      case SQLITE_LOCKED:
-        return absl::AbortedError(message);
-      case SQLITE_CONSTRAINT:
-        return absl::AlreadyExistsError(message);
-      case SQLITE_FULL:
-        return absl::ResourceExhaustedError(message);
-      default:
-        return absl::InternalError(message);
+      case SQLITE_LOCKED: return absl::AbortedError(message);
+      case SQLITE_CONSTRAINT: return absl::AlreadyExistsError(message);
+      case SQLITE_FULL: return absl::ResourceExhaustedError(message);
+      default: return absl::InternalError(message);
     }
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(what, ": ", e.what()));

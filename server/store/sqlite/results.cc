@@ -19,10 +19,11 @@ absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& /*agent_id*/
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const std::string blob = progress.SerializeAsString();
-    SQLite::Statement q(*db_,
-                        "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
-                        "AND fencing_token = ? AND attempt = ? AND state IN (?, ?) "
-                        "RETURNING collection_id");
+    SQLite::Statement q(
+        *db_,
+        "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
+        "AND fencing_token = ? AND attempt = ? AND state IN (?, ?) "
+        "RETURNING collection_id");
     q.bind(1, kRunning);
     q.bind(2, blob.data(), static_cast<int>(blob.size()));
     q.bind(3, now_ms + lease_ttl_ms);
@@ -32,9 +33,9 @@ absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& /*agent_id*/
     q.bind(7, kLeased);
     q.bind(8, kRunning);
     if (!q.executeStep()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
-          " is not the current lease (stale fencing token, or the job finished)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
+                       " is not the current lease (stale fencing token, or the job finished)"));
     }
     const std::string collection_id = q.getColumn(0).getString();
     q.reset();

@@ -12,7 +12,8 @@ namespace npuperf::server {
 absl::StatusOr<v1::Round> SqliteStore::GetRound(const std::string& team, int64_t round_id) {
   absl::MutexLock lock(&mu_);
   try {
-    SQLite::Statement q(*db_, absl::StrCat("SELECT ", kRoundColumns, " FROM rounds r WHERE r.id = ?"));
+    SQLite::Statement q(*db_,
+                        absl::StrCat("SELECT ", kRoundColumns, " FROM rounds r WHERE r.id = ?"));
     q.bind(1, round_id);
     if (!q.executeStep() || (!team.empty() && q.getColumn(4).getString() != team)) {
       return absl::NotFoundError(absl::StrCat("round ", round_id, " not found"));
@@ -89,8 +90,9 @@ absl::StatusOr<Baseline> SqliteStore::PinBaseline(const std::string& team, const
     }
     q.bind(2, team);
     if (!q.executeStep()) {
-      return absl::NotFoundError(round ? absl::StrCat("round ", pin.round_id, " not found")
-                                       : absl::StrCat("collection ", pin.collection_id, " not found"));
+      return absl::NotFoundError(
+          round ? absl::StrCat("round ", pin.round_id, " not found")
+                : absl::StrCat("collection ", pin.collection_id, " not found"));
     }
     SQLite::Statement put(*db_,
                           "INSERT OR REPLACE INTO baselines (team, label, round_id, collection_id, "
@@ -121,7 +123,8 @@ absl::StatusOr<Baseline> SqliteStore::GetBaseline(const std::string& team,
                         "AND label = ?");
     q.bind(1, team);
     q.bind(2, label);
-    if (!q.executeStep()) return absl::NotFoundError(absl::StrCat("no baseline pinned for ", label));
+    if (!q.executeStep())
+      return absl::NotFoundError(absl::StrCat("no baseline pinned for ", label));
     Baseline b;
     b.label = label;
     if (!q.getColumn(0).isNull()) b.round_id = q.getColumn(0).getInt64();

@@ -74,7 +74,8 @@ v1::Job JobFromRow(SQLite::Statement& q) {
   if (!q.getColumn("kernel_time_us").isNull()) {
     j.set_kernel_time_us(q.getColumn("kernel_time_us").getDouble());
   }
-  if (!q.getColumn("bound_label").isNull()) j.set_bound_label(q.getColumn("bound_label").getString());
+  if (!q.getColumn("bound_label").isNull())
+    j.set_bound_label(q.getColumn("bound_label").getString());
   SetTime(q, "queued_ms", j.mutable_queued_at());
   SetTime(q, "started_ms", j.mutable_started_at());
   SetTime(q, "finished_ms", j.mutable_finished_at());

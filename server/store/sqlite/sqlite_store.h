@@ -33,8 +33,7 @@ class SqliteStore final : public Store {
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
-  absl::StatusOr<std::pair<std::string, std::string>> LookupToken(
-      const std::string& hash) override;
+  absl::StatusOr<std::pair<std::string, std::string>> LookupToken(const std::string& hash) override;
   absl::Status InsertToken(const std::string& hash, const std::string& kind,
                            const std::string& name, int64_t now_ms) override;
 
@@ -44,8 +43,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::string> GetBundle(const std::string& sha256) override;
   absl::StatusOr<bool> HasBundle(const std::string& sha256) override;
 
-  absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(
-      const NewCollection& c) override;
+  absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                const std::string& id) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
@@ -75,8 +73,7 @@ class SqliteStore final : public Store {
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
-  absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms,
-                                                         int32_t max_lost) override;
+  absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
   absl::StatusOr<StateCounts> CountByState() override;
   // One process owns a SQLite database, so its scheduler sees every change.
   void SetChangeCallback(std::function<void(StoreChange)> /*fn*/) override {}
@@ -105,8 +102,8 @@ class SqliteStore final : public Store {
 
   // Steps shared by several methods (sqlite_store.cc), each inside the
   // caller's transaction.
-  void AddEvent(int64_t now_ms, const std::string& collection_id, int64_t job_id,
-                EventKind kind, const std::string& detail) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AddEvent(int64_t now_ms, const std::string& collection_id, int64_t job_id, EventKind kind,
+                const std::string& detail) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Derives the collection's state from its jobs again.
   void RefreshCollectionState(const std::string& collection_id, int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -8,8 +8,8 @@ namespace npuperf::server {
 namespace {
 
 // A round of `op`/`case_id` whose duration samples are `samples`.
-v1::Round MakeRound(int64_t id, const std::vector<double>& samples, const std::string& op = "rmsnorm",
-                    const std::string& case_id = "p0") {
+v1::Round MakeRound(int64_t id, const std::vector<double>& samples,
+                    const std::string& op = "rmsnorm", const std::string& case_id = "p0") {
   v1::Round r;
   r.set_id(id);
   r.set_operator_name(op);
@@ -82,13 +82,14 @@ TEST(ComparatorTest, SignificantButSmallChangeIsStable) {
   VerdictOptions tight;
   tight.duration_threshold_pct = 0.5;
   EXPECT_EQ(CompareRounds(MakeRound(1, Noisy(100, 9, 0.001, 5)),
-                          MakeRound(2, Noisy(101, 9, 0.001, 6)), tight).verdict(),
+                          MakeRound(2, Noisy(101, 9, 0.001, 6)), tight)
+                .verdict(),
             v1::VERDICT_REGRESSED);
 }
 
 TEST(ComparatorTest, TooFewSamplesAreInsufficientNeverAPass) {
-  const auto cmp = CompareRounds(MakeRound(1, {100, 100.5, 99.5}), MakeRound(2, {150, 151, 149}),
-                                 kDefaults);
+  const auto cmp =
+      CompareRounds(MakeRound(1, {100, 100.5, 99.5}), MakeRound(2, {150, 151, 149}), kDefaults);
   EXPECT_EQ(cmp.verdict(), v1::VERDICT_INSUFFICIENT);
   EXPECT_NE(cmp.rule().find("too few samples: 3 vs 3"), std::string::npos) << cmp.rule();
 }
@@ -154,7 +155,7 @@ TEST(ComparatorTest, BoundChangeIsFlaggedWhenDurationIsFlat) {
     if (d.field() == "aiv_vec_ratio") vec_notable = d.notable();
     if (d.field() == "aiv_time(us)") time_notable = d.notable();
   }
-  EXPECT_TRUE(vec_notable);   // -20 pp
+  EXPECT_TRUE(vec_notable);    // -20 pp
   EXPECT_FALSE(time_notable);  // unchanged
 }
 
@@ -199,16 +200,14 @@ TEST(ComparatorTest, FalseAlarmRateOfRepeatedRunsIsNearZero) {
 }
 
 TEST(ComparatorTest, CollectionsMatchByOperatorAndCaseWithDenominators) {
-  std::vector<v1::Round> base = {MakeRound(1, Noisy(100, 5, 0.01, 20), "a"),
-                                 MakeRound(2, Noisy(100, 5, 0.01, 21), "b"),
-                                 MakeRound(3, Noisy(100, 5, 0.01, 22), "c"),
-                                 MakeRound(4, {100, 101}, "d"),
-                                 MakeRound(5, Noisy(100, 5, 0.01, 23), "gone")};
-  std::vector<v1::Round> cand = {MakeRound(11, Noisy(80, 5, 0.01, 24), "a"),
-                                 MakeRound(12, Noisy(125, 5, 0.01, 25), "b"),
-                                 MakeRound(13, Noisy(100, 5, 0.01, 26), "c"),
-                                 MakeRound(14, {100, 101}, "d"),
-                                 MakeRound(15, Noisy(100, 5, 0.01, 27), "new")};
+  std::vector<v1::Round> base = {
+      MakeRound(1, Noisy(100, 5, 0.01, 20), "a"), MakeRound(2, Noisy(100, 5, 0.01, 21), "b"),
+      MakeRound(3, Noisy(100, 5, 0.01, 22), "c"), MakeRound(4, {100, 101}, "d"),
+      MakeRound(5, Noisy(100, 5, 0.01, 23), "gone")};
+  std::vector<v1::Round> cand = {
+      MakeRound(11, Noisy(80, 5, 0.01, 24), "a"), MakeRound(12, Noisy(125, 5, 0.01, 25), "b"),
+      MakeRound(13, Noisy(100, 5, 0.01, 26), "c"), MakeRound(14, {100, 101}, "d"),
+      MakeRound(15, Noisy(100, 5, 0.01, 27), "new")};
   const auto out = CompareRoundSets(base, cand, kDefaults);
   EXPECT_EQ(out.counts().matched(), 4);
   EXPECT_EQ(out.counts().comparable(), 3);

@@ -30,7 +30,7 @@ TEST(DeviceMatchesTest, SocMustBeOneOfTheListed) {
 TEST(DeviceMatchesTest, EveryHostLabelMustMatchExactly) {
   const auto c = Constraints({}, {{"rack", "r1"}, {"pool", "ci"}});
   EXPECT_TRUE(DeviceMatches(c, {0, "x"}, {{"rack", "r1"}, {"pool", "ci"}, {"extra", "y"}}));
-  EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r1"}}));                    // pool missing
+  EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r1"}}));                  // pool missing
   EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r2"}, {"pool", "ci"}}));  // other value
 }
 

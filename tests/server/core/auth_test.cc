@@ -36,8 +36,8 @@ TEST_F(AuthTest, PrincipalKindsRoundTripThroughTheirNames) {
 TEST_F(AuthTest, TokensFileGivesKindAndName) {
   const std::string team_hash = Sha256Hex("t1");
   const std::string agent_hash = Sha256Hex("a1");
-  auto tokens = LoadTokensFile(TokensFile("# comment\nteam alpha " + team_hash + "\n\nagent node7 " +
-                                          agent_hash + "\n"));
+  auto tokens = LoadTokensFile(
+      TokensFile("# comment\nteam alpha " + team_hash + "\n\nagent node7 " + agent_hash + "\n"));
   ASSERT_TRUE(tokens.ok()) << tokens.status();
   Authenticator auth(*store_, *std::move(tokens), true);
   auto team = auth.Authenticate("Bearer t1");
@@ -51,8 +51,8 @@ TEST_F(AuthTest, TokensFileGivesKindAndName) {
 }
 
 TEST_F(AuthTest, ATokensFileLineOfAnotherKindNamesTheLine) {
-  auto tokens = LoadTokensFile(TokensFile("team a " + Sha256Hex("x") + "\nadmin b " +
-                                          Sha256Hex("y") + "\n"));
+  auto tokens =
+      LoadTokensFile(TokensFile("team a " + Sha256Hex("x") + "\nadmin b " + Sha256Hex("y") + "\n"));
   ASSERT_TRUE(absl::IsInvalidArgument(tokens.status()));
   EXPECT_NE(tokens.status().message().find(":2:"), absl::string_view::npos) << tokens.status();
 }

@@ -163,10 +163,9 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
   EXPECT_EQ(metrics_.results_stale.Value(), 1);
   EXPECT_EQ(metrics_.lease_expirations.Value(), 1);
   const std::string text = Scrape();
-  for (const char* line : {"npuperf_server_ingest_rounds_stored_total 1",
-                           "npuperf_server_ingest_duplicates_total 1",
-                           "npuperf_server_ingest_stale_total 1",
-                           "npuperf_server_lease_expirations_total 1"}) {
+  for (const char* line :
+       {"npuperf_server_ingest_rounds_stored_total 1", "npuperf_server_ingest_duplicates_total 1",
+        "npuperf_server_ingest_stale_total 1", "npuperf_server_lease_expirations_total 1"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
 }

@@ -55,7 +55,8 @@ class ReadQueriesTest : public SchedulerFixture {
     v1::WatchCollectionRequest req;
     req.set_collection_id(id);
     return std::async(std::launch::async, [this, team, req, sink] {
-      return reads_.WatchCollection(team, req, [this] { return stop_.load(); }, sink);
+      return reads_.WatchCollection(
+          team, req, [this] { return stop_.load(); }, sink);
     });
   }
 

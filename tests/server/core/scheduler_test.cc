@@ -139,7 +139,8 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
   ASSERT_TRUE(resp.ok());
   ASSERT_GE(resp->cancels_size(), 1);
   EXPECT_EQ(resp->cancels(0).job_id(), running->job_id());
-  EXPECT_TRUE(absl::IsNotFound(scheduler_.Cancel("other-team", submitted->first.id(), "").status()));
+  EXPECT_TRUE(
+      absl::IsNotFound(scheduler_.Cancel("other-team", submitted->first.id(), "").status()));
 }
 
 TEST_F(SchedulerTest, ShapeChecksOfAgentRequests) {

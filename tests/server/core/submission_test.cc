@@ -40,10 +40,10 @@ TEST(SubmissionTest, NamesEveryBadField) {
   dup->set_bundle_sha256("XYZ");
   (*spec.mutable_labels())["Bad Key"] = "v";
   const auto fields = Fields(spec);
-  for (const char* want : {"spec.max_concurrent_jobs", "spec.priority", "spec.params.retry",
-                           "spec.operators[0].bundle_sha256", "spec.operators[0].op_name",
-                           "spec.operators[1].name", "spec.operators[1].bundle_sha256",
-                           "spec.labels[Bad Key]"}) {
+  for (const char* want :
+       {"spec.max_concurrent_jobs", "spec.priority", "spec.params.retry",
+        "spec.operators[0].bundle_sha256", "spec.operators[0].op_name", "spec.operators[1].name",
+        "spec.operators[1].bundle_sha256", "spec.labels[Bad Key]"}) {
     EXPECT_NE(std::find(fields.begin(), fields.end(), want), fields.end()) << want;
   }
 }

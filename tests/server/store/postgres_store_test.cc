@@ -16,11 +16,11 @@
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/core/scheduler.h"
 #include "server/store/db_deadline.h"
+#include "server/store/factory.h"
 #include "server/store/migrator.h"
 #include "server/store/postgres/statements.h"
-#include "server/core/scheduler.h"
-#include "server/store/factory.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #include "tests/server/store/store_builders.h"
@@ -67,7 +67,9 @@ class PostgresStoreTest : public ::testing::Test {
     return out;
   }
   // What the trigger keeps, and the same counted from the jobs themselves.
-  Counts Kept() { return Query("SELECT collection_id, queued, live, first_job FROM collection_queue"); }
+  Counts Kept() {
+    return Query("SELECT collection_id, queued, live, first_job FROM collection_queue");
+  }
   Counts Recounted() {
     return Query(
         "SELECT collection_id, COUNT(*) FILTER (WHERE state = 1), COUNT(*) FILTER (WHERE state IN "
@@ -79,18 +81,20 @@ class PostgresStoreTest : public ::testing::Test {
     pqxx::connection admin(pg_->url());
     pqxx::nontransaction tx(admin);
     return tx
-        .exec_params("SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
-                     "query ILIKE 'LISTEN%'",
-                     app)
+        .exec_params(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
+            "query ILIKE 'LISTEN%'",
+            app)
         .size();
   }
   // Kills them (a database restart, a failover, an idle-session reaper).
   void KillListeners(const std::string& app) {
     pqxx::connection admin(pg_->url());
     pqxx::nontransaction tx(admin);
-    tx.exec_params("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                   "application_name = $1 AND query ILIKE 'LISTEN%'",
-                   app);
+    tx.exec_params(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+        "application_name = $1 AND query ILIKE 'LISTEN%'",
+        app);
   }
   int Live(const std::string& collection) {
     auto counted = Recounted();
@@ -127,14 +131,16 @@ TEST_F(PostgresStoreTest, QueueCountsStayExactThroughEveryJobChange) {
   ASSERT_TRUE(store->ExpireLeases(2000 + kTtl + 1, 3).ok());
   ASSERT_TRUE(store->CancelCollection("", "c2", "stop", 2300).ok());
   EXPECT_EQ(Kept(), Recounted());
-  EXPECT_FALSE(Kept().contains("c2")) << "a collection with nothing queued or live leaves the queue";
+  EXPECT_FALSE(Kept().contains("c2"))
+      << "a collection with nothing queued or live leaves the queue";
   // Draining everything empties the queue table.
   for (int i = 0; i < 10; ++i) {
     auto got = store->ClaimJob(Req("a2", {0}, 30'000 + i), ChooseClaim);
     ASSERT_TRUE(got.ok()) << got.status();
     if (!got->has_value()) break;
-    ASSERT_TRUE(store->RecordResult(Result(**got, absl::StrCat("s", i),
-                                           v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i))
+    ASSERT_TRUE(store
+                    ->RecordResult(Result(**got, absl::StrCat("s", i),
+                                          v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i))
                     .ok());
     EXPECT_EQ(Kept(), Recounted());
   }
@@ -157,16 +163,18 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
     // jobs, c2 finished.
     for (const char* c : {"c1", "c2"}) {
       NewCollection n = MakeCollection(c, "alpha", 0, 0, 2);
-      tx.exec_params("INSERT INTO collections (id, team, spec, state, priority, max_concurrent, "
-                     "created_ms) VALUES ($1, 'alpha', $2, 1, 0, 2, 1000)",
-                     c, pqxx::binarystring(n.spec.SerializeAsString()));
+      tx.exec_params(
+          "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, "
+          "created_ms) VALUES ($1, 'alpha', $2, 1, 0, 2, 1000)",
+          c, pqxx::binarystring(n.spec.SerializeAsString()));
     }
-    tx.exec("INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, "
-            "state, max_attempts, queued_ms, agent_id, device_id) VALUES "
-            "('c1', 'alpha', 0, 'op_a', 'case0', 'OpA', 2, 1, 1000, 'old', 0), "
-            "('c1', 'alpha', 0, 'op_a', 'case1', 'OpA', 1, 1, 1000, NULL, NULL), "
-            "('c1', 'alpha', 0, 'op_a', 'case2', 'OpA', 1, 1, 1000, NULL, NULL), "
-            "('c2', 'alpha', 0, 'op_a', 'case0', 'OpA', 4, 1, 1000, NULL, NULL)");
+    tx.exec(
+        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, "
+        "state, max_attempts, queued_ms, agent_id, device_id) VALUES "
+        "('c1', 'alpha', 0, 'op_a', 'case0', 'OpA', 2, 1, 1000, 'old', 0), "
+        "('c1', 'alpha', 0, 'op_a', 'case1', 'OpA', 1, 1, 1000, NULL, NULL), "
+        "('c1', 'alpha', 0, 'op_a', 'case2', 'OpA', 1, 1, 1000, NULL, NULL), "
+        "('c2', 'alpha', 0, 'op_a', 'case0', 'OpA', 4, 1, 1000, NULL, NULL)");
     tx.commit();
   }
   auto store = Open();  // migrates to the newest version
@@ -191,8 +199,8 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
   Store* replicas[2] = {first.get(), second.get()};
   const std::map<std::string, int> caps = {{"c0", 1}, {"c1", 2}, {"c2", 3}};
   for (const auto& [id, cap] : caps) {
-    ASSERT_TRUE(first->InsertCollection(MakeCollection(id, id == "c0" ? "alpha" : "beta", 6, 0, cap))
-                    .ok());
+    ASSERT_TRUE(
+        first->InsertCollection(MakeCollection(id, id == "c0" ? "alpha" : "beta", 6, 0, cap)).ok());
   }
   std::map<std::string, int> done;
   for (int wave = 0; wave < 20; ++wave) {
@@ -247,7 +255,8 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
     ++calls;
   });
   auto calls_reach = [&](int n, absl::Duration timeout) {
-    for (const absl::Time deadline = absl::FromChrono(Wall().SystemNow()) + timeout; absl::FromChrono(Wall().SystemNow()) < deadline;) {
+    for (const absl::Time deadline = absl::FromChrono(Wall().SystemNow()) + timeout;
+         absl::FromChrono(Wall().SystemNow()) < deadline;) {
       {
         absl::MutexLock lock(&mu);
         if (calls >= n) return true;
@@ -256,7 +265,8 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
     }
     return false;
   };
-  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) Wall().SleepFor(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i)
+    Wall().SleepFor(std::chrono::milliseconds(50));
   ASSERT_EQ(Listeners(app), 1u) << "replica B never listened";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
   ASSERT_TRUE(calls_reach(1, absl::Seconds(5))) << "no notification before the kill";
@@ -265,7 +275,8 @@ TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
   // One call on reconnection (notifications may have been missed), within
   // the listener's backoff.
   ASSERT_TRUE(calls_reach(2, absl::Seconds(10))) << "no wake-up after reconnecting";
-  for (int i = 0; i < 100 && Listeners(app) == 0; ++i) Wall().SleepFor(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i)
+    Wall().SleepFor(std::chrono::milliseconds(50));
   ASSERT_EQ(Listeners(app), 1u) << "replica B did not LISTEN again";
   ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
   EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";

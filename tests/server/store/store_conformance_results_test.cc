@@ -314,9 +314,8 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   device->set_device_id(0);
   device->set_soc("Ascend910B2");
   std::atomic<bool> stop{false};
-  auto waiter = std::async(std::launch::async, [&] {
-    return replica_b.LeaseJob(req, [&] { return stop.load(); });
-  });
+  auto waiter = std::async(std::launch::async,
+                           [&] { return replica_b.LeaseJob(req, [&] { return stop.load(); }); });
   clock.SleepFor(std::chrono::milliseconds(300));  // B is waiting now
   const auto submitted = clock.MonotonicNow();
   Insert(MakeCollection("c1", "team", 1));  // on replica A's store
