@@ -8,7 +8,7 @@ namespace npuperf::server {
 // themselves (QUEUED -> LEASED -> RUNNING -> a terminal state, back to
 // QUEUED on a lost lease or a retry; terminal states never change) are the
 // WHERE clauses of the Store backends, decided by job_rules.h and specified
-// by tests/server/store/store_conformance_test.cc.
+// by tests/server/store/store_conformance_transitions_test.cc.
 
 // SUCCEEDED, FAILED and CANCELLED.
 bool IsTerminal(v1::JobState state);

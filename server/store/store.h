@@ -1,7 +1,7 @@
 #pragma once
 // The Store seam (style.md §4, seam 1): the interface every backend
 // implements (server/store/sqlite/, server/store/postgres/) and the
-// conformance suite (tests/server/store/store_conformance_test.cc) holds them
+// conformance suite (tests/server/store/store_conformance*_test.cc) holds them
 // to. The records it reads and writes are in records.h.
 #include <functional>
 #include <map>
@@ -24,7 +24,7 @@ enum class StoreChange {
 
 // Picks (candidate index, device index) among the candidates, or nullopt.
 // Candidates are in (priority desc, job_id asc) order. Pure policy: see
-// scheduler.h ChooseClaim.
+// core/assignment.h ChooseClaim.
 using ClaimChooser = std::function<std::optional<std::pair<size_t, size_t>>(
     const std::vector<ClaimCandidate>&, const std::vector<OfferedDevice>&,
     const std::map<std::string, std::string>& agent_labels)>;

@@ -24,7 +24,7 @@ class PgListener;  // listener.h
 // partial unique index jobs_one_lease_per_device (migration 0002) makes a
 // device double-booking impossible; lease expiry skips rows another replica
 // holds. Semantics match SqliteStore method by method (the conformance suite
-// in tests/server/store/store_conformance_test.cc runs on both). See
+// in tests/server/store/store_conformance*_test.cc runs on both). See
 // docs/storage.md. Thread-safe.
 //
 // A pimpl: the pool and the listener are reached through pointers, so no
