@@ -77,7 +77,12 @@ void ExpectSameCodeStable(Cluster& c, const std::string& first_id, const std::st
   EXPECT_EQ(j["result"]["counts"]["matched"], 2);
   EXPECT_EQ(j["result"]["counts"]["stable"], 2) << same.out;
   EXPECT_EQ(j["result"]["counts"]["unmatched"], 2);
-  EXPECT_NEAR(j["result"]["geomean_ratio"].get<double>(), 1.0, 0.02);
+  // Both verdicts are STABLE (the claim under test). The geomean only has to be
+  // near 1: each side is 7 msprof-sim runs with fresh seeds (1% noise plus
+  // per-block skew on the slowest core), and a 2.4% geomean was seen with both
+  // verdicts STABLE (p above alpha), so 0.02 flaked. 0.05 still catches a
+  // wrong geomean (a ratio of 0, 2 or a swapped side).
+  EXPECT_NEAR(j["result"]["geomean_ratio"].get<double>(), 1.0, 0.05);
 }
 
 // A pinned baseline and the regression listing of a candidate collection.
