@@ -37,16 +37,20 @@ inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int6
   for (int d : devices) r.devices.push_back({d, soc});
   r.now_ms = now_ms;
   r.lease_ttl_ms = kTtl;
+  r.lease_secret = absl::StrCat("secret-", agent, "-", now_ms);  // any non-empty text
   return r;
 }
 
 inline AttemptRef Ref(const v1::JobAssignment& a) {
-  return {a.job_id(), a.attempt(), a.fencing_token()};
+  return {a.job_id(), a.attempt(), a.fencing_token(), a.lease_secret()};
 }
 
+// The result of attempt a as reported by its holder `agent` (Req's agent id).
 inline AttemptResult Result(const v1::JobAssignment& a, const std::string& uuid,
-                            v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5) {
+                            v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5,
+                            const std::string& agent = "a1") {
   AttemptResult r;
+  r.agent_id = agent;
   r.ref = Ref(a);
   r.update_uuid = uuid;
   r.outcome = outcome;

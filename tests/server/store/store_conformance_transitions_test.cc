@@ -107,6 +107,11 @@ std::vector<int64_t> JobIds(const std::vector<AttemptRef>& refs) {
   std::sort(ids.begin(), ids.end());
   return ids;
 }
+std::vector<int64_t> JobIds(const std::vector<RefusedAttempt>& refused) {
+  std::vector<AttemptRef> refs;
+  for (const RefusedAttempt& r : refused) refs.push_back(r.ref);
+  return JobIds(refs);
+}
 
 // ---- Terminal states ----
 
@@ -146,7 +151,7 @@ TEST_P(StoreConformanceTest, TerminalJobsNeverChange) {
   ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 5), kFarFuture + 3000).ok());
   refs.push_back(Ref(*live));
   ASSERT_OK_AND_ASSIGN(adopted, store_->AdoptAttempts("a1b", refs, kFarFuture + 3000, kTtl));
-  EXPECT_EQ(JobIds(adopted), std::vector<int64_t>{live->job_id()});
+  EXPECT_EQ(JobIds(adopted.renewed), std::vector<int64_t>{live->job_id()});
   EXPECT_EQ(Moved(*store_, done), "") << "after AdoptAttempts";
 }
 
