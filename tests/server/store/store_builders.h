@@ -29,6 +29,23 @@ inline NewCollection MakeCollection(const std::string& id, const std::string& te
   return c;
 }
 
+// An agent of `host` with `devices` idle Ascend910B2 devices, label rack=r1.
+inline v1::RegisterAgentRequest AgentInfo(const std::string& host, const std::string& boot,
+                                          int devices) {
+  v1::RegisterAgentRequest info;
+  info.set_host(host);
+  info.set_boot_id(boot);
+  info.set_instance_id("i-" + host);
+  (*info.mutable_labels())["rack"] = "r1";
+  for (int d = 0; d < devices; ++d) {
+    auto* dev = info.add_devices();
+    dev->set_device_id(d);
+    dev->set_soc("Ascend910B2");
+    dev->set_state(v1::DEVICE_STATE_IDLE);
+  }
+  return info;
+}
+
 inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int64_t now_ms = 2000,
                         const std::string& soc = "Ascend910B2") {
   ClaimRequest r;

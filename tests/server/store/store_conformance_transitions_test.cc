@@ -199,7 +199,8 @@ TEST_P(StoreConformanceTest, ARunningJobIsRequeuedOnExpiryAndOnRetry) {
   EXPECT_EQ(b->attempt(), 2);
   ASSERT_TRUE(store_->RecordProgress("a2", Ref(*b), v1::JobProgress(), 20'100, kTtl).ok());
   ASSERT_EQ(JobOf("c1", b->job_id()).state(), v1::JOB_STATE_RUNNING);
-  ASSERT_TRUE(store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 20'200)).ok());
+  ASSERT_TRUE(
+      store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 20'200, 12.5, "a2")).ok());
   v1::Job job = JobOf("c1", b->job_id());
   EXPECT_EQ(job.state(), v1::JOB_STATE_QUEUED);
   EXPECT_TRUE(absl::StrContains(job.reason(), "retrying")) << job.reason();
