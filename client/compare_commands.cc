@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "client/format.h"
 #include "common/clock.h"
+#include "common/duration_text.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
@@ -149,14 +150,7 @@ int ExitCodeOf(const v1::ComparisonCounts& n) {
 absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms) {
   google::protobuf::Timestamp t;
   if (TimeUtil::FromString(since, &t)) return TimeUtil::TimestampToMilliseconds(t);
-  static const std::pair<char, int64_t> kUnits[] = {
-      {'s', 1000}, {'m', 60'000}, {'h', 3'600'000}, {'d', 86'400'000}};
-  int64_t n = 0;
-  if (since.size() >= 2 && absl::SimpleAtoi(since.substr(0, since.size() - 1), &n) && n > 0) {
-    for (const auto& [unit, ms] : kUnits) {
-      if (since.back() == unit) return now_ms - n * ms;
-    }
-  }
+  if (auto back = ParseDurationText(since); back.ok()) return now_ms - back->count();
   return absl::InvalidArgumentError(
       absl::StrCat("--since '", since, "': want an RFC 3339 time or <n>s|m|h|d"));
 }

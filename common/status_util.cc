@@ -9,6 +9,8 @@ namespace npuperf {
 namespace {
 
 constexpr char kBadRequestUrl[] = "type.googleapis.com/google.rpc.BadRequest";
+constexpr char kErrorInfoUrl[] = "type.googleapis.com/google.rpc.ErrorInfo";
+constexpr char kErrorDomain[] = "npuperf.dev";
 constexpr size_t kMaxMessageBytes = 1024;
 
 }  // namespace
@@ -35,6 +37,21 @@ std::vector<FieldViolation> FieldViolationsOf(const absl::Status& status) {
   if (!payload.has_value() || !bad.ParseFromString(std::string(*payload))) return out;
   for (const auto& fv : bad.field_violations()) out.push_back({fv.field(), fv.description()});
   return out;
+}
+
+absl::Status WithErrorReason(absl::Status status, const std::string& reason) {
+  google::rpc::ErrorInfo info;
+  info.set_reason(reason);
+  info.set_domain(kErrorDomain);
+  status.SetPayload(kErrorInfoUrl, absl::Cord(info.SerializeAsString()));
+  return status;
+}
+
+std::string ErrorReasonOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kErrorInfoUrl);
+  google::rpc::ErrorInfo info;
+  if (!payload.has_value() || !info.ParseFromString(std::string(*payload))) return "";
+  return info.reason();
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

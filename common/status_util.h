@@ -23,6 +23,14 @@ absl::Status InvalidArgumentWithFields(const std::vector<FieldViolation>& violat
 // The field violations attached to a status (empty when none).
 std::vector<FieldViolation> FieldViolationsOf(const absl::Status& status);
 
+// status with a google.rpc.ErrorInfo payload: a machine-readable reason
+// (UPPER_SNAKE_CASE, e.g. "FOREIGN_AGENT") in domain "npuperf.dev", which
+// clients receive in the status details.
+absl::Status WithErrorReason(absl::Status status, const std::string& reason);
+
+// The ErrorInfo reason attached to a status; empty when none.
+std::string ErrorReasonOf(const absl::Status& status);
+
 // The one absl -> gRPC mapping (style.md R2). absl and gRPC share code
 // numbers. The message is cut at 1024 bytes; payloads travel as
 // google.rpc.Status details in the grpc-status-details-bin trailer.

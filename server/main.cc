@@ -1,10 +1,10 @@
 // npuperf-server: wires the store, scheduler, gRPC services and /metrics.
 //
 //   npuperf-server --listen HOST:PORT --metrics-listen HOST:PORT --db sqlite:PATH|postgres://...
-//                  [--tokens-file F] [--tls-cert PEM --tls-key PEM]
+//                  [--tokens-file F] [--tls-cert PEM --tls-key PEM] [--agent-retention 7d]
 //   npuperf-server migrate --db ...
 //   npuperf-server token hash            (token on stdin -> sha256 hex)
-//   npuperf-server token create --team NAME --db ...
+//   npuperf-server token create --team NAME | --agent HOST --db ...
 #include <signal.h>
 
 #include <atomic>
@@ -14,13 +14,13 @@
 #include <optional>
 
 #include "CLI/CLI.hpp"
-#include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "common/clock.h"
+#include "common/duration_text.h"
 #include "common/keepalive.h"
 #include "common/log.h"
+#include "common/secure_random.h"
 #include "common/sha256.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -218,9 +218,10 @@ int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& na
   RealClock clock;
   auto store = OpenStore(db, clock);
   if (!store.ok()) return Fail(store.status());
-  absl::BitGen gen;
-  const std::string token =
-      absl::StrFormat("npt_%016x%016x", absl::Uniform<uint64_t>(gen), absl::Uniform<uint64_t>(gen));
+  // 128 bits from the CSPRNG (absl::BitGen is not one).
+  auto random = SecureRandomHex(16);
+  if (!random.ok()) return Fail(random.status());
+  const std::string token = "npt_" + *random;
   auto s = (*store)->InsertToken(Sha256Hex(token), PrincipalKindName(kind), name,
                                  ToUnixMillis(clock.SystemNow()));
   if (!s.ok()) return Fail(s);
@@ -244,6 +245,7 @@ struct DurationFlags {
   int64_t lease_ms = 0;
   int64_t heartbeat_ms = 0;
   int64_t reaper_ms = 0;
+  std::string agent_retention = "7d";
 };
 
 void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
@@ -266,12 +268,20 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
       ->capture_default_str();
   ms.reaper_ms = opt.reaper_interval.count();
   app.add_option("--reaper-ms", ms.reaper_ms, "lease expiry check period")->capture_default_str();
+  app.add_option("--agent-retention", ms.agent_retention,
+                 "prune agents unseen for this long (<n>s|m|h|d), unless they hold a lease")
+      ->capture_default_str()
+      ->check([](const std::string& text) {
+        auto d = ParseDurationText(text);
+        return d.ok() ? std::string() : std::string(d.status().message());
+      });
 }
 
 void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.scheduler.lease_ttl = std::chrono::milliseconds(ms.lease_ms);
   opt.scheduler.heartbeat_interval = std::chrono::milliseconds(ms.heartbeat_ms);
   opt.reaper_interval = std::chrono::milliseconds(ms.reaper_ms);
+  opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
 }
 
 // Parses argv into *cmd; returns the exit code when CLI11 already answered
@@ -291,7 +301,7 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
   create->add_option("--db", token_db, "sqlite:PATH or postgres://...")->required();
   auto* kind = create->add_option_group("kind");
   kind->add_option("--team", team, "team name");
-  kind->add_option("--agent", agent, "agent name");
+  kind->add_option("--agent", agent, "agent token: the host name it may register as");
   kind->require_option(1);
   try {
     app.parse(argc, argv);

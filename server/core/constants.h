@@ -44,4 +44,27 @@ inline constexpr int64_t kMaxUnpackedFactor = 4;
 // Largest gRPC message the server accepts (a bundle arrives in chunks).
 inline constexpr int kMaxReceiveMessageBytes = 64 << 20;
 
+// RegisterAgent, heartbeats and LeaseJob offers (core/agent_rules.h): the
+// most devices one agent serves, the range of device ids, the most labels
+// and capabilities with the longest key, value and other string, and the most
+// running jobs one message lists. Above them: INVALID_ARGUMENT naming each
+// field (docs/api.md, "Agent limits").
+inline constexpr int kMaxAgentDevices = 64;
+inline constexpr int32_t kMaxAgentDeviceId = 4095;
+inline constexpr int kMaxAgentLabels = 32;
+inline constexpr size_t kMaxAgentLabelKeyBytes = 63;
+inline constexpr size_t kMaxAgentLabelValueBytes = 255;
+inline constexpr int kMaxAgentCapabilities = 16;
+inline constexpr size_t kMaxAgentStringBytes = 255;
+inline constexpr int kMaxAgentRunningJobs = 1024;
+
+// Lease secrets: random bytes per lease (64 hex digits).
+inline constexpr size_t kLeaseSecretBytes = 32;
+
+// The scheduler's cache of registrations by agent id: cleared when it would
+// grow past this (every miss reads the store).
+inline constexpr size_t kMaxCachedAgents = 10'000;
+// The reaper prunes at most this many long-unseen agents per round.
+inline constexpr int32_t kAgentPruneBatch = 1000;
+
 }  // namespace npuperf::server

@@ -1,6 +1,9 @@
 #include "server/core/job_rules.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/sha256.h"
+#include "common/status_util.h"
 
 namespace npuperf::server {
 
@@ -50,6 +53,102 @@ JobDecision DecideExpiry(const JobFacts& job, const std::string& agent_id, int32
         absl::StrCat(lost, "; the job lost its agent ", job.lost_count + 1, " times, giving up");
   }
   return d;
+}
+
+namespace {
+
+constexpr AgentRefusal kAllRefusals[] = {
+    AgentRefusal::kWrongHost,          AgentRefusal::kForeignAgent, AgentRefusal::kUnknownAgent,
+    AgentRefusal::kUnregisteredDevice, AgentRefusal::kUnknownJob,   AgentRefusal::kStaleLease,
+    AgentRefusal::kBadSecret};
+
+absl::StatusCode CodeOf(AgentRefusal why) {
+  switch (why) {
+    case AgentRefusal::kUnknownAgent:
+    case AgentRefusal::kUnknownJob: return absl::StatusCode::kNotFound;
+    case AgentRefusal::kStaleLease: return absl::StatusCode::kFailedPrecondition;
+    case AgentRefusal::kUnregisteredDevice: return absl::StatusCode::kInvalidArgument;
+    case AgentRefusal::kWrongHost:
+    case AgentRefusal::kForeignAgent:
+    case AgentRefusal::kBadSecret: break;
+  }
+  return absl::StatusCode::kPermissionDenied;
+}
+
+std::optional<AgentRefusal> CheckHeldLease(const LeaseFacts& job, const AttemptRef& ref,
+                                           bool held_by_caller) {
+  const bool live = job.state == v1::JOB_STATE_LEASED || job.state == v1::JOB_STATE_RUNNING;
+  if (!live || job.fencing_token != ref.fencing_token || job.attempt != ref.attempt) {
+    return AgentRefusal::kStaleLease;
+  }
+  if (!held_by_caller) return AgentRefusal::kForeignAgent;
+  if (job.secret_sha256 && Sha256Hex(ref.lease_secret) != *job.secret_sha256) {
+    return AgentRefusal::kBadSecret;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AgentRefusal> CheckLease(const LeaseFacts& job, const AttemptRef& ref,
+                                       const std::string& agent_id) {
+  return CheckHeldLease(job, ref, !agent_id.empty() && job.agent_id == agent_id);
+}
+
+std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRef& ref,
+                                          const std::string& host, int64_t now_ms) {
+  if (auto why = CheckHeldLease(job, ref, !host.empty() && job.host == host)) return why;
+  if (job.lease_expires_ms < now_ms) return AgentRefusal::kStaleLease;
+  return std::nullopt;
+}
+
+const char* AgentRefusalName(AgentRefusal why) {
+  switch (why) {
+    case AgentRefusal::kWrongHost: return "wrong_host";
+    case AgentRefusal::kForeignAgent: return "foreign_agent";
+    case AgentRefusal::kUnknownAgent: return "unknown_agent";
+    case AgentRefusal::kUnregisteredDevice: return "unregistered_device";
+    case AgentRefusal::kUnknownJob: return "unknown_job";
+    case AgentRefusal::kStaleLease: return "stale_lease";
+    case AgentRefusal::kBadSecret: return "bad_secret";
+  }
+  return "unknown";
+}
+
+std::string AgentRefusalReason(AgentRefusal why) {
+  return absl::AsciiStrToUpper(AgentRefusalName(why));
+}
+
+absl::Status AgentRefused(AgentRefusal why, const std::string& message) {
+  return WithErrorReason(absl::Status(CodeOf(why), message), AgentRefusalReason(why));
+}
+
+absl::Status LeaseRefused(AgentRefusal why, const AttemptRef& ref) {
+  const std::string lease =
+      absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token);
+  switch (why) {
+    case AgentRefusal::kUnknownJob:
+      return AgentRefused(why, absl::StrCat("job ", ref.job_id, " not found"));
+    case AgentRefusal::kStaleLease:
+      return AgentRefused(why, absl::StrCat(lease,
+                                            " is not the current lease (stale fencing token, or "
+                                            "the job finished); nothing stored"));
+    case AgentRefusal::kForeignAgent:
+      return AgentRefused(why, absl::StrCat(lease, " is held by another agent; nothing stored"));
+    case AgentRefusal::kBadSecret:
+      return AgentRefused(why,
+                          absl::StrCat(lease, ": wrong or missing lease secret; nothing stored"));
+    default: break;
+  }
+  return AgentRefused(why, lease);
+}
+
+std::optional<AgentRefusal> AgentRefusalOf(const absl::Status& status) {
+  const std::string reason = ErrorReasonOf(status);
+  for (AgentRefusal why : kAllRefusals) {
+    if (reason == AgentRefusalReason(why)) return why;
+  }
+  return std::nullopt;
 }
 
 void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& operator_name,

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection.pb.h"
 #include "server/store/store.h"
@@ -38,6 +40,46 @@ JobDecision DecideResult(const AttemptResult& r, const JobFacts& job);
 // For a lease that expired on agent_id: requeue while lost_count + 1 <
 // max_lost and the collection is not cancelled; else CANCELLED or FAILED.
 JobDecision DecideExpiry(const JobFacts& job, const std::string& agent_id, int32_t max_lost);
+
+// A job's lease as stored, for CheckLease and CheckAdoption.
+struct LeaseFacts {
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+  int32_t attempt = 0;
+  int64_t fencing_token = 0;
+  std::string agent_id;  // the lease's holder
+  std::string host;      // the holder's host
+  int64_t lease_expires_ms = 0;
+  // sha256 hex of the lease's secret; nullopt for a lease granted before
+  // migration 0004 (it needs no secret until it ends).
+  std::optional<std::string> secret_sha256;
+};
+
+// Why agent_id may not report on, or renew, the attempt `ref`, or nullopt
+// when it may: kStaleLease unless the job is LEASED or RUNNING with ref's
+// attempt and fencing token; kForeignAgent unless agent_id holds the lease;
+// kBadSecret unless ref presents the lease's secret. Both backends decide
+// every progress report, result and renewal with it.
+std::optional<AgentRefusal> CheckLease(const LeaseFacts& job, const AttemptRef& ref,
+                                       const std::string& agent_id);
+// The same for an agent of `host` adopting ref at re-registration: the lease
+// must also be unexpired at now_ms, and held by an agent of that host.
+std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRef& ref,
+                                          const std::string& host, int64_t now_ms);
+
+// The refusal as a status: NOT_FOUND (unknown agent or job),
+// FAILED_PRECONDITION (stale lease), PERMISSION_DENIED (wrong host, foreign
+// agent, bad secret), INVALID_ARGUMENT (unregistered device), with the
+// reason as the ErrorInfo reason (AgentRefusalReason).
+absl::Status AgentRefused(AgentRefusal why, const std::string& message);
+// AgentRefused for the attempt ref, with the message saying what it is.
+absl::Status LeaseRefused(AgentRefusal why, const AttemptRef& ref);
+// status's AgentRefusal (its ErrorInfo reason), nullopt when it has none.
+std::optional<AgentRefusal> AgentRefusalOf(const absl::Status& status);
+// The metric label: "wrong_host", "foreign_agent", "unknown_agent",
+// "unregistered_device", "unknown_job", "stale_lease", "bad_secret".
+const char* AgentRefusalName(AgentRefusal why);
+// The ErrorInfo reason: the label in upper case ("FOREIGN_AGENT").
+std::string AgentRefusalReason(AgentRefusal why);
 
 }  // namespace npuperf::server
 

@@ -55,6 +55,12 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                                "Result or progress reports rejected for a stale fencing token")),
       results_failed(NewCounter(r, "npuperf_server_ingest_failed_attempts_total",
                                 "Failed attempts reported by agents")),
+      agent_calls_refused(prometheus::BuildCounter()
+                              .Name("npuperf_server_agent_calls_refused_total")
+                              .Help("Agent calls (or the attempts they name) refused, by method "
+                                    "and reason: wrong_host, foreign_agent, unknown_agent, "
+                                    "unregistered_device, unknown_job, stale_lease, bad_secret")
+                              .Register(r)),
       jobs(NewGauges(r, "npuperf_server_jobs", "Jobs by state (all replicas, from the store)")),
       agents(NewGauges(r, "npuperf_server_agents", "Agent instances by state")),
       devices(NewGauges(r, "npuperf_server_devices",
@@ -70,6 +76,10 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
 
 void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
   requests.Add({{"method", method}, {"code", code}}).Increment();
+}
+
+void ServerMetrics::CountAgentRefusal(const std::string& method, const std::string& reason) {
+  agent_calls_refused.Add({{"method", method}, {"reason", reason}}).Increment();
 }
 
 void ServerMetrics::SetStates(const StateCounts& counts) {

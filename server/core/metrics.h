@@ -14,7 +14,8 @@ namespace npuperf::server {
 // Every metric of npuperf-server, registered once (style.md R15). Names
 // follow npuperf_<subsystem>_<noun>_<unit>; labels are bounded sets: gRPC
 // method names and status codes, job states, agent states ("online",
-// "lost") and device states (DeviceStatusName). Durations are seconds.
+// "lost"), device states (DeviceStatusName) and agent refusal reasons
+// (AgentRefusalName). Durations are seconds.
 // Thread-safe (prometheus-cpp metrics are atomic; SetStates takes the
 // families' locks).
 struct ServerMetrics {
@@ -22,6 +23,9 @@ struct ServerMetrics {
 
   // Counts one finished RPC by method and status code name.
   void CountRequest(const std::string& method, const std::string& code);
+  // Counts one refused AgentService call (or one refused attempt of a
+  // heartbeat or registration) by method and AgentRefusalName.
+  void CountAgentRefusal(const std::string& method, const std::string& reason);
   // Sets the state gauges from a store snapshot; states absent from it read 0.
   void SetStates(const StateCounts& counts);
 
@@ -33,6 +37,9 @@ struct ServerMetrics {
   prometheus::Counter& results_duplicate;
   prometheus::Counter& results_stale;
   prometheus::Counter& results_failed;
+  // npuperf_server_agent_calls_refused_total{method,reason}: agent calls (or
+  // attempts named in them) refused for identity, lease or device reasons.
+  prometheus::Family<prometheus::Counter>& agent_calls_refused;
   // Gauges refreshed from the store (Scheduler::RefreshStateMetrics).
   prometheus::Family<prometheus::Gauge>& jobs;
   prometheus::Family<prometheus::Gauge>& agents;

@@ -151,12 +151,10 @@ absl::StatusOr<v1::ListRoundsResponse> ReadQueries::ListRounds(const std::string
   return resp;
 }
 
-absl::StatusOr<v1::ListAgentsResponse> ReadQueries::ListAgents() {
+absl::StatusOr<v1::ListAgentsResponse> ReadQueries::ListAgents(const AgentsViewer& viewer) {
   auto agents = store_.ListAgents();
   if (!agents.ok()) return agents.status();
-  v1::ListAgentsResponse resp;
-  for (auto& a : *agents) *resp.add_agents() = std::move(a);
-  return resp;
+  return ViewAgents(*std::move(agents), viewer);
 }
 
 }  // namespace npuperf::server

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
+#include "server/core/agent_rules.h"
 #include "server/core/change_notifier.h"
 #include "server/store/store.h"
 
@@ -47,8 +48,9 @@ class ReadQueries {
   // the default); the page token is the last round id.
   absl::StatusOr<v1::ListRoundsResponse> ListRounds(const std::string& team,
                                                     const v1::ListRoundsRequest& req);
-  // Every agent and its devices (agents are shared by all teams).
-  absl::StatusOr<v1::ListAgentsResponse> ListAgents();
+  // Every agent and its devices (agents are shared by all teams), as much as
+  // `viewer` may see (core/agent_rules.h ViewAgents).
+  absl::StatusOr<v1::ListAgentsResponse> ListAgents(const AgentsViewer& viewer);
 
  private:
   Store& store_;

@@ -43,6 +43,7 @@ void Reaper::Sweep(Clock::MonotonicTime& next_gauges) {
   const Clock::MonotonicTime now = clock_.MonotonicNow();
   if (now < next_gauges) return;
   next_gauges = now + gauges_period_;
+  if (auto s = scheduler_.PruneAgents(); !s.ok()) LogError("reaper", std::string(s.message()));
   if (auto s = scheduler_.RefreshStateMetrics(); !s.ok()) {
     LogError("metrics", std::string(s.message()));
   }

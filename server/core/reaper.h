@@ -10,9 +10,10 @@
 namespace npuperf::server {
 
 // The server's periodic upkeep, on a thread of its own from construction to
-// Stop(): takes back expired leases (Scheduler::ExpireLeases) every `period`
-// and refreshes the state gauges (RefreshStateMetrics) on the first round
-// and then once `gauges_period` has passed. Errors are logged and the next
+// Stop(): takes back expired leases (Scheduler::ExpireLeases) every `period`;
+// prunes long-unseen agents (PruneAgents) and refreshes the state gauges
+// (RefreshStateMetrics) on the first round and then once `gauges_period` has
+// passed. Errors are logged and the next
 // round tries again. Waits on the injected clock, so a FakeClock drives it.
 // Thread-safe; the scheduler and clock must outlive it.
 class Reaper {

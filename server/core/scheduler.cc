@@ -6,13 +6,28 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/log.h"
+#include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/agent_rules.h"
 #include "server/core/constants.h"
+#include "server/core/job_rules.h"
 #include "server/core/submission.h"
 
 namespace npuperf::server {
+namespace {
+
+// The attempts a heartbeat or registration names, as the store takes them.
+std::vector<AttemptRef> RefsOf(const google::protobuf::RepeatedPtrField<v1::RunningJob>& jobs) {
+  std::vector<AttemptRef> refs;
+  for (const auto& j : jobs) {
+    refs.push_back({j.job_id(), j.attempt(), j.fencing_token(), j.lease_secret()});
+  }
+  return refs;
+}
+
+}  // namespace
 
 Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options)
     : store_(store),
@@ -20,7 +35,8 @@ Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, Schedul
       metrics_(metrics),
       options_(options),
       changes_(clock),
-      updates_(clock) {
+      updates_(clock),
+      agents_(store, metrics) {
   store_.SetChangeCallback([this](StoreChange change) { Changed(change); });
 }
 
@@ -93,63 +109,68 @@ std::string Scheduler::AgentIdFor(const v1::RegisterAgentRequest& req) {
                     .substr(0, 12);
 }
 
-absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
-    const v1::RegisterAgentRequest& req) {
-  std::vector<FieldViolation> bad;
-  if (req.host().empty()) bad.push_back({"host", "required"});
-  if (req.boot_id().empty()) bad.push_back({"boot_id", "required"});
-  if (req.instance_id().empty()) bad.push_back({"instance_id", "required"});
-  if (req.devices().empty()) bad.push_back({"devices", "at least one device"});
-  if (!bad.empty()) return InvalidArgumentWithFields(bad);
-  const std::string agent_id = AgentIdFor(req);
-  absl::Status s = store_.UpsertAgent(agent_id, req, NowMs());
-  if (!s.ok()) return s;
-  std::vector<AttemptRef> running;
-  for (const auto& j : req.running_jobs()) {
-    running.push_back({j.job_id(), j.attempt(), j.fencing_token()});
+absl::StatusOr<std::string> Scheduler::GetBundle(const AgentIdentity& who,
+                                                 const std::string& agent_id,
+                                                 const std::string& sha256) {
+  if (!agent_id.empty()) {
+    auto agent = agents_.Authorize(who, agent_id, "DownloadBundle");
+    if (!agent.ok()) return agent.status();
   }
-  auto adopted = store_.AdoptAttempts(agent_id, running, NowMs(), options_.lease_ttl.count());
+  return store_.GetBundle(sha256);
+}
+
+absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
+    const AgentIdentity& who, const v1::RegisterAgentRequest& req) {
+  const std::string agent_id = AgentIdFor(req);
+  if (absl::Status s = agents_.Register(who, agent_id, req, NowMs()); !s.ok()) return s;
+  auto adopted = store_.AdoptAttempts(agent_id, RefsOf(req.running_jobs()), NowMs(),
+                                      options_.lease_ttl.count());
   if (!adopted.ok()) return adopted.status();
+  agents_.Count("RegisterAgent", adopted->dropped);
   v1::RegisterAgentResponse resp;
   resp.set_agent_id(agent_id);
   resp.set_heartbeat_interval_ms(static_cast<int32_t>(options_.heartbeat_interval.count()));
   resp.set_lease_ttl_ms(static_cast<int32_t>(options_.lease_ttl.count()));
-  for (const auto& ref : running) {
-    const bool kept = std::any_of(adopted->begin(), adopted->end(), [&](const AttemptRef& a) {
-      return a.job_id == ref.job_id && a.fencing_token == ref.fencing_token;
-    });
+  for (const auto& ref : adopted->renewed) {
     auto* d = resp.add_directives();
     d->set_job_id(ref.job_id);
-    d->set_action(kept ? v1::JobDirective::ACTION_ADOPT : v1::JobDirective::ACTION_KILL);
-    d->set_reason(kept ? "lease still valid" : "lease expired or superseded");
+    d->set_action(v1::JobDirective::ACTION_ADOPT);
+    d->set_reason("lease still valid");
   }
-  {
-    absl::MutexLock lock(&mu_);
-    agents_[agent_id] = req;
+  for (const auto& refused : adopted->dropped) {
+    auto* d = resp.add_directives();
+    d->set_job_id(refused.ref.job_id);
+    d->set_action(v1::JobDirective::ACTION_KILL);
+    d->set_reason(absl::StrCat("lease not adopted: ", AgentRefusalName(refused.reason)));
   }
-  LogInfo("scheduler", absl::StrCat("agent ", agent_id, " registered from ", req.host(), " with ",
-                                    req.devices_size(), " devices, adopted ", adopted->size(), "/",
-                                    running.size(), " running jobs"));
+  LogInfo("scheduler",
+          absl::StrCat("agent ", agent_id, " registered from ", req.host(), " with ",
+                       req.devices_size(), " devices, adopted ", adopted->renewed.size(), "/",
+                       req.running_jobs_size(), " running jobs"));
   Changed(StoreChange::kClaimable);
   return resp;
 }
 
-absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const v1::Heartbeat& hb) {
+absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentity& who,
+                                                              const v1::Heartbeat& hb) {
+  auto agent = agents_.Authorize(who, hb.agent_id(), "AgentSession");
+  if (!agent.ok()) return agent.status();
+  const std::vector<FieldViolation> bad = ValidateHeartbeat(hb, *agent);
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   absl::Status s =
       store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, NowMs());
   if (!s.ok()) return s;
-  std::vector<AttemptRef> running;
-  for (const auto& j : hb.running_jobs()) {
-    running.push_back({j.job_id(), j.attempt(), j.fencing_token()});
-  }
-  auto renewal = store_.RenewLeases(hb.agent_id(), running, NowMs(), options_.lease_ttl.count());
+  auto renewal = store_.RenewLeases(hb.agent_id(), RefsOf(hb.running_jobs()), NowMs(),
+                                    options_.lease_ttl.count());
   if (!renewal.ok()) return renewal.status();
+  agents_.Count("AgentSession", renewal->dropped);
   v1::AgentSessionResponse resp;
-  for (const auto& ref : renewal->dropped) {
+  for (const auto& refused : renewal->dropped) {
     auto* d = resp.add_directives();
-    d->set_job_id(ref.job_id);
+    d->set_job_id(refused.ref.job_id);
     d->set_action(v1::JobDirective::ACTION_KILL);
-    d->set_reason("lease no longer held by this agent");
+    d->set_reason(
+        absl::StrCat("lease no longer held by this agent: ", AgentRefusalName(refused.reason)));
   }
   for (const auto& ref : renewal->cancelled) {
     auto* c = resp.add_cancels();
@@ -171,36 +192,35 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const v1::Heartbea
   return resp;
 }
 
-absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const v1::LeaseJobRequest& req) {
-  v1::RegisterAgentRequest agent;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = agents_.find(req.agent_id());
-    if (it != agents_.end()) agent = it->second;
+absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who,
+                                                        const v1::LeaseJobRequest& req) {
+  auto agent = agents_.Authorize(who, req.agent_id(), "LeaseJob");
+  if (!agent.ok()) return agent.status();
+  const std::vector<FieldViolation> bad = ValidateOffer(req, *agent);
+  if (!bad.empty()) {
+    return agents_.Count("LeaseJob",
+                         WithErrorReason(InvalidArgumentWithFields(bad),
+                                         AgentRefusalReason(AgentRefusal::kUnregisteredDevice)));
   }
-  if (agent.host().empty()) {
-    auto stored = store_.GetAgent(req.agent_id());
-    if (!stored.ok()) return stored.status();
-    agent = *std::move(stored);
-    absl::MutexLock lock(&mu_);
-    agents_[req.agent_id()] = agent;
-  }
+  auto secret = SecureRandomHex(kLeaseSecretBytes);
+  if (!secret.ok()) return secret.status();
   ClaimRequest claim;
   claim.agent_id = req.agent_id();
-  claim.host = agent.host();
-  claim.agent_labels = {agent.labels().begin(), agent.labels().end()};
+  claim.host = agent->host();
+  claim.agent_labels = {agent->labels().begin(), agent->labels().end()};
   for (const auto& d : req.free_devices()) claim.devices.push_back({d.device_id(), d.soc()});
   claim.lease_ttl_ms = options_.lease_ttl.count();
+  claim.lease_secret = *std::move(secret);
   return claim;
 }
 
 absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
-    const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+    const AgentIdentity& who, const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
   if (req.wait_ms() < 0 || req.wait_ms() > kMaxLeaseWait.count()) {
     return InvalidArgumentWithFields(
         {{"wait_ms", absl::StrCat("must be in 0..", kMaxLeaseWait.count())}});
   }
-  auto claim = ClaimRequestFor(req);
+  auto claim = ClaimRequestFor(who, req);
   if (!claim.ok()) return claim.status();
   const Clock::MonotonicTime deadline =
       clock_.MonotonicNow() + std::chrono::milliseconds(req.wait_ms());
@@ -229,24 +249,30 @@ void Scheduler::ObserveLease(const v1::JobAssignment& a, int64_t call_ms) {
   metrics_.submit_to_lease.Observe(std::max<int64_t>(0, now - std::max(queued, call_ms)) / 1e3);
 }
 
-absl::StatusOr<bool> Scheduler::ReportProgress(const v1::ReportProgressRequest& req) {
-  auto cancel =
-      store_.RecordProgress(req.agent_id(), {req.job_id(), req.attempt(), req.fencing_token()},
-                            req.progress(), NowMs(), options_.lease_ttl.count());
+absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
+                                               const v1::ReportProgressRequest& req) {
+  auto agent = agents_.Authorize(who, req.agent_id(), "ReportProgress");
+  if (!agent.ok()) return agent.status();
+  auto cancel = store_.RecordProgress(
+      req.agent_id(), {req.job_id(), req.attempt(), req.fencing_token(), req.lease_secret()},
+      req.progress(), NowMs(), options_.lease_ttl.count());
+  (void)agents_.Count("ReportProgress", cancel.status());
   if (absl::IsFailedPrecondition(cancel.status())) metrics_.results_stale.Increment();
   if (cancel.ok()) Changed(StoreChange::kUpdated);
   return cancel;
 }
 
 absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
-    const v1::ReportResultRequest& req) {
+    const AgentIdentity& who, const v1::ReportResultRequest& req) {
   if (req.update_uuid().empty()) return absl::InvalidArgumentError("update_uuid is required");
   if (req.outcome() == v1::ATTEMPT_OUTCOME_UNSPECIFIED) {
     return absl::InvalidArgumentError("outcome is required");
   }
+  auto agent = agents_.Authorize(who, req.agent_id(), "ReportResult");
+  if (!agent.ok()) return agent.status();
   AttemptResult r;
   r.agent_id = req.agent_id();
-  r.ref = {req.job_id(), req.attempt(), req.fencing_token()};
+  r.ref = {req.job_id(), req.attempt(), req.fencing_token(), req.lease_secret()};
   r.update_uuid = req.update_uuid();
   r.outcome = req.outcome();
   r.failure_reason = req.failure_reason();
@@ -257,6 +283,7 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   r.now_ms = NowMs();
   auto ack = store_.RecordResult(r);
   if (!ack.ok()) {
+    (void)agents_.Count("ReportResult", ack.status());
     if (absl::IsFailedPrecondition(ack.status())) metrics_.results_stale.Increment();
     return ack.status();
   }
@@ -283,6 +310,17 @@ absl::Status Scheduler::ExpireLeases() {
                                          " expired; ", e.requeued ? "requeued" : "failed"));
   }
   if (!expired->empty()) Changed(StoreChange::kClaimable);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::PruneAgents() {
+  auto pruned = store_.PruneAgents(NowMs() - options_.agent_retention.count(), kAgentPruneBatch);
+  if (!pruned.ok()) return pruned.status();
+  agents_.Forget(*pruned);
+  if (!pruned->empty()) {
+    LogInfo("scheduler", absl::StrCat("pruned ", pruned->size(), " agents unseen for ",
+                                      options_.agent_retention.count() / 1000, " s"));
+  }
   return absl::OkStatus();
 }
 

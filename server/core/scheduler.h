@@ -13,6 +13,8 @@
 #include "common/clock.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection_service.pb.h"
+#include "server/core/agent_identity.h"
+#include "server/core/agent_registry.h"
 #include "server/core/assignment.h"
 #include "server/core/bundle_upload.h"
 #include "server/core/change_notifier.h"
@@ -31,6 +33,9 @@ struct SchedulerOptions {
   int max_lost = 3;
   // Largest bundle accepted. Default: 64 MiB.
   int64_t max_bundle_bytes = 64 << 20;
+  // Agents not seen for this long (and holding no live lease) are pruned
+  // with their devices. Default: 7 days.
+  std::chrono::milliseconds agent_retention{std::chrono::hours(24 * 7)};
 };
 
 // A pending cancellation for an agent's running job.
@@ -69,27 +74,47 @@ class Scheduler {
   // UploadBundle stream.
   absl::StatusOr<v1::UploadBundleResponse> UploadBundle(const std::string& team,
                                                         const ReadUploadMessage& read);
-  // A stored bundle's tar, for any agent. NOT_FOUND when unknown.
-  absl::StatusOr<std::string> GetBundle(const std::string& sha256) {
-    return store_.GetBundle(sha256);
-  }
+  // A stored bundle's tar, for any agent; when agent_id is not empty it must
+  // be an agent `who` may act for (AgentRegistry::Authorize). NOT_FOUND when
+  // unknown.
+  absl::StatusOr<std::string> GetBundle(const AgentIdentity& who, const std::string& agent_id,
+                                        const std::string& sha256);
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
                                         const std::string& reason);
 
-  // INVALID_ARGUMENT without host, boot_id, instance_id or devices.
-  absl::StatusOr<v1::RegisterAgentResponse> RegisterAgent(const v1::RegisterAgentRequest& req);
-  // Renews leases, records device states; answers with directives and cancels.
-  absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const v1::Heartbeat& hb);
-  // Claims a job for one of the offered devices, waiting up to wait_ms
-  // (0..kMaxLeaseWait, else INVALID_ARGUMENT) on the clock for work
-  // (event-driven). stop() ends the wait early (client gone, shutdown).
-  absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const v1::LeaseJobRequest& req,
+  // The agent calls. `who` is the caller's identity (AgentIdentity::Of its
+  // principal); every call naming an agent id checks it first
+  // (AgentRegistry::Authorize: NOT_FOUND, PERMISSION_DENIED), and every
+  // report, renewal and adoption of a lease obeys the store's lease rule
+  // (Store::RenewLeases): refusals store nothing and are counted in
+  // npuperf_server_agent_calls_refused_total.
+  //
+  // Registers (AgentRegistry::Register: INVALID_ARGUMENT, PERMISSION_DENIED
+  // for another host) and adopts the running jobs whose lease it holds.
+  absl::StatusOr<v1::RegisterAgentResponse> RegisterAgent(const AgentIdentity& who,
+                                                          const v1::RegisterAgentRequest& req);
+  // Renews the caller's leases and records the states of its registered
+  // devices (INVALID_ARGUMENT for others); answers with directives and
+  // cancels.
+  absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const AgentIdentity& who,
+                                                     const v1::Heartbeat& hb);
+  // Claims a job for one of the offered devices (each one the agent
+  // registered, else INVALID_ARGUMENT naming free_devices[i]), waiting up to
+  // wait_ms (0..kMaxLeaseWait, else INVALID_ARGUMENT) on the clock for work
+  // (event-driven). The assignment carries a new lease secret. stop() ends
+  // the wait early (client gone, shutdown).
+  absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const AgentIdentity& who,
+                                                            const v1::LeaseJobRequest& req,
                                                             const std::function<bool()>& stop);
-  absl::StatusOr<bool> ReportProgress(const v1::ReportProgressRequest& req);
-  absl::StatusOr<v1::ReportResultResponse> ReportResult(const v1::ReportResultRequest& req);
+  absl::StatusOr<bool> ReportProgress(const AgentIdentity& who,
+                                      const v1::ReportProgressRequest& req);
+  absl::StatusOr<v1::ReportResultResponse> ReportResult(const AgentIdentity& who,
+                                                        const v1::ReportResultRequest& req);
 
   // Takes back expired leases (called periodically by the reaper).
   absl::Status ExpireLeases();
+  // Prunes agents unseen for agent_retention (called by the reaper).
+  absl::Status PruneAgents();
   // Sets the jobs/agents/devices-by-state gauges from the store.
   absl::Status RefreshStateMetrics();
 
@@ -102,9 +127,11 @@ class Scheduler {
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
   std::string AgentIdFor(const v1::RegisterAgentRequest& req);
-  // What LeaseJob offers the store: the agent's host and labels (cached from
-  // registration, else read from the store) and the request's free devices.
-  absl::StatusOr<ClaimRequest> ClaimRequestFor(const v1::LeaseJobRequest& req);
+  // What LeaseJob offers the store: the agent's host and labels, the
+  // request's free devices (checked against its registration) and a new
+  // lease secret.
+  absl::StatusOr<ClaimRequest> ClaimRequestFor(const AgentIdentity& who,
+                                               const v1::LeaseJobRequest& req);
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
@@ -118,9 +145,8 @@ class Scheduler {
 
   ChangeNotifier changes_;
   ChangeNotifier updates_;
+  AgentRegistry agents_;
   absl::Mutex mu_;
-  // Agent host name and labels by agent id (filled at registration).
-  std::map<std::string, v1::RegisterAgentRequest> agents_ ABSL_GUARDED_BY(mu_);
   // Cancellations waiting to be pushed on an agent's session.
   std::map<std::string, std::vector<PendingCancel>> cancels_ ABSL_GUARDED_BY(mu_);
 };

@@ -4,6 +4,10 @@
 
 namespace npuperf::server {
 
+AgentIdentity AgentServiceImpl::IdentityOf(const Principal& p) const {
+  return AgentIdentity::Of(p, sc_.auth.required());
+}
+
 AgentServiceImpl::AgentServiceImpl(Scheduler& scheduler, ServiceContext sc,
                                    std::atomic<bool>& stopping)
     : scheduler_(scheduler), sc_(sc), stopping_(stopping) {}
@@ -11,18 +15,20 @@ AgentServiceImpl::AgentServiceImpl(Scheduler& scheduler, ServiceContext sc,
 grpc::Status AgentServiceImpl::RegisterAgent(grpc::ServerContext* ctx,
                                              const v1::RegisterAgentRequest* req,
                                              v1::RegisterAgentResponse* resp) {
-  return ServeReply(sc_, "RegisterAgent", ctx, PrincipalKind::kAgent, resp,
-                    [&](const Principal&) { return scheduler_.RegisterAgent(*req); });
+  return ServeReply(
+      sc_, "RegisterAgent", ctx, PrincipalKind::kAgent, resp,
+      [&](const Principal& p) { return scheduler_.RegisterAgent(IdentityOf(p), *req); });
 }
 
 grpc::Status AgentServiceImpl::AgentSession(
     grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::AgentSessionResponse, v1::AgentSessionRequest>* stream) {
   return Serve(
-      sc_, "AgentSession", ctx, PrincipalKind::kAgent, [&](const Principal&) -> absl::Status {
+      sc_, "AgentSession", ctx, PrincipalKind::kAgent, [&](const Principal& p) -> absl::Status {
+        const AgentIdentity who = IdentityOf(p);
         v1::AgentSessionRequest req;
         while (!stopping_ && stream->Read(&req)) {
-          auto resp = scheduler_.Heartbeat(req.heartbeat());
+          auto resp = scheduler_.Heartbeat(who, req.heartbeat());
           if (!resp.ok()) return resp.status();
           if (!stream->Write(*resp)) break;
         }
@@ -32,21 +38,23 @@ grpc::Status AgentServiceImpl::AgentSession(
 
 grpc::Status AgentServiceImpl::LeaseJob(grpc::ServerContext* ctx, const v1::LeaseJobRequest* req,
                                         v1::LeaseJobResponse* resp) {
-  return Serve(sc_, "LeaseJob", ctx, PrincipalKind::kAgent, [&](const Principal&) -> absl::Status {
-    if (stopping_) return absl::UnavailableError("server is shutting down");
-    auto got = scheduler_.LeaseJob(*req, [&] { return ctx->IsCancelled() || stopping_.load(); });
-    if (!got.ok()) return got.status();
-    if (got->has_value()) *resp->mutable_assignment() = **got;
-    return absl::OkStatus();
-  });
+  return Serve(sc_, "LeaseJob", ctx, PrincipalKind::kAgent,
+               [&](const Principal& p) -> absl::Status {
+                 if (stopping_) return absl::UnavailableError("server is shutting down");
+                 auto got = scheduler_.LeaseJob(
+                     IdentityOf(p), *req, [&] { return ctx->IsCancelled() || stopping_.load(); });
+                 if (!got.ok()) return got.status();
+                 if (got->has_value()) *resp->mutable_assignment() = **got;
+                 return absl::OkStatus();
+               });
 }
 
 grpc::Status AgentServiceImpl::ReportProgress(grpc::ServerContext* ctx,
                                               const v1::ReportProgressRequest* req,
                                               v1::ReportProgressResponse* resp) {
   return Serve(sc_, "ReportProgress", ctx, PrincipalKind::kAgent,
-               [&](const Principal&) -> absl::Status {
-                 auto cancel = scheduler_.ReportProgress(*req);
+               [&](const Principal& p) -> absl::Status {
+                 auto cancel = scheduler_.ReportProgress(IdentityOf(p), *req);
                  if (!cancel.ok()) return cancel.status();
                  resp->set_cancel_requested(*cancel);
                  return absl::OkStatus();
@@ -56,16 +64,17 @@ grpc::Status AgentServiceImpl::ReportProgress(grpc::ServerContext* ctx,
 grpc::Status AgentServiceImpl::ReportResult(grpc::ServerContext* ctx,
                                             const v1::ReportResultRequest* req,
                                             v1::ReportResultResponse* resp) {
-  return ServeReply(sc_, "ReportResult", ctx, PrincipalKind::kAgent, resp,
-                    [&](const Principal&) { return scheduler_.ReportResult(*req); });
+  return ServeReply(sc_, "ReportResult", ctx, PrincipalKind::kAgent, resp, [&](const Principal& p) {
+    return scheduler_.ReportResult(IdentityOf(p), *req);
+  });
 }
 
 grpc::Status AgentServiceImpl::DownloadBundle(
     grpc::ServerContext* ctx, const v1::DownloadBundleRequest* req,
     grpc::ServerWriter<v1::DownloadBundleResponse>* writer) {
   return Serve(sc_, "DownloadBundle", ctx, PrincipalKind::kAgent,
-               [&](const Principal&) -> absl::Status {
-                 auto content = scheduler_.GetBundle(req->sha256());
+               [&](const Principal& p) -> absl::Status {
+                 auto content = scheduler_.GetBundle(IdentityOf(p), req->agent_id(), req->sha256());
                  if (!content.ok()) return content.status();
                  for (size_t off = 0; off == 0 || off < content->size(); off += kBundleChunkBytes) {
                    v1::DownloadBundleResponse chunk;

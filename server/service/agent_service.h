@@ -9,9 +9,9 @@
 namespace npuperf::server {
 
 // gRPC adapter for AgentService (agent tokens only): Serve, then the
-// Scheduler, which checks the requests. LeaseJob long-polls inside the
-// Scheduler; AgentSession answers each heartbeat with directives and
-// cancellations. Thread-safe.
+// Scheduler with the caller's AgentIdentity, which checks the requests. LeaseJob long-polls inside
+// the Scheduler; AgentSession answers each heartbeat with directives and cancellations.
+// Thread-safe.
 class AgentServiceImpl final : public v1::AgentService::Service {
  public:
   AgentServiceImpl(Scheduler& scheduler, ServiceContext sc, std::atomic<bool>& stopping);
@@ -31,6 +31,9 @@ class AgentServiceImpl final : public v1::AgentService::Service {
                               grpc::ServerWriter<v1::DownloadBundleResponse>* writer) override;
 
  private:
+  // The caller's identity (unbound with authentication off).
+  AgentIdentity IdentityOf(const Principal& p) const;
+
   Scheduler& scheduler_;
   ServiceContext sc_;
   std::atomic<bool>& stopping_;

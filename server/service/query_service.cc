@@ -52,8 +52,10 @@ grpc::Status QueryServiceImpl::PinBaseline(grpc::ServerContext* ctx,
 
 grpc::Status QueryServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest*,
                                           v1::ListAgentsResponse* resp) {
-  return ServeReply(sc_, "ListAgents", ctx, PrincipalKind::kTeam, resp,
-                    [&](const Principal&) { return reads_.ListAgents(); });
+  // Teams and agent tokens alike; each sees what AgentsViewer allows.
+  return ServeReply(sc_, "ListAgents", ctx, std::nullopt, resp, [&](const Principal& p) {
+    return reads_.ListAgents(AgentsViewer::Of(p, sc_.auth.required()));
+  });
 }
 
 }  // namespace npuperf::server

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -22,15 +23,16 @@ struct ServiceContext {
 // The caller's principal, or why the call is refused: UNAUTHENTICATED
 // without a known bearer token, PERMISSION_DENIED when an agent token calls
 // a team service or a team token calls AgentService (auth disabled: anyone
-// may call anything).
+// may call anything). serves nullopt: any authenticated principal
+// (ListAgents, which agents may call too).
 inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContext& ctx,
-                                           PrincipalKind serves) {
+                                           std::optional<PrincipalKind> serves) {
   std::string authorization;
   auto md = ctx.client_metadata().find("authorization");
   if (md != ctx.client_metadata().end()) authorization.assign(md->second.data(), md->second.size());
   auto principal = sc.auth.Authenticate(authorization);
   if (!principal.ok()) return principal.status();
-  if (sc.auth.required() && principal->kind != serves) {
+  if (sc.auth.required() && serves && principal->kind != *serves) {
     return absl::PermissionDeniedError(serves == PrincipalKind::kAgent
                                            ? "only agent tokens may call AgentService"
                                            : "agent tokens may only call AgentService");
@@ -44,7 +46,7 @@ inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::Serve
 // request and maps the status once (R2).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
-                   PrincipalKind serves, F&& handler) {
+                   std::optional<PrincipalKind> serves, F&& handler) {
   absl::Status status;
   auto principal = Authorize(sc, *ctx, serves);
   if (!principal.ok()) {
@@ -61,7 +63,7 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
 // maps the principal to absl::StatusOr<Resp>, copied into *resp when OK.
 template <typename Resp, typename F>
 grpc::Status ServeReply(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
-                        PrincipalKind serves, Resp* resp, F&& call) {
+                        std::optional<PrincipalKind> serves, Resp* resp, F&& call) {
   return Serve(sc, method, ctx, serves, [&](const Principal& p) -> absl::Status {
     absl::StatusOr<Resp> out = call(p);
     if (!out.ok()) return out.status();

@@ -60,6 +60,9 @@ struct ClaimRequest {
   std::map<std::string, std::string> agent_labels;
   int64_t now_ms = 0;
   int64_t lease_ttl_ms = 0;
+  // The new lease's secret (random, from the scheduler; never empty). The
+  // store keeps only its sha256 and returns it once, in the assignment.
+  std::string lease_secret;
 };
 
 // The agent's view of a running attempt.
@@ -67,11 +70,44 @@ struct AttemptRef {
   int64_t job_id = 0;
   int32_t attempt = 0;
   int64_t fencing_token = 0;
+  // The secret the agent presents (JobAssignment.lease_secret); empty when
+  // it has none (accepted only for a lease granted before migration 0004).
+  std::string lease_secret;
 };
 
+// Why an agent's call about a lease, or about an agent, is refused: the
+// reason label of npuperf_server_agent_calls_refused_total and the
+// google.rpc.ErrorInfo reason of the status (core/job_rules.h names them).
+enum class AgentRefusal {
+  kWrongHost,           // a registration for a host other than the token's
+  kForeignAgent,        // the agent id, or the lease, belongs to another agent
+  kUnknownAgent,        // the agent id is not registered (or no longer online)
+  kUnregisteredDevice,  // a device the agent did not register
+  kUnknownJob,          // no such job
+  kStaleLease,          // not the job's current lease (token, attempt, or the job ended)
+  kBadSecret,           // the lease secret is missing or wrong
+};
+
+// An attempt a renewal or an adoption did not take, and why.
+struct RefusedAttempt {
+  AttemptRef ref;
+  AgentRefusal reason = AgentRefusal::kStaleLease;
+};
+
+// What RenewLeases and AdoptAttempts did with the listed attempts.
 struct LeaseRenewal {
-  std::vector<AttemptRef> dropped;
-  std::vector<AttemptRef> cancelled;
+  std::vector<AttemptRef> renewed;  // renewed (adopted), in the order given
+  std::vector<RefusedAttempt> dropped;
+  std::vector<AttemptRef> cancelled;  // renewed, but the collection was cancelled
+};
+
+// An agent as stored (Store::ListAgents): what it registered and its devices'
+// states with their running jobs, plus the team of each such job, so that
+// core/ can decide what a caller may see.
+struct AgentRecord {
+  v1::AgentStatus status;
+  // job_teams[i]: the team of status.devices(i)'s running job; "" when idle.
+  std::vector<std::string> job_teams;
 };
 
 // A lease the server must take back (expired, or its agent is gone).

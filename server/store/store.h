@@ -67,42 +67,66 @@ class Store {
                                                                     const std::string& reason,
                                                                     int64_t now_ms) = 0;
 
-  // Agents. Registers (or re-registers) an agent instance and its devices.
+  // Agents. Registers (or re-registers) an agent instance; its devices become
+  // exactly info.devices (ids and SoCs as registered). Other instances of the
+  // same host and boot become "lost".
   virtual absl::Status UpsertAgent(const std::string& agent_id,
                                    const v1::RegisterAgentRequest& info, int64_t now_ms) = 0;
+  // A heartbeat: the agent is online and seen now; each listed device that it
+  // registered takes the listed state (SoC unchanged); other device ids are
+  // ignored (never added). NOT_FOUND when the agent is unknown.
   virtual absl::Status UpdateDevices(const std::string& agent_id,
                                      const std::vector<v1::DeviceInfo>& devices,
                                      int64_t now_ms) = 0;
-  virtual absl::StatusOr<std::vector<v1::AgentStatus>> ListAgents() = 0;
-  // What the agent sent at registration. NOT_FOUND when unknown.
+  // Every agent (by host, then registration) with its devices and the team of
+  // each running job.
+  virtual absl::StatusOr<std::vector<AgentRecord>> ListAgents() = 0;
+  // What the agent sent at registration. NOT_FOUND when unknown or lost.
   virtual absl::StatusOr<v1::RegisterAgentRequest> GetAgent(const std::string& agent_id) = 0;
+  // Deletes agents (with their devices) last seen before seen_before_ms that
+  // hold no live lease, at most `limit` of them; returns their ids.
+  virtual absl::StatusOr<std::vector<std::string>> PruneAgents(int64_t seen_before_ms,
+                                                               int32_t limit) = 0;
 
   // Claims one queued job for one of the offered devices, atomically:
-  // the job becomes LEASED with attempt+1 and a new fencing token. A device
-  // already holding a live lease is never offered to the chooser.
+  // the job becomes LEASED with attempt+1, a new fencing token and the
+  // sha256 of req.lease_secret (INVALID_ARGUMENT when empty), which the
+  // assignment carries. A device already holding a live lease is never
+  // offered to the chooser.
   virtual absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
                                                                     const ClaimChooser& choose) = 0;
+  //
+  // The lease rule of every call below (core/job_rules.h CheckLease): an
+  // attempt is accepted only while it is its job's current lease (live
+  // state, same fencing token; and attempt, where the call names it), held by
+  // the caller, with the lease's secret (a lease granted before migration
+  // 0004 has none and needs none). Refusals carry an AgentRefusal as the
+  // status's ErrorInfo reason (core/job_rules.h LeaseRefused).
+  //
   // Extends the leases of the listed attempts held by agent_id; returns the
-  // ones the server no longer honours (to kill) and the ones whose
+  // renewed ones, the refused ones (to kill), and the renewed ones whose
   // collection was cancelled (to stop and report as cancelled).
   virtual absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
                                                    const std::vector<AttemptRef>& running,
                                                    int64_t now_ms, int64_t lease_ttl_ms) = 0;
   // Reattaches attempts to a re-registered agent instance when their lease
-  // is live and the token matches; returns the ones adopted.
-  virtual absl::StatusOr<std::vector<AttemptRef>> AdoptAttempts(
-      const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
-      int64_t lease_ttl_ms) = 0;
-  // Records progress (LEASED -> RUNNING) and renews the lease.
-  // FAILED_PRECONDITION for a stale token. Returns true when the job's
-  // collection was cancelled.
+  // is live, was granted to an agent of the same host, and the token and
+  // secret match; returns the adopted (renewed) and the refused ones.
+  virtual absl::StatusOr<LeaseRenewal> AdoptAttempts(const std::string& agent_id,
+                                                     const std::vector<AttemptRef>& running,
+                                                     int64_t now_ms, int64_t lease_ttl_ms) = 0;
+  // Records progress (LEASED -> RUNNING) and renews the lease. NOT_FOUND for
+  // an unknown job, FAILED_PRECONDITION for a stale lease, PERMISSION_DENIED
+  // for another agent's lease or a wrong secret; nothing is stored then.
+  // Returns true when the job's collection was cancelled.
   virtual absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                               const v1::JobProgress& progress, int64_t now_ms,
                                               int64_t lease_ttl_ms) = 0;
   // Applies a finished attempt exactly once per update_uuid. Success stores
   // the round and its metrics with the job transition in one transaction;
   // failure requeues while attempts remain (and retryable) or fails the job.
-  // FAILED_PRECONDITION for a stale token (nothing stored).
+  // Refused like RecordProgress (nothing stored); a resend of an applied
+  // update answers duplicate.
   virtual absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) = 0;
   // Takes back leases that expired before now_ms: requeue while attempts
   // remain and the job has not taken down max_lost agents, else fail.

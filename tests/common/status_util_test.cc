@@ -20,6 +20,20 @@ TEST(StatusUtilTest, FieldViolationsSurviveTheGrpcRoundTrip) {
   EXPECT_EQ(fields[1].description, "must be in -10..10");
 }
 
+TEST(StatusUtilTest, ErrorReasonsSurviveTheGrpcRoundTrip) {
+  absl::Status s = WithErrorReason(absl::PermissionDeniedError("not yours"), "FOREIGN_AGENT");
+  EXPECT_EQ(ErrorReasonOf(s), "FOREIGN_AGENT");
+  absl::Status back = FromGrpcStatus(ToGrpcStatus(s));
+  EXPECT_TRUE(absl::IsPermissionDenied(back));
+  EXPECT_EQ(ErrorReasonOf(back), "FOREIGN_AGENT");
+  EXPECT_EQ(ErrorReasonOf(absl::PermissionDeniedError("plain")), "");
+  // Field violations and a reason travel together.
+  absl::Status both = WithErrorReason(InvalidArgumentWithFields({{"f", "bad"}}), "R");
+  absl::Status both_back = FromGrpcStatus(ToGrpcStatus(both));
+  EXPECT_EQ(FieldViolationsOf(both_back).size(), 1u);
+  EXPECT_EQ(ErrorReasonOf(both_back), "R");
+}
+
 TEST(StatusUtilTest, CodesMapOneToOneAndMessagesAreCut) {
   EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
   EXPECT_EQ(ToGrpcStatus(absl::FailedPreconditionError("stale")).error_code(),

@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "common/sha256.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
 #include "server/core/job_rules.h"
@@ -111,10 +112,10 @@ Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const Clai
                  const OfferedDevice& device, bool skip_locked) {
   // npuperf_claim() (migration 0003) checks the cap and cancellation under
   // the collection's row lock and leases its oldest queued job, in one call.
-  const pqxx::row row =
-      tx.exec_prepared1("claim_take", c.collection_id, skip_locked, req.agent_id, req.host,
-                        device.device_id, device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
-                        static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  const pqxx::row row = tx.exec_prepared1(
+      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
+      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+      static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(req.lease_secret));
   if (row[1].is_null()) return std::nullopt;
   v1::JobAssignment a;
   a.set_job_id(row[1].as<int64_t>());
@@ -130,6 +131,7 @@ Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const Clai
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  a.set_lease_secret(req.lease_secret);
   FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
   return a;
 }
@@ -158,6 +160,7 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
 
 absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
     const ClaimRequest& req, const ClaimChooser& choose) {
+  if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
   // Two round trips, no transaction around them: the heads are a hint that
   // npuperf_claim() checks again under the collection's row lock, and the
   // lease is that one call (a third when specs are fetched). A unique
@@ -209,29 +212,46 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
     LeaseRenewal out;
     for (const auto& ref : running) {
       auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
-                                agent_id);
+                                ref.attempt, agent_id, Sha256Hex(ref.lease_secret));
       if (r.empty()) {
-        out.dropped.push_back(ref);
-      } else if (PgCollectionCancelled(tx, r[0][0].as<std::string>())) {
-        out.cancelled.push_back(ref);
+        const auto lease = PgLoadLease(tx, ref.job_id);
+        out.dropped.push_back(
+            {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
+                        : AgentRefusal::kUnknownJob});
+        continue;
       }
+      out.renewed.push_back(ref);
+      if (PgCollectionCancelled(tx, r[0][0].as<std::string>())) out.cancelled.push_back(ref);
     }
     return out;
   });
 }
 
-absl::StatusOr<std::vector<AttemptRef>> PostgresStore::AdoptAttempts(
-    const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
-    int64_t lease_ttl_ms) {
-  using Out = std::vector<AttemptRef>;
-  return pool_->Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
-    Out adopted;
+absl::StatusOr<LeaseRenewal> PostgresStore::AdoptAttempts(const std::string& agent_id,
+                                                          const std::vector<AttemptRef>& running,
+                                                          int64_t now_ms, int64_t lease_ttl_ms) {
+  return pool_->Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    LeaseRenewal out;
+    std::optional<std::string> host;  // read on the first refusal
     for (const auto& ref : running) {
-      auto r = tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
-                                ref.fencing_token, now_ms);
-      if (r.affected_rows() > 0) adopted.push_back(ref);
+      auto r =
+          tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
+                           ref.fencing_token, ref.attempt, now_ms, Sha256Hex(ref.lease_secret));
+      if (r.affected_rows() > 0) {
+        out.renewed.push_back(ref);
+        continue;
+      }
+      if (!host) {
+        auto h = tx.exec_prepared("agent_host", agent_id);
+        host = h.empty() ? "" : h[0][0].as<std::string>();
+      }
+      const auto lease = PgLoadLease(tx, ref.job_id);
+      out.dropped.push_back(
+          {ref, lease
+                    ? CheckAdoption(*lease, ref, *host, now_ms).value_or(AgentRefusal::kStaleLease)
+                    : AgentRefusal::kUnknownJob});
     }
-    return adopted;
+    return out;
   });
 }
 

@@ -1,5 +1,5 @@
-// PostgresStore: tokens, bundles, collections, agents and devices, and the
-// state counts behind /metrics.
+// PostgresStore: tokens, bundles, collections, and the state counts behind
+// /metrics.
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -161,49 +161,6 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
   });
 }
 
-absl::Status PostgresStore::UpsertAgent(const std::string& agent_id,
-                                        const v1::RegisterAgentRequest& info, int64_t now_ms) {
-  absl::Status s = pool_->Run("register agent", [&](pqxx::work& tx) -> absl::Status {
-    // Other instances of the same host + boot are gone: this one replaced them.
-    tx.exec_prepared("agent_mark_lost", info.host(), info.boot_id(), agent_id);
-    tx.exec_prepared("agent_upsert", agent_id, info.host(), info.boot_id(), info.instance_id(),
-                     info.version(), PgBytes(info.SerializeAsString()), now_ms);
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  return UpdateDevices(agent_id, {info.devices().begin(), info.devices().end()}, now_ms);
-}
-
-absl::Status PostgresStore::UpdateDevices(const std::string& agent_id,
-                                          const std::vector<v1::DeviceInfo>& devices,
-                                          int64_t now_ms) {
-  return pool_->Run("update devices", [&](pqxx::work& tx) -> absl::Status {
-    if (tx.exec_prepared("agent_seen", now_ms, agent_id).affected_rows() == 0) {
-      return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown"));
-    }
-    for (const auto& d : devices) {
-      tx.exec_prepared("device_upsert", agent_id, d.device_id(), d.soc(),
-                       static_cast<int>(d.state()));
-    }
-    return absl::OkStatus();
-  });
-}
-
-absl::StatusOr<std::vector<v1::AgentStatus>> PostgresStore::ListAgents() {
-  using Out = std::vector<v1::AgentStatus>;
-  return pool_->Run("list agents", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
-    Out out;
-    for (const auto& row : tx.exec_prepared("agents_list")) out.push_back(PgAgentFromRow(row));
-    for (auto& agent : out) {
-      const bool online = agent.state() == "online";  // agents.state is 'online' or 'lost'
-      for (const auto& row : tx.exec_prepared("agent_devices", agent.agent_id())) {
-        *agent.add_devices() = PgDeviceFromRow(row, online);
-      }
-    }
-    return out;
-  });
-}
-
 absl::StatusOr<StateCounts> PostgresStore::CountByState() {
   return pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
     StateCounts out;
@@ -218,19 +175,6 @@ absl::StatusOr<StateCounts> PostgresStore::CountByState() {
           row[3].as<int64_t>();
     }
     return out;
-  });
-}
-
-absl::StatusOr<v1::RegisterAgentRequest> PostgresStore::GetAgent(const std::string& agent_id) {
-  using Out = v1::RegisterAgentRequest;
-  return pool_->Run("get agent", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
-    auto r = tx.exec_prepared("agent_info", agent_id);
-    if (r.empty()) {
-      return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown; register again"));
-    }
-    Out info;
-    info.ParseFromString(PgBlob(r[0][0]));
-    return info;
   });
 }
 

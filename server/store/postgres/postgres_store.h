@@ -29,8 +29,8 @@ class PgListener;  // listener.h
 //
 // A pimpl: the pool and the listener are reached through pointers, so no
 // <pqxx/...> is reachable from this header (style.md R1). The methods live by
-// domain: collections.cc (tokens, bundles, collections, agents, state
-// counts), claims.cc (ClaimJob, leases, expiry), results.cc (progress,
+// domain: collections.cc (tokens, bundles, collections, state counts),
+// agents.cc (agents and devices), claims.cc (ClaimJob, leases, expiry), results.cc (progress,
 // results), rounds.cc (rounds, baselines); postgres_store.cc opens and
 // migrates the database.
 class PostgresStore final : public Store {
@@ -71,18 +71,19 @@ class PostgresStore final : public Store {
                            int64_t now_ms) override;
   absl::Status UpdateDevices(const std::string& agent_id,
                              const std::vector<v1::DeviceInfo>& devices, int64_t now_ms) override;
-  absl::StatusOr<std::vector<v1::AgentStatus>> ListAgents() override;
+  absl::StatusOr<std::vector<AgentRecord>> ListAgents() override;
   absl::StatusOr<v1::RegisterAgentRequest> GetAgent(const std::string& agent_id) override;
+  absl::StatusOr<std::vector<std::string>> PruneAgents(int64_t seen_before_ms,
+                                                       int32_t limit) override;
 
   absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
                                                             const ClaimChooser& choose) override;
   absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
                                            const std::vector<AttemptRef>& running, int64_t now_ms,
                                            int64_t lease_ttl_ms) override;
-  absl::StatusOr<std::vector<AttemptRef>> AdoptAttempts(const std::string& agent_id,
-                                                        const std::vector<AttemptRef>& running,
-                                                        int64_t now_ms,
-                                                        int64_t lease_ttl_ms) override;
+  absl::StatusOr<LeaseRenewal> AdoptAttempts(const std::string& agent_id,
+                                             const std::vector<AttemptRef>& running, int64_t now_ms,
+                                             int64_t lease_ttl_ms) override;
   absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;

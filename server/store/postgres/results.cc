@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "common/sha256.h"
 #include "server/core/job_rules.h"
 #include "server/core/job_state.h"
 #include "server/store/postgres/pool.h"
@@ -22,9 +23,17 @@ struct CollectionLock {
   std::optional<v1::CollectionState> state;  // as stored
 };
 
-std::string StaleMessage(const AttemptRef& ref, absl::string_view tail) {
-  return absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
-                      " is not the current lease (stale fencing token, or the job finished)", tail);
+// The lease as result_job_lock reads it (columns 0-2 and 11-14).
+LeaseFacts LeaseOf(const pqxx::row& job) {
+  LeaseFacts f;
+  f.state = static_cast<v1::JobState>(job[0].as<int>());
+  f.fencing_token = job[1].as<int64_t>();
+  f.attempt = job[2].as<int>();
+  f.agent_id = job[11].as<std::string>("");
+  f.host = job[12].as<std::string>("");
+  f.lease_expires_ms = job[13].as<int64_t>(0);
+  if (!job[14].is_null()) f.secret_sha256 = job[14].as<std::string>();
+  return f;
 }
 
 // Locks the row of the job's collection (the lock order of statements.h).
@@ -67,16 +76,14 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
   const bool cancelled = lock.cancelled.value_or(false);
   auto job = tx.exec_prepared("result_job_lock", r.ref.job_id, r.update_uuid);
   if (!job.empty() && !job[0][9].is_null()) return AppliedBefore(r, job[0].slice(9, 11));
-  const bool live = !job.empty() && (job[0][0].as<int>() == v1::JOB_STATE_LEASED ||
-                                     job[0][0].as<int>() == v1::JOB_STATE_RUNNING);
-  if (!live || job[0][1].as<int64_t>() != r.ref.fencing_token ||
-      job[0][2].as<int>() != r.ref.attempt) {
+  const std::optional<AgentRefusal> refused =
+      job.empty() ? AgentRefusal::kUnknownJob : CheckLease(LeaseOf(job[0]), r.ref, r.agent_id);
+  if (refused) {
     // Not applicable as it stands: look for the update again in a fresh
     // snapshot (the job lock may have waited for its concurrent resend).
     auto seen = tx.exec_prepared("result_seen", r.update_uuid);
     if (!seen.empty()) return AppliedBefore(r, seen[0]);
-    if (job.empty()) return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
-    return absl::FailedPreconditionError(StaleMessage(r.ref, "; result not stored"));
+    return LeaseRefused(*refused, r.ref);
   }
   const pqxx::row row = job[0];
   ResultAck ack{0, false, row[5].as<std::string>()};
@@ -95,18 +102,23 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
 
 }  // namespace
 
-absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& /*agent_id*/,
+absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& agent_id,
                                                    const AttemptRef& ref,
                                                    const v1::JobProgress& progress, int64_t now_ms,
                                                    int64_t lease_ttl_ms) {
   return pool_->Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
     const CollectionLock lock = LockJobCollection(tx, ref.job_id);
     const std::optional<bool> cancel = lock.cancelled;
-    if (!cancel) return absl::FailedPreconditionError(StaleMessage(ref, ""));
+    if (!cancel) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
     auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
                               now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt,
-                              replica_id_);
-    if (r.empty()) return absl::FailedPreconditionError(StaleMessage(ref, ""));
+                              replica_id_, agent_id, Sha256Hex(ref.lease_secret));
+    if (r.empty()) {
+      const auto lease = PgLoadLease(tx, ref.job_id);
+      if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
+      return LeaseRefused(CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease),
+                          ref);
+    }
     const std::string collection_id = r[0][0].as<std::string>();
     PgRefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);
     return *cancel;

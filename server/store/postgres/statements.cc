@@ -26,6 +26,9 @@ namespace {
   " AND l.key = f.key AND l.value = f.value))"
 // Job states as stored (npuperf.v1.JobState).
 #define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
+// The lease's secret is the one whose sha256 is parameter N (no secret for a
+// lease granted before migration 0004).
+#define NPUPERF_PG_SECRET(N) "(lease_secret_sha256 IS NULL OR lease_secret_sha256 = " N ")"
 
 struct Statement {
   const char* name;
@@ -86,18 +89,27 @@ constexpr Statement kStatements[] = {
      "last_seen_ms) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7) ON CONFLICT (id) DO UPDATE "
      "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
     {"agent_seen", "UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2"},
-    {"device_upsert",
-     "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4) ON CONFLICT "
-     "(agent_id, device_id) DO UPDATE SET soc = excluded.soc, state = excluded.state"},
+    {"devices_drop", "DELETE FROM devices WHERE agent_id = $1"},
+    {"device_insert",
+     "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4)"},
+    // A heartbeat: only devices the agent registered.
+    {"device_update", "UPDATE devices SET state = $1 WHERE agent_id = $2 AND device_id = $3"},
     {"agents_list",
      "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host COLLATE \"C\", "
      "registered_ms"},
+    // At most one live job per device (jobs_one_lease_per_device).
     {"agent_devices",
-     "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE j.agent_id = d.agent_id "
-     "AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE
-     " LIMIT 1) FROM devices d WHERE "
-     "d.agent_id = $1 ORDER BY d.device_id"},
+     "SELECT d.device_id, d.soc, d.state, j.id, j.team FROM devices d LEFT JOIN jobs j ON "
+     "j.agent_id = d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE
+     " WHERE d.agent_id = $1 ORDER BY d.device_id"},
     {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
+    {"agent_host", "SELECT host FROM agents WHERE id = $1"},
+    // Agents last seen before $1 without a live lease, oldest first, $2 at most.
+    {"agents_prunable",
+     "SELECT a.id FROM agents a WHERE a.last_seen_ms < $1 AND NOT EXISTS (SELECT 1 FROM jobs j "
+     "WHERE j.agent_id = a.id AND j.state IN " NPUPERF_PG_LIVE
+     ") ORDER BY a.last_seen_ms LIMIT $2 FOR UPDATE SKIP LOCKED"},
+    {"agent_delete", "DELETE FROM agents WHERE id = $1"},
     // Claims (migration 0003 keeps the counts and defines npuperf_claim).
     // The agent's busy devices (comma-separated; a device with a live lease
     // is not free, whatever the agent believes) and, per collection with
@@ -113,23 +125,33 @@ constexpr Statement kStatements[] = {
     // Specs of collections (a JSON array of ids) the claim has not cached.
     {"claim_specs",
      "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
-    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)"},
-    // Leases and progress.
+    // $10: the sha256 of the lease's secret (migration 0004).
+    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"},
+    // Leases and progress. Each write names the lease it may touch: job,
+    // fencing token, attempt, holder and the sha256 of the presented secret
+    // (NPUPERF_PG_SECRET); when it matches no row, lease_facts says why
+    // (core/job_rules.h CheckLease).
+    {"lease_facts",
+     "SELECT state, attempt, fencing_token, agent_id, host, lease_expires_ms, lease_secret_sha256 "
+     "FROM jobs WHERE id = $1"},
     {"lease_renew",
-     "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND agent_id = "
-     "$4 AND state IN " NPUPERF_PG_LIVE " RETURNING collection_id"},
+     "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND attempt = $4 "
+     "AND agent_id = $5 AND state IN " NPUPERF_PG_LIVE
+     " AND " NPUPERF_PG_SECRET("$6") " RETURNING collection_id"},
     {"lease_adopt",
      "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
-     "AND state IN " NPUPERF_PG_LIVE
-     " AND lease_expires_ms >= $5 AND host = (SELECT host FROM agents WHERE "
-     "id = $1)"},
+     "AND attempt = $5 AND state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms >= $6 AND " NPUPERF_PG_SECRET(
+         "$7") " AND host = (SELECT host FROM agents WHERE id = $1)"},
     // The progress and the wake-up of other replicas' watchers ($6 is our
-    // replica id); no row (and no notification) for a stale token.
+    // replica id); no row (and no notification) unless it is the lease of
+    // agent $7 with the secret whose sha256 is $8.
     {"progress_record",
      "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
-     "AND fencing_token = $4 AND attempt = $5 AND state IN " NPUPERF_PG_LIVE
-     " RETURNING collection_id), n AS (SELECT pg_notify('npuperf_updates', $6) FROM p) "
-     "SELECT p.collection_id FROM p, n"},
+     "AND fencing_token = $4 AND attempt = $5 AND agent_id = $7 AND state IN " NPUPERF_PG_LIVE
+     " AND " NPUPERF_PG_SECRET("$8") " RETURNING collection_id), n AS (SELECT "
+                                     "pg_notify('npuperf_updates', $6) FROM p) "
+                                     "SELECT p.collection_id FROM p, n"},
     {"lease_expired_collections",
      "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
      " AND lease_expires_ms < $1 ORDER BY collection_id"},
@@ -144,12 +166,13 @@ constexpr Statement kStatements[] = {
      "SELECT c.id, c.cancel_reason, c.state FROM collections c WHERE c.id = (SELECT "
      "collection_id FROM jobs WHERE id = $1) FOR UPDATE OF c"},
     // The job locked, and the update $2 if it was applied already (its job
-    // and round). No row when the job is unknown.
+    // and round), and the lease (holder, expiry, secret). No row when the job
+    // is unknown.
     {"result_job_lock",
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
-     "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2) FROM jobs WHERE id = $1 "
-     "FOR UPDATE"},
+     "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2), agent_id, host, "
+     "lease_expires_ms, lease_secret_sha256 FROM jobs WHERE id = $1 FOR UPDATE"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
     // A round and all its figures in one statement: $11 is a JSON object
     // name -> value as text ("%.17g", so NaN and infinities survive).
@@ -213,6 +236,7 @@ constexpr Statement kStatements[] = {
 };
 
 #undef NPUPERF_PG_LIVE
+#undef NPUPERF_PG_SECRET
 
 }  // namespace
 
@@ -228,6 +252,20 @@ void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& c
 bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id) {
   auto r = tx.exec_prepared("collection_cancel_reason", collection_id);
   return !r.empty() && !r[0][0].as<std::string>().empty();
+}
+
+std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id) {
+  auto r = tx.exec_prepared("lease_facts", job_id);
+  if (r.empty()) return std::nullopt;
+  LeaseFacts f;
+  f.state = static_cast<v1::JobState>(r[0][0].as<int>());
+  f.attempt = r[0][1].as<int>();
+  f.fencing_token = r[0][2].as<int64_t>();
+  f.agent_id = r[0][3].as<std::string>("");
+  f.host = r[0][4].as<std::string>("");
+  f.lease_expires_ms = r[0][5].as<int64_t>(0);
+  if (!r[0][6].is_null()) f.secret_sha256 = r[0][6].as<std::string>();
+  return f;
 }
 
 void PgRefreshCollectionState(pqxx::transaction_base& tx, const std::string& collection_id,

@@ -9,6 +9,7 @@
 #include <pqxx/pqxx>
 
 #include "npuperf/v1/collection.pb.h"
+#include "server/core/job_rules.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -42,6 +43,9 @@ inline constexpr char kPgRecordMigration[] =
 // Appends to the event log.
 void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,
                 int64_t job_id, EventKind kind, const std::string& detail);
+// The job's lease as stored (for CheckLease: why a conditional write of it
+// matched no row); nullopt for an unknown job.
+std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id);
 // Whether a cancel was requested for the collection.
 bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id);
 // Derives the collection's state from its jobs again.

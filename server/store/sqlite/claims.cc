@@ -8,6 +8,7 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
+#include "common/sha256.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/job_rules.h"
 #include "server/store/sqlite/errors.h"
@@ -18,8 +19,9 @@ namespace npuperf::server {
 
 absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(const ClaimRequest& req,
                                                                        const ClaimChooser& choose) {
-  absl::MutexLock lock(&mu_);
   using Result = std::optional<v1::JobAssignment>;
+  if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
+  absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     const std::vector<OfferedDevice> offered = FreeDevices(req);
@@ -94,8 +96,8 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
                           "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
                           "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
                           "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
-                          "NULL WHERE id = ? AND state = ? RETURNING attempt, max_attempts, "
-                          "fencing_token, op_name, case_id, queued_ms");
+                          "NULL, lease_secret_sha256 = ? WHERE id = ? AND state = ? RETURNING "
+                          "attempt, max_attempts, fencing_token, op_name, case_id, queued_ms");
   lease.bind(1, kLeased);
   lease.bind(2, req.agent_id);
   lease.bind(3, req.host);
@@ -103,8 +105,9 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
   lease.bind(5, device.soc);
   lease.bind(6, req.now_ms + req.lease_ttl_ms);
   lease.bind(7, req.now_ms);
-  lease.bind(8, pick.job_id);
-  lease.bind(9, kQueued);
+  lease.bind(8, Sha256Hex(req.lease_secret));
+  lease.bind(9, pick.job_id);
+  lease.bind(10, kQueued);
   if (!lease.executeStep()) return absl::AbortedError("job claimed concurrently");
   v1::JobAssignment a;
   a.set_job_id(pick.job_id);
@@ -120,6 +123,7 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  a.set_lease_secret(req.lease_secret);
   a.set_operator_name(operator_name);
   FillAssignmentFromSpec(*pick.spec, a.operator_name(), &a);
   AddEvent(req.now_ms, pick.collection_id, pick.job_id, EventKind::kJobLeased,
@@ -157,21 +161,20 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     LeaseRenewal out;
-    SQLite::Statement q(*db_,
-                        "UPDATE jobs SET lease_expires_ms = ? WHERE id = ? AND fencing_token = ? "
-                        "AND agent_id = ? AND state IN (?, ?) RETURNING collection_id");
+    SQLite::Statement q(
+        *db_, "UPDATE jobs SET lease_expires_ms = ? WHERE id = ? RETURNING collection_id");
     for (const auto& ref : running) {
+      const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
+      const auto why = lease ? CheckLease(*lease, ref, agent_id) : AgentRefusal::kUnknownJob;
+      if (why) {
+        out.dropped.push_back({ref, *why});
+        continue;
+      }
       q.bind(1, now_ms + lease_ttl_ms);
       q.bind(2, ref.job_id);
-      q.bind(3, ref.fencing_token);
-      q.bind(4, agent_id);
-      q.bind(5, kLeased);
-      q.bind(6, kRunning);
-      if (!q.executeStep()) {
-        out.dropped.push_back(ref);
-      } else if (CollectionCancelled(q.getColumn(0).getString())) {
-        out.cancelled.push_back(ref);
-      }
+      q.executeStep();
+      out.renewed.push_back(ref);
+      if (CollectionCancelled(q.getColumn(0).getString())) out.cancelled.push_back(ref);
       q.reset();
     }
     tx.commit();
@@ -181,32 +184,33 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
   }
 }
 
-absl::StatusOr<std::vector<AttemptRef>> SqliteStore::AdoptAttempts(
-    const std::string& agent_id, const std::vector<AttemptRef>& running, int64_t now_ms,
-    int64_t lease_ttl_ms) {
+absl::StatusOr<LeaseRenewal> SqliteStore::AdoptAttempts(const std::string& agent_id,
+                                                        const std::vector<AttemptRef>& running,
+                                                        int64_t now_ms, int64_t lease_ttl_ms) {
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    std::vector<AttemptRef> adopted;
-    SQLite::Statement q(
-        *db_,
-        "UPDATE jobs SET agent_id = ?, lease_expires_ms = ? WHERE id = ? AND "
-        "fencing_token = ? AND state IN (?, ?) AND lease_expires_ms >= ? AND host = "
-        "(SELECT host FROM agents WHERE id = ?)");
+    SQLite::Statement agent(*db_, "SELECT host FROM agents WHERE id = ?");
+    agent.bind(1, agent_id);
+    const std::string host = agent.executeStep() ? agent.getColumn(0).getString() : "";
+    LeaseRenewal out;
+    SQLite::Statement q(*db_, "UPDATE jobs SET agent_id = ?, lease_expires_ms = ? WHERE id = ?");
     for (const auto& ref : running) {
+      const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
+      const auto why = lease ? CheckAdoption(*lease, ref, host, now_ms) : AgentRefusal::kUnknownJob;
+      if (why) {
+        out.dropped.push_back({ref, *why});
+        continue;
+      }
       q.bind(1, agent_id);
       q.bind(2, now_ms + lease_ttl_ms);
       q.bind(3, ref.job_id);
-      q.bind(4, ref.fencing_token);
-      q.bind(5, kLeased);
-      q.bind(6, kRunning);
-      q.bind(7, now_ms);
-      q.bind(8, agent_id);
-      if (q.exec() > 0) adopted.push_back(ref);
+      q.exec();
       q.reset();
+      out.renewed.push_back(ref);
     }
     tx.commit();
-    return adopted;
+    return out;
   } catch (...) {
     return CurrentSqliteError("adopt attempts");
   }

@@ -1,5 +1,5 @@
-// SqliteStore: tokens, bundles, collections, agents and devices, and the
-// state counts behind /metrics.
+// SqliteStore: tokens, bundles, collections, and the state counts behind
+// /metrics.
 #include <algorithm>
 
 #include "SQLiteCpp/Database.h"
@@ -266,98 +266,6 @@ absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std
   }
 }
 
-absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
-                                      const v1::RegisterAgentRequest& info, int64_t now_ms) {
-  {
-    absl::MutexLock lock(&mu_);
-    try {
-      SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-      // Other instances of the same host + boot are gone: this one replaced them.
-      SQLite::Statement lost(*db_,
-                             "UPDATE agents SET state = 'lost' WHERE host = ? AND boot_id = ? "
-                             "AND id <> ?");
-      lost.bind(1, info.host());
-      lost.bind(2, info.boot_id());
-      lost.bind(3, agent_id);
-      lost.exec();
-      SQLite::Statement q(
-          *db_,
-          "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state,"
-          " registered_ms, last_seen_ms) VALUES (?,?,?,?,?,?,'online',?,?) "
-          "ON CONFLICT (id) DO UPDATE SET info = excluded.info, state = 'online', "
-          "last_seen_ms = excluded.last_seen_ms");
-      const std::string blob = info.SerializeAsString();
-      q.bind(1, agent_id);
-      q.bind(2, info.host());
-      q.bind(3, info.boot_id());
-      q.bind(4, info.instance_id());
-      q.bind(5, info.version());
-      q.bind(6, blob.data(), static_cast<int>(blob.size()));
-      q.bind(7, now_ms);
-      q.bind(8, now_ms);
-      q.exec();
-      tx.commit();
-    } catch (...) {
-      return CurrentSqliteError("register agent");
-    }
-  }
-  return UpdateDevices(agent_id, {info.devices().begin(), info.devices().end()}, now_ms);
-}
-
-absl::Status SqliteStore::UpdateDevices(const std::string& agent_id,
-                                        const std::vector<v1::DeviceInfo>& devices,
-                                        int64_t now_ms) {
-  absl::MutexLock lock(&mu_);
-  try {
-    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement seen(*db_,
-                           "UPDATE agents SET last_seen_ms = ?, state = 'online' WHERE id = ?");
-    seen.bind(1, now_ms);
-    seen.bind(2, agent_id);
-    if (seen.exec() == 0) return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown"));
-    SQLite::Statement up(*db_,
-                         "INSERT INTO devices (agent_id, device_id, soc, state) VALUES (?,?,?,?) "
-                         "ON CONFLICT (agent_id, device_id) DO UPDATE SET soc = excluded.soc, "
-                         "state = excluded.state");
-    for (const auto& d : devices) {
-      up.bind(1, agent_id);
-      up.bind(2, d.device_id());
-      up.bind(3, d.soc());
-      up.bind(4, static_cast<int>(d.state()));
-      up.exec();
-      up.reset();
-    }
-    tx.commit();
-    return absl::OkStatus();
-  } catch (...) {
-    return CurrentSqliteError("update devices");
-  }
-}
-
-absl::StatusOr<std::vector<v1::AgentStatus>> SqliteStore::ListAgents() {
-  absl::MutexLock lock(&mu_);
-  try {
-    std::vector<v1::AgentStatus> out;
-    SQLite::Statement q(*db_,
-                        "SELECT id, host, version, state, last_seen_ms, info FROM agents "
-                        "ORDER BY host, registered_ms");
-    while (q.executeStep()) out.push_back(AgentFromRow(q));
-    SQLite::Statement d(*db_,
-                        "SELECT d.device_id, d.soc, d.state, (SELECT j.id FROM jobs j WHERE "
-                        "j.agent_id = d.agent_id AND j.device_id = d.device_id AND j.state IN "
-                        "(2, 3)) FROM devices d WHERE d.agent_id = ? ORDER BY d.device_id");
-    for (auto& agent : out) {
-      const bool online = agent.state() == "online";  // agents.state is 'online' or 'lost'
-      d.bind(1, agent.agent_id());
-      while (d.executeStep()) *agent.add_devices() = DeviceFromRow(d, online);
-      d.reset();
-    }
-    return out;
-  } catch (...) {
-    return CurrentSqliteError("list agents");
-  }
-}
-
 absl::StatusOr<StateCounts> SqliteStore::CountByState() {
   absl::MutexLock lock(&mu_);
   try {
@@ -384,22 +292,6 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
     return out;
   } catch (...) {
     return CurrentSqliteError("count by state");
-  }
-}
-
-absl::StatusOr<v1::RegisterAgentRequest> SqliteStore::GetAgent(const std::string& agent_id) {
-  absl::MutexLock lock(&mu_);
-  try {
-    SQLite::Statement q(*db_, "SELECT info FROM agents WHERE id = ? AND state = 'online'");
-    q.bind(1, agent_id);
-    if (!q.executeStep()) {
-      return absl::NotFoundError(absl::StrCat("agent ", agent_id, " unknown; register again"));
-    }
-    v1::RegisterAgentRequest info;
-    info.ParseFromString(BlobOf(q.getColumn(0)));
-    return info;
-  } catch (...) {
-    return CurrentSqliteError("get agent");
   }
 }
 

@@ -11,32 +11,25 @@
 #include "server/store/sqlite/sqlite_store.h"
 
 namespace npuperf::server {
-absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& /*agent_id*/,
-                                                 const AttemptRef& ref,
+absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                                  const v1::JobProgress& progress, int64_t now_ms,
                                                  int64_t lease_ttl_ms) {
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
+    if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
+    if (auto why = CheckLease(*lease, ref, agent_id)) return LeaseRefused(*why, ref);
     const std::string blob = progress.SerializeAsString();
     SQLite::Statement q(
         *db_,
         "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
-        "AND fencing_token = ? AND attempt = ? AND state IN (?, ?) "
         "RETURNING collection_id");
     q.bind(1, kRunning);
     q.bind(2, blob.data(), static_cast<int>(blob.size()));
     q.bind(3, now_ms + lease_ttl_ms);
     q.bind(4, ref.job_id);
-    q.bind(5, ref.fencing_token);
-    q.bind(6, ref.attempt);
-    q.bind(7, kLeased);
-    q.bind(8, kRunning);
-    if (!q.executeStep()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", ref.job_id, " attempt ", ref.attempt, " token ", ref.fencing_token,
-                       " is not the current lease (stale fencing token, or the job finished)"));
-    }
+    q.executeStep();
     const std::string collection_id = q.getColumn(0).getString();
     q.reset();
     const bool cancel = CollectionCancelled(collection_id);
@@ -87,28 +80,22 @@ absl::StatusOr<std::optional<ResultAck>> SqliteStore::AppliedBefore(const Attemp
 }
 
 absl::StatusOr<SqliteStore::ReportedJob> SqliteStore::LoadReportedJob(const AttemptResult& r) {
+  const std::optional<LeaseFacts> lease = LoadLease(r.ref.job_id);
+  if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, r.ref);
+  if (auto why = CheckLease(*lease, r.ref, r.agent_id)) return LeaseRefused(*why, r.ref);
   SQLite::Statement q(*db_,
-                      "SELECT state, fencing_token, attempt, max_attempts, lost_count, "
-                      "collection_id, team, operator_name, case_id FROM jobs WHERE id = ?");
+                      "SELECT max_attempts, lost_count, collection_id, team, operator_name, "
+                      "case_id FROM jobs WHERE id = ?");
   q.bind(1, r.ref.job_id);
-  if (!q.executeStep()) {
-    return absl::NotFoundError(absl::StrCat("job ", r.ref.job_id, " not found"));
-  }
-  const int state = q.getColumn(0).getInt();
-  if (q.getColumn(1).getInt64() != r.ref.fencing_token ||
-      q.getColumn(2).getInt() != r.ref.attempt || (state != kLeased && state != kRunning)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job ", r.ref.job_id, " attempt ", r.ref.attempt, " token ", r.ref.fencing_token,
-        " is not the current lease (stale fencing token, or the job finished); result not stored"));
-  }
+  q.executeStep();
   ReportedJob job;
-  job.facts.attempt = q.getColumn(2).getInt();
-  job.facts.max_attempts = q.getColumn(3).getInt();
-  job.facts.lost_count = q.getColumn(4).getInt();
-  job.collection_id = q.getColumn(5).getString();
-  job.team = q.getColumn(6).getString();
-  job.operator_name = q.getColumn(7).getString();
-  job.case_id = q.getColumn(8).getString();
+  job.facts.attempt = lease->attempt;
+  job.facts.max_attempts = q.getColumn(0).getInt();
+  job.facts.lost_count = q.getColumn(1).getInt();
+  job.collection_id = q.getColumn(2).getString();
+  job.team = q.getColumn(3).getString();
+  job.operator_name = q.getColumn(4).getString();
+  job.case_id = q.getColumn(5).getString();
   return job;
 }
 

@@ -85,6 +85,23 @@ bool SqliteStore::CollectionCancelled(const std::string& collection_id) {
   return c.executeStep() && !c.getColumn(0).getString().empty();
 }
 
+std::optional<LeaseFacts> SqliteStore::LoadLease(int64_t job_id) {
+  SQLite::Statement q(*db_,
+                      "SELECT state, attempt, fencing_token, agent_id, host, lease_expires_ms, "
+                      "lease_secret_sha256 FROM jobs WHERE id = ?");
+  q.bind(1, job_id);
+  if (!q.executeStep()) return std::nullopt;
+  LeaseFacts f;
+  f.state = static_cast<v1::JobState>(q.getColumn(0).getInt());
+  f.attempt = q.getColumn(1).getInt();
+  f.fencing_token = q.getColumn(2).getInt64();
+  f.agent_id = q.getColumn(3).getString();  // "" for NULL
+  f.host = q.getColumn(4).getString();
+  f.lease_expires_ms = q.getColumn(5).getInt64();
+  if (!q.getColumn(6).isNull()) f.secret_sha256 = q.getColumn(6).getString();
+  return f;
+}
+
 void SqliteStore::RefreshCollectionState(const std::string& collection_id, int64_t now_ms) {
   SQLite::Statement counts(
       *db_, "SELECT state, COUNT(*) FROM jobs WHERE collection_id = ? GROUP BY state");

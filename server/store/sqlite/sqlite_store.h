@@ -23,7 +23,7 @@ namespace npuperf::server {
 // atomic without cross-connection retries. Thread-safe.
 //
 // The methods live by domain: collections.cc (tokens, bundles, collections,
-// agents, state counts), claims.cc (ClaimJob, leases, expiry), results.cc
+// state counts), agents.cc (agents and devices), claims.cc (ClaimJob, leases, expiry), results.cc
 // (progress, results), rounds.cc (rounds, baselines); sqlite_store.cc opens
 // and migrates the database and holds the steps several methods share.
 class SqliteStore final : public Store {
@@ -57,18 +57,19 @@ class SqliteStore final : public Store {
                            int64_t now_ms) override;
   absl::Status UpdateDevices(const std::string& agent_id,
                              const std::vector<v1::DeviceInfo>& devices, int64_t now_ms) override;
-  absl::StatusOr<std::vector<v1::AgentStatus>> ListAgents() override;
+  absl::StatusOr<std::vector<AgentRecord>> ListAgents() override;
   absl::StatusOr<v1::RegisterAgentRequest> GetAgent(const std::string& agent_id) override;
+  absl::StatusOr<std::vector<std::string>> PruneAgents(int64_t seen_before_ms,
+                                                       int32_t limit) override;
 
   absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
                                                             const ClaimChooser& choose) override;
   absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
                                            const std::vector<AttemptRef>& running, int64_t now_ms,
                                            int64_t lease_ttl_ms) override;
-  absl::StatusOr<std::vector<AttemptRef>> AdoptAttempts(const std::string& agent_id,
-                                                        const std::vector<AttemptRef>& running,
-                                                        int64_t now_ms,
-                                                        int64_t lease_ttl_ms) override;
+  absl::StatusOr<LeaseRenewal> AdoptAttempts(const std::string& agent_id,
+                                             const std::vector<AttemptRef>& running, int64_t now_ms,
+                                             int64_t lease_ttl_ms) override;
   absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;
@@ -109,6 +110,12 @@ class SqliteStore final : public Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a cancel was requested for the collection.
   bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The job's lease as stored (for CheckLease); nullopt for an unknown job.
+  std::optional<LeaseFacts> LoadLease(int64_t job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Agents (collections.cc): the agent's devices become exactly `devices`.
+  void ReplaceDevices(const std::string& agent_id, const std::vector<v1::DeviceInfo>& devices)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Collections (collections.cc).
   // Inserts the collection and its jobs in one transaction; or, when
@@ -147,8 +154,8 @@ class SqliteStore final : public Store {
   // INVALID_ARGUMENT when the uuid was applied to another job.
   absl::StatusOr<std::optional<ResultAck>> AppliedBefore(const AttemptResult& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The job when r reports its current lease. NOT_FOUND for an unknown job,
-  // FAILED_PRECONDITION for a stale token or a job no longer live.
+  // The job when r reports its current lease, held by r.agent_id with its
+  // secret; else the refusal (CheckLease, LeaseRefused).
   absl::StatusOr<ReportedJob> LoadReportedJob(const AttemptResult& r)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Stores the evidence of a succeeded attempt as a round with its figures;

@@ -117,6 +117,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
     req.devices = {{0, "Ascend910B2"}};
     req.now_ms = NowMs();
     req.lease_ttl_ms = 60'000;
+    req.lease_secret = "secret-of-agent-1";
     return req;
   }
 
@@ -125,7 +126,7 @@ class ComparisonQueriesTest : public ::testing::TestWithParam<Backend> {
   AttemptResult SuccessOf(const std::string& id, const v1::JobAssignment& job, double mean_us) {
     AttemptResult r;
     r.agent_id = "agent-1";
-    r.ref = {job.job_id(), job.attempt(), job.fencing_token()};
+    r.ref = {job.job_id(), job.attempt(), job.fencing_token(), job.lease_secret()};
     r.update_uuid = absl::StrCat(id, "-", job.job_id());
     r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
     r.evidence.set_operator_name(job.operator_name());

@@ -49,7 +49,7 @@ class MetricsTest : public ::testing::Test {
       dev->set_soc("Ascend910B2");
       dev->set_state(v1::DEVICE_STATE_IDLE);
     }
-    auto resp = scheduler_.RegisterAgent(req);
+    auto resp = scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), req);
     EXPECT_TRUE(resp.ok()) << resp.status();
     return resp.ok() ? resp->agent_id() : "";
   }
@@ -60,7 +60,7 @@ class MetricsTest : public ::testing::Test {
     auto* d = req.add_free_devices();
     d->set_device_id(device);
     d->set_soc("Ascend910B2");
-    auto got = scheduler_.LeaseJob(req, [] { return false; });
+    auto got = scheduler_.LeaseJob(AgentIdentity::ForHost("h1"), req, [] { return false; });
     EXPECT_TRUE(got.ok()) << got.status();
     return got.ok() ? *got : std::nullopt;
   }
@@ -101,8 +101,10 @@ TEST_F(MetricsTest, StateGaugesFollowTheStore) {
   again.set_host("h1");
   again.set_boot_id("boot");
   again.set_instance_id("i-h1-restarted");
-  again.add_devices()->set_device_id(0);
-  ASSERT_TRUE(scheduler_.RegisterAgent(again).ok());
+  auto* device = again.add_devices();
+  device->set_device_id(0);
+  device->set_soc("Ascend910B2");
+  ASSERT_TRUE(scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), again).ok());
   ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
   EXPECT_EQ(Gauge(metrics_.agents, "lost"), 1);
   EXPECT_EQ(Gauge(metrics_.agents, "online"), 1);
@@ -146,15 +148,16 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
   r.set_job_id(a->job_id());
   r.set_attempt(a->attempt());
   r.set_fencing_token(a->fencing_token());
+  r.set_lease_secret(a->lease_secret());
   r.set_update_uuid("u1");
   r.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
   r.mutable_evidence()->mutable_duration()->add_samples_us(10);
   r.mutable_evidence()->mutable_duration()->set_aggregate_us(10);
-  ASSERT_TRUE(scheduler_.ReportResult(r).ok());
-  ASSERT_TRUE(scheduler_.ReportResult(r).ok());  // resend
+  ASSERT_TRUE(scheduler_.ReportResult(AgentIdentity::ForHost("h1"), r).ok());
+  ASSERT_TRUE(scheduler_.ReportResult(AgentIdentity::ForHost("h1"), r).ok());  // resend
   r.set_update_uuid("u2");
   r.set_fencing_token(a->fencing_token() - 1);  // stale
-  EXPECT_FALSE(scheduler_.ReportResult(r).ok());
+  EXPECT_FALSE(scheduler_.ReportResult(AgentIdentity::ForHost("h1"), r).ok());
   ASSERT_TRUE(Lease(agent, 1));
   clock_.Advance(SchedulerOptions().lease_ttl + milliseconds(1));
   ASSERT_TRUE(scheduler_.ExpireLeases().ok());
@@ -162,6 +165,10 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
   EXPECT_EQ(metrics_.results_duplicate.Value(), 1);
   EXPECT_EQ(metrics_.results_stale.Value(), 1);
   EXPECT_EQ(metrics_.lease_expirations.Value(), 1);
+  EXPECT_EQ(
+      metrics_.agent_calls_refused.Add({{"method", "ReportResult"}, {"reason", "stale_lease"}})
+          .Value(),
+      1);
   const std::string text = Scrape();
   for (const char* line :
        {"npuperf_server_ingest_rounds_stored_total 1", "npuperf_server_ingest_duplicates_total 1",

@@ -144,7 +144,7 @@ TEST_F(ReadQueriesTest, RoundsAreReadForTheirTeamOnly) {
   get.set_round_id(stored->round_id());
   EXPECT_TRUE(reads_.GetRound("team", get).ok());
   EXPECT_TRUE(absl::IsNotFound(reads_.GetRound("other", get).status()));
-  auto agents = reads_.ListAgents();
+  auto agents = reads_.ListAgents(AgentsViewer::Of(Principal{}, /*auth_required=*/false));
   ASSERT_TRUE(agents.ok());
   EXPECT_EQ(agents->agents_size(), 1);
 }

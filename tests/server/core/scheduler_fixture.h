@@ -1,8 +1,11 @@
 // The Scheduler over a real SQLite store (":memory:") and a FakeClock, with
 // the requests tests make of it: bundles, submissions, agents, leases and
-// results. Team "team", agents with two Ascend910B2 devices.
+// results. Team "team", agents with two Ascend910B2 devices. Agent calls
+// are made as the agent's own host (AgentIdentity::ForHost), with the lease
+// secret and holder of each lease the fixture granted.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,11 +62,19 @@ class SchedulerFixture : public ::testing::Test {
       auto* dev = req.add_devices();
       dev->set_device_id(d);
       dev->set_soc("Ascend910B2");
+      dev->set_state(v1::DEVICE_STATE_IDLE);
     }
-    auto resp = scheduler_.RegisterAgent(req);
+    auto resp = scheduler_.RegisterAgent(AgentIdentity::ForHost(host), req);
     EXPECT_TRUE(resp.ok()) << resp.status();
+    if (!resp.ok()) return "";
+    hosts_[resp->agent_id()] = host;
     return resp->agent_id();
   }
+
+  // The identity of the agent token of agent_id's host.
+  AgentIdentity As(const std::string& agent_id) { return AgentIdentity::ForHost(hosts_[agent_id]); }
+  // Of the holder of lease a.
+  AgentIdentity Holder(const v1::JobAssignment& a) { return As(holders_[a.job_id()]); }
 
   static v1::LeaseJobRequest LeaseRequest(const std::string& agent, int device, int wait_ms = 0) {
     v1::LeaseJobRequest req;
@@ -76,9 +87,47 @@ class SchedulerFixture : public ::testing::Test {
   }
 
   std::optional<v1::JobAssignment> Lease(const std::string& agent, int device) {
-    auto got = scheduler_.LeaseJob(LeaseRequest(agent, device), [] { return false; });
+    auto got = scheduler_.LeaseJob(As(agent), LeaseRequest(agent, device), [] { return false; });
     EXPECT_TRUE(got.ok()) << got.status();
-    return got.ok() ? *got : std::nullopt;
+    if (!got.ok() || !got->has_value()) return std::nullopt;
+    holders_[(*got)->job_id()] = agent;
+    return *got;
+  }
+
+  // A progress report of lease a by its holder, with its secret.
+  v1::ReportProgressRequest ProgressOf(const v1::JobAssignment& a) {
+    v1::ReportProgressRequest p;
+    p.set_agent_id(holders_[a.job_id()]);
+    p.set_job_id(a.job_id());
+    p.set_attempt(a.attempt());
+    p.set_fencing_token(a.fencing_token());
+    p.set_lease_secret(a.lease_secret());
+    return p;
+  }
+
+  // A result of lease a by its holder, with its secret.
+  v1::ReportResultRequest ResultOf(const v1::JobAssignment& a, const std::string& uuid,
+                                   v1::AttemptOutcome outcome) {
+    v1::ReportResultRequest req;
+    req.set_agent_id(holders_[a.job_id()]);
+    req.set_job_id(a.job_id());
+    req.set_attempt(a.attempt());
+    req.set_fencing_token(a.fencing_token());
+    req.set_lease_secret(a.lease_secret());
+    req.set_update_uuid(uuid);
+    req.set_outcome(outcome);
+    return req;
+  }
+
+  // Lease a as a heartbeat or registration lists it.
+  static v1::RunningJob RunningOf(const v1::JobAssignment& a) {
+    v1::RunningJob r;
+    r.set_job_id(a.job_id());
+    r.set_attempt(a.attempt());
+    r.set_fencing_token(a.fencing_token());
+    r.set_lease_secret(a.lease_secret());
+    r.set_device_id(a.device_id());
+    return r;
   }
 
   v1::JobState JobState(const std::string& collection_id) {
@@ -89,15 +138,10 @@ class SchedulerFixture : public ::testing::Test {
 
   absl::StatusOr<v1::ReportResultResponse> Succeed(const v1::JobAssignment& a,
                                                    const std::string& uuid, double us) {
-    v1::ReportResultRequest req;
-    req.set_job_id(a.job_id());
-    req.set_attempt(a.attempt());
-    req.set_fencing_token(a.fencing_token());
-    req.set_update_uuid(uuid);
-    req.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    v1::ReportResultRequest req = ResultOf(a, uuid, v1::ATTEMPT_OUTCOME_SUCCEEDED);
     req.mutable_evidence()->mutable_duration()->add_samples_us(us);
     req.mutable_evidence()->mutable_duration()->set_aggregate_us(us);
-    return scheduler_.ReportResult(req);
+    return scheduler_.ReportResult(Holder(a), req);
   }
 
   testing::FakeClock clock_;
@@ -105,6 +149,8 @@ class SchedulerFixture : public ::testing::Test {
   std::unique_ptr<SqliteStore> store_;
   ServerMetrics metrics_;
   Scheduler scheduler_;
+  std::map<std::string, std::string> hosts_;  // agent id -> host (Register)
+  std::map<int64_t, std::string> holders_;    // job id -> agent id of its last lease (Lease)
 };
 
 }  // namespace npuperf::server

@@ -74,11 +74,9 @@ TEST_F(SchedulerTest, ExpiredLeaseIsRetriedAndTheStaleAttemptIsFenced) {
   EXPECT_GT(second->fencing_token(), first->fencing_token());
   auto stale = Succeed(*first, "old", 1.0);
   EXPECT_TRUE(absl::IsFailedPrecondition(stale.status())) << stale.status();
-  v1::ReportProgressRequest progress;
-  progress.set_job_id(first->job_id());
-  progress.set_attempt(first->attempt());
-  progress.set_fencing_token(first->fencing_token());
-  EXPECT_TRUE(absl::IsFailedPrecondition(scheduler_.ReportProgress(progress).status()));
+  v1::ReportProgressRequest progress = ProgressOf(*first);
+  progress.set_agent_id(a1);
+  EXPECT_TRUE(absl::IsFailedPrecondition(scheduler_.ReportProgress(As(a1), progress).status()));
   ASSERT_TRUE(Succeed(*second, "new", 2.0).ok());
   auto c = store_->GetCollection("team", submitted->first.id());
   EXPECT_EQ(c->state(), v1::COLLECTION_STATE_SUCCEEDED);
@@ -105,15 +103,11 @@ TEST_F(SchedulerTest, FailedAttemptsUseTheRetryBudget) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     auto a = Lease(agent, 0);
     ASSERT_TRUE(a) << attempt;
-    v1::ReportResultRequest req;
-    req.set_job_id(a->job_id());
-    req.set_attempt(a->attempt());
-    req.set_fencing_token(a->fencing_token());
-    req.set_update_uuid("f" + std::to_string(attempt));
-    req.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
+    v1::ReportResultRequest req =
+        ResultOf(*a, "f" + std::to_string(attempt), v1::ATTEMPT_OUTCOME_FAILED);
     req.set_failure_reason("msprof crashed");
     req.set_retryable(true);
-    ASSERT_TRUE(scheduler_.ReportResult(req).ok());
+    ASSERT_TRUE(scheduler_.ReportResult(As(agent), req).ok());
   }
   EXPECT_FALSE(Lease(agent, 0));
   auto c = store_->GetCollection("team", submitted->first.id());
@@ -131,11 +125,8 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
   EXPECT_EQ(cancelled->counts().cancelled(), 1);
   v1::Heartbeat hb;
   hb.set_agent_id(agent);
-  auto* r = hb.add_running_jobs();
-  r->set_job_id(running->job_id());
-  r->set_attempt(running->attempt());
-  r->set_fencing_token(running->fencing_token());
-  auto resp = scheduler_.Heartbeat(hb);
+  *hb.add_running_jobs() = RunningOf(*running);
+  auto resp = scheduler_.Heartbeat(As(agent), hb);
   ASSERT_TRUE(resp.ok());
   ASSERT_GE(resp->cancels_size(), 1);
   EXPECT_EQ(resp->cancels(0).job_id(), running->job_id());
@@ -145,12 +136,13 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
 
 TEST_F(SchedulerTest, ShapeChecksOfAgentRequests) {
   v1::RegisterAgentRequest bare;
-  auto registered = scheduler_.RegisterAgent(bare);
+  auto registered = scheduler_.RegisterAgent(AgentIdentity::Unbound(), bare);
   ASSERT_TRUE(absl::IsInvalidArgument(registered.status())) << registered.status();
   EXPECT_EQ(FieldViolationsOf(registered.status()).size(), 4u);  // host, boot, instance, devices
   const std::string agent = Register("h1");
   for (int wait_ms : {-1, 30'001}) {
-    auto got = scheduler_.LeaseJob(LeaseRequest(agent, 0, wait_ms), [] { return false; });
+    auto got =
+        scheduler_.LeaseJob(As(agent), LeaseRequest(agent, 0, wait_ms), [] { return false; });
     ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << wait_ms;
     EXPECT_EQ(FieldViolationsOf(got.status()).at(0).field, "wait_ms");
   }
@@ -180,7 +172,7 @@ TEST_F(SchedulerTest, LeaseExpiresWhenTheClockPassesTheTtl) {
 TEST_F(SchedulerTest, LongPollTimesOutOnTheClock) {
   const std::string agent = Register("h1");
   auto waiting = std::async(std::launch::async, [&] {
-    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 5'000), [] { return false; });
+    return scheduler_.LeaseJob(As(agent), LeaseRequest(agent, 1, 5'000), [] { return false; });
   });
   clock_.AwaitWaiters(1);
   clock_.Advance(milliseconds(4'999));
@@ -195,7 +187,7 @@ TEST_F(SchedulerTest, LongPollTimesOutOnTheClock) {
 TEST_F(SchedulerTest, LongPollWakesOnSubmit) {
   const std::string agent = Register("h1");
   auto waiting = std::async(std::launch::async, [&] {
-    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 20'000), [] { return false; });
+    return scheduler_.LeaseJob(As(agent), LeaseRequest(agent, 1, 20'000), [] { return false; });
   });
   clock_.AwaitWaiters(1);  // LeaseJob found nothing and waits
   ASSERT_TRUE(scheduler_.Submit("team", Request(1)).ok());
@@ -211,7 +203,8 @@ TEST_F(SchedulerTest, LongPollNoticesStopOnItsNextCheck) {
   const std::string agent = Register("h1");
   std::atomic<bool> stop{false};
   auto waiting = std::async(std::launch::async, [&] {
-    return scheduler_.LeaseJob(LeaseRequest(agent, 1, 20'000), [&] { return stop.load(); });
+    return scheduler_.LeaseJob(As(agent), LeaseRequest(agent, 1, 20'000),
+                               [&] { return stop.load(); });
   });
   clock_.AwaitWaiters(1);
   stop = true;
@@ -233,13 +226,9 @@ TEST_F(SchedulerTest, ProgressWakesWatchersButNotLeaseWaiters) {
   ASSERT_TRUE(a);
   const uint64_t claimable = scheduler_.changes().version();
   const uint64_t updated = scheduler_.updates().version();
-  v1::ReportProgressRequest p;
-  p.set_agent_id(agent);
-  p.set_job_id(a->job_id());
-  p.set_attempt(a->attempt());
-  p.set_fencing_token(a->fencing_token());
+  v1::ReportProgressRequest p = ProgressOf(*a);
   p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
-  ASSERT_TRUE(scheduler_.ReportProgress(p).ok());
+  ASSERT_TRUE(scheduler_.ReportProgress(As(agent), p).ok());
   EXPECT_EQ(scheduler_.changes().version(), claimable);
   EXPECT_GT(scheduler_.updates().version(), updated);
   ASSERT_TRUE(Succeed(*a, "u1", 12.5).ok());

@@ -140,7 +140,7 @@ TEST_F(PostgresStoreTest, QueueCountsStayExactThroughEveryJobChange) {
     if (!got->has_value()) break;
     ASSERT_TRUE(store
                     ->RecordResult(Result(**got, absl::StrCat("s", i),
-                                          v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i))
+                                          v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i, 12.5, "a2"))
                     .ok());
     EXPECT_EQ(Kept(), Recounted());
   }
@@ -205,17 +205,17 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
   std::map<std::string, int> done;
   for (int wave = 0; wave < 20; ++wave) {
     absl::Mutex mu;
-    std::vector<v1::JobAssignment> leased;
+    std::vector<std::pair<v1::JobAssignment, std::string>> leased;  // with the agent id
     std::vector<std::thread> threads;
     for (int t = 0; t < 8; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < 4; ++i) {
           // One agent per (wave, thread): every device is free.
-          auto got = replicas[t % 2]->ClaimJob(
-              Req(absl::StrCat("a", wave, "-", t), {0, 1, 2, 3}, 2000 + wave), ChooseClaim);
+          const std::string agent = absl::StrCat("a", wave, "-", t);
+          auto got = replicas[t % 2]->ClaimJob(Req(agent, {0, 1, 2, 3}, 2000 + wave), ChooseClaim);
           if (got.ok() && got->has_value()) {
             absl::MutexLock lock(&mu);
-            leased.push_back(**got);
+            leased.emplace_back(**got, agent);
           } else if (!got.ok() && !absl::IsAborted(got.status())) {
             ADD_FAILURE() << got.status();
           }
@@ -228,11 +228,12 @@ TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
       EXPECT_EQ(Live(id), std::min(cap, 6 - done[id])) << id << " in wave " << wave;
     }
     EXPECT_EQ(Kept(), Recounted());
-    for (const auto& a : leased) {
-      ASSERT_TRUE(first
-                      ->RecordResult(Result(a, absl::StrCat("u", a.job_id()),
-                                            v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000 + wave))
-                      .ok());
+    for (const auto& [a, agent] : leased) {
+      ASSERT_TRUE(
+          first
+              ->RecordResult(Result(a, absl::StrCat("u", a.job_id()), v1::ATTEMPT_OUTCOME_SUCCEEDED,
+                                    3000 + wave, 12.5, agent))
+              .ok());
       ++done[a.collection_id()];
     }
   }
@@ -307,6 +308,7 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
     heard = waits_for(b.changes(), claimable, absl::Milliseconds(500));
   }
   ASSERT_TRUE(heard) << "B never heard A's submissions";
+  ASSERT_TRUE(store_a->UpsertAgent("a1", AgentInfo("host-a1", "boot", 1), 0).ok());
   auto lease = store_a->ClaimJob(Req("a1", {0}, ToUnixMillis(clock.SystemNow())), ChooseClaim);
   ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
   claimable = b.changes().version();
@@ -316,9 +318,10 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
   p.set_job_id((*lease)->job_id());
   p.set_attempt((*lease)->attempt());
   p.set_fencing_token((*lease)->fencing_token());
+  p.set_lease_secret((*lease)->lease_secret());
   p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
   const absl::Time sent = absl::FromChrono(Wall().SystemNow());
-  ASSERT_TRUE(a.ReportProgress(p).ok());
+  ASSERT_TRUE(a.ReportProgress(AgentIdentity::ForHost("host-a1"), p).ok());
   ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
   EXPECT_LT(absl::FromChrono(Wall().SystemNow()) - sent, absl::Seconds(2));
   EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";

@@ -29,6 +29,23 @@ inline NewCollection MakeCollection(const std::string& id, const std::string& te
   return c;
 }
 
+// An agent of `host` with `devices` idle Ascend910B2 devices, label rack=r1.
+inline v1::RegisterAgentRequest AgentInfo(const std::string& host, const std::string& boot,
+                                          int devices) {
+  v1::RegisterAgentRequest info;
+  info.set_host(host);
+  info.set_boot_id(boot);
+  info.set_instance_id("i-" + host);
+  (*info.mutable_labels())["rack"] = "r1";
+  for (int d = 0; d < devices; ++d) {
+    auto* dev = info.add_devices();
+    dev->set_device_id(d);
+    dev->set_soc("Ascend910B2");
+    dev->set_state(v1::DEVICE_STATE_IDLE);
+  }
+  return info;
+}
+
 inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int64_t now_ms = 2000,
                         const std::string& soc = "Ascend910B2") {
   ClaimRequest r;
@@ -37,16 +54,20 @@ inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int6
   for (int d : devices) r.devices.push_back({d, soc});
   r.now_ms = now_ms;
   r.lease_ttl_ms = kTtl;
+  r.lease_secret = absl::StrCat("secret-", agent, "-", now_ms);  // any non-empty text
   return r;
 }
 
 inline AttemptRef Ref(const v1::JobAssignment& a) {
-  return {a.job_id(), a.attempt(), a.fencing_token()};
+  return {a.job_id(), a.attempt(), a.fencing_token(), a.lease_secret()};
 }
 
+// The result of attempt a as reported by its holder `agent` (Req's agent id).
 inline AttemptResult Result(const v1::JobAssignment& a, const std::string& uuid,
-                            v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5) {
+                            v1::AttemptOutcome outcome, int64_t now_ms = 3000, double us = 12.5,
+                            const std::string& agent = "a1") {
   AttemptResult r;
+  r.agent_id = agent;
   r.ref = Ref(a);
   r.update_uuid = uuid;
   r.outcome = outcome;

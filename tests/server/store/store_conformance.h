@@ -40,22 +40,6 @@ enum class Backend { kSqlite, kPostgres };
 
 // ---- Building blocks ----
 
-inline v1::RegisterAgentRequest AgentInfo(const std::string& host, const std::string& boot,
-                                          int devices) {
-  v1::RegisterAgentRequest info;
-  info.set_host(host);
-  info.set_boot_id(boot);
-  info.set_instance_id("i-" + host);
-  (*info.mutable_labels())["rack"] = "r1";
-  for (int d = 0; d < devices; ++d) {
-    auto* dev = info.add_devices();
-    dev->set_device_id(d);
-    dev->set_soc("Ascend910B2");
-    dev->set_state(v1::DEVICE_STATE_IDLE);
-  }
-  return info;
-}
-
 // A CollectionFilter or RoundFilter for one team.
 template <typename Filter>
 Filter ForTeam(const std::string& team, int32_t limit = 100) {

@@ -114,13 +114,18 @@ TEST_P(StoreConformanceTest, RenewLeasesDropsStaleAndReportsCancelled) {
   stale.fencing_token += 7;
   ASSERT_OK_AND_ASSIGN(r, store_->RenewLeases("a1", {Ref(*a), stale}, 2000 + kTtl - 1, kTtl));
   ASSERT_EQ(r.dropped.size(), 1u);
-  EXPECT_EQ(r.dropped[0].fencing_token, stale.fencing_token);
+  EXPECT_EQ(r.dropped[0].ref.fencing_token, stale.fencing_token);
+  EXPECT_EQ(r.dropped[0].reason, AgentRefusal::kStaleLease);
+  ASSERT_EQ(r.renewed.size(), 1u);
+  EXPECT_EQ(r.renewed[0].fencing_token, a->fencing_token());
   EXPECT_TRUE(r.cancelled.empty());
   // Renewed: not expired at the original deadline.
   ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
   EXPECT_TRUE(expired.empty());
   // Another agent cannot renew it.
-  EXPECT_EQ(store_->RenewLeases("a2", {Ref(*a)}, 5000, kTtl)->dropped.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(foreign, store_->RenewLeases("a2", {Ref(*a)}, 5000, kTtl));
+  ASSERT_EQ(foreign.dropped.size(), 1u);
+  EXPECT_EQ(foreign.dropped[0].reason, AgentRefusal::kForeignAgent);
   ASSERT_TRUE(store_->CancelCollection("alpha", "c1", "user", 6000).ok());
   ASSERT_OK_AND_ASSIGN(after, store_->RenewLeases("a1", {Ref(*a)}, 6001, kTtl));
   EXPECT_TRUE(after.dropped.empty());
@@ -139,13 +144,23 @@ TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
   AttemptRef wrong = Ref(*a);
   wrong.fencing_token = 99;
   ASSERT_OK_AND_ASSIGN(adopted, store_->AdoptAttempts("a1b", {wrong, Ref(*a)}, 2600, kTtl));
-  ASSERT_EQ(adopted.size(), 1u);
-  EXPECT_EQ(adopted[0].fencing_token, a->fencing_token());
+  ASSERT_EQ(adopted.renewed.size(), 1u);
+  EXPECT_EQ(adopted.renewed[0].fencing_token, a->fencing_token());
+  ASSERT_EQ(adopted.dropped.size(), 1u);
+  EXPECT_EQ(adopted.dropped[0].reason, AgentRefusal::kStaleLease);
   EXPECT_EQ(JobOf("c1", a->job_id()).placement().agent_id(), "a1b");
-  // An agent on another host cannot adopt it; an expired lease is not adopted.
+  // An agent on another host cannot adopt it, nor one without the secret;
+  // an expired lease is not adopted.
   ASSERT_TRUE(store_->UpsertAgent("x", AgentInfo("h2", "boot9", 1), 2700).ok());
-  EXPECT_TRUE(store_->AdoptAttempts("x", {Ref(*a)}, 2700, kTtl)->empty());
-  EXPECT_TRUE(store_->AdoptAttempts("a1b", {Ref(*a)}, 2600 + kTtl + 1, kTtl)->empty());
+  ASSERT_OK_AND_ASSIGN(foreign, store_->AdoptAttempts("x", {Ref(*a)}, 2700, kTtl));
+  ASSERT_EQ(foreign.dropped.size(), 1u);
+  EXPECT_EQ(foreign.dropped[0].reason, AgentRefusal::kForeignAgent);
+  AttemptRef guessed = Ref(*a);
+  guessed.lease_secret = "guess";
+  ASSERT_OK_AND_ASSIGN(bad, store_->AdoptAttempts("a1b", {guessed}, 2700, kTtl));
+  ASSERT_EQ(bad.dropped.size(), 1u);
+  EXPECT_EQ(bad.dropped[0].reason, AgentRefusal::kBadSecret);
+  EXPECT_TRUE(store_->AdoptAttempts("a1b", {Ref(*a)}, 2600 + kTtl + 1, kTtl)->renewed.empty());
 }
 
 // ---- Expiry and cancellation ----

@@ -116,13 +116,14 @@ TEST_P(StoreConformanceTest, AgentsAndDevices) {
   ASSERT_TRUE(a);
   ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
   ASSERT_EQ(agents.size(), 1u);
-  const v1::AgentStatus& s = agents[0];
+  const v1::AgentStatus& s = agents[0].status;
   EXPECT_EQ(s.state(), "online");
   EXPECT_EQ(s.labels().at("rack"), "r1");
   ASSERT_EQ(s.devices_size(), 2);
   EXPECT_EQ(s.devices(0).state(), "idle");
   EXPECT_EQ(s.devices(1).state(), "busy");
   EXPECT_EQ(s.devices(1).job_id(), a->job_id());
+  EXPECT_EQ(agents[0].job_teams, (std::vector<std::string>{"", "alpha"}));
   // A new instance of the same host and boot replaces the old one.
   ASSERT_TRUE(store_->UpsertAgent("a2", AgentInfo("h1", "boot1", 2), 200).ok());
   EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("a1").status()));

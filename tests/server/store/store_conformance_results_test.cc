@@ -86,7 +86,8 @@ TEST_P(StoreConformanceTest, StaleTokenResultIsRejectedAndNotStored) {
   EXPECT_TRUE(absl::IsFailedPrecondition(late.status())) << late.status();
   EXPECT_EQ(RoundCount("alpha"), 0u);
   EXPECT_EQ(JobOf("c1", first->job_id()).state(), v1::JOB_STATE_LEASED);
-  auto ok = store_->RecordResult(Result(*second, "fresh", v1::ATTEMPT_OUTCOME_SUCCEEDED, 22'000));
+  auto ok = store_->RecordResult(
+      Result(*second, "fresh", v1::ATTEMPT_OUTCOME_SUCCEEDED, 22'000, 12.5, "a2"));
   ASSERT_TRUE(ok.ok()) << ok.status();
   ASSERT_OK_AND_ASSIGN(round, store_->GetRound("alpha", ok->round_id));
   EXPECT_EQ(round.attempt(), second->attempt());
@@ -255,10 +256,11 @@ TEST_P(StoreConformanceTest, TwoReplicasNeverDoubleBook) {
       ledger.Take(a.job_id(), {agent, a.device_id()});
       std::this_thread::yield();
       ledger.Release({agent, a.device_id()});  // its lease stays live until the result
-      ledger.Note(store
-                      ->RecordResult(Result(a, absl::StrCat("u", a.job_id()),
-                                            v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000))
-                      .status());
+      ledger.Note(
+          store
+              ->RecordResult(Result(a, absl::StrCat("u", a.job_id()), v1::ATTEMPT_OUTCOME_SUCCEEDED,
+                                    3000, 12.5, absl::StrCat("a", agent)))
+              .status());
       ++done;
     }
   };
@@ -304,7 +306,7 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   Scheduler replica_a(*store_, clock, metrics, SchedulerOptions());
   Scheduler replica_b(*second, clock, metrics, SchedulerOptions());
   v1::RegisterAgentRequest info = AgentInfo("h1", "boot", 1);
-  ASSERT_OK_AND_ASSIGN(registered, replica_b.RegisterAgent(info));
+  ASSERT_OK_AND_ASSIGN(registered, replica_b.RegisterAgent(AgentIdentity::ForHost("h1"), info));
   // Give B's listener time to LISTEN (it connects on its own thread).
   clock.SleepFor(std::chrono::milliseconds(300));
   v1::LeaseJobRequest req;
@@ -314,8 +316,9 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
   device->set_device_id(0);
   device->set_soc("Ascend910B2");
   std::atomic<bool> stop{false};
-  auto waiter = std::async(std::launch::async,
-                           [&] { return replica_b.LeaseJob(req, [&] { return stop.load(); }); });
+  auto waiter = std::async(std::launch::async, [&] {
+    return replica_b.LeaseJob(AgentIdentity::ForHost("h1"), req, [&] { return stop.load(); });
+  });
   clock.SleepFor(std::chrono::milliseconds(300));  // B is waiting now
   const auto submitted = clock.MonotonicNow();
   Insert(MakeCollection("c1", "team", 1));  // on replica A's store

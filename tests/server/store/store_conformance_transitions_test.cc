@@ -107,6 +107,11 @@ std::vector<int64_t> JobIds(const std::vector<AttemptRef>& refs) {
   std::sort(ids.begin(), ids.end());
   return ids;
 }
+std::vector<int64_t> JobIds(const std::vector<RefusedAttempt>& refused) {
+  std::vector<AttemptRef> refs;
+  for (const RefusedAttempt& r : refused) refs.push_back(r.ref);
+  return JobIds(refs);
+}
 
 // ---- Terminal states ----
 
@@ -146,7 +151,7 @@ TEST_P(StoreConformanceTest, TerminalJobsNeverChange) {
   ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 5), kFarFuture + 3000).ok());
   refs.push_back(Ref(*live));
   ASSERT_OK_AND_ASSIGN(adopted, store_->AdoptAttempts("a1b", refs, kFarFuture + 3000, kTtl));
-  EXPECT_EQ(JobIds(adopted), std::vector<int64_t>{live->job_id()});
+  EXPECT_EQ(JobIds(adopted.renewed), std::vector<int64_t>{live->job_id()});
   EXPECT_EQ(Moved(*store_, done), "") << "after AdoptAttempts";
 }
 
@@ -194,7 +199,8 @@ TEST_P(StoreConformanceTest, ARunningJobIsRequeuedOnExpiryAndOnRetry) {
   EXPECT_EQ(b->attempt(), 2);
   ASSERT_TRUE(store_->RecordProgress("a2", Ref(*b), v1::JobProgress(), 20'100, kTtl).ok());
   ASSERT_EQ(JobOf("c1", b->job_id()).state(), v1::JOB_STATE_RUNNING);
-  ASSERT_TRUE(store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 20'200)).ok());
+  ASSERT_TRUE(
+      store_->RecordResult(Result(*b, "f2", v1::ATTEMPT_OUTCOME_FAILED, 20'200, 12.5, "a2")).ok());
   v1::Job job = JobOf("c1", b->job_id());
   EXPECT_EQ(job.state(), v1::JOB_STATE_QUEUED);
   EXPECT_TRUE(absl::StrContains(job.reason(), "retrying")) << job.reason();

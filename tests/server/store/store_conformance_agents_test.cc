@@ -1,0 +1,124 @@
+// Store conformance: the lease rule on agent identity and secrets (every
+// write about a lease names its holder and presents its secret), devices as
+// registered, and pruning long-unseen agents. Both backends.
+#include "server/core/job_rules.h"
+#include "tests/server/store/store_conformance.h"
+
+namespace npuperf::server {
+namespace {
+
+// ---- Reports about a lease ----
+
+TEST_P(StoreConformanceTest, OnlyTheHolderWithTheSecretMayReport) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->lease_secret().empty());
+  v1::JobProgress p;
+  p.set_phase(v1::JOB_PHASE_TIMING_RUN);
+  // Another agent, with the right token and secret.
+  auto foreign = store_->RecordProgress("a2", Ref(*a), p, 2100, kTtl);
+  EXPECT_TRUE(absl::IsPermissionDenied(foreign.status())) << foreign.status();
+  EXPECT_EQ(AgentRefusalOf(foreign.status()), AgentRefusal::kForeignAgent);
+  auto forged = store_->RecordResult(
+      Result(*a, "forged", v1::ATTEMPT_OUTCOME_SUCCEEDED, 2200, 0.001, /*agent=*/"a2"));
+  EXPECT_TRUE(absl::IsPermissionDenied(forged.status())) << forged.status();
+  EXPECT_EQ(AgentRefusalOf(forged.status()), AgentRefusal::kForeignAgent);
+  // The holder without the secret, or with a wrong one.
+  for (const std::string& secret : {std::string(), std::string("not-it")}) {
+    AttemptRef ref = Ref(*a);
+    ref.lease_secret = secret;
+    auto progress = store_->RecordProgress("a1", ref, p, 2300, kTtl);
+    EXPECT_EQ(AgentRefusalOf(progress.status()), AgentRefusal::kBadSecret) << progress.status();
+    EXPECT_TRUE(absl::IsPermissionDenied(progress.status()));
+    AttemptResult r = Result(*a, "guess-" + secret, v1::ATTEMPT_OUTCOME_SUCCEEDED, 2300, 0.001);
+    r.ref.lease_secret = secret;
+    auto result = store_->RecordResult(r);
+    EXPECT_EQ(AgentRefusalOf(result.status()), AgentRefusal::kBadSecret) << result.status();
+  }
+  // An unknown job is NOT_FOUND.
+  AttemptRef unknown = Ref(*a);
+  unknown.job_id += 1000;
+  EXPECT_TRUE(absl::IsNotFound(store_->RecordProgress("a1", unknown, p, 2300, kTtl).status()));
+  // Nothing was stored: still LEASED without progress, no round; the lease
+  // expires at its first deadline (no refused call renewed it).
+  const v1::Job job = JobOf("c1", a->job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_LEASED);
+  EXPECT_FALSE(job.has_progress());
+  EXPECT_EQ(RoundCount("alpha"), 0u);
+  // A renewal with a wrong secret does not extend it either.
+  AttemptRef wrong = Ref(*a);
+  wrong.lease_secret = "not-it";
+  ASSERT_OK_AND_ASSIGN(renewal, store_->RenewLeases("a1", {wrong}, 2400, kTtl));
+  ASSERT_EQ(renewal.dropped.size(), 1u);
+  EXPECT_EQ(renewal.dropped[0].reason, AgentRefusal::kBadSecret);
+  EXPECT_TRUE(renewal.renewed.empty());
+  // The holder with its secret is accepted.
+  EXPECT_GT(Finish(*a, "real", 2500, 12.5), 0);
+  EXPECT_EQ(RoundCount("alpha"), 1u);
+}
+
+TEST_P(StoreConformanceTest, EveryLeaseHasItsOwnSecret) {
+  Insert(MakeCollection("c1", "alpha", 2));
+  ClaimRequest first = Req("a1", {0});
+  first.lease_secret = "secret-one";
+  ClaimRequest second = Req("a1", {1});
+  second.lease_secret = "secret-two";
+  auto a = Claim(first);
+  auto b = Claim(second);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->lease_secret(), "secret-one");
+  AttemptResult crossed = Result(*b, "crossed", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  crossed.ref.lease_secret = a->lease_secret();  // a's secret does not open b
+  EXPECT_EQ(AgentRefusalOf(store_->RecordResult(crossed).status()), AgentRefusal::kBadSecret);
+  ClaimRequest none = Req("a1", {2});
+  none.lease_secret.clear();
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->ClaimJob(none, ChooseClaim).status()));
+}
+
+// ---- Devices ----
+
+TEST_P(StoreConformanceTest, DevicesAreExactlyTheRegisteredOnes) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 3), 100).ok());
+  // A heartbeat sets the states of registered devices and adds none.
+  v1::DeviceInfo sick;
+  sick.set_device_id(1);
+  sick.set_soc("Ascend910B2");
+  sick.set_state(v1::DEVICE_STATE_UNHEALTHY);
+  v1::DeviceInfo stranger = sick;
+  stranger.set_device_id(900);
+  ASSERT_TRUE(store_->UpdateDevices("a1", {sick, stranger}, 200).ok());
+  ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
+  ASSERT_EQ(agents.size(), 1u);
+  ASSERT_EQ(agents[0].status.devices_size(), 3);
+  EXPECT_EQ(agents[0].status.devices(1).state(), "unhealthy");
+  // Registering again with fewer devices drops the others.
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 1), 300).ok());
+  ASSERT_OK_AND_ASSIGN(again, store_->ListAgents());
+  EXPECT_EQ(again[0].status.devices_size(), 1);
+}
+
+// ---- Pruning ----
+
+TEST_P(StoreConformanceTest, PruneAgentsKeepsRecentAndLeaseHolders) {
+  ASSERT_TRUE(store_->UpsertAgent("old", AgentInfo("h1", "boot1", 2), 100).ok());
+  ASSERT_TRUE(store_->UpsertAgent("busy", AgentInfo("h2", "boot2", 1), 100).ok());
+  ASSERT_TRUE(store_->UpsertAgent("fresh", AgentInfo("h3", "boot3", 1), 5000).ok());
+  ASSERT_TRUE(store_->UpsertAgent("old2", AgentInfo("h4", "boot4", 1), 200).ok());
+  Insert(MakeCollection("c1", "alpha", 1));
+  ASSERT_TRUE(Claim(Req("busy", {0})));
+  ASSERT_OK_AND_ASSIGN(first, store_->PruneAgents(1000, 1));  // at most one: the oldest
+  EXPECT_EQ(first, std::vector<std::string>{"old"});
+  ASSERT_OK_AND_ASSIGN(second, store_->PruneAgents(1000, 10));
+  EXPECT_EQ(second, std::vector<std::string>{"old2"});
+  EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("old").status()));
+  ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
+  std::vector<std::string> left;
+  for (const auto& a : agents) left.push_back(a.status.agent_id());
+  EXPECT_EQ(left, (std::vector<std::string>{"busy", "fresh"}));
+  ASSERT_OK_AND_ASSIGN(counts, store_->CountByState());
+  EXPECT_EQ(counts.devices["idle"] + counts.devices["busy"] + counts.devices["offline"], 2);
+}
+
+}  // namespace
+}  // namespace npuperf::server
