@@ -266,6 +266,14 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
       ->capture_default_str();
   ms.reaper_ms = opt.reaper_interval.count();
   app.add_option("--reaper-ms", ms.reaper_ms, "lease expiry check period")->capture_default_str();
+  app.add_option("--max-jobs-per-collection", opt.scheduler.limits.max_jobs_per_collection,
+                 "jobs one collection may expand into")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-queued-jobs-per-team", opt.scheduler.limits.max_queued_jobs_per_team,
+                 "queued jobs a team may have at once (0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))
+      ->capture_default_str();
 }
 
 void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
