@@ -29,6 +29,9 @@ inline constexpr milliseconds kRegisterPoll = milliseconds(100);
 inline constexpr milliseconds kSpoolRescan = seconds(1);
 // Tail of stdout/stderr kept in collection.log and failure reasons.
 inline constexpr size_t kLogTailBytes = 2'000;
+// The largest case manifest (PERFORMANCE_CASES.json) the agent reads from a
+// bundle.
+inline constexpr size_t kMaxManifestBytes = 16 << 20;
 // Size bound of the verified bundle cache; least recently used tars go first.
 inline constexpr int64_t kBundleCacheBytes = int64_t{2} << 30;
 // Largest operator bundle accepted from the server.

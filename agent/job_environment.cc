@@ -1,9 +1,16 @@
 #include "agent/job_environment.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/input_rules.h"
 
 extern char** environ;
 
@@ -34,7 +41,76 @@ std::map<std::string, std::string> BaseEnv(const std::map<std::string, std::stri
   return env;
 }
 
+// The case env selector, when the job uses one and it is allowed.
+bool UsableCaseEnv(const v1::JobAssignment& job) {
+  return job.case_selector().has_case_env() &&
+         EnvNameProblem(job.case_selector().case_env(), kMaxCaseEnvBytes).empty();
+}
+
+// Reads fd to the end, refusing more than max_bytes.
+absl::StatusOr<std::string> ReadFd(int fd, const std::string& what, size_t max_bytes) {
+  std::string out;
+  char buf[64 << 10];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return absl::InternalError(absl::StrCat(what, ": read failed"));
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, ": larger than ", max_bytes, " bytes"));
+    }
+  }
+}
+
 }  // namespace
+
+absl::Status CheckJobInputs(const v1::JobAssignment& job) {
+  if (job.case_selector().has_case_env()) {
+    const std::string problem = EnvNameProblem(job.case_selector().case_env(), kMaxCaseEnvBytes);
+    if (!problem.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("case_selector.case_env ", problem));
+    }
+  }
+  if (!job.manifest_path().empty()) {
+    const std::string problem = BundlePathProblem(job.manifest_path(), kMaxBundlePathBytes);
+    if (!problem.empty())
+      return absl::InvalidArgumentError(absl::StrCat("manifest_path ", problem));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadBundleFile(const fs::path& operator_dir,
+                                           const std::string& relative, const std::string& field,
+                                           size_t max_bytes) {
+  const std::string problem = BundlePathProblem(relative, kMaxBundlePathBytes);
+  if (!problem.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " ", problem));
+  const std::string what = absl::StrCat(field, " '", relative, "'");
+  int fd = ::open(operator_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return absl::InternalError(absl::StrCat(what, ": the bundle is not unpacked"));
+  const std::vector<std::string> parts = absl::StrSplit(relative, '/');
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    const int flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (last ? O_NONBLOCK : O_DIRECTORY);
+    const int next = ::openat(fd, parts[i].c_str(), flags);
+    const int err = errno;
+    ::close(fd);
+    if (next < 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(what, err == ELOOP || err == ENOTDIR
+                                 ? ": not a plain file in the bundle (symlinks are refused)"
+                                 : ": not found in the bundle"));
+    }
+    fd = next;
+  }
+  absl::Cleanup close_fd = [fd] { ::close(fd); };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": not a regular file in the bundle"));
+  }
+  return ReadFd(fd, what, max_bytes);
+}
 
 std::map<std::string, std::string> RunnerEnv(const std::map<std::string, std::string>& agent_env,
                                              const v1::JobAssignment& job) {
@@ -46,9 +122,8 @@ std::map<std::string, std::string> RunnerEnv(const std::map<std::string, std::st
   } else {
     env["ASCEND_RT_VISIBLE_DEVICES"] = device;
   }
-  if (!job.case_id().empty() && job.case_selector().has_case_env()) {
+  if (!job.case_id().empty() && UsableCaseEnv(job))
     env[job.case_selector().case_env()] = job.case_id();
-  }
   return env;
 }
 
@@ -57,7 +132,7 @@ std::map<std::string, std::string> PreflightEnv(const std::map<std::string, std:
                                                 const std::string& case_id) {
   auto env = BaseEnv(agent_env, job);
   env["ASCEND_RT_VISIBLE_DEVICES"] = std::to_string(job.device_id());
-  if (job.case_selector().has_case_env()) env[job.case_selector().case_env()] = case_id;
+  if (UsableCaseEnv(job)) env[job.case_selector().case_env()] = case_id;
   return env;
 }
 

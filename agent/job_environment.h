@@ -23,7 +23,8 @@ inline constexpr const char* kEnvAllowPrefixes[] = {"ASCEND_HOME", "ASCEND_TOOLK
 // then the device selection (ASCEND_RT_VISIBLE_DEVICES=<id>, or for manifest
 // collections TILE_FWK_DEVICE_ID=<id> with the mask removed), the seed
 // (PYPTO_PERF_SEED, PYTHONHASHSEED), PYPTO_PERF_COLLECTION_ID and the case
-// env selector when used.
+// env selector when used and allowed (EnvNameProblem: a reserved name is
+// never set, whatever the assignment says; CheckJobInputs fails such a job).
 std::map<std::string, std::string> RunnerEnv(const std::map<std::string, std::string>& agent_env,
                                              const v1::JobAssignment& job);
 
@@ -32,6 +33,23 @@ std::map<std::string, std::string> RunnerEnv(const std::map<std::string, std::st
 std::map<std::string, std::string> PreflightEnv(const std::map<std::string, std::string>& agent_env,
                                                 const v1::JobAssignment& job,
                                                 const std::string& case_id);
+
+// The assignment's untrusted names, checked again on the agent before they
+// are used (the server checked them at submission; common/input_rules.h is
+// the one rule): case_env is a plain, unreserved variable name and
+// manifest_path a normalised relative path inside the bundle.
+// INVALID_ARGUMENT naming the field otherwise (a failure no retry fixes).
+absl::Status CheckJobInputs(const v1::JobAssignment& job);
+
+// The bytes of a file of the unpacked bundle at `relative` (a path
+// BundlePathProblem accepts), opened component by component below
+// operator_dir with O_NOFOLLOW: a symlink anywhere on the way, a file that
+// is not regular, or one larger than max_bytes is refused. Errors name the
+// field and the relative path only, never a host path: "manifest_path: not
+// found in the bundle".
+absl::StatusOr<std::string> ReadBundleFile(const std::filesystem::path& operator_dir,
+                                           const std::string& relative, const std::string& field,
+                                           size_t max_bytes);
 
 // The runner script: job.runner, else the only test_*.py in the directory.
 absl::StatusOr<std::filesystem::path> FindRunner(const std::filesystem::path& operator_dir,

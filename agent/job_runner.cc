@@ -15,6 +15,7 @@
 #include "agent/constants.h"
 #include "agent/job_environment.h"
 #include "agent/msprof_modes.h"
+#include "evidence/cases.h"
 #include "evidence/evidence.h"
 #include "evidence/evidence_proto.h"
 #include "evidence/golden.h"
@@ -54,6 +55,20 @@ int SelectedCaseLines(const std::string& stdout_text, const std::string& case_id
     }
   }
   return matches;
+}
+
+// The case manifest at `relative` inside the unpacked bundle, read without
+// following symlinks (ReadBundleFile); errors name no host path.
+absl::StatusOr<evidence::CaseManifest> LoadBundleManifest(const fs::path& operator_dir,
+                                                          const std::string& relative) {
+  auto bytes = ReadBundleFile(operator_dir, relative, "manifest_path", kMaxManifestBytes);
+  if (!bytes.ok()) return bytes.status();
+  evidence::SourceRecord source;
+  std::error_code ec;
+  source.path = (fs::weakly_canonical(operator_dir, ec) / relative).string();
+  source.sha256 = evidence::Sha256Hex(*bytes);
+  source.size_bytes = static_cast<int64_t>(bytes->size());
+  return evidence::ParseCaseManifest(*bytes, std::move(source));
 }
 
 }  // namespace
@@ -247,12 +262,11 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
 absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext& ctx) {
   const v1::JobAssignment& job = ctx.job;
   const fs::path manifest_path =
-      ctx.operator_dir /
-      (job.manifest_path().empty() ? "PERFORMANCE_CASES.json" : job.manifest_path());
+      job.manifest_path().empty() ? "PERFORMANCE_CASES.json" : job.manifest_path();
   const fs::path golden_path = ctx.operator_dir / "GOLDEN_PERF_REPORT.json";
   std::error_code ec;
   if (!fs::exists(golden_path, ec)) return std::optional<double>();
-  auto manifest = evidence::LoadCaseManifest(manifest_path);
+  auto manifest = LoadBundleManifest(ctx.operator_dir, manifest_path.string());
   if (!manifest.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("compare mode: ", manifest.status().message()));
@@ -369,6 +383,7 @@ void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::st
 }
 
 absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
+  if (auto s = CheckJobInputs(ctx.job); !s.ok()) return s;
   const auto deadline =
       clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
   std::error_code ec;

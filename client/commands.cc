@@ -200,6 +200,37 @@ int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientCon
   return c.state() == v1::COLLECTION_STATE_SUCCEEDED ? kExitOk : kExitError;
 }
 
+// The collection with every job: GetCollection pages them (each page its
+// own call and deadline) and the pages are joined.
+absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id) {
+  google::protobuf::RepeatedPtrField<v1::Job> jobs;
+  v1::Collection all;
+  std::string token;
+  do {
+    grpc::ClientContext ctx;
+    s.Prepare(&ctx);
+    v1::GetCollectionRequest req;
+    req.set_collection_id(id);
+    req.set_job_page_token(token);
+    v1::GetCollectionResponse page;
+    auto st = FromGrpcStatus(s.collections().GetCollection(&ctx, req, &page));
+    if (!st.ok()) return st;
+    for (auto& j : *page.mutable_collection()->mutable_jobs()) *jobs.Add() = std::move(j);
+    all = std::move(*page.mutable_collection());
+    token = page.next_job_page_token();
+  } while (!token.empty() && jobs.size() < all.counts().total());
+  *all.mutable_jobs() = std::move(jobs);
+  return all;
+}
+
+// c as returned by a call that carries only the first page of its jobs
+// (SubmitCollection, CancelCollection, the last watch snapshot), completed
+// with the rest when some are missing.
+absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
+  if (c.jobs_size() >= c.counts().total()) return c;
+  return FetchCollection(s, c.id());
+}
+
 }  // namespace
 
 int ReportError(const absl::Status& s, std::ostream& err) {
@@ -250,8 +281,10 @@ int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostrea
   const v1::Collection& c = resp.collection();
   err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
       << c.counts().total() << " jobs\n";
-  if (!args.wait) return FinishCollection(c, out, s.config());
-  return RunWatch(s, c.id(), out, err);
+  if (args.wait) return RunWatch(s, c.id(), out, err);
+  auto all = Completed(s, c);
+  if (!all.ok()) return ReportError(all.status(), err);
+  return FinishCollection(*all, out, s.config());
 }
 
 int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
@@ -283,14 +316,9 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
 }
 
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::GetCollectionRequest req;
-  req.set_collection_id(id);
-  v1::GetCollectionResponse resp;
-  auto st = FromGrpcStatus(s.collections().GetCollection(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
-  FinishCollection(resp.collection(), out, s.config());
+  auto c = FetchCollection(s, id);
+  if (!c.ok()) return ReportError(c.status(), err);
+  FinishCollection(*c, out, s.config());
   return kExitOk;
 }
 
@@ -304,7 +332,9 @@ int RunCancel(Session& s, const std::string& id, const std::string& reason, std:
   v1::CancelCollectionResponse resp;
   auto st = FromGrpcStatus(s.collections().CancelCollection(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, err);
-  FinishCollection(resp.collection(), out, s.config());
+  auto all = Completed(s, resp.collection());
+  if (!all.ok()) return ReportError(all.status(), err);
+  FinishCollection(*all, out, s.config());
   return kExitOk;
 }
 

@@ -12,22 +12,44 @@ constexpr char kBadRequestUrl[] = "type.googleapis.com/google.rpc.BadRequest";
 constexpr char kErrorInfoUrl[] = "type.googleapis.com/google.rpc.ErrorInfo";
 constexpr char kErrorDomain[] = "npuperf.dev";
 constexpr size_t kMaxMessageBytes = 1024;
+// Serialized BadRequest bytes (the trailer carries them base64-encoded,
+// beside the message, under the clients' 8 KiB metadata limit).
+constexpr size_t kMaxViolationBytes = 3072;
+constexpr size_t kMaxViolationTextBytes = 256;
+
+std::string Cut(const std::string& s) { return s.substr(0, kMaxViolationTextBytes); }
 
 }  // namespace
 
-absl::Status InvalidArgumentWithFields(const std::vector<FieldViolation>& violations) {
+absl::Status StatusWithFields(absl::StatusCode code, const std::string& what,
+                              const std::vector<FieldViolation>& violations) {
   google::rpc::BadRequest bad;
-  std::string message = "invalid request:";
+  std::string message = what + ":";
+  size_t listed = 0;
   for (const auto& v : violations) {
+    if (bad.ByteSizeLong() > kMaxViolationBytes) break;
     auto* fv = bad.add_field_violations();
-    fv->set_field(v.field);
-    fv->set_description(v.description);
-    absl::StrAppend(&message, " ", v.field, ": ", v.description, ";");
+    fv->set_field(Cut(v.field));
+    fv->set_description(Cut(v.description));
+    if (message.size() < kMaxMessageBytes) {
+      absl::StrAppend(&message, " ", fv->field(), ": ", fv->description(), ";");
+    }
+    ++listed;
+  }
+  if (listed < violations.size()) {
+    auto* more = bad.add_field_violations();
+    more->set_field("...");
+    more->set_description(absl::StrCat("and ", violations.size() - listed, " more"));
+    absl::StrAppend(&message, " and ", violations.size() - listed, " more;");
   }
   message.pop_back();
-  absl::Status status = absl::InvalidArgumentError(message);
+  absl::Status status(code, message);
   status.SetPayload(kBadRequestUrl, absl::Cord(bad.SerializeAsString()));
   return status;
+}
+
+absl::Status InvalidArgumentWithFields(const std::vector<FieldViolation>& violations) {
+  return StatusWithFields(absl::StatusCode::kInvalidArgument, "invalid request", violations);
 }
 
 std::vector<FieldViolation> FieldViolationsOf(const absl::Status& status) {

@@ -17,8 +17,16 @@ struct FieldViolation {
 
 // INVALID_ARGUMENT carrying a google.rpc.BadRequest payload with every
 // violation; the message lists them too, for clients that ignore details.
-// REQUIRES: !violations.empty().
+// The payload travels in a trailer, which gRPC clients cap at 8 KiB: past
+// kMaxViolationBytes of violations the rest are summed up in one last
+// violation ("...": "and N more"), and each field and description is cut at
+// 256 bytes. REQUIRES: !violations.empty().
 absl::Status InvalidArgumentWithFields(const std::vector<FieldViolation>& violations);
+
+// The same BadRequest payload on another code (ALREADY_EXISTS for an
+// idempotency key reused with another spec, naming the fields that differ).
+absl::Status StatusWithFields(absl::StatusCode code, const std::string& what,
+                              const std::vector<FieldViolation>& violations);
 
 // The field violations attached to a status (empty when none).
 std::vector<FieldViolation> FieldViolationsOf(const absl::Status& status);

@@ -275,6 +275,14 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
         auto d = ParseDurationText(text);
         return d.ok() ? std::string() : std::string(d.status().message());
       });
+  app.add_option("--max-jobs-per-collection", opt.scheduler.limits.max_jobs_per_collection,
+                 "jobs one collection may expand into")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
+  app.add_option("--max-queued-jobs-per-team", opt.scheduler.limits.max_queued_jobs_per_team,
+                 "queued jobs a team may have at once (0: no limit)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))
+      ->capture_default_str();
 }
 
 void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {

@@ -8,6 +8,9 @@
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/constants.h"
+#include "server/core/job_state.h"
+#include "server/core/limits.h"
+#include "server/core/request_rules.h"
 
 namespace npuperf::server {
 namespace {
@@ -27,9 +30,25 @@ bool SplitLabel(const std::string& label, std::string* key, std::string* value) 
 
 ComparisonQueries::ComparisonQueries(Store& store, Clock& clock) : store_(store), clock_(clock) {}
 
+absl::Status ComparisonQueries::RequireFinished(const std::string& team,
+                                                const std::string& collection_id,
+                                                const std::string& field) {
+  if (collection_id.size() > kMaxCollectionIdBytes) {
+    return InvalidArgumentWithFields({{field, "at most 64 bytes"}});
+  }
+  auto collection = store_.GetCollectionPage(team, collection_id, 0, 0);
+  if (!collection.ok()) return collection.status();
+  if (IsTerminal(collection->state())) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(field, ": collection ", collection_id, " has not finished (",
+                   collection->counts().succeeded() + collection->counts().failed() +
+                       collection->counts().cancelled(),
+                   " of ", collection->counts().total(), " jobs done); wait for it"));
+}
+
 absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
     const std::string& team, const std::string& collection_id) {
-  auto collection = store_.GetCollection(team, collection_id);
+  auto collection = store_.GetCollectionPage(team, collection_id, 0, 0);
   if (!collection.ok()) return collection.status();
   RoundFilter f;
   f.team = team;
@@ -89,6 +108,11 @@ absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollect
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
   auto options = ResolveVerdictOptions(req.options());
   if (!options.ok()) return options.status();
+  for (const auto& [field, id] :
+       {std::pair{"baseline_collection_id", &req.baseline_collection_id()},
+        {"candidate_collection_id", &req.candidate_collection_id()}}) {
+    if (absl::Status s = RequireFinished(team, *id, field); !s.ok()) return s;
+  }
   auto baseline = CollectionRounds(team, req.baseline_collection_id());
   if (!baseline.ok()) return baseline.status();
   auto candidate = CollectionRounds(team, req.candidate_collection_id());
@@ -110,13 +134,20 @@ absl::StatusOr<v1::PinBaselineResponse> ComparisonQueries::PinBaseline(
     const std::string& team, const v1::PinBaselineRequest& req) {
   std::vector<FieldViolation> bad;
   std::string key, value;
-  if (!SplitLabel(req.label(), &key, &value)) bad.push_back({"label", "must be key=value"});
+  if (!SplitLabel(req.label(), &key, &value) || req.label().size() > kMaxBaselineLabelBytes) {
+    bad.push_back({"label", "must be key=value, at most 320 bytes"});
+  }
   if (req.target_case() == v1::PinBaselineRequest::TARGET_NOT_SET ||
       (req.has_round_id() && req.round_id() <= 0) ||
       (req.has_collection_id() && req.collection_id().empty())) {
     bad.push_back({"target", "give a round_id or a collection_id"});
   }
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  if (req.has_collection_id()) {
+    if (absl::Status s = RequireFinished(team, req.collection_id(), "collection_id"); !s.ok()) {
+      return s;
+    }
+  }
   Baseline pin;
   pin.label = req.label();
   pin.round_id = req.has_round_id() ? req.round_id() : 0;
@@ -214,10 +245,19 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   if (!req.has_since() && req.baseline_label().empty()) {
     bad.push_back({"since", "give since or baseline_label"});
   }
-  if (!req.baseline_label().empty() && !SplitLabel(req.baseline_label(), &key, &value)) {
-    bad.push_back({"baseline_label", "must be key=value"});
+  if (!req.baseline_label().empty() && (!SplitLabel(req.baseline_label(), &key, &value) ||
+                                        req.baseline_label().size() > kMaxBaselineLabelBytes)) {
+    bad.push_back({"baseline_label", "must be key=value, at most 320 bytes"});
   }
+  if (req.has_since()) CheckTimestamp(req.since(), "since", bad);
+  CheckLength(req.operator_name(), kMaxOperatorNameBytes, "operator_name", bad);
+  CheckLength(req.candidate_collection_id(), kMaxCollectionIdBytes, "candidate_collection_id", bad);
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  if (!req.candidate_collection_id().empty()) {
+    absl::Status s =
+        RequireFinished(team, req.candidate_collection_id(), "candidate_collection_id");
+    if (!s.ok()) return s;
+  }
   auto options = ResolveVerdictOptions(req.options());
   if (!options.ok()) return options.status();
   RegressionPairs pairs;

@@ -46,6 +46,11 @@ class ComparisonQueries {
     std::string description;
   };
 
+  // OK when the team's collection is terminal; FAILED_PRECONDITION while it
+  // runs (pinning or comparing half a collection would mislead), NOT_FOUND
+  // when absent. field names the request field in messages.
+  absl::Status RequireFinished(const std::string& team, const std::string& collection_id,
+                               const std::string& field);
   // Newest round per (operator, case) matching the filter.
   absl::StatusOr<std::vector<v1::Round>> NewestPerCase(RoundFilter filter);
   // The candidate collection, or the newest rounds per case from from_ms on.

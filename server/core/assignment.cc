@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/device_range.h"
 
 namespace npuperf::server {
@@ -32,6 +34,39 @@ bool DeviceMatches(const v1::DeviceConstraints& c, const OfferedDevice& d,
     if (!ids.ok() || !std::binary_search(ids->begin(), ids->end(), d.device_id)) return false;
   }
   return true;
+}
+
+Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c,
+                           const std::vector<v1::AgentStatus>& agents) {
+  bool online = false, soc_served = false, labels_served = false;
+  for (const v1::AgentStatus& a : agents) {
+    if (a.state() != "online") continue;
+    online = true;
+    const std::map<std::string, std::string> labels(a.labels().begin(), a.labels().end());
+    v1::DeviceConstraints soc_and_labels = c;
+    soc_and_labels.clear_device_range();
+    for (const v1::DeviceStatus& d : a.devices()) {
+      const OfferedDevice device{d.device_id(), d.soc()};
+      if (DeviceMatches(c, device, labels)) return {};
+      const bool soc = c.socs().empty() ||
+                       std::find(c.socs().begin(), c.socs().end(), d.soc()) != c.socs().end();
+      soc_served = soc_served || soc;
+      labels_served = labels_served || DeviceMatches(soc_and_labels, device, labels);
+    }
+  }
+  if (!online) return {"no_agent", "no agent is online"};
+  if (!soc_served) {
+    return {"soc", absl::StrCat("no online agent serves SoC ", absl::StrJoin(c.socs(), " or "))};
+  }
+  if (!labels_served) {
+    std::vector<std::string> pairs;
+    for (const auto& [k, v] : c.host_labels()) pairs.push_back(absl::StrCat(k, "=", v));
+    std::sort(pairs.begin(), pairs.end());
+    return {"host_labels", absl::StrCat("no online agent with a matching SoC carries host labels ",
+                                        absl::StrJoin(pairs, ","))};
+  }
+  return {"device_range",
+          absl::StrCat("no online agent has a matching device in range ", c.device_range())};
 }
 
 std::optional<std::pair<size_t, size_t>> ChooseClaim(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/query_service.pb.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -24,6 +25,21 @@ namespace npuperf::server {
 // that does not parse matches nothing, since Submit already rejected it).
 bool DeviceMatches(const v1::DeviceConstraints& constraints, const OfferedDevice& device,
                    const std::map<std::string, std::string>& agent_labels);
+
+// Why no online agent could take a job of a collection with these
+// constraints now. kind is "" when some device of an online agent matches
+// (busy or free: the job waits its turn), else the first constraint that
+// rules every online device out, the npuperf_server_jobs_unplaceable label:
+// "no_agent" (no agent online), "soc", "host_labels" (no online agent with a
+// device of those SoCs carries the labels) or "device_range"; reason says it
+// in words ("no online agent serves SoC NoSuchSoc"), for
+// Collection.waiting_reason.
+struct Unplaceable {
+  std::string kind;
+  std::string reason;
+};
+Unplaceable WhyUnplaceable(const v1::DeviceConstraints& constraints,
+                           const std::vector<v1::AgentStatus>& agents);
 
 // The (candidate index, device index) to claim, or nullopt. Candidates come
 // in (priority desc, job_id asc) order. A candidate qualifies when its

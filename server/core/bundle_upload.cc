@@ -18,7 +18,10 @@ absl::StatusOr<v1::BundleHeader> ReadHeader(const ReadUploadMessage& read, int64
   if (!IsSha256Hex(header.sha256())) {
     return InvalidArgumentWithFields({{"header.sha256", "must be 64 lowercase hex digits"}});
   }
-  if (header.size_bytes() <= 0 || header.size_bytes() > limit) {
+  if (header.size_bytes() <= 0) {
+    return InvalidArgumentWithFields({{"header.size_bytes", "must be at least 1"}});
+  }
+  if (header.size_bytes() > limit) {
     return absl::ResourceExhaustedError(
         absl::StrCat("bundle of ", header.size_bytes(), " bytes; the limit is ", limit));
   }

@@ -35,6 +35,10 @@ inline constexpr int32_t kMaxRoundsPage = 1000;
 inline constexpr int32_t kComparisonPage = 1000;
 inline constexpr size_t kMaxComparisonScan = 200'000;
 
+// The jobs-unplaceable gauges look at this many queued collections (the
+// oldest) per refresh.
+inline constexpr int32_t kMaxUnplaceableScan = 10'000;
+
 // DownloadBundle: bytes per streamed chunk.
 inline constexpr size_t kBundleChunkBytes = 1 << 20;
 // UploadBundle: a bundle may unpack to this many times the upload limit

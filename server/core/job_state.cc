@@ -14,15 +14,15 @@ bool IsTerminal(v1::CollectionState state) {
          state == v1::COLLECTION_STATE_CANCELLED;
 }
 
-void CountJob(v1::JobState state, v1::JobCounts* counts) {
-  counts->set_total(counts->total() + 1);
+void CountJob(v1::JobState state, v1::JobCounts* counts, int n) {
+  counts->set_total(counts->total() + n);
   switch (state) {
-    case v1::JOB_STATE_QUEUED: counts->set_queued(counts->queued() + 1); break;
-    case v1::JOB_STATE_LEASED: counts->set_leased(counts->leased() + 1); break;
-    case v1::JOB_STATE_RUNNING: counts->set_running(counts->running() + 1); break;
-    case v1::JOB_STATE_SUCCEEDED: counts->set_succeeded(counts->succeeded() + 1); break;
-    case v1::JOB_STATE_FAILED: counts->set_failed(counts->failed() + 1); break;
-    case v1::JOB_STATE_CANCELLED: counts->set_cancelled(counts->cancelled() + 1); break;
+    case v1::JOB_STATE_QUEUED: counts->set_queued(counts->queued() + n); break;
+    case v1::JOB_STATE_LEASED: counts->set_leased(counts->leased() + n); break;
+    case v1::JOB_STATE_RUNNING: counts->set_running(counts->running() + n); break;
+    case v1::JOB_STATE_SUCCEEDED: counts->set_succeeded(counts->succeeded() + n); break;
+    case v1::JOB_STATE_FAILED: counts->set_failed(counts->failed() + n); break;
+    case v1::JOB_STATE_CANCELLED: counts->set_cancelled(counts->cancelled() + n); break;
     default: break;
   }
 }

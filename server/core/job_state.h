@@ -14,8 +14,8 @@ namespace npuperf::server {
 bool IsTerminal(v1::JobState state);
 bool IsTerminal(v1::CollectionState state);
 
-// Adds one job in `state` to the counts.
-void CountJob(v1::JobState state, v1::JobCounts* counts);
+// Adds n jobs (default one) in `state` to the counts.
+void CountJob(v1::JobState state, v1::JobCounts* counts, int n = 1);
 
 // A collection's state from its job counts: CANCELLED once a cancel was
 // requested and every job is terminal; SUCCEEDED when all succeeded; FAILED

@@ -26,6 +26,7 @@ constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEAS
                                        v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
                                        v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
 constexpr const char* kAgentStates[] = {"online", "lost"};
+constexpr const char* kUnplaceableReasons[] = {"no_agent", "soc", "host_labels", "device_range"};
 constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
                                          "unhealthy", "offline", "unknown"};
 
@@ -61,10 +62,17 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                                     "and reason: wrong_host, foreign_agent, unknown_agent, "
                                     "unregistered_device, unknown_job, stale_lease, bad_secret")
                               .Register(r)),
+      results_rejected(NewCounter(r, "npuperf_server_ingest_rejected_total",
+                                  "Succeeded results whose evidence was refused at ingest")),
+      handler_exceptions(NewCounter(r, "npuperf_server_handler_exceptions_total",
+                                    "Exceptions caught by the RPC wrapper (answered INTERNAL)")),
       jobs(NewGauges(r, "npuperf_server_jobs", "Jobs by state (all replicas, from the store)")),
       agents(NewGauges(r, "npuperf_server_agents", "Agent instances by state")),
       devices(NewGauges(r, "npuperf_server_devices",
                         "Devices by state (offline: their agent is not online)")),
+      unplaceable(NewGauges(r, "npuperf_server_jobs_unplaceable",
+                            "Queued jobs that no online agent can take, by the constraint that "
+                            "rules every device out")),
       queue_wait(NewHistogram(r, "npuperf_server_job_queue_wait_seconds",
                               "Time from a job's submission to its first lease",
                               {0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400})),
@@ -91,6 +99,13 @@ void ServerMetrics::SetStates(const StateCounts& counts) {
   }
   for (const char* s : kDeviceStates) {
     devices.Add({{"state", s}}).Set(static_cast<double>(Get(counts.devices, std::string(s))));
+  }
+}
+
+void ServerMetrics::SetUnplaceable(const std::map<std::string, int64_t>& by_reason) {
+  for (const char* reason : kUnplaceableReasons) {
+    unplaceable.Add({{"reason", reason}})
+        .Set(static_cast<double>(Get(by_reason, std::string(reason))));
   }
 }
 

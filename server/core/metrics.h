@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "prometheus/counter.h"
@@ -40,10 +41,21 @@ struct ServerMetrics {
   // npuperf_server_agent_calls_refused_total{method,reason}: agent calls (or
   // attempts named in them) refused for identity, lease or device reasons.
   prometheus::Family<prometheus::Counter>& agent_calls_refused;
+  // Succeeded results whose evidence the validator refused (the job failed,
+  // nothing stored).
+  prometheus::Counter& results_rejected;
+  // Exceptions that reached the Serve wrapper (answered INTERNAL).
+  prometheus::Counter& handler_exceptions;
   // Gauges refreshed from the store (Scheduler::RefreshStateMetrics).
   prometheus::Family<prometheus::Gauge>& jobs;
   prometheus::Family<prometheus::Gauge>& agents;
   prometheus::Family<prometheus::Gauge>& devices;
+  // Queued jobs no online agent could take, by the first constraint that
+  // rules every device out (UnplaceableReasons(): "no_agent", "soc",
+  // "host_labels", "device_range"); refreshed with the state gauges.
+  prometheus::Family<prometheus::Gauge>& unplaceable;
+  // Sets the unplaceable gauges; reasons absent from by_reason read 0.
+  void SetUnplaceable(const std::map<std::string, int64_t>& by_reason);
   // Submission -> first lease of a job (how long jobs wait for a device).
   prometheus::Histogram& queue_wait;
   // Submit-to-lease latency with an agent waiting: from the later of the

@@ -3,12 +3,14 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/assignment.h"
 #include "server/core/constants.h"
 #include "server/core/job_state.h"
+#include "server/core/limits.h"
+#include "server/core/request_rules.h"
 
 namespace npuperf::server {
 namespace {
@@ -26,40 +28,70 @@ const v1::Job* ChangedJob(const v1::Collection& before, const v1::Collection& af
   return nullptr;
 }
 
+void CheckCollectionId(const std::string& id, const std::string& field,
+                       std::vector<FieldViolation>& bad) {
+  if (id.empty()) bad.push_back({field, "required"});
+  CheckLength(id, kMaxCollectionIdBytes, field, bad);
+}
+
 absl::StatusOr<CollectionFilter> CollectionFilterOf(const std::string& team,
                                                     const v1::ListCollectionsRequest& req) {
+  std::vector<FieldViolation> bad;
   CollectionFilter f;
   f.team = team;
-  for (int st : req.states()) f.states.push_back(static_cast<v1::CollectionState>(st));
+  for (int i = 0; i < req.states_size(); ++i) {
+    const int st = req.states(i);
+    if (!v1::CollectionState_IsValid(st) || st == v1::COLLECTION_STATE_UNSPECIFIED) {
+      bad.push_back({absl::StrCat("states[", i, "]"), absl::StrCat("unknown state ", st)});
+    }
+    f.states.push_back(static_cast<v1::CollectionState>(st));
+  }
+  if (req.states_size() > 16) bad.push_back({"states", "at most 16 states"});
+  CheckLabelFilter(req.labels(), "labels", bad);
   f.labels = {req.labels().begin(), req.labels().end()};
   if (req.page_size() < 0 || req.page_size() > kMaxCollectionsPage) {
-    return InvalidArgumentWithFields(
-        {{"page_size", absl::StrCat("must be in 0..", kMaxCollectionsPage)}});
+    bad.push_back({"page_size", absl::StrCat("must be in 0..", kMaxCollectionsPage)});
   }
   f.limit = req.page_size() == 0 ? kDefaultCollectionsPage : req.page_size();
   if (!req.page_token().empty()) {
-    const auto sep = req.page_token().find(':');
-    if (sep == std::string::npos) return InvalidArgumentWithFields({{"page_token", "malformed"}});
-    f.before_created_ms = std::stoll(req.page_token().substr(0, sep));
-    f.before_id = req.page_token().substr(sep + 1);
+    auto cursor = ParseCollectionToken(req.page_token(), "page_token");
+    if (cursor.ok()) {
+      f.before_created_ms = cursor->created_ms;
+      f.before_id = cursor->id;
+    } else {
+      bad.push_back({"page_token", "malformed page token; pass the one a response gave"});
+    }
   }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   return f;
+}
+
+void CheckRoundRequest(const v1::ListRoundsRequest& req, std::vector<FieldViolation>& bad) {
+  if (req.operator_name().empty() && req.collection_id().empty()) {
+    bad.push_back({"operator_name", "give operator_name or collection_id"});
+  }
+  CheckLength(req.operator_name(), kMaxOperatorNameBytes, "operator_name", bad);
+  CheckLength(req.case_id(), kMaxCaseIdBytes, "case_id", bad);
+  CheckLength(req.collection_id(), kMaxCollectionIdBytes, "collection_id", bad);
+  CheckLength(req.metric(), kMaxMetricNameBytes, "metric", bad);
+  CheckLabelFilter(req.labels(), "labels", bad);
+  if (req.has_since()) CheckTimestamp(req.since(), "since", bad);
+  if (req.has_until()) CheckTimestamp(req.until(), "until", bad);
+  if (req.page_size() < 0 || req.page_size() > kMaxRoundsPage) {
+    bad.push_back({"page_size", absl::StrCat("0..", kMaxRoundsPage)});
+  }
 }
 
 absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
                                           const v1::ListRoundsRequest& req) {
   std::vector<FieldViolation> bad;
-  if (req.operator_name().empty() && req.collection_id().empty()) {
-    bad.push_back({"operator_name", "give operator_name or collection_id"});
-  }
-  if (req.page_size() < 0 || req.page_size() > kMaxRoundsPage) {
-    bad.push_back({"page_size", absl::StrCat("0..", kMaxRoundsPage)});
-  }
-  RoundFilter f;
-  if (!req.page_token().empty() && !absl::SimpleAtoi(req.page_token(), &f.after_id)) {
-    bad.push_back({"page_token", "malformed"});
-  }
+  CheckRoundRequest(req, bad);
+  auto after = ParseIdToken(req.page_token(), "page_token");
+  if (!after.ok())
+    bad.push_back({"page_token", "malformed page token; pass the one a response gave"});
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  RoundFilter f;
+  f.after_id = *after;
   f.team = team;
   f.operator_name = req.operator_name();
   f.case_id = req.case_id();
@@ -77,11 +109,34 @@ absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
 ReadQueries::ReadQueries(Store& store, ChangeNotifier& updates)
     : store_(store), updates_(updates) {}
 
+absl::Status ReadQueries::FillWaitingReason(v1::Collection* c) {
+  if (c->counts().queued() == 0) return absl::OkStatus();
+  auto agents = store_.ListAgents();
+  if (!agents.ok()) return agents.status();
+  c->set_waiting_reason(WhyUnplaceable(c->spec().constraints(), *agents).reason);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::GetCollectionResponse> ReadQueries::GetCollection(
     const std::string& team, const v1::GetCollectionRequest& req) {
-  auto c = store_.GetCollection(team, req.collection_id());
+  std::vector<FieldViolation> bad;
+  CheckCollectionId(req.collection_id(), "collection_id", bad);
+  if (req.job_page_size() < 0 || req.job_page_size() > kMaxJobsPage) {
+    bad.push_back({"job_page_size", absl::StrCat("must be in 0..", kMaxJobsPage)});
+  }
+  auto after = ParseIdToken(req.job_page_token(), "job_page_token");
+  if (!after.ok()) {
+    bad.push_back({"job_page_token", "malformed page token; pass the one a response gave"});
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  const int32_t size = req.job_page_size() == 0 ? kDefaultJobsPage : req.job_page_size();
+  auto c = store_.GetCollectionPage(team, req.collection_id(), *after, size + 1);
   if (!c.ok()) return c.status();
   v1::GetCollectionResponse resp;
+  if (KeepJobsPage(&*c, size)) {
+    resp.set_next_job_page_token(absl::StrCat(c->jobs(c->jobs_size() - 1).id()));
+  }
+  if (absl::Status s = FillWaitingReason(&*c); !s.ok()) return s;
   *resp.mutable_collection() = *std::move(c);
   return resp;
 }
@@ -94,11 +149,12 @@ absl::StatusOr<v1::ListCollectionsResponse> ReadQueries::ListCollections(
   if (!list.ok()) return list.status();
   v1::ListCollectionsResponse resp;
   for (auto& c : *list) *resp.add_collections() = std::move(c);
-  if (resp.collections_size() == f->limit) {
+  const int fit = FitInBytes(resp.collections(), kMaxPageBytes);
+  if (fit < resp.collections_size() || resp.collections_size() == f->limit) {
+    KeepFirst(resp.mutable_collections(), fit);
     const auto& last = resp.collections(resp.collections_size() - 1);
     resp.set_next_page_token(
-        absl::StrCat(last.created_at().seconds() * 1000 + last.created_at().nanos() / 1'000'000,
-                     ":", last.id()));
+        CollectionToken(TimeUtil::TimestampToMilliseconds(last.created_at()), last.id()));
   }
   return resp;
 }
@@ -107,6 +163,9 @@ absl::Status ReadQueries::WatchCollection(const std::string& team,
                                           const v1::WatchCollectionRequest& req,
                                           const std::function<bool()>& stop,
                                           const WatchSink& emit) {
+  std::vector<FieldViolation> bad;
+  CheckCollectionId(req.collection_id(), "collection_id", bad);
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   v1::Collection last;
   int64_t sequence = 0;
   while (true) {
@@ -116,6 +175,7 @@ absl::Status ReadQueries::WatchCollection(const std::string& team,
     if (sequence == 0 || c->SerializeAsString() != last.SerializeAsString()) {
       v1::WatchCollectionResponse event;
       *event.mutable_collection() = *c;
+      if (absl::Status s = FillWaitingReason(event.mutable_collection()); !s.ok()) return s;
       if (sequence > 0) {
         if (const v1::Job* j = ChangedJob(last, *c)) *event.mutable_changed_job() = *j;
       }
@@ -131,6 +191,7 @@ absl::Status ReadQueries::WatchCollection(const std::string& team,
 
 absl::StatusOr<v1::GetRoundResponse> ReadQueries::GetRound(const std::string& team,
                                                            const v1::GetRoundRequest& req) {
+  if (req.round_id() <= 0) return InvalidArgumentWithFields({{"round_id", "must be a round id"}});
   auto r = store_.GetRound(team, req.round_id());
   if (!r.ok()) return r.status();
   v1::GetRoundResponse resp;
@@ -146,8 +207,15 @@ absl::StatusOr<v1::ListRoundsResponse> ReadQueries::ListRounds(const std::string
   if (!page.ok()) return page.status();
   v1::ListRoundsResponse resp;
   for (auto& r : page->rounds) *resp.add_rounds() = std::move(r);
+  int64_t last_id = page->last_id;
+  const int fit = FitInBytes(resp.rounds(), kMaxPageBytes);
+  if (fit < resp.rounds_size()) {
+    KeepFirst(resp.mutable_rounds(), fit);
+    last_id = resp.rounds(fit - 1).id();  // ascending ids: the series past it goes too
+    std::erase_if(page->series, [&](const v1::MetricPoint& p) { return p.round_id() > last_id; });
+  }
   for (auto& m : page->series) *resp.add_series() = std::move(m);
-  if (page->last_id > 0) resp.set_next_page_token(absl::StrCat(page->last_id));
+  if (last_id > 0) resp.set_next_page_token(absl::StrCat(last_id));
   return resp;
 }
 

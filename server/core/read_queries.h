@@ -25,20 +25,27 @@ class ReadQueries {
   // updates: bumped on every change of a collection (Scheduler::updates()).
   ReadQueries(Store& store, ChangeNotifier& updates);
 
+  // The collection, its complete counts and one page of its jobs
+  // (job_page_size 0..kMaxJobsPage, 0: kDefaultJobsPage; a page also ends
+  // before kMaxPageBytes; the token is the last job id), with its
+  // waiting_reason when jobs are queued.
   absl::StatusOr<v1::GetCollectionResponse> GetCollection(const std::string& team,
                                                           const v1::GetCollectionRequest& req);
-  // Newest first; page_size 0..kMaxCollectionsPage (0: the default). The
-  // page token is "<created_ms>:<id>" of the last collection of a full page.
+  // Newest first; page_size 0..kMaxCollectionsPage (0: the default), and a
+  // page ends before kMaxPageBytes. The page token is "<created_ms>:<id>" of
+  // the last collection of a page that is not the last one. Unknown states
+  // are INVALID_ARGUMENT.
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections(
       const std::string& team, const v1::ListCollectionsRequest& req);
 
   // Called with each event of a watch; false when the watcher went away.
   using WatchSink = std::function<bool(const v1::WatchCollectionResponse&)>;
-  // Streams a collection: its snapshot at once, then one event per change
-  // (with the first job that differs), until it is terminal (OK), the sink
-  // refuses an event (CANCELLED) or stop() is true (UNAVAILABLE). Waits on
-  // `updates` between reads, and re-reads every kWatchRereadPeriod even
-  // without a notification.
+  // Streams a collection: its snapshot at once (with its waiting_reason),
+  // then one event per change (with the first job that differs), until it is
+  // terminal (OK), the sink refuses an event (CANCELLED) or stop() is true
+  // (UNAVAILABLE). Waits on `updates`
+  // between reads, and re-reads every kWatchRereadPeriod even without a
+  // notification.
   absl::Status WatchCollection(const std::string& team, const v1::WatchCollectionRequest& req,
                                const std::function<bool()>& stop, const WatchSink& emit);
 
@@ -53,6 +60,10 @@ class ReadQueries {
   absl::StatusOr<v1::ListAgentsResponse> ListAgents(const AgentsViewer& viewer);
 
  private:
+  // Sets c->waiting_reason when it has queued jobs that no online agent can
+  // take (WhyUnplaceable over the store's agents).
+  absl::Status FillWaitingReason(v1::Collection* c);
+
   Store& store_;
   ChangeNotifier& updates_;
 };

@@ -5,6 +5,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/input_rules.h"
 #include "common/log.h"
 #include "common/secure_random.h"
 #include "common/sha256.h"
@@ -13,6 +14,8 @@
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
 #include "server/core/job_rules.h"
+#include "server/core/evidence_validator.h"
+#include "server/core/request_rules.h"
 #include "server/core/submission.h"
 
 namespace npuperf::server {
@@ -55,7 +58,8 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     if (!has.ok()) lookup_error = has.status();
     return has.ok() && *has;
   };
-  std::vector<FieldViolation> violations = ValidateSpec(req.spec(), req.idempotency_key(), known);
+  std::vector<FieldViolation> violations =
+      ValidateSpec(req.spec(), req.idempotency_key(), known, options_.limits);
   if (!lookup_error.ok()) return lookup_error;
   if (!violations.empty()) return InvalidArgumentWithFields(violations);
   NewCollection c;
@@ -65,15 +69,32 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   c.idempotency_key = req.idempotency_key();
   c.jobs = ExpandJobs(c.spec);
   c.now_ms = NowMs();
+  c.max_team_queued = options_.limits.max_queued_jobs_per_team;
   auto result = store_.InsertCollection(c);
   if (!result.ok()) return result.status();
   if (result->second) {
     metrics_.collections_submitted.Increment();
     LogInfo("scheduler", absl::StrCat("collection ", result->first.id(), " queued: ", c.jobs.size(),
                                       " jobs for team ", team));
+    Changed(StoreChange::kClaimable);
+  } else if (absl::Status same = SameSpec(result->first, c.spec); !same.ok()) {
+    return same;
   }
-  Changed(StoreChange::kClaimable);
+  KeepJobsPage(&result->first, kDefaultJobsPage);
   return result;
+}
+
+absl::Status Scheduler::SameSpec(const v1::Collection& existing,
+                                 const v1::CollectionSpec& submitted) {
+  const std::vector<std::string> differences = SpecDifferences(existing.spec(), submitted);
+  if (differences.empty()) return absl::OkStatus();
+  std::vector<FieldViolation> fields;
+  for (const std::string& path : differences) {
+    fields.push_back({path, absl::StrCat("differs from collection ", existing.id(),
+                                         ", created earlier with this idempotency key")});
+  }
+  return StatusWithFields(absl::StatusCode::kAlreadyExists,
+                          "idempotency key already used with another spec", fields);
 }
 
 absl::StatusOr<v1::UploadBundleResponse> Scheduler::UploadBundle(const std::string& team,
@@ -92,6 +113,14 @@ absl::StatusOr<v1::UploadBundleResponse> Scheduler::UploadBundle(const std::stri
 
 absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const std::string& id,
                                                  const std::string& reason) {
+  std::vector<FieldViolation> bad;
+  if (id.empty() || id.size() > kMaxCollectionIdBytes) {
+    bad.push_back({"collection_id", "required, at most 64 bytes"});
+  }
+  if (reason.size() > kMaxCancelReasonBytes || !IsPrintableLine(reason)) {
+    bad.push_back({"reason", "at most 1024 bytes of printable text"});
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   auto orders = store_.CancelCollection(team, id, reason, NowMs());
   if (!orders.ok()) return orders.status();
   {
@@ -101,7 +130,9 @@ absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const 
     }
   }
   Changed(StoreChange::kUpdated);
-  return store_.GetCollection(team, id);
+  auto c = store_.GetCollectionPage(team, id, 0, kDefaultJobsPage + 1);
+  if (c.ok()) KeepJobsPage(&*c, kDefaultJobsPage);
+  return c;
 }
 
 std::string Scheduler::AgentIdFor(const v1::RegisterAgentRequest& req) {
@@ -251,11 +282,16 @@ void Scheduler::ObserveLease(const v1::JobAssignment& a, int64_t call_ms) {
 
 absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
                                                const v1::ReportProgressRequest& req) {
+  if (!v1::JobPhase_IsValid(req.progress().phase())) {
+    return InvalidArgumentWithFields({{"progress.phase", "unknown phase"}});
+  }
   auto agent = agents_.Authorize(who, req.agent_id(), "ReportProgress");
   if (!agent.ok()) return agent.status();
+  v1::JobProgress progress = req.progress();
+  progress.set_detail(CleanReportedText(progress.detail(), kMaxProgressDetailBytes));
   auto cancel = store_.RecordProgress(
       req.agent_id(), {req.job_id(), req.attempt(), req.fencing_token(), req.lease_secret()},
-      req.progress(), NowMs(), options_.lease_ttl.count());
+      progress, NowMs(), options_.lease_ttl.count());
   (void)agents_.Count("ReportProgress", cancel.status());
   if (absl::IsFailedPrecondition(cancel.status())) metrics_.results_stale.Increment();
   if (cancel.ok()) Changed(StoreChange::kUpdated);
@@ -264,10 +300,16 @@ absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
 
 absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
     const AgentIdentity& who, const v1::ReportResultRequest& req) {
-  if (req.update_uuid().empty()) return absl::InvalidArgumentError("update_uuid is required");
-  if (req.outcome() == v1::ATTEMPT_OUTCOME_UNSPECIFIED) {
-    return absl::InvalidArgumentError("outcome is required");
+  std::vector<FieldViolation> bad;
+  if (req.update_uuid().empty() || req.update_uuid().size() > kMaxUpdateUuidBytes ||
+      !IsPrintableLine(req.update_uuid())) {
+    bad.push_back({"update_uuid", "required, at most 64 bytes of printable text"});
   }
+  if (req.outcome() == v1::ATTEMPT_OUTCOME_UNSPECIFIED ||
+      !v1::AttemptOutcome_IsValid(req.outcome())) {
+    bad.push_back({"outcome", "required, a known outcome"});
+  }
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
   auto agent = agents_.Authorize(who, req.agent_id(), "ReportResult");
   if (!agent.ok()) return agent.status();
   AttemptResult r;
@@ -275,12 +317,16 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   r.ref = {req.job_id(), req.attempt(), req.fencing_token(), req.lease_secret()};
   r.update_uuid = req.update_uuid();
   r.outcome = req.outcome();
-  r.failure_reason = req.failure_reason();
+  r.failure_reason = CleanReportedText(req.failure_reason(), kMaxFailureReasonBytes);
   r.retryable = req.retryable();
-  r.evidence = req.evidence();
-  r.metrics = FlattenMetrics(req.evidence());
   r.max_lost = options_.max_lost;
   r.now_ms = NowMs();
+  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
+    std::vector<FieldViolation> invalid = ValidateEvidence(req.evidence());
+    if (!invalid.empty()) return RejectEvidence(std::move(r), invalid);
+    r.evidence = req.evidence();
+    r.metrics = FlattenMetrics(req.evidence());
+  }
   auto ack = store_.RecordResult(r);
   if (!ack.ok()) {
     (void)agents_.Count("ReportResult", ack.status());
@@ -299,6 +345,26 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   resp.set_round_id(ack->round_id);
   resp.set_duplicate(ack->duplicate);
   return resp;
+}
+
+absl::Status Scheduler::RejectEvidence(AttemptResult r,
+                                       const std::vector<FieldViolation>& violations) {
+  r.outcome = v1::ATTEMPT_OUTCOME_FAILED;
+  r.retryable = false;
+  r.failure_reason = EvidenceRejection(violations);
+  auto ack = store_.RecordResult(r);
+  if (!ack.ok()) {
+    (void)agents_.Count("ReportResult", ack.status());
+    if (absl::IsFailedPrecondition(ack.status())) metrics_.results_stale.Increment();
+    return ack.status();
+  }
+  if (!ack->duplicate) {
+    metrics_.results_rejected.Increment();
+    LogWarning("scheduler", absl::StrCat("job ", r.ref.job_id, " attempt ", r.ref.attempt,
+                                         " from agent ", r.agent_id, ": ", r.failure_reason));
+    Changed(StoreChange::kClaimable);
+  }
+  return InvalidArgumentWithFields(violations);
 }
 
 absl::Status Scheduler::ExpireLeases() {
@@ -328,6 +394,36 @@ absl::Status Scheduler::RefreshStateMetrics() {
   auto counts = store_.CountByState();
   if (!counts.ok()) return counts.status();
   metrics_.SetStates(*counts);
+  return RefreshUnplaceable();
+}
+
+absl::StatusOr<v1::DeviceConstraints> Scheduler::ConstraintsOf(const std::string& collection_id) {
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = constraints_.find(collection_id);
+    if (it != constraints_.end()) return it->second;
+  }
+  auto c = store_.GetCollectionPage("", collection_id, 0, 0);
+  if (!c.ok()) return c.status();
+  absl::MutexLock lock(&mu_);
+  if (constraints_.size() >= kMaxCachedConstraints) constraints_.clear();
+  return constraints_[collection_id] = c->spec().constraints();
+}
+
+absl::Status Scheduler::RefreshUnplaceable() {
+  auto queued = store_.CountQueuedByCollection(kMaxUnplaceableScan);
+  if (!queued.ok()) return queued.status();
+  auto agents = store_.ListAgents();
+  if (!agents.ok()) return agents.status();
+  std::map<std::string, int64_t> jobs;
+  for (const QueuedCount& q : *queued) {
+    auto constraints = ConstraintsOf(q.collection_id);
+    if (absl::IsNotFound(constraints.status())) continue;
+    if (!constraints.ok()) return constraints.status();
+    const Unplaceable why = WhyUnplaceable(*constraints, *agents);
+    if (!why.kind.empty()) jobs[why.kind] += q.queued;
+  }
+  metrics_.SetUnplaceable(jobs);
   return absl::OkStatus();
 }
 

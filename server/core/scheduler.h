@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/status_util.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "server/core/agent_identity.h"
@@ -18,6 +19,7 @@
 #include "server/core/assignment.h"
 #include "server/core/bundle_upload.h"
 #include "server/core/change_notifier.h"
+#include "server/core/limits.h"
 #include "server/core/metrics.h"
 #include "server/store/store.h"
 
@@ -36,6 +38,9 @@ struct SchedulerOptions {
   // Agents not seen for this long (and holding no live lease) are pruned
   // with their devices. Default: 7 days.
   std::chrono::milliseconds agent_retention{std::chrono::hours(24 * 7)};
+  // The quotas set by flags (jobs per collection, queued jobs per team);
+  // defaults in limits.h.
+  InputLimits limits;
 };
 
 // A pending cancellation for an agent's running job.
@@ -62,7 +67,11 @@ class Scheduler {
   Scheduler& operator=(const Scheduler&) = delete;
 
   // Validates all-or-nothing (INVALID_ARGUMENT with field violations) and
-  // queues the jobs; returns the collection and whether it was created.
+  // queues the jobs; returns the collection (with the first page of its
+  // jobs) and whether it was created. RESOURCE_EXHAUSTED when the team's
+  // queued jobs would pass limits.max_queued_jobs_per_team; ALREADY_EXISTS
+  // naming the differing fields when the idempotency key was used with
+  // another spec.
   absl::StatusOr<std::pair<v1::Collection, bool>> Submit(const std::string& team,
                                                          const v1::SubmitCollectionRequest& req);
   // Stores a verified bundle; true when it was already present.
@@ -79,6 +88,8 @@ class Scheduler {
   // unknown.
   absl::StatusOr<std::string> GetBundle(const AgentIdentity& who, const std::string& agent_id,
                                         const std::string& sha256);
+  // The collection with the first page of its jobs; INVALID_ARGUMENT for an
+  // empty or oversized id or a reason over kMaxCancelReasonBytes.
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
                                         const std::string& reason);
 
@@ -106,8 +117,15 @@ class Scheduler {
   absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const AgentIdentity& who,
                                                             const v1::LeaseJobRequest& req,
                                                             const std::function<bool()>& stop);
+  // INVALID_ARGUMENT for an unknown phase; the detail is cleaned and cut
+  // (CleanReportedText).
   absl::StatusOr<bool> ReportProgress(const AgentIdentity& who,
                                       const v1::ReportProgressRequest& req);
+  // Evidence of a succeeded attempt is validated first (ValidateEvidence):
+  // refused evidence fails the job for good with "evidence rejected: ..."
+  // (through the store, so the fencing checks apply and a resend is a
+  // duplicate), nothing of it is stored, and the answer is INVALID_ARGUMENT
+  // naming the fields. The failure reason is cleaned and cut.
   absl::StatusOr<v1::ReportResultResponse> ReportResult(const AgentIdentity& who,
                                                         const v1::ReportResultRequest& req);
 
@@ -135,6 +153,19 @@ class Scheduler {
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
+  // ALREADY_EXISTS naming the fields in which `submitted` (defaults filled)
+  // differs from the spec stored under the same idempotency key; OK when
+  // equal.
+  static absl::Status SameSpec(const v1::Collection& existing, const v1::CollectionSpec& submitted);
+  // A succeeded report whose evidence was refused: fails the job through the
+  // store, then INVALID_ARGUMENT naming the violations.
+  absl::Status RejectEvidence(AttemptResult r, const std::vector<FieldViolation>& violations);
+  // The jobs-unplaceable gauges from the queued collections and the agents
+  // (RefreshStateMetrics).
+  absl::Status RefreshUnplaceable();
+  // The device constraints of a collection, cached (immutable after
+  // submission).
+  absl::StatusOr<v1::DeviceConstraints> ConstraintsOf(const std::string& collection_id);
 
   Store& store_;
   Clock& clock_;
@@ -149,6 +180,10 @@ class Scheduler {
   absl::Mutex mu_;
   // Cancellations waiting to be pushed on an agent's session.
   std::map<std::string, std::vector<PendingCancel>> cancels_ ABSL_GUARDED_BY(mu_);
+  // Device constraints by collection id (for the unplaceable gauges);
+  // cleared when it passes kMaxCachedConstraints.
+  static constexpr size_t kMaxCachedConstraints = 10'000;
+  std::map<std::string, v1::DeviceConstraints> constraints_ ABSL_GUARDED_BY(mu_);
 };
 
 // Flattens evidence into named figures for metric time series:

@@ -6,18 +6,25 @@
 
 #include "common/status_util.h"
 #include "npuperf/v1/collection.pb.h"
+#include "server/core/limits.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
 
 // Submission rules (pure; no I/O): all-or-nothing validation with one field
-// violation per bad field, defaults, and expansion into jobs.
+// violation per bad field, defaults, and expansion into jobs. The limits are
+// limits.h's; the rules are listed in docs/api.md ("Limits").
 
-// Every violation in the spec. bundle_known answers whether a bundle hash
-// was uploaded.
+// Every violation in the spec: lengths, counts and character sets of every
+// string and repeated field, known enum values, numeric ranges, bundle paths
+// (runner, manifest_path: normalised, relative, inside the bundle), the
+// case_env name (not reserved, common/input_rules.h), and the number of jobs
+// the spec expands into (limits.max_jobs_per_collection). A count over its
+// limit is reported once and only the first items under the limit are
+// checked further. bundle_known answers whether a bundle hash was uploaded.
 std::vector<FieldViolation> ValidateSpec(
     const v1::CollectionSpec& spec, const std::string& idempotency_key,
-    const std::function<bool(const std::string&)>& bundle_known);
+    const std::function<bool(const std::string&)>& bundle_known, const InputLimits& limits = {});
 
 // The spec with defaults filled in (documented in collection.proto).
 // REQUIRES: ValidateSpec returned no violation.
@@ -25,5 +32,11 @@ v1::CollectionSpec WithDefaults(v1::CollectionSpec spec);
 
 // One job per operator x case, in operator order.
 std::vector<NewJob> ExpandJobs(const v1::CollectionSpec& spec);
+
+// The fields in which two specs differ, as sorted paths ("spec.params.repeats",
+// "spec.operators[0].op_name", "spec.labels"); empty when equal. Used when an
+// idempotency key comes back with another spec (both with defaults filled).
+std::vector<std::string> SpecDifferences(const v1::CollectionSpec& stored,
+                                         const v1::CollectionSpec& submitted);
 
 }  // namespace npuperf::server

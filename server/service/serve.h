@@ -6,6 +6,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "common/log.h"
 #include "common/status_util.h"
 #include "grpcpp/server_context.h"
 #include "server/core/auth.h"
@@ -40,20 +43,37 @@ inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::Serve
   return principal;
 }
 
+// An exception that reached Serve: logged with its text, counted
+// (npuperf_server_handler_exceptions_total), answered INTERNAL without it
+// (the text may name files or queries).
+inline absl::Status EscapedException(ServiceContext& sc, const char* method,
+                                     absl::string_view what) {
+  sc.metrics.handler_exceptions.Increment();
+  LogError("server", absl::StrCat(method, ": exception escaped the handler: ", what));
+  return absl::InternalError(absl::StrCat(method, ": internal error (logged by the server)"));
+}
+
 // The one wrapper of every RPC: authorizes the caller for the principal
 // kind the service `serves`, runs the handler with the principal under the
 // call's deadline (the store's statements stop there, R9), counts the
-// request and maps the status once (R2).
+// request and maps the status once (R2). No exception leaves it: one that
+// escapes the handler becomes INTERNAL (EscapedException).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
                    std::optional<PrincipalKind> serves, F&& handler) {
   absl::Status status;
-  auto principal = Authorize(sc, *ctx, serves);
-  if (!principal.ok()) {
-    status = principal.status();
-  } else {
-    DbDeadlineScope deadline(ctx->deadline());
-    status = handler(*principal);
+  try {
+    auto principal = Authorize(sc, *ctx, serves);
+    if (!principal.ok()) {
+      status = principal.status();
+    } else {
+      DbDeadlineScope deadline(ctx->deadline());
+      status = handler(*principal);
+    }
+  } catch (const std::exception& e) {
+    status = EscapedException(sc, method, e.what());
+  } catch (...) {
+    status = EscapedException(sc, method, "not a std::exception");
   }
   sc.metrics.CountRequest(method, absl::StatusCodeToString(status.code()));
   return ToGrpcStatus(status);

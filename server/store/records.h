@@ -30,6 +30,14 @@ struct NewCollection {
   std::string idempotency_key;  // empty: none
   std::vector<NewJob> jobs;
   int64_t now_ms = 0;
+  // Queued jobs the team may have once these are added; 0: no limit.
+  int64_t max_team_queued = 0;
+};
+
+// Queued jobs of one collection (Store::CountQueuedByCollection).
+struct QueuedCount {
+  std::string collection_id;
+  int64_t queued = 0;
 };
 
 // A collection's queued jobs offered to a claim, with what the chooser needs

@@ -53,12 +53,24 @@ class Store {
 
   // Creates a collection and its jobs, or returns the collection created
   // earlier with the same (team, idempotency key) and created=false.
+  // RESOURCE_EXHAUSTED (nothing inserted) when c.max_team_queued > 0 and the
+  // team's queued jobs plus c.jobs would pass it; the count and the insert
+  // are atomic per team.
   virtual absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(
       const NewCollection& c) = 0;
   // A collection with its jobs. NOT_FOUND when absent or another team's
   // (team empty: any team).
   virtual absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                        const std::string& id) = 0;
+  // The same with its complete counts but only the jobs with ids above
+  // after_job_id, by id, at most max_jobs of them (0: none).
+  virtual absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team,
+                                                           const std::string& id,
+                                                           int64_t after_job_id,
+                                                           int32_t max_jobs) = 0;
+  // Collections with queued jobs (every team) and how many, oldest first, at
+  // most limit (for the unplaceable-jobs gauge).
+  virtual absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) = 0;
   virtual absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) = 0;
   // Cancels queued jobs at once; returns the running attempts to stop.

@@ -1,5 +1,7 @@
-// PostgresStore: tokens, bundles, collections, and the state counts behind
-// /metrics.
+// PostgresStore: tokens, bundles, collections, agents and devices, and the
+// state counts behind /metrics.
+#include <algorithm>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -12,21 +14,37 @@
 namespace npuperf::server {
 namespace {
 
-// A collection with its job counts (and its jobs when with_jobs). NOT_FOUND
-// when absent or another team's (team empty: any team).
+// A collection with its job counts and its jobs above after_job_id, at most
+// max_jobs of them (0: none, negative: all). NOT_FOUND when absent or another
+// team's (team empty: any team).
 absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
-                                              const std::string& id, bool with_jobs) {
+                                              const std::string& id, int64_t after_job_id,
+                                              int32_t max_jobs) {
   auto r = tx.exec_prepared("collection_get", id);
   if (r.empty() || (!team.empty() && r[0]["team"].as<std::string>() != team)) {
     return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
   }
   v1::Collection c = PgCollectionFromRow(r[0]);
-  for (const auto& row : tx.exec_prepared("collection_jobs", id)) {
-    v1::Job job = PgJobFromRow(row);
-    CountJob(job.state(), c.mutable_counts());
-    if (with_jobs) *c.add_jobs() = std::move(job);
+  for (const auto& row : tx.exec_prepared("collection_counts", id)) {
+    CountJob(static_cast<v1::JobState>(row[0].as<int>()), c.mutable_counts(), row[1].as<int>());
   }
+  if (max_jobs == 0) return c;
+  auto jobs = max_jobs < 0 ? tx.exec_prepared("collection_jobs", id)
+                           : tx.exec_prepared("collection_jobs_page", id, after_job_id, max_jobs);
+  for (const auto& row : jobs) *c.add_jobs() = PgJobFromRow(row);
   return c;
+}
+
+// RESOURCE_EXHAUSTED when the team's queued jobs plus c's would pass
+// c.max_team_queued. Holds the team's submit lock until tx ends.
+absl::Status CheckTeamQuota(pqxx::work& tx, const NewCollection& c) {
+  if (c.max_team_queued <= 0) return absl::OkStatus();
+  tx.exec_prepared("team_submit_lock", c.team);
+  const auto queued = tx.exec_prepared("team_queued_jobs", c.team)[0][0].as<int64_t>();
+  if (queued + static_cast<int64_t>(c.jobs.size()) <= c.max_team_queued) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("team ", c.team, " would have more than ", c.max_team_queued,
+                   " queued jobs; wait for some to run or cancel a collection"));
 }
 
 // Inserts the collection and its jobs, or loads the one created earlier with
@@ -42,10 +60,11 @@ absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& t
   if (ins.empty()) {
     auto existing = tx.exec_prepared("collection_by_key", c.team, c.idempotency_key);
     if (existing.empty()) return absl::AbortedError("idempotency key raced; retry");
-    auto loaded = LoadCollection(tx, "", existing[0][0].as<std::string>(), true);
+    auto loaded = LoadCollection(tx, "", existing[0][0].as<std::string>(), 0, -1);
     if (!loaded.ok()) return loaded.status();
     return std::make_pair(*std::move(loaded), false);
   }
+  if (absl::Status s = CheckTeamQuota(tx, c); !s.ok()) return s;
   for (const auto& [key, value] : c.spec.labels()) {
     tx.exec_prepared("label_insert", c.id, key, value);
   }
@@ -55,7 +74,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& t
   }
   PgAddEvent(tx, c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
              absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
-  auto loaded = LoadCollection(tx, "", c.id, true);
+  auto loaded = LoadCollection(tx, "", c.id, 0, -1);
   if (!loaded.ok()) return loaded.status();
   return std::make_pair(*std::move(loaded), true);
 }
@@ -116,7 +135,27 @@ absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollection(
 absl::StatusOr<v1::Collection> PostgresStore::GetCollection(const std::string& team,
                                                             const std::string& id) {
   return pool_->Run("get collection " + id,
-                    [&](pqxx::work& tx) { return LoadCollection(tx, team, id, true); });
+                    [&](pqxx::work& tx) { return LoadCollection(tx, team, id, 0, -1); });
+}
+
+absl::StatusOr<v1::Collection> PostgresStore::GetCollectionPage(const std::string& team,
+                                                                const std::string& id,
+                                                                int64_t after_job_id,
+                                                                int32_t max_jobs) {
+  return pool_->Run("get collection " + id, [&](pqxx::work& tx) {
+    return LoadCollection(tx, team, id, after_job_id, std::max(max_jobs, 0));
+  });
+}
+
+absl::StatusOr<std::vector<QueuedCount>> PostgresStore::CountQueuedByCollection(int32_t limit) {
+  using Out = std::vector<QueuedCount>;
+  return pool_->Run("count queued jobs", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out out;
+    for (const auto& row : tx.exec_prepared("queued_by_collection", limit)) {
+      out.push_back({row[0].as<std::string>(), row[1].as<int64_t>()});
+    }
+    return out;
+  });
 }
 
 absl::StatusOr<std::vector<v1::Collection>> PostgresStore::ListCollections(
@@ -128,7 +167,7 @@ absl::StatusOr<std::vector<v1::Collection>> PostgresStore::ListCollections(
                                 PgLabelsJson(f.labels), PgIntArray(states), f.limit);
     Out out;
     for (const auto& row : ids) {
-      auto c = LoadCollection(tx, f.team, row[0].as<std::string>(), false);
+      auto c = LoadCollection(tx, f.team, row[0].as<std::string>(), 0, 0);
       if (!c.ok()) return c.status();
       out.push_back(*std::move(c));
     }

@@ -98,8 +98,17 @@ PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int 
     }
     *status = absl::AlreadyExistsError(absl::StrCat(what, ": ", e.what()));
     return {false, false};
-  } catch (const pqxx::integrity_constraint_violation& e) {
+  } catch (const pqxx::not_null_violation& e) {  // a value the schema refuses: bad data
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::check_violation& e) {
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::integrity_constraint_violation& e) {  // foreign key, restrict
     *status = absl::FailedPreconditionError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::data_exception& e) {  // class 22: NUL in text, out-of-range numbers
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
     return {false, false};
   } catch (const pqxx::sql_error& e) {
     if (e.sqlstate() == "57014") {  // query_canceled: the statement timeout of ApplyDeadline

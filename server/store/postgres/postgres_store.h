@@ -60,6 +60,9 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                const std::string& id) override;
+  absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team, const std::string& id,
+                                                   int64_t after_job_id, int32_t max_jobs) override;
+  absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) override;
   absl::StatusOr<std::vector<CancelOrder>> CancelCollection(const std::string& team,

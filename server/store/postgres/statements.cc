@@ -60,6 +60,18 @@ constexpr Statement kStatements[] = {
     {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},
     {"collection_jobs",
      "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
+    {"collection_jobs_page",
+     "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 AND id > $2 "
+     "ORDER BY id LIMIT $3"},
+    // Submissions of one team queue on this lock, so that the queued-jobs
+    // quota counts every earlier submission of the team.
+    {"team_submit_lock", "SELECT pg_advisory_xact_lock(1853190002, hashtext($1))"},
+    {"team_queued_jobs",
+     "SELECT COALESCE(SUM(queued), 0)::bigint FROM collection_queue "
+     "WHERE team = $1"},
+    {"queued_by_collection",
+     "SELECT collection_id, queued FROM collection_queue WHERE queued > 0 "
+     "ORDER BY first_job LIMIT $1"},
     {"collection_list",
      "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
      "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS(
@@ -274,7 +286,7 @@ void PgRefreshCollectionState(pqxx::transaction_base& tx, const std::string& col
   v1::JobCounts c;
   for (const auto& row : tx.exec_prepared("collection_counts", collection_id)) {
     const auto state = static_cast<v1::JobState>(row[0].as<int>());
-    for (int64_t i = 0, n = row[1].as<int64_t>(); i < n; ++i) CountJob(state, &c);
+    CountJob(state, &c, row[1].as<int>());
   }
   const v1::CollectionState state = DeriveCollectionState(c, cancelled);
   // Unchanged (most results and progress reports): the row already says so,

@@ -95,7 +95,12 @@ absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
   } catch (...) {
     return CurrentSqliteError("insert collection");
   }
-  auto collection = LoadCollection("", existing.value_or(c.id), true);
+  if (existing.has_value() && existing->empty()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("team ", c.team, " would have more than ", c.max_team_queued,
+                     " queued jobs; wait for some to run or cancel a collection"));
+  }
+  auto collection = LoadCollection("", existing.value_or(c.id), 0, -1);
   if (!collection.ok()) return collection.status();
   return std::make_pair(*std::move(collection), !existing.has_value());
 }
@@ -107,6 +112,15 @@ std::optional<std::string> SqliteStore::InsertCollectionTx(const NewCollection& 
     q.bind(1, c.team);
     q.bind(2, c.idempotency_key);
     if (q.executeStep()) return q.getColumn(0).getString();
+  }
+  if (c.max_team_queued > 0) {
+    SQLite::Statement q(*db_, "SELECT COUNT(*) FROM jobs WHERE team = ? AND state = ?");
+    q.bind(1, c.team);
+    q.bind(2, kQueued);
+    q.executeStep();
+    if (q.getColumn(0).getInt64() + static_cast<int64_t>(c.jobs.size()) > c.max_team_queued) {
+      return std::string();  // over the quota: nothing inserted
+    }
   }
   SQLite::Statement ins(*db_,
                         "INSERT INTO collections (id, team, spec, state, priority, "
@@ -157,11 +171,20 @@ std::optional<std::string> SqliteStore::InsertCollectionTx(const NewCollection& 
 absl::StatusOr<v1::Collection> SqliteStore::GetCollection(const std::string& team,
                                                           const std::string& id) {
   absl::MutexLock lock(&mu_);
-  return LoadCollection(team, id, true);
+  return LoadCollection(team, id, 0, -1);
+}
+
+absl::StatusOr<v1::Collection> SqliteStore::GetCollectionPage(const std::string& team,
+                                                              const std::string& id,
+                                                              int64_t after_job_id,
+                                                              int32_t max_jobs) {
+  absl::MutexLock lock(&mu_);
+  return LoadCollection(team, id, after_job_id, std::max(max_jobs, 0));
 }
 
 absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& team,
-                                                           const std::string& id, bool with_jobs) {
+                                                           const std::string& id,
+                                                           int64_t after_job_id, int32_t max_jobs) {
   try {
     SQLite::Statement q(
         *db_, absl::StrCat("SELECT ", kCollectionColumns, " FROM collections WHERE id = ?"));
@@ -170,17 +193,40 @@ absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& te
       return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
     }
     v1::Collection c = CollectionFromRow(q);
-    SQLite::Statement jobs(*db_, absl::StrCat("SELECT ", kJobColumns,
-                                              " FROM jobs WHERE collection_id = ? ORDER BY id"));
-    jobs.bind(1, id);
-    while (jobs.executeStep()) {
-      v1::Job job = JobFromRow(jobs);
-      CountJob(job.state(), c.mutable_counts());
-      if (with_jobs) *c.add_jobs() = std::move(job);
+    SQLite::Statement counts(
+        *db_, "SELECT state, COUNT(*) FROM jobs WHERE collection_id = ? GROUP BY state");
+    counts.bind(1, id);
+    while (counts.executeStep()) {
+      CountJob(static_cast<v1::JobState>(counts.getColumn(0).getInt()), c.mutable_counts(),
+               counts.getColumn(1).getInt());
     }
+    if (max_jobs == 0) return c;
+    SQLite::Statement jobs(*db_, absl::StrCat("SELECT ", kJobColumns,
+                                              " FROM jobs WHERE collection_id = ? AND id > ? "
+                                              "ORDER BY id LIMIT ?"));
+    jobs.bind(1, id);
+    jobs.bind(2, after_job_id);
+    jobs.bind(3, max_jobs);  // negative: no limit
+    while (jobs.executeStep()) *c.add_jobs() = JobFromRow(jobs);
     return c;
   } catch (...) {
     return CurrentSqliteError("get collection " + id);
+  }
+}
+
+absl::StatusOr<std::vector<QueuedCount>> SqliteStore::CountQueuedByCollection(int32_t limit) {
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement q(*db_,
+                        "SELECT collection_id, COUNT(*) FROM jobs WHERE state = ? "
+                        "GROUP BY collection_id ORDER BY MIN(id) LIMIT ?");
+    q.bind(1, kQueued);
+    q.bind(2, limit);
+    std::vector<QueuedCount> out;
+    while (q.executeStep()) out.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64()});
+    return out;
+  } catch (...) {
+    return CurrentSqliteError("count queued jobs");
   }
 }
 
@@ -209,7 +255,7 @@ absl::StatusOr<std::vector<v1::Collection>> SqliteStore::ListCollections(
   std::vector<v1::Collection> out;
   for (const auto& id : ids) {
     if (static_cast<int32_t>(out.size()) >= f.limit) break;
-    auto c = LoadCollection(f.team, id, false);
+    auto c = LoadCollection(f.team, id, 0, 0);
     if (!c.ok()) return c.status();
     if (!f.states.empty() &&
         std::find(f.states.begin(), f.states.end(), c->state()) == f.states.end()) {

@@ -7,7 +7,9 @@
 namespace npuperf::server {
 
 // The exception in flight as a status (style.md R3): SQLITE_BUSY/LOCKED ->
-// ABORTED; constraint violations -> ALREADY_EXISTS; a full disk ->
+// ABORTED; a unique or primary key violation -> ALREADY_EXISTS; a NOT NULL,
+// CHECK or trigger violation (bad data) -> INVALID_ARGUMENT; other
+// constraints (foreign keys) -> FAILED_PRECONDITION; a full disk ->
 // RESOURCE_EXHAUSTED; anything else INTERNAL. `what` prefixes the message.
 // Every SqliteStore method runs its statements in a try block and returns
 // this from `catch (...)`, so exceptions never leave the store.

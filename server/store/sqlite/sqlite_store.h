@@ -46,6 +46,9 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                const std::string& id) override;
+  absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team, const std::string& id,
+                                                   int64_t after_job_id, int32_t max_jobs) override;
+  absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) override;
   absl::StatusOr<std::vector<CancelOrder>> CancelCollection(const std::string& team,
@@ -120,11 +123,15 @@ class SqliteStore final : public Store {
   // Collections (collections.cc).
   // Inserts the collection and its jobs in one transaction; or, when
   // (team, idempotency key) names an existing collection, inserts nothing
-  // and returns that collection's id.
+  // and returns that collection's id; or, when the team's queued jobs would
+  // pass c.max_team_queued, inserts nothing and returns "".
   std::optional<std::string> InsertCollectionTx(const NewCollection& c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The collection with its counts and its jobs above after_job_id, at most
+  // max_jobs (0: none, negative: all).
   absl::StatusOr<v1::Collection> LoadCollection(const std::string& team, const std::string& id,
-                                                bool with_jobs) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                                                int64_t after_job_id, int32_t max_jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Claim stages (claims.cc), inside the claim's transaction.
   // The offered devices without a live lease, whatever the agent believes.

@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace npuperf {
+
+// Rules on untrusted names and paths that the server (at submission) and the
+// agent (before it uses them) both apply, so that the two always agree. Each
+// answers "" when the value is acceptable, else why not (a description for
+// a google.rpc.BadRequest field violation that never quotes the value).
+// Pure; thread-safe.
+
+// The longest bundle path (runner, manifest_path) and case_env name; part of
+// the server's limits table (server/core/limits.h, docs/api.md).
+inline constexpr size_t kMaxBundlePathBytes = 256;
+inline constexpr size_t kMaxCaseEnvBytes = 64;
+
+// Prefixes and exact names a case_env selector may not name: the device
+// mask (ASCEND_RT_VISIBLE_DEVICES, TILE_FWK_DEVICE_ID), the loader, the
+// interpreter, and the variables npuperf, the profiler and the runner
+// protocol set themselves.
+inline constexpr const char* kReservedEnvPrefixes[] = {"ASCEND_",     "LD_",      "PYTHON",
+                                                       "PYPTO_PERF_", "NPUPERF_", "MSPROF_"};
+inline constexpr const char* kReservedEnvNames[] = {"PATH", "TILE_FWK_DEVICE_ID"};
+
+// A case_env name: [A-Z_][A-Z0-9_]*, 1..max_bytes, neither a reserved name
+// nor under a reserved prefix.
+std::string EnvNameProblem(absl::string_view name, size_t max_bytes);
+
+// A path inside an operator bundle (runner, manifest_path): 1..max_bytes,
+// relative, '/'-separated, normalised (no empty, "." or ".." component, no
+// trailing '/'), without backslash, NUL or other control characters.
+std::string BundlePathProblem(absl::string_view path, size_t max_bytes);
+
+// Printable text: no byte below 0x20 and no DEL (tabs and newlines
+// included: these fields are one line). UTF-8 beyond ASCII is allowed.
+bool IsPrintableLine(absl::string_view text);
+
+// Free text (descriptions, reasons, warnings): no NUL and no control byte
+// other than tab, newline and carriage return.
+bool IsCleanText(absl::string_view text);
+
+// Text an agent reports about someone else's program (failure reasons,
+// progress details: stderr tails may carry escapes): control bytes other than
+// tab and newline become '?', and the text is cut at max_bytes (on a UTF-8
+// character boundary). Stored this way rather than refused, so a job never
+// hangs on an unreportable failure.
+std::string CleanReportedText(absl::string_view text, size_t max_bytes);
+
+}  // namespace npuperf

@@ -1,0 +1,326 @@
+#include "server/core/evidence_validator.h"
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "common/input_rules.h"
+#include "server/core/limits.h"
+
+namespace npuperf::server {
+namespace {
+
+using Allowed = absl::Span<const std::string_view>;
+
+// The spellings of evidence/labels.h (tests/server/core/evidence_validator_test.cc
+// checks every Name() of the library against these lists).
+constexpr std::string_view kPipeBounds[] = {"UNKNOWN",    "MTE2_BOUND", "CUBE_BOUND",   "VEC_BOUND",
+                                            "FIXP_BOUND", "MTE3_BOUND", "SCALAR_BOUND", "NO_BOUND"};
+constexpr std::string_view kRoutingLabels[] = {"insufficient_evidence",
+                                               "compute_candidate",
+                                               "data_movement_candidate",
+                                               "scalar_candidate",
+                                               "mixed",
+                                               "no_dominant_pipe"};
+constexpr std::string_view kFamilies[] = {"compute", "data_movement", "scalar"};
+constexpr std::string_view kCoreTypes[] = {"AIC", "AIV"};
+constexpr std::string_view kPerCoreStatuses[] = {"no_sample_run",      "no_aicore_db",
+                                                 "ambiguous_prof_dir", "ambiguous_aicore_db",
+                                                 "sqlite_error",       "no_positive_core_cycles",
+                                                 "no_core_time",       "not_collected"};
+constexpr std::string_view kVerdicts[] = {"PASS", "WARNING", "CRITICAL"};
+constexpr std::string_view kDvfsStatuses[] = {"unknown", "ok", "suspect"};
+constexpr std::string_view kClockSources[] = {"none", "opprof.current_freq",
+                                              "op_summary.cycles_back_calculated",
+                                              "aicore.db.back_calculated"};
+constexpr std::string_view kTimingSources[] = {
+    "op_summary.Task Duration(us)", "task_time.task_time(us)", "api_statistic.node.launch"};
+constexpr std::string_view kClockStates[] = {"rated", "dvfs_suspect", "unknown"};
+constexpr std::string_view kModes[] = {"standard", "quick", "compare"};
+constexpr size_t kMaxViolations = 100;
+// Device ids of the evidence: -1 (none) or an NPU index.
+constexpr double kMaxDeviceId = 1 << 20;
+
+// Collects violations, one per bad field, and stops at kMaxViolations.
+class Checker {
+ public:
+  std::vector<FieldViolation> out;
+
+  void Add(const std::string& field, std::string why) {
+    if (out.size() < kMaxViolations) out.push_back({field, std::move(why)});
+  }
+  bool Finite(const std::string& f, double v) {
+    if (std::isfinite(v)) return true;
+    Add(f, std::isnan(v) ? "is nan" : (v > 0 ? "is inf" : "is -inf"));
+    return false;
+  }
+  void NonNegative(const std::string& f, double v) {
+    if (Finite(f, v) && v < 0) Add(f, absl::StrCat("is ", v, "; must be >= 0"));
+  }
+  void Range(const std::string& f, double v, double lo, double hi) {
+    if (Finite(f, v) && (v < lo || v > hi)) {
+      Add(f, absl::StrCat("is ", v, "; must be in [", lo, ", ", hi, "]"));
+    }
+  }
+  // Empty, or one of the allowed spellings.
+  void OneOf(const std::string& f, const std::string& v, Allowed allowed) {
+    if (v.empty()) return;
+    for (std::string_view a : allowed) {
+      if (v == a) return;
+    }
+    Add(f, "is not a known value");
+  }
+  void Text(const std::string& f, const std::string& v, size_t max) {
+    if (v.size() > max) Add(f, absl::StrCat(v.size(), " bytes; at most ", max));
+  }
+  void Line(const std::string& f, const std::string& v, size_t max) {
+    if (v.size() > max || !IsPrintableLine(v)) {
+      Add(f, absl::StrCat("must be at most ", max, " bytes of printable text"));
+    }
+  }
+  // False (reported) when n is over max: the caller then skips the items.
+  bool Count(const std::string& f, int n, int max) {
+    if (n <= max) return true;
+    Add(f, absl::StrCat(n, " entries; at most ", max));
+    return false;
+  }
+  void Texts(const std::string& f, const google::protobuf::RepeatedPtrField<std::string>& items,
+             size_t max_bytes, bool line) {
+    if (!Count(f, items.size(), kMaxEvidenceListItems)) return;
+    for (int i = 0; i < items.size(); ++i) {
+      const std::string fi = absl::StrCat(f, "[", i, "]");
+      line ? Line(fi, items[i], max_bytes) : Text(fi, items[i], max_bytes);
+    }
+  }
+};
+
+std::string Key(const std::string& prefix, const std::string& key) {
+  if (key.size() <= 64 && IsPrintableLine(key)) return absl::StrCat(prefix, "[", key, "]");
+  return prefix + "[?]";
+}
+
+void CheckIdentity(const v1::Evidence& e, Checker& c) {
+  c.Line("evidence.op_name", e.op_name(), kMaxOpNameBytes);
+  c.Line("evidence.op_type", e.op_type(), kMaxEvidenceFieldBytes);
+  c.Line("evidence.task_type", e.task_type(), kMaxEvidenceFieldBytes);
+  c.Text("evidence.input_shapes", e.input_shapes(), kMaxEvidenceTextBytes);
+  c.Text("evidence.input_data_types", e.input_data_types(), kMaxEvidenceTextBytes);
+  c.Text("evidence.input_formats", e.input_formats(), kMaxEvidenceTextBytes);
+  c.Line("evidence.operator_name", e.operator_name(), kMaxOperatorNameBytes);
+  c.Line("evidence.case_id", e.case_id(), kMaxCaseIdBytes);
+  c.NonNegative("evidence.block_num", static_cast<double>(e.block_num()));
+  c.NonNegative("evidence.mix_block_num", static_cast<double>(e.mix_block_num()));
+  c.NonNegative("evidence.task_duration_us", e.task_duration_us());
+  c.NonNegative("evidence.aicore_time_us", e.aicore_time_us());
+  c.NonNegative("evidence.aiv_time_us", e.aiv_time_us());
+  c.Finite("evidence.head_overhead_us", e.head_overhead_us());
+  c.NonNegative("evidence.cube_utilization_pct", e.cube_utilization_pct());
+  if (!v1::SevenMetricStatus_IsValid(e.seven_metric_status())) {
+    c.Add("evidence.seven_metric_status", "is not a known value");
+  }
+}
+
+void CheckDuration(const v1::DurationStats& d, Checker& c) {
+  if (c.Count("evidence.duration.samples_us", d.samples_us_size(), kMaxSamples)) {
+    for (int i = 0; i < d.samples_us_size(); ++i) {
+      c.NonNegative(absl::StrCat("evidence.duration.samples_us[", i, "]"), d.samples_us(i));
+    }
+  }
+  c.NonNegative("evidence.duration.aggregate_us", d.aggregate_us());
+  if (!v1::AggregationMethod_IsValid(d.method())) {
+    c.Add("evidence.duration.method", "is not a known value");
+  }
+  c.OneOf("evidence.duration.source", d.source(), kTimingSources);
+}
+
+// Field names that RATIO_OUT_OF_RANGE errors flag ("pipe ratio <field>=...").
+std::set<std::string> FlaggedRatios(const v1::Evidence& e) {
+  std::set<std::string> out;
+  for (const auto& err : e.errors()) {
+    if (err.code() != "RATIO_OUT_OF_RANGE") continue;
+    std::string_view m = err.message();
+    const size_t start = m.find("ratio ");
+    const size_t eq = m.find('=', start);
+    if (start != std::string_view::npos && eq != std::string_view::npos) {
+      out.emplace(m.substr(start + 6, eq - start - 6));
+    }
+  }
+  return out;
+}
+
+void CheckMetrics(const v1::Evidence& e, Checker& c) {
+  if (!c.Count("evidence.metrics", e.metrics_size(), kMaxMetricGroups)) return;
+  const std::set<std::string> flagged = FlaggedRatios(e);
+  for (int i = 0; i < e.metrics_size(); ++i) {
+    const v1::MetricGroup& g = e.metrics(i);
+    const std::string f = absl::StrCat("evidence.metrics[", i, "]");
+    c.Line(f + ".group", g.group(), kMaxMetricFieldNameBytes);
+    if (!c.Count(f + ".fields", g.fields_size(), kMaxMetricFields)) continue;
+    for (const auto& [name, value] : g.fields()) {
+      const std::string ff = Key(f + ".fields", name);
+      c.Line(ff, name, kMaxMetricFieldNameBytes);
+      if (absl::EndsWith(name, "_ratio") && !flagged.contains(name)) {
+        c.Range(ff, value, 0, 1);
+      } else {
+        c.Finite(ff, value);
+      }
+    }
+  }
+  c.Texts("evidence.missing_metrics", e.missing_metrics(), kMaxMetricFieldNameBytes, true);
+}
+
+// "process_scope_unattributed", or "unavailable:<status>[:<detail>]".
+bool KnownPerCoreStatus(const std::string& s) {
+  if (s.empty() || s == "process_scope_unattributed") return true;
+  if (!absl::StartsWith(s, "unavailable:")) return false;
+  std::string_view rest = std::string_view(s).substr(12);
+  rest = rest.substr(0, rest.find(':'));
+  for (std::string_view known : kPerCoreStatuses) {
+    if (rest == known) return true;
+  }
+  return false;
+}
+
+void CheckCoreList(const std::string& f, const google::protobuf::RepeatedField<int32_t>& ids,
+                   Checker& c) {
+  if (!c.Count(f, ids.size(), kMaxCoreList)) return;
+  for (int i = 0; i < ids.size(); ++i) c.NonNegative(absl::StrCat(f, "[", i, "]"), ids[i]);
+}
+
+void CheckPerCore(const std::string& f, const v1::PerCore& p, Checker& c) {
+  c.Line(f + ".status", p.status(), kMaxEvidenceFieldBytes);
+  if (!KnownPerCoreStatus(p.status())) c.Add(f + ".status", "is not a known value");
+  c.Range(f + ".device_id", p.device_id(), -1, kMaxDeviceId);  // -1: none
+  c.OneOf(f + ".core_type", p.core_type(), kCoreTypes);
+  if (c.Count(f + ".cores", p.cores_size(), kMaxCores)) {
+    for (int i = 0; i < p.cores_size(); ++i) {
+      const std::string cf = absl::StrCat(f, ".cores[", i, "]");
+      c.NonNegative(cf + ".core_id", p.cores(i).core_id());
+      c.NonNegative(cf + ".cycles", static_cast<double>(p.cores(i).cycles()));
+      c.NonNegative(cf + ".time_us", p.cores(i).time_us());
+    }
+  }
+  c.NonNegative(f + ".freq_ghz", p.freq_ghz());
+  c.NonNegative(f + ".min_us", p.min_us());
+  c.NonNegative(f + ".avg_us", p.avg_us());
+  c.NonNegative(f + ".max_us", p.max_us());
+  c.Range(f + ".spread_pct", p.spread_pct(), 0, 100);
+  c.OneOf(f + ".verdict", p.verdict(), kVerdicts);
+  c.Range(f + ".half_gap_pct", p.half_gap_pct(), 0, 100);
+  CheckCoreList(f + ".slowest_cores", p.slowest_cores(), c);
+  CheckCoreList(f + ".fastest_cores", p.fastest_cores(), c);
+}
+
+void CheckBound(const v1::BoundDiagnosis& b, Checker& c) {
+  c.OneOf("evidence.bound.label", b.label(), kPipeBounds);
+  c.OneOf("evidence.bound.primary_core", b.primary_core(), kCoreTypes);
+  c.OneOf("evidence.bound.routing_label", b.routing_label(), kRoutingLabels);
+  if (c.Count("evidence.bound.triggered_families", b.triggered_families_size(), 3)) {
+    for (int i = 0; i < b.triggered_families_size(); ++i) {
+      c.OneOf(absl::StrCat("evidence.bound.triggered_families[", i, "]"), b.triggered_families(i),
+              kFamilies);
+    }
+  }
+  if (c.Count("evidence.bound.ratios", b.ratios_size(), kMaxMetricFields)) {
+    for (const auto& [name, value] : b.ratios()) {
+      const std::string f = Key("evidence.bound.ratios", name);
+      c.Line(f, name, kMaxMetricFieldNameBytes);
+      c.Range(f, value, 0, 1);
+    }
+  }
+  c.Texts("evidence.bound.caveats", b.caveats(), kMaxEvidenceTextBytes, false);
+}
+
+void CheckDvfsAndGolden(const v1::Evidence& e, Checker& c) {
+  const v1::DvfsCheck& d = e.dvfs();
+  c.OneOf("evidence.dvfs.status", d.status(), kDvfsStatuses);
+  c.NonNegative("evidence.dvfs.observed_mhz", d.observed_mhz());
+  c.NonNegative("evidence.dvfs.rated_mhz", d.rated_mhz());
+  c.Finite("evidence.dvfs.deviation_pct", d.deviation_pct());
+  c.NonNegative("evidence.dvfs.tolerance_pct", d.tolerance_pct());
+  c.OneOf("evidence.dvfs.source", d.source(), kClockSources);
+  const v1::GoldenRatio& g = e.golden();
+  c.Line("evidence.golden.status", g.status(), kMaxEvidenceFieldBytes);
+  if (!g.status().empty() && g.status() != "joined" && g.status() != "not_provided" &&
+      !absl::StartsWith(g.status(), "mismatch")) {
+    c.Add("evidence.golden.status", "is not a known value");
+  }
+  c.NonNegative("evidence.golden.golden_us", g.golden_us());
+  c.NonNegative("evidence.golden.kernel_us", g.kernel_us());
+  c.NonNegative("evidence.golden.ratio", g.ratio());
+  c.OneOf("evidence.golden.label", g.label(), {"golden_reference_ratio"});
+}
+
+void CheckFingerprint(const v1::Fingerprint& p, Checker& c) {
+  const std::string f = "evidence.fingerprint.";
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"soc", &p.soc()},
+                                    {"host", &p.host()},
+                                    {"cann_version", &p.cann_version()},
+                                    {"msprof_version", &p.msprof_version()},
+                                    {"driver_version", &p.driver_version()},
+                                    {"bundle_sha256", &p.bundle_sha256()},
+                                    {"case_shape", &p.case_shape()},
+                                    {"case_dtype", &p.case_dtype()},
+                                    {"agent_version", &p.agent_version()}}) {
+    c.Line(f + name, *value, kMaxEvidenceFieldBytes);
+  }
+  c.Texts(f + "argv", p.argv(), kMaxEvidenceTextBytes, false);
+  c.Range(f + "device_id", p.device_id(), -1, kMaxDeviceId);
+  c.NonNegative(f + "warm_up", p.warm_up());
+  c.NonNegative(f + "repeats", p.repeats());
+  c.OneOf(f + "clock_state", p.clock_state(), kClockStates);
+  c.OneOf(f + "mode", p.mode(), kModes);
+}
+
+void CheckNotes(const v1::Evidence& e, Checker& c) {
+  if (c.Count("evidence.errors", e.errors_size(), kMaxEvidenceListItems)) {
+    for (int i = 0; i < e.errors_size(); ++i) {
+      const std::string f = absl::StrCat("evidence.errors[", i, "]");
+      const std::string& code = e.errors(i).code();
+      if (code.empty() || code.size() > 64 ||
+          code.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos) {
+        c.Add(f + ".code", "must be 1..64 of [A-Z0-9_]");
+      }
+      c.Text(f + ".message", e.errors(i).message(), kMaxEvidenceTextBytes);
+    }
+  }
+  c.Texts("evidence.warnings", e.warnings(), kMaxEvidenceTextBytes, false);
+  c.Text("evidence.evidence_json", e.evidence_json(), kMaxEvidenceJsonBytes);
+  c.Text("evidence.summary_text", e.summary_text(), kMaxSummaryBytes);
+  c.Text("evidence.summary_markdown", e.summary_markdown(), kMaxSummaryBytes);
+}
+
+}  // namespace
+
+std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
+  Checker c;
+  const size_t bytes = e.ByteSizeLong();
+  if (bytes > kMaxEvidenceBytes) {
+    c.Add("evidence", absl::StrCat(bytes, " bytes serialized; at most ", kMaxEvidenceBytes));
+  }
+  CheckIdentity(e, c);
+  CheckDuration(e.duration(), c);
+  CheckMetrics(e, c);
+  CheckPerCore("evidence.per_core", e.per_core(), c);
+  CheckPerCore("evidence.per_core_secondary", e.per_core_secondary(), c);
+  CheckBound(e.bound(), c);
+  CheckDvfsAndGolden(e, c);
+  CheckFingerprint(e.fingerprint(), c);
+  CheckNotes(e, c);
+  return std::move(c.out);
+}
+
+std::string EvidenceRejection(const std::vector<FieldViolation>& violations) {
+  const FieldViolation& first = violations.front();
+  std::string field = first.field;
+  if (absl::StartsWith(field, "evidence.")) field = field.substr(9);
+  std::string reason = absl::StrCat("evidence rejected: ", field, " ", first.description);
+  if (violations.size() > 1) absl::StrAppend(&reason, " (and ", violations.size() - 1, " more)");
+  return reason;
+}
+
+}  // namespace npuperf::server

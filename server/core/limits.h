@@ -1,0 +1,119 @@
+// The limits table of npuperf-server: every bound the server puts on what a
+// client or an agent sends, in one place. docs/api.md ("Limits") lists the
+// same table; a value changed here changes there. Strings are measured in
+// bytes (UTF-8). A request over a limit is refused before anything is
+// stored: INVALID_ARGUMENT with a google.rpc.BadRequest naming each field
+// (submission.h, evidence_validator.h, read_queries.h), or
+// RESOURCE_EXHAUSTED for a quota (queued jobs of a team, bundle size).
+//
+// The two quotas an operator may change are flags (InputLimits, in
+// SchedulerOptions); everything else is part of the API contract and changes
+// with a release.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/input_rules.h"
+
+namespace npuperf::server {
+
+// The limits an operator sets with server flags.
+struct InputLimits {
+  // Jobs (operators x cases) one collection may expand into
+  // (--max-jobs-per-collection). Default: 10,000.
+  int32_t max_jobs_per_collection = 10'000;
+  // Queued jobs one team may have at once, counted when it submits
+  // (--max-queued-jobs-per-team); over it: RESOURCE_EXHAUSTED. 0: no limit.
+  // Default: 100,000.
+  int64_t max_queued_jobs_per_team = 100'000;
+};
+
+// --- CollectionSpec (SubmitCollection) ---
+// Operators of one collection. Default: 1..1000.
+inline constexpr int kMaxOperators = 1000;
+// OperatorSpec.name, case ids, SoC names, label and host-label keys: names
+// of [A-Za-z0-9_.-] (label keys [a-z0-9_.-]). Lengths: 128, 128, 64, 63.
+inline constexpr size_t kMaxOperatorNameBytes = 128;
+inline constexpr size_t kMaxCaseIdBytes = 128;
+inline constexpr size_t kMaxSocNameBytes = 64;
+inline constexpr size_t kMaxLabelKeyBytes = 63;
+// op_name and every op_name_map value: the exact kernel name (C++ mangled
+// names run long), printable, no control characters.
+inline constexpr size_t kMaxOpNameBytes = 1024;
+// case_ids and op_name_map entries of one operator.
+inline constexpr int kMaxCasesPerOperator = 10'000;
+// runner and manifest_path: a normalised relative path inside the bundle,
+// at most kMaxBundlePathBytes (256, common/input_rules.h: the agent applies
+// the same rule).
+// Label values and host-label values; labels and host labels per collection.
+inline constexpr size_t kMaxLabelValueBytes = 256;
+inline constexpr int kMaxLabels = 32;
+// constraints.socs entries, constraints.device_range length.
+inline constexpr int kMaxSocs = 16;
+inline constexpr size_t kMaxDeviceRangeBytes = 256;
+// case_selector.case_arg (an option such as --case-id); case_env is a plain
+// variable name [A-Z_][A-Z0-9_]* of at most kMaxCaseEnvBytes (64), outside
+// the reserved set (common/input_rules.h, shared with the agent).
+inline constexpr size_t kMaxCaseArgBytes = 64;
+// CollectionSpec.description.
+inline constexpr size_t kMaxDescriptionBytes = 4096;
+// SubmitCollectionRequest.idempotency_key (printable ASCII).
+inline constexpr size_t kMaxIdempotencyKeyBytes = 128;
+// The whole CollectionSpec, serialized: every response carrying a
+// collection stays under the 4 MiB default of gRPC clients.
+inline constexpr size_t kMaxSpecBytes = 1 << 20;
+
+// --- Other requests ---
+// Collection ids in requests ("c-" + 12 hex digits are issued).
+inline constexpr size_t kMaxCollectionIdBytes = 64;
+// CancelCollectionRequest.reason.
+inline constexpr size_t kMaxCancelReasonBytes = 1024;
+// Label filters of ListCollections and ListRounds (count as kMaxLabels).
+// ListRounds operator_name and case_id as above; metric names.
+inline constexpr size_t kMaxMetricNameBytes = 256;
+// PinBaselineRequest.label and ListRegressionsRequest.baseline_label
+// ("key=value").
+inline constexpr size_t kMaxBaselineLabelBytes = kMaxLabelKeyBytes + 1 + kMaxLabelValueBytes;
+
+// --- Responses (paging) ---
+// GetCollection: jobs per page when the request gives none, and the most.
+inline constexpr int32_t kDefaultJobsPage = 1000;
+inline constexpr int32_t kMaxJobsPage = 1000;
+// Serialized bytes of the jobs of one page (GetCollection), of one watch
+// event's changed jobs, of the collections of one ListCollections page and
+// of the rounds of one ListRounds page: a page ends early rather than cross
+// it (at least one item per page). With kMaxSpecBytes this keeps every
+// response under 4 MiB.
+inline constexpr size_t kMaxPageBytes = 2 << 20;
+
+// --- Agent reports (ReportProgress, ReportResult) ---
+// ReportResultRequest.update_uuid and failure_reason; JobProgress.detail.
+inline constexpr size_t kMaxUpdateUuidBytes = 64;
+inline constexpr size_t kMaxFailureReasonBytes = 8192;
+inline constexpr size_t kMaxProgressDetailBytes = 256;
+
+// --- Evidence (evidence_validator.h) ---
+// Repeat samples of the duration.
+inline constexpr int kMaxSamples = 1000;
+// Metric groups, fields per group, field and group name lengths.
+inline constexpr int kMaxMetricGroups = 16;
+inline constexpr int kMaxMetricFields = 256;
+inline constexpr size_t kMaxMetricFieldNameBytes = 128;
+// Cores of one per-core table; slowest/fastest core lists.
+inline constexpr int kMaxCores = 1024;
+inline constexpr int kMaxCoreList = 16;
+// Warnings, errors, missing groups, caveats, triggered families, argv.
+inline constexpr int kMaxEvidenceListItems = 64;
+// Each warning, error message, caveat and argv entry.
+inline constexpr size_t kMaxEvidenceTextBytes = 4096;
+// Short identity strings of the evidence (op type, shapes, versions, host,
+// status texts...).
+inline constexpr size_t kMaxEvidenceFieldBytes = 1024;
+// evidence_json, summary_text, summary_markdown.
+inline constexpr size_t kMaxEvidenceJsonBytes = 1 << 20;
+inline constexpr size_t kMaxSummaryBytes = 256 << 10;
+// The whole Evidence, serialized.
+inline constexpr size_t kMaxEvidenceBytes = 3 << 20;
+
+}  // namespace npuperf::server
