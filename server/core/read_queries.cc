@@ -8,23 +8,11 @@
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/constants.h"
-#include "server/core/job_state.h"
 
 namespace npuperf::server {
 namespace {
 
 using google::protobuf::util::TimeUtil;
-
-// The job that differs between two snapshots (first by id), if any.
-const v1::Job* ChangedJob(const v1::Collection& before, const v1::Collection& after) {
-  for (int i = 0; i < after.jobs_size(); ++i) {
-    if (i >= before.jobs_size() ||
-        before.jobs(i).SerializeAsString() != after.jobs(i).SerializeAsString()) {
-      return &after.jobs(i);
-    }
-  }
-  return nullptr;
-}
 
 absl::StatusOr<CollectionFilter> CollectionFilterOf(const std::string& team,
                                                     const v1::ListCollectionsRequest& req) {
@@ -74,8 +62,7 @@ absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
 
 }  // namespace
 
-ReadQueries::ReadQueries(Store& store, ChangeNotifier& updates)
-    : store_(store), updates_(updates) {}
+ReadQueries::ReadQueries(Store& store) : store_(store) {}
 
 absl::StatusOr<v1::GetCollectionResponse> ReadQueries::GetCollection(
     const std::string& team, const v1::GetCollectionRequest& req) {
@@ -101,32 +88,6 @@ absl::StatusOr<v1::ListCollectionsResponse> ReadQueries::ListCollections(
                      ":", last.id()));
   }
   return resp;
-}
-
-absl::Status ReadQueries::WatchCollection(const std::string& team,
-                                          const v1::WatchCollectionRequest& req,
-                                          const std::function<bool()>& stop,
-                                          const WatchSink& emit) {
-  v1::Collection last;
-  int64_t sequence = 0;
-  while (true) {
-    const uint64_t seen = updates_.version();
-    auto c = store_.GetCollection(team, req.collection_id());
-    if (!c.ok()) return c.status();
-    if (sequence == 0 || c->SerializeAsString() != last.SerializeAsString()) {
-      v1::WatchCollectionResponse event;
-      *event.mutable_collection() = *c;
-      if (sequence > 0) {
-        if (const v1::Job* j = ChangedJob(last, *c)) *event.mutable_changed_job() = *j;
-      }
-      event.set_sequence(++sequence);
-      if (!emit(event)) return absl::CancelledError("watcher went away");
-      last = *std::move(c);
-    }
-    if (IsTerminal(last.state())) return absl::OkStatus();
-    if (stop()) return absl::UnavailableError("server is shutting down or client cancelled");
-    updates_.WaitNewer(seen, absl::FromChrono(kWatchRereadPeriod), stop);
-  }
 }
 
 absl::StatusOr<v1::GetRoundResponse> ReadQueries::GetRound(const std::string& team,

@@ -1,28 +1,24 @@
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
-#include "server/core/change_notifier.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
 
 // The read side of the API: collection and round lookups, listings with
-// their page tokens, the agent listing and collection watches. Each request
+// their page tokens and the agent listing (watches: watch_hub.h). Each request
 // is checked here, in one place (INVALID_ARGUMENT naming the field), and
 // scoped to the caller's team: another team's collection or round reads as
 // NOT_FOUND. The service adapters only authenticate, translate and call.
-// Thread-safe (stateless beyond the injected Store and notifier, which must
-// outlive it).
+// Thread-safe (stateless beyond the injected Store, which must outlive it).
 class ReadQueries {
  public:
-  // updates: bumped on every change of a collection (Scheduler::updates()).
-  ReadQueries(Store& store, ChangeNotifier& updates);
+  explicit ReadQueries(Store& store);
 
   absl::StatusOr<v1::GetCollectionResponse> GetCollection(const std::string& team,
                                                           const v1::GetCollectionRequest& req);
@@ -30,16 +26,6 @@ class ReadQueries {
   // page token is "<created_ms>:<id>" of the last collection of a full page.
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections(
       const std::string& team, const v1::ListCollectionsRequest& req);
-
-  // Called with each event of a watch; false when the watcher went away.
-  using WatchSink = std::function<bool(const v1::WatchCollectionResponse&)>;
-  // Streams a collection: its snapshot at once, then one event per change
-  // (with the first job that differs), until it is terminal (OK), the sink
-  // refuses an event (CANCELLED) or stop() is true (UNAVAILABLE). Waits on
-  // `updates` between reads, and re-reads every kWatchRereadPeriod even
-  // without a notification.
-  absl::Status WatchCollection(const std::string& team, const v1::WatchCollectionRequest& req,
-                               const std::function<bool()>& stop, const WatchSink& emit);
 
   absl::StatusOr<v1::GetRoundResponse> GetRound(const std::string& team,
                                                 const v1::GetRoundRequest& req);
@@ -52,7 +38,6 @@ class ReadQueries {
 
  private:
   Store& store_;
-  ChangeNotifier& updates_;
 };
 
 }  // namespace npuperf::server

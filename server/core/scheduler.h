@@ -15,8 +15,10 @@
 #include "npuperf/v1/collection_service.pb.h"
 #include "server/core/assignment.h"
 #include "server/core/bundle_upload.h"
+#include "server/core/bundles.h"
 #include "server/core/change_notifier.h"
 #include "server/core/metrics.h"
+#include "server/core/watch_hub.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -31,6 +33,10 @@ struct SchedulerOptions {
   int max_lost = 3;
   // Largest bundle accepted. Default: 64 MiB.
   int64_t max_bundle_bytes = 64 << 20;
+  // Bundle quota, retention and upload limits.
+  BundleOptions bundles;
+  // WatchCollection stream limits.
+  WatchOptions watches;
 };
 
 // A pending cancellation for an agent's running job.
@@ -60,18 +66,18 @@ class Scheduler {
   // queues the jobs; returns the collection and whether it was created.
   absl::StatusOr<std::pair<v1::Collection, bool>> Submit(const std::string& team,
                                                          const v1::SubmitCollectionRequest& req);
-  // Stores a verified bundle; true when it was already present.
-  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
-                                 const std::string& sha256, const std::string& content) {
-    return store_.PutBundle(team, name, sha256, content, NowMs());
-  }
   // Receives, checks (ReceiveBundle, up to max_bundle_bytes) and stores one
-  // UploadBundle stream.
+  // UploadBundle stream for team (Bundles::Upload: concurrency limits,
+  // quota).
   absl::StatusOr<v1::UploadBundleResponse> UploadBundle(const std::string& team,
-                                                        const ReadUploadMessage& read);
-  // A stored bundle's tar, for any agent. NOT_FOUND when unknown.
-  absl::StatusOr<std::string> GetBundle(const std::string& sha256) {
-    return store_.GetBundle(sha256);
+                                                        const ReadUploadMessage& read) {
+    return bundles_.Upload(team, read);
+  }
+  // Streams the bundle of a job to the agent holding its lease
+  // (Bundles::Download: PERMISSION_DENIED for anyone else).
+  absl::Status DownloadBundle(const v1::DownloadBundleRequest& req,
+                              const Bundles::DownloadSink& emit) {
+    return bundles_.Download(req.agent_id(), req.job_id(), req.sha256(), emit);
   }
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
                                         const std::string& reason);
@@ -90,14 +96,19 @@ class Scheduler {
 
   // Takes back expired leases (called periodically by the reaper).
   absl::Status ExpireLeases();
+  // Deletes bundles nobody needs any more (called periodically by the
+  // reaper; Bundles::Collect).
+  absl::Status CollectBundles() { return bundles_.Collect().status(); }
   // Sets the jobs/agents/devices-by-state gauges from the store.
   absl::Status RefreshStateMetrics();
 
   // Bumped when jobs may have become claimable (LeaseJob waits on it).
   ChangeNotifier& changes() { return changes_; }
-  // Bumped on every change of a collection or its jobs, claimable or not
-  // (WatchCollection waits on it). Every changes() bump bumps it too.
+  // Bumped on every change of a collection or its jobs, claimable or not.
+  // Every changes() bump bumps it too.
   ChangeNotifier& updates() { return updates_; }
+  // The WatchCollection fan-out; told of every change of a collection.
+  WatchHub& watches() { return watches_; }
 
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
@@ -115,9 +126,13 @@ class Scheduler {
   const SchedulerOptions options_;
   // Bumps changes_ and updates_ (kClaimable) or updates_ only (kUpdated).
   void Changed(StoreChange change);
+  // Changed, and tells the watchers of the job's collection.
+  void JobChanged(StoreChange change, int64_t job_id);
 
   ChangeNotifier changes_;
   ChangeNotifier updates_;
+  Bundles bundles_;
+  WatchHub watches_;
   absl::Mutex mu_;
   // Agent host name and labels by agent id (filled at registration).
   std::map<std::string, v1::RegisterAgentRequest> agents_ ABSL_GUARDED_BY(mu_);

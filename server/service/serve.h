@@ -23,7 +23,7 @@ struct ServiceContext {
 // without a known bearer token, PERMISSION_DENIED when an agent token calls
 // a team service or a team token calls AgentService (auth disabled: anyone
 // may call anything).
-inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContext& ctx,
+inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContextBase& ctx,
                                            PrincipalKind serves) {
   std::string authorization;
   auto md = ctx.client_metadata().find("authorization");
