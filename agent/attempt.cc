@@ -172,7 +172,8 @@ absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, Times* times)
 
 absl::StatusOr<fs::path> Attempt::PrepareBundle(const fs::path& dest) {
   auto tar = services_.bundles.Get(assignment_.bundle_sha256(), [this](const std::string& sha256) {
-    return services_.channel.DownloadBundle(sha256, kMaxBundleBytes);
+    return services_.channel.DownloadBundle(sha256, services_.agent_id(), assignment_.job_id(),
+                                            kMaxBundleBytes);
   });
   if (!tar.ok()) return tar.status();
   if (auto s = UnpackBundle(*tar, dest, kMaxBundleBytes); !s.ok()) {

@@ -64,7 +64,10 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
   auto impl = std::make_unique<Impl>(std::move(registry), std::move(health));
   try {
     impl->server = std::make_unique<CivetServer>(
-        std::vector<std::string>{"listening_ports", listen, "num_threads", "2"});
+        // Enough threads, and a read timeout, that slow clients cannot hold
+        // every one of them (probes would fail).
+        std::vector<std::string>{"listening_ports", listen, "num_threads", "8",
+                                 "request_timeout_ms", "5000"});
   } catch (const CivetException& e) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", listen, ": ", e.what()));
   }

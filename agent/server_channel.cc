@@ -98,11 +98,14 @@ absl::StatusOr<v1::ReportResultResponse> ServerChannel::ReportResult(
 }
 
 absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha256,
-                                                          int64_t max_bytes) {
+                                                          const std::string& agent_id,
+                                                          int64_t job_id, int64_t max_bytes) {
   grpc::ClientContext ctx;
   Prepare(&ctx, std::chrono::minutes(5));
   v1::DownloadBundleRequest req;
   req.set_sha256(sha256);
+  req.set_agent_id(agent_id);
+  req.set_job_id(job_id);
   auto reader = stub_->DownloadBundle(&ctx, req);
   std::string content;
   v1::DownloadBundleResponse chunk;

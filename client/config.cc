@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -87,7 +88,16 @@ absl::Status ResolveConfig(const Settings& flags, const Settings& env, const Set
   };
   if (const std::string* v = pick("server")) out->server = *v;
   if (const std::string* v = pick("token")) out->token = *v;
-  if (const std::string* v = pick("tls_ca")) out->tls_ca = *v;
+  if (const std::string* v = pick("tls_ca")) {
+    // A CA that cannot be read must never fall back to the system roots.
+    std::ifstream ca(*v);
+    std::string pem((std::istreambuf_iterator<char>(ca)), std::istreambuf_iterator<char>());
+    if (!ca || pem.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tls_ca '", *v, "': not a readable PEM certificate file"));
+    }
+    out->tls_ca = *v;
+  }
   if (const std::string* v = pick("format")) {
     if (*v != "text" && *v != "json") {
       return absl::InvalidArgumentError(absl::StrCat("format '", *v, "': want text or json"));

@@ -2,10 +2,14 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -51,12 +55,13 @@ la_ssize_t AppendToString(archive*, void* out, const void* buf, size_t n) {
   return static_cast<la_ssize_t>(n);
 }
 
-// Walks the archive, checking each entry; calls on_entry for accepted ones.
-template <typename F>
-absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entry) {
+// Walks the archive open() opens, checking each entry; calls on_entry for
+// accepted ones.
+template <typename Open, typename F>
+absl::Status ForEachEntryOf(Open&& open, int64_t max_bytes, F&& on_entry) {
   std::unique_ptr<archive, ArchiveReadDeleter> a(archive_read_new());
   archive_read_support_format_tar(a.get());
-  if (archive_read_open_memory(a.get(), tar.data(), tar.size()) != ARCHIVE_OK) {
+  if (open(a.get()) != ARCHIVE_OK) {
     return absl::InvalidArgumentError(
         absl::StrCat("bundle is not a tar: ", archive_error_string(a.get())));
   }
@@ -83,6 +88,14 @@ absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entr
         absl::StrCat("corrupt bundle: ", archive_error_string(a.get())));
   }
   return absl::OkStatus();
+}
+
+// ForEachEntryOf a tar in memory.
+template <typename F>
+absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entry) {
+  return ForEachEntryOf(
+      [&tar](archive* a) { return archive_read_open_memory(a, tar.data(), tar.size()); }, max_bytes,
+      std::forward<F>(on_entry));
 }
 
 // The paths under dir that go into a bundle, relative and sorted; only
@@ -162,6 +175,15 @@ absl::Status VerifyBundle(const std::string& tar, int64_t max_bytes) {
   return ForEachEntry(tar, max_bytes, [](archive*, archive_entry*, const std::string&, bool) {
     return absl::OkStatus();
   });
+}
+
+absl::Status VerifyBundleFd(int fd, int64_t max_bytes) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return absl::InternalError(absl::StrCat("rewind bundle file: ", std::strerror(errno)));
+  }
+  return ForEachEntryOf(
+      [fd](archive* a) { return archive_read_open_fd(a, fd, 64 * 1024); }, max_bytes,
+      [](archive*, archive_entry*, const std::string&, bool) { return absl::OkStatus(); });
 }
 
 absl::Status UnpackBundle(const std::string& tar, const fs::path& dest, int64_t max_bytes) {

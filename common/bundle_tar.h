@@ -21,6 +21,10 @@ absl::StatusOr<std::string> PackBundle(const std::filesystem::path& dir, int64_t
 // relative paths without "..", total size under max_bytes.
 absl::Status VerifyBundle(const std::string& tar, int64_t max_bytes);
 
+// VerifyBundle of the tar in the file open as fd (read from its start; the
+// offset moves).
+absl::Status VerifyBundleFd(int fd, int64_t max_bytes);
+
 // Extracts into dest (created if missing), after the same checks; never
 // writes outside dest.
 absl::Status UnpackBundle(const std::string& tar, const std::filesystem::path& dest,

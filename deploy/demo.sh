@@ -35,7 +35,7 @@ address_from_log() {
 }
 
 "$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-  --db "sqlite:$VAR/npuperf.db" >"$VAR/server.log" 2>&1 &
+  --db "sqlite:$VAR/npuperf.db" --insecure-no-auth >"$VAR/server.log" 2>&1 &
 PIDS+=($!)
 SERVER=$(address_from_log "$VAR/server.log" "listening on")
 echo "demo: npuperf-server on $SERVER (log var/server.log)"

@@ -6,6 +6,7 @@
 //   npuperf-server token hash            (token on stdin -> sha256 hex)
 //   npuperf-server token create --team NAME | --agent HOST --db ...
 #include <signal.h>
+#include <sys/resource.h>
 
 #include <atomic>
 #include <fstream>
@@ -24,12 +25,14 @@
 #include "common/sha256.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/core/constants.h"
 #include "server/core/reaper.h"
+#include "server/core/safe_defaults.h"
 #include "server/server_options.h"
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
@@ -38,6 +41,15 @@
 
 namespace npuperf::server {
 namespace {
+
+// gRPC connections: the handshake and HTTP/2 settings must arrive within
+// this, and a connection without a call for this long is closed.
+constexpr int kHandshakeTimeoutMs = 10'000;
+constexpr int kConnectionIdleMs = 5 * 60'000;
+// The /metrics exposer (civetweb): threads, and how long a request may take
+// to arrive (slow clients no longer hold every thread).
+constexpr int kExposerThreads = 8;
+constexpr int kExposerRequestTimeoutMs = 5'000;
 
 int Fail(const absl::Status& s) {
   std::cerr << "npuperf-server: " << s.message() << "\n";
@@ -80,6 +92,16 @@ std::unique_ptr<grpc::Server> BuildGrpcServer(const ServerOptions& opt,
                              keepalive::kServerMinPingIntervalMs);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.SetMaxReceiveMessageSize(kMaxReceiveMessageBytes);
+  // Per connection: concurrent streams; a connection that never completes
+  // its handshake and HTTP/2 settings, or holds no call for long, is closed.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, opt.max_streams_per_connection);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kHandshakeTimeoutMs);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, kConnectionIdleMs);
+  // The whole server: threads of the synchronous handlers and memory.
+  grpc::ResourceQuota quota("npuperf-server");
+  quota.SetMaxThreads(opt.max_threads);
+  quota.Resize(static_cast<size_t>(opt.memory_quota_mib) << 20);
+  builder.SetResourceQuota(quota);
   for (auto* s : services) builder.RegisterService(s);
   return builder.BuildAndStart();
 }
@@ -95,7 +117,9 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
     const ServerOptions& opt, std::shared_ptr<prometheus::Registry> registry) {
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
-    exposer = std::make_unique<prometheus::Exposer>(opt.metrics_listen);
+    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", opt.metrics_listen, "num_threads", std::to_string(kExposerThreads),
+        "request_timeout_ms", std::to_string(kExposerRequestTimeoutMs)});
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what()));
@@ -105,14 +129,38 @@ absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
 }
 
 // The first log line carries the chosen addresses (tests start with port 0).
-void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& exposer) {
+void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& exposer,
+                  const SafetyDecision& safety) {
   LogInfo("server",
           absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
                        HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(), " db ",
                        opt.db, opt.tls_cert.empty() ? "" : " tls"));
-  if (opt.tokens_file.empty()) {
-    LogWarning("server", "no --tokens-file: authentication disabled (development mode)");
+  for (const auto& w : safety.warnings) LogWarning("server", w);
+}
+
+// Raises the soft RLIMIT_NOFILE to the hard limit (idle connections must
+// not exhaust the descriptors at the default 1,024).
+void RaiseFileLimit() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
+  const rlim_t was = lim.rlim_cur;
+  lim.rlim_cur = lim.rlim_max;
+  if (setrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    LogInfo("server", absl::StrCat("RLIMIT_NOFILE raised from ", was, " to ", lim.rlim_max));
   }
+}
+
+// The safe defaults over the tokens known at start (file and database).
+absl::StatusOr<SafetyDecision> Safety(const ServerOptions& opt, Store& store, size_t file_tokens) {
+  auto db_tokens = store.CountTokens();
+  if (!db_tokens.ok()) return db_tokens.status();
+  SafetyInputs in;
+  in.listen = opt.listen;
+  in.tls = !opt.tls_cert.empty();
+  in.allow_plaintext = opt.allow_plaintext;
+  in.insecure_no_auth = opt.insecure_no_auth;
+  in.tokens = *db_tokens + static_cast<int64_t>(file_tokens);
+  return DecideSafety(in);
 }
 
 // SIGTERM and SIGINT: main blocks them in every thread, Serve takes them
@@ -137,12 +185,12 @@ int AwaitStopSignal() {
 // open store; the members are destroyed in reverse order.
 struct Server {
   Server(Store& store, Clock& clock, const ServerOptions& opt,
-         std::map<std::string, Principal> tokens)
+         std::map<std::string, Principal> tokens, const SafetyDecision& safety)
       : registry(std::make_shared<prometheus::Registry>()),
         metrics(*registry),
         scheduler(store, clock, metrics, opt.scheduler),
-        auth(store, std::move(tokens), !opt.tokens_file.empty()),
-        reads(store, scheduler.updates()),
+        auth(store, std::move(tokens), safety.auth_required),
+        reads(store),
         comparisons(store, clock),
         collections(scheduler, reads, ServiceContext{auth, metrics}, stopping),
         agents(scheduler, ServiceContext{auth, metrics}, stopping),
@@ -169,6 +217,7 @@ void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
   reaper.Stop();
   s.scheduler.changes().WakeAll();
   s.scheduler.updates().WakeAll();
+  s.scheduler.watches().Stop();  // every watch stream ends UNAVAILABLE
   grpc_server.Shutdown(clock.SystemNow() + opt.shutdown_grace);
 }
 
@@ -180,14 +229,18 @@ int Serve(const ServerOptions& opt) {
   if (!store.ok()) return Fail(store.status());
   auto tokens = FileTokens(opt);
   if (!tokens.ok()) return Fail(tokens.status());
-  Server s(**store, clock, opt, *std::move(tokens));
+  auto safety = Safety(opt, **store, tokens->size());
+  if (!safety.ok()) return Fail(safety.status());
+  RaiseFileLimit();
+  Server s(**store, clock, opt, *std::move(tokens), *safety);
+  s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
   auto exposer = StartExposer(opt, s.registry);
   if (!exposer.ok()) return Fail(exposer.status());
   int port = 0;
   auto grpc_server = BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries}, &port);
   if (!grpc_server || port == 0)
     return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
-  LogListening(opt, port, **exposer);
+  LogListening(opt, port, **exposer, *safety);
   grpc_server->GetHealthCheckService()->SetServingStatus(true);
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
   const int sig = AwaitStopSignal();
@@ -246,7 +299,37 @@ struct DurationFlags {
   int64_t heartbeat_ms = 0;
   int64_t reaper_ms = 0;
   std::string agent_retention = "7d";
+  int64_t retention_hours = 0;
+  std::string upload_dir;
 };
+
+// Bundles, watches and gRPC resources (docs/operations.md).
+void AddLimitFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
+  BundleOptions& b = opt.scheduler.bundles;
+  app.add_option("--bundle-quota-bytes", b.quota_bytes, "bundle bytes one team may store (0: none)")
+      ->capture_default_str();
+  ms.retention_hours = b.retention.count();
+  app.add_option("--bundle-retention-hours", ms.retention_hours,
+                 "unused bundles nothing needs are deleted after this")
+      ->capture_default_str();
+  app.add_option("--max-uploads", b.max_uploads, "uploads in progress at once")
+      ->capture_default_str();
+  app.add_option("--max-uploads-per-team", b.max_uploads_per_team,
+                 "uploads in progress at once per team")
+      ->capture_default_str();
+  app.add_option("--upload-dir", ms.upload_dir, "where uploads are spooled (default: $TMPDIR)");
+  WatchOptions& w = opt.scheduler.watches;
+  app.add_option("--max-watches", w.max_total, "WatchCollection streams")->capture_default_str();
+  app.add_option("--max-watches-per-team", w.max_per_team, "WatchCollection streams per team")
+      ->capture_default_str();
+  app.add_option("--max-streams-per-connection", opt.max_streams_per_connection,
+                 "concurrent gRPC streams per connection")
+      ->capture_default_str();
+  app.add_option("--max-threads", opt.max_threads, "threads of the gRPC handlers")
+      ->capture_default_str();
+  app.add_option("--memory-quota-mib", opt.memory_quota_mib, "memory of the gRPC server")
+      ->capture_default_str();
+}
 
 void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")
@@ -260,6 +343,11 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
   tls_cert->needs(tls_key);
   tls_key->needs(tls_cert);
+  app.add_flag("--insecure-no-auth", opt.insecure_no_auth,
+               "no authentication (loopback --listen only; development)");
+  app.add_flag("--allow-plaintext", opt.allow_plaintext,
+               "serve plaintext on a non-loopback --listen (tokens cross the network in clear)");
+  AddLimitFlags(app, opt, ms);
   ms.lease_ms = opt.scheduler.lease_ttl.count();
   app.add_option("--lease-ttl-ms", ms.lease_ms, "lease TTL renewed by heartbeats")
       ->capture_default_str();
@@ -290,6 +378,8 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.scheduler.heartbeat_interval = std::chrono::milliseconds(ms.heartbeat_ms);
   opt.reaper_interval = std::chrono::milliseconds(ms.reaper_ms);
   opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
+  opt.scheduler.bundles.retention = std::chrono::hours(ms.retention_hours);
+  opt.scheduler.bundles.upload_dir = ms.upload_dir;
 }
 
 // Parses argv into *cmd; returns the exit code when CLI11 already answered

@@ -15,9 +15,23 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9464";
   // "sqlite:PATH" or "postgres://...". Default: sqlite:var/npuperf.db.
   std::string db = "sqlite:var/npuperf.db";
-  // Bearer tokens ("team|agent NAME SHA256HEX" lines). Default: none, which
-  // disables authentication (development mode, logged as a warning).
+  // Bearer tokens ("team|agent NAME SHA256HEX" lines), besides those of the
+  // database (`token create`). Authentication is on whatever the tokens.
   std::string tokens_file;
+  // Runs without authentication; accepted only on a loopback --listen
+  // (development, make demo). Default: off.
+  bool insecure_no_auth = false;
+  // Serves plaintext on a non-loopback --listen (refused without it unless
+  // TLS is configured; warned at start, npuperf_server_plaintext_listener).
+  bool allow_plaintext = false;
+  // Concurrent streams per connection (GRPC_ARG_MAX_CONCURRENT_STREAMS).
+  // Default: 100.
+  int max_streams_per_connection = 100;
+  // Threads of the synchronous handlers and memory of the gRPC server
+  // (grpc::ResourceQuota; each agent holds two: its session and its lease
+  // poll). Default: 2,000 and 1024 MiB.
+  int max_threads = 2'000;
+  int64_t memory_quota_mib = 1024;
   // TLS for the gRPC port: PEM certificate chain and private key (both or
   // neither). Default: none (plaintext).
   std::string tls_cert;

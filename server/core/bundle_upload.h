@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -13,19 +14,56 @@ namespace npuperf::server {
 // end of the stream.
 using ReadUploadMessage = std::function<bool(v1::UploadBundleRequest* msg)>;
 
+// A bundle's bytes on disk: an unlinked temporary file (O_TMPFILE, or
+// mkstemp + unlink), mode 0600, gone when the object is destroyed. Uploads
+// are written here as they arrive and read back from here, so no upload is
+// held whole in memory. Movable; not thread-safe.
+class BundleFile {
+ public:
+  // A new empty file in dir. UNAVAILABLE when none can be created (no such
+  // directory, no file descriptors left).
+  static absl::StatusOr<BundleFile> Create(const std::filesystem::path& dir);
+  BundleFile(BundleFile&& other) noexcept;
+  BundleFile& operator=(BundleFile&& other) noexcept;
+  BundleFile(const BundleFile&) = delete;
+  BundleFile& operator=(const BundleFile&) = delete;
+  ~BundleFile();
+
+  // Appends bytes (RESOURCE_EXHAUSTED when the disk is full).
+  absl::Status Append(const std::string& bytes);
+  // Up to max bytes from offset (fewer only at the end).
+  absl::StatusOr<std::string> Read(int64_t offset, int64_t max) const;
+  int fd() const { return fd_; }
+  int64_t size() const { return size_; }
+
+ private:
+  explicit BundleFile(int fd) : fd_(fd) {}
+  int fd_ = -1;
+  int64_t size_ = 0;
+};
+
 // A bundle received whole and checked.
 struct ReceivedBundle {
   v1::BundleHeader header;
-  std::string content;  // the tar
+  BundleFile content;  // the tar
 };
+
+// Called with the header before any content is read; a non-OK status
+// refuses the upload (quota, limits) as it stands.
+using AdmitUpload = std::function<absl::Status(const v1::BundleHeader& header)>;
 
 // Receives one UploadBundle stream, checking it as it arrives: the first
 // message must be a BundleHeader whose sha256 is 64 lowercase hex
 // (INVALID_ARGUMENT naming the field) announcing 1..limit bytes
-// (RESOURCE_EXHAUSTED otherwise); every further message is a chunk, and the
-// chunks add up to exactly size_bytes and hash to sha256 (INVALID_ARGUMENT
-// naming the header field otherwise). The tar must pass VerifyBundle with
-// kMaxUnpackedFactor * limit. Pure apart from `read`.
-absl::StatusOr<ReceivedBundle> ReceiveBundle(const ReadUploadMessage& read, int64_t limit);
+// (RESOURCE_EXHAUSTED otherwise), which `admit` (when set) accepts; every
+// further message is a chunk, written to a BundleFile in dir as it arrives,
+// and the chunks add up to exactly size_bytes and hash to sha256
+// (INVALID_ARGUMENT naming the header field otherwise). The tar must pass
+// VerifyBundleFd with kMaxUnpackedFactor * limit. Pure apart from `read`,
+// `admit` and the file.
+absl::StatusOr<ReceivedBundle> ReceiveBundle(
+    const ReadUploadMessage& read, int64_t limit,
+    const std::filesystem::path& dir = std::filesystem::temp_directory_path(),
+    const AdmitUpload& admit = nullptr);
 
 }  // namespace npuperf::server

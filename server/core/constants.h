@@ -18,10 +18,6 @@ inline constexpr std::chrono::milliseconds kMaxLeaseWait{30'000};
 // client went away, the server is stopping), which no notification signals.
 inline constexpr std::chrono::milliseconds kStopCheckPeriod{200};
 
-// WatchCollection: re-reads its collection this often even without a change
-// notification.
-inline constexpr std::chrono::seconds kWatchRereadPeriod{5};
-
 // ListCollections: page size when the request gives none, and the largest.
 inline constexpr int32_t kDefaultCollectionsPage = 50;
 inline constexpr int32_t kMaxCollectionsPage = 500;

@@ -165,4 +165,16 @@ void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& o
   a->mutable_labels()->insert(spec.labels().begin(), spec.labels().end());
 }
 
+std::string BundleOfOperator(const v1::CollectionSpec& spec, const std::string& operator_name) {
+  for (const auto& op : spec.operators()) {
+    if (op.name() == operator_name) return op.bundle_sha256();
+  }
+  return "";
+}
+
+void AddSpecBundles(const std::string& team, const v1::CollectionSpec& spec,
+                    std::set<std::pair<std::string, std::string>>* out) {
+  for (const auto& op : spec.operators()) out->emplace(team, op.bundle_sha256());
+}
+
 }  // namespace npuperf::server

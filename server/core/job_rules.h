@@ -2,7 +2,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "npuperf/v1/agent_service.pb.h"
@@ -89,5 +91,14 @@ namespace npuperf::server {
 // (bundle, runner, manifest, case selector, params, kind, labels).
 void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& operator_name,
                             v1::JobAssignment* a);
+
+// The bundle sha256 of the spec's operator `operator_name`; empty when the
+// spec has no such operator.
+std::string BundleOfOperator(const v1::CollectionSpec& spec, const std::string& operator_name);
+
+// Adds (team, sha256) for every bundle the spec's operators reference: the
+// bundles the collector must keep for the team (CollectBundles).
+void AddSpecBundles(const std::string& team, const v1::CollectionSpec& spec,
+                    std::set<std::pair<std::string, std::string>>* out);
 
 }  // namespace npuperf::server

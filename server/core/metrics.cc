@@ -80,7 +80,26 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
           r, "npuperf_server_submit_to_lease_seconds",
           "Submit-to-lease latency with an agent waiting: from the later of submission and the "
           "LeaseJob call to the lease",
-          {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5})) {}
+          {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5})),
+      refused(prometheus::BuildCounter()
+                  .Name("npuperf_server_refused_total")
+                  .Help("Requests refused to protect shared resources, by reason")
+                  .Register(r)),
+      bundles_deleted(NewCounter(r, "npuperf_server_bundles_deleted_total",
+                                 "Bundle contents deleted by the collector")),
+      bundle_bytes_freed(NewCounter(r, "npuperf_server_bundle_bytes_freed_total",
+                                    "Bytes of bundle contents deleted by the collector")),
+      uploads_in_flight(
+          NewGauges(r, "npuperf_server_uploads_in_flight", "Uploads in progress").Add({})),
+      watch_streams(
+          NewGauges(r, "npuperf_server_watch_streams", "WatchCollection streams open").Add({})),
+      plaintext_listener(NewGauges(r, "npuperf_server_plaintext_listener",
+                                   "1 when the gRPC port serves plaintext on a non-loopback "
+                                   "address (--allow-plaintext)")
+                             .Add({})),
+      connections_shed(NewCounter(r, "npuperf_server_connections_shed_total",
+                                  "Connections closed at accept because file descriptors ran "
+                                  "low")) {}
 
 void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
   requests.Add({{"method", method}, {"code", code}}).Increment();

@@ -62,6 +62,21 @@ struct ServerMetrics {
   // job's submission and the start of the LeaseJob call to the lease (how
   // fast the scheduler hands out work; the p99 <= 50 ms goal).
   prometheus::Histogram& submit_to_lease;
+  // Requests refused to protect shared resources, by reason (a bounded
+  // set): upload_busy, bundle_quota, bundle_download, watch_cap.
+  prometheus::Family<prometheus::Counter>& refused;
+  // The bundle collector: contents deleted and their bytes.
+  prometheus::Counter& bundles_deleted;
+  prometheus::Counter& bundle_bytes_freed;
+  // Uploads and watch streams in progress.
+  prometheus::Gauge& uploads_in_flight;
+  prometheus::Gauge& watch_streams;
+  // 1 when the gRPC port serves plaintext on a non-loopback address
+  // (--allow-plaintext), else 0.
+  prometheus::Gauge& plaintext_listener;
+  // Connections closed at accept because file descriptors ran low
+  // (AcceptGuard).
+  prometheus::Counter& connections_shed;
 };
 
 }  // namespace npuperf::server

@@ -17,17 +17,6 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-// The job that differs between two snapshots (first by id), if any.
-const v1::Job* ChangedJob(const v1::Collection& before, const v1::Collection& after) {
-  for (int i = 0; i < after.jobs_size(); ++i) {
-    if (i >= before.jobs_size() ||
-        before.jobs(i).SerializeAsString() != after.jobs(i).SerializeAsString()) {
-      return &after.jobs(i);
-    }
-  }
-  return nullptr;
-}
-
 void CheckCollectionId(const std::string& id, const std::string& field,
                        std::vector<FieldViolation>& bad) {
   if (id.empty()) bad.push_back({field, "required"});
@@ -106,8 +95,7 @@ absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
 
 }  // namespace
 
-ReadQueries::ReadQueries(Store& store, ChangeNotifier& updates)
-    : store_(store), updates_(updates) {}
+ReadQueries::ReadQueries(Store& store) : store_(store) {}
 
 absl::Status ReadQueries::FillWaitingReason(v1::Collection* c) {
   if (c->counts().queued() == 0) return absl::OkStatus();
@@ -157,36 +145,6 @@ absl::StatusOr<v1::ListCollectionsResponse> ReadQueries::ListCollections(
         CollectionToken(TimeUtil::TimestampToMilliseconds(last.created_at()), last.id()));
   }
   return resp;
-}
-
-absl::Status ReadQueries::WatchCollection(const std::string& team,
-                                          const v1::WatchCollectionRequest& req,
-                                          const std::function<bool()>& stop,
-                                          const WatchSink& emit) {
-  std::vector<FieldViolation> bad;
-  CheckCollectionId(req.collection_id(), "collection_id", bad);
-  if (!bad.empty()) return InvalidArgumentWithFields(bad);
-  v1::Collection last;
-  int64_t sequence = 0;
-  while (true) {
-    const uint64_t seen = updates_.version();
-    auto c = store_.GetCollection(team, req.collection_id());
-    if (!c.ok()) return c.status();
-    if (sequence == 0 || c->SerializeAsString() != last.SerializeAsString()) {
-      v1::WatchCollectionResponse event;
-      *event.mutable_collection() = *c;
-      if (absl::Status s = FillWaitingReason(event.mutable_collection()); !s.ok()) return s;
-      if (sequence > 0) {
-        if (const v1::Job* j = ChangedJob(last, *c)) *event.mutable_changed_job() = *j;
-      }
-      event.set_sequence(++sequence);
-      if (!emit(event)) return absl::CancelledError("watcher went away");
-      last = *std::move(c);
-    }
-    if (IsTerminal(last.state())) return absl::OkStatus();
-    if (stop()) return absl::UnavailableError("server is shutting down or client cancelled");
-    updates_.WaitNewer(seen, absl::FromChrono(kWatchRereadPeriod), stop);
-  }
 }
 
 absl::StatusOr<v1::GetRoundResponse> ReadQueries::GetRound(const std::string& team,

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -14,16 +13,14 @@
 namespace npuperf::server {
 
 // The read side of the API: collection and round lookups, listings with
-// their page tokens, the agent listing and collection watches. Each request
+// their page tokens and the agent listing (watches: watch_hub.h). Each request
 // is checked here, in one place (INVALID_ARGUMENT naming the field), and
 // scoped to the caller's team: another team's collection or round reads as
 // NOT_FOUND. The service adapters only authenticate, translate and call.
-// Thread-safe (stateless beyond the injected Store and notifier, which must
-// outlive it).
+// Thread-safe (stateless beyond the injected Store, which must outlive it).
 class ReadQueries {
  public:
-  // updates: bumped on every change of a collection (Scheduler::updates()).
-  ReadQueries(Store& store, ChangeNotifier& updates);
+  explicit ReadQueries(Store& store);
 
   // The collection, its complete counts and one page of its jobs
   // (job_page_size 0..kMaxJobsPage, 0: kDefaultJobsPage; a page also ends
@@ -37,17 +34,6 @@ class ReadQueries {
   // are INVALID_ARGUMENT.
   absl::StatusOr<v1::ListCollectionsResponse> ListCollections(
       const std::string& team, const v1::ListCollectionsRequest& req);
-
-  // Called with each event of a watch; false when the watcher went away.
-  using WatchSink = std::function<bool(const v1::WatchCollectionResponse&)>;
-  // Streams a collection: its snapshot at once (with its waiting_reason),
-  // then one event per change (with the first job that differs), until it is
-  // terminal (OK), the sink refuses an event (CANCELLED) or stop() is true
-  // (UNAVAILABLE). Waits on `updates`
-  // between reads, and re-reads every kWatchRereadPeriod even without a
-  // notification.
-  absl::Status WatchCollection(const std::string& team, const v1::WatchCollectionRequest& req,
-                               const std::function<bool()>& stop, const WatchSink& emit);
 
   absl::StatusOr<v1::GetRoundResponse> GetRound(const std::string& team,
                                                 const v1::GetRoundRequest& req);
@@ -65,7 +51,6 @@ class ReadQueries {
   absl::Status FillWaitingReason(v1::Collection* c);
 
   Store& store_;
-  ChangeNotifier& updates_;
 };
 
 }  // namespace npuperf::server

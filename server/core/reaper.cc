@@ -31,8 +31,15 @@ bool Reaper::stopping() {
 
 void Reaper::Run() {
   Clock::MonotonicTime next_gauges = clock_.MonotonicNow();
+  Clock::MonotonicTime next_collect = clock_.MonotonicNow();
   while (!stopping()) {
     Sweep(next_gauges);
+    if (clock_.MonotonicNow() >= next_collect) {
+      next_collect = clock_.MonotonicNow() + kBundleCollectPeriod;
+      if (auto s = scheduler_.CollectBundles(); !s.ok()) {
+        LogError("bundles", std::string(s.message()));
+      }
+    }
     absl::MutexLock lock(&mu_);
     clock_.AwaitWithDeadline(mu_, absl::Condition(&stopping_), clock_.MonotonicNow() + period_);
   }

@@ -39,8 +39,15 @@ Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, Schedul
       options_(options),
       changes_(clock),
       updates_(clock),
-      agents_(store, metrics) {
-  store_.SetChangeCallback([this](StoreChange change) { Changed(change); });
+      agents_(store, metrics),
+      bundles_(store, clock, metrics, options.bundles, options.max_bundle_bytes),
+      watches_(store, clock, metrics, options.watches) {
+  // Another replica's change: which collection is unknown, so every watched
+  // one is read again.
+  store_.SetChangeCallback([this](StoreChange change) {
+    Changed(change);
+    watches_.ChangedAll();
+  });
 }
 
 Scheduler::~Scheduler() { store_.SetChangeCallback(nullptr); }
@@ -50,18 +57,31 @@ void Scheduler::Changed(StoreChange change) {
   updates_.Notify();
 }
 
+void Scheduler::JobChanged(StoreChange change, int64_t job_id) {
+  Changed(change);
+  watches_.JobChanged(job_id);
+}
+
 absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     const std::string& team, const v1::SubmitCollectionRequest& req) {
+  // A spec may reference only bundles of the caller's team: another team's
+  // (or an unknown) hash is NOT_FOUND, after the spec's own checks.
   absl::Status lookup_error;
+  std::vector<std::string> missing;
   auto known = [&](const std::string& sha) {
-    auto has = store_.HasBundle(sha);
-    if (!has.ok()) lookup_error = has.status();
-    return has.ok() && *has;
+    auto owned = store_.UseBundle(team, sha, NowMs());
+    if (!owned.ok()) lookup_error = owned.status();
+    if (owned.ok() && !*owned) missing.push_back(sha);
+    return true;
   };
   std::vector<FieldViolation> violations =
       ValidateSpec(req.spec(), req.idempotency_key(), known, options_.limits);
   if (!lookup_error.ok()) return lookup_error;
   if (!violations.empty()) return InvalidArgumentWithFields(violations);
+  if (!missing.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("bundle ", missing.front(), " not found; upload it with UploadBundle first"));
+  }
   NewCollection c;
   c.id = absl::StrFormat("c-%012x", absl::Uniform<uint64_t>(absl::BitGen(), 0, uint64_t{1} << 48));
   c.team = team;
@@ -97,20 +117,6 @@ absl::Status Scheduler::SameSpec(const v1::Collection& existing,
                           "idempotency key already used with another spec", fields);
 }
 
-absl::StatusOr<v1::UploadBundleResponse> Scheduler::UploadBundle(const std::string& team,
-                                                                 const ReadUploadMessage& read) {
-  auto bundle = ReceiveBundle(read, options_.max_bundle_bytes);
-  if (!bundle.ok()) return bundle.status();
-  const v1::BundleHeader& header = bundle->header;
-  auto existed = PutBundle(team, header.name(), header.sha256(), bundle->content);
-  if (!existed.ok()) return existed.status();
-  v1::UploadBundleResponse resp;
-  resp.set_sha256(header.sha256());
-  resp.set_size_bytes(header.size_bytes());
-  resp.set_already_present(*existed);
-  return resp;
-}
-
 absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const std::string& id,
                                                  const std::string& reason) {
   std::vector<FieldViolation> bad;
@@ -130,6 +136,7 @@ absl::StatusOr<v1::Collection> Scheduler::Cancel(const std::string& team, const 
     }
   }
   Changed(StoreChange::kUpdated);
+  watches_.Changed(id);
   auto c = store_.GetCollectionPage(team, id, 0, kDefaultJobsPage + 1);
   if (c.ok()) KeepJobsPage(&*c, kDefaultJobsPage);
   return c;
@@ -140,14 +147,12 @@ std::string Scheduler::AgentIdFor(const v1::RegisterAgentRequest& req) {
                     .substr(0, 12);
 }
 
-absl::StatusOr<std::string> Scheduler::GetBundle(const AgentIdentity& who,
-                                                 const std::string& agent_id,
-                                                 const std::string& sha256) {
-  if (!agent_id.empty()) {
-    auto agent = agents_.Authorize(who, agent_id, "DownloadBundle");
-    if (!agent.ok()) return agent.status();
-  }
-  return store_.GetBundle(sha256);
+absl::Status Scheduler::DownloadBundle(const AgentIdentity& who,
+                                       const v1::DownloadBundleRequest& req,
+                                       const Bundles::DownloadSink& emit) {
+  auto agent = agents_.Authorize(who, req.agent_id(), "DownloadBundle");
+  if (!agent.ok()) return agent.status();
+  return bundles_.Download(req.agent_id(), req.job_id(), req.sha256(), emit);
 }
 
 absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
@@ -264,7 +269,7 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     if (got.ok() && got->has_value()) {
       metrics_.jobs_leased.Increment();
       ObserveLease(**got, call_ms);
-      Changed(StoreChange::kUpdated);  // watchers see the lease
+      JobChanged(StoreChange::kUpdated, (*got)->job_id());  // watchers see the lease
       return got;
     }
     const Clock::MonotonicTime now = clock_.MonotonicNow();
@@ -294,7 +299,7 @@ absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
       progress, NowMs(), options_.lease_ttl.count());
   (void)agents_.Count("ReportProgress", cancel.status());
   if (absl::IsFailedPrecondition(cancel.status())) metrics_.results_stale.Increment();
-  if (cancel.ok()) Changed(StoreChange::kUpdated);
+  if (cancel.ok()) JobChanged(StoreChange::kUpdated, req.job_id());
   return cancel;
 }
 
@@ -340,7 +345,7 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   } else {
     metrics_.results_failed.Increment();
   }
-  Changed(StoreChange::kClaimable);
+  JobChanged(StoreChange::kClaimable, req.job_id());
   v1::ReportResultResponse resp;
   resp.set_round_id(ack->round_id);
   resp.set_duplicate(ack->duplicate);
@@ -372,6 +377,7 @@ absl::Status Scheduler::ExpireLeases() {
   if (!expired.ok()) return expired.status();
   for (const auto& e : *expired) {
     metrics_.lease_expirations.Increment();
+    watches_.JobChanged(e.job_id);
     LogWarning("scheduler", absl::StrCat("lease of job ", e.job_id, " on agent ", e.agent_id,
                                          " expired; ", e.requeued ? "requeued" : "failed"));
   }

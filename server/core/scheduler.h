@@ -18,9 +18,11 @@
 #include "server/core/agent_registry.h"
 #include "server/core/assignment.h"
 #include "server/core/bundle_upload.h"
+#include "server/core/bundles.h"
 #include "server/core/change_notifier.h"
 #include "server/core/limits.h"
 #include "server/core/metrics.h"
+#include "server/core/watch_hub.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -41,6 +43,10 @@ struct SchedulerOptions {
   // The quotas set by flags (jobs per collection, queued jobs per team);
   // defaults in limits.h.
   InputLimits limits;
+  // Bundle quota, retention and upload limits.
+  BundleOptions bundles;
+  // WatchCollection stream limits.
+  WatchOptions watches;
 };
 
 // A pending cancellation for an agent's running job.
@@ -74,20 +80,19 @@ class Scheduler {
   // another spec.
   absl::StatusOr<std::pair<v1::Collection, bool>> Submit(const std::string& team,
                                                          const v1::SubmitCollectionRequest& req);
-  // Stores a verified bundle; true when it was already present.
-  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
-                                 const std::string& sha256, const std::string& content) {
-    return store_.PutBundle(team, name, sha256, content, NowMs());
-  }
   // Receives, checks (ReceiveBundle, up to max_bundle_bytes) and stores one
-  // UploadBundle stream.
+  // UploadBundle stream for team (Bundles::Upload: concurrency limits,
+  // quota).
   absl::StatusOr<v1::UploadBundleResponse> UploadBundle(const std::string& team,
-                                                        const ReadUploadMessage& read);
-  // A stored bundle's tar, for any agent; when agent_id is not empty it must
-  // be an agent `who` may act for (AgentRegistry::Authorize). NOT_FOUND when
-  // unknown.
-  absl::StatusOr<std::string> GetBundle(const AgentIdentity& who, const std::string& agent_id,
-                                        const std::string& sha256);
+                                                        const ReadUploadMessage& read) {
+    return bundles_.Upload(team, read);
+  }
+  // Streams the bundle of a job to the agent holding its lease: the agent id
+  // must be one `who` may act for (AgentRegistry::Authorize: NOT_FOUND,
+  // PERMISSION_DENIED), and Bundles::Download answers PERMISSION_DENIED for
+  // anyone but the lease holder.
+  absl::Status DownloadBundle(const AgentIdentity& who, const v1::DownloadBundleRequest& req,
+                              const Bundles::DownloadSink& emit);
   // The collection with the first page of its jobs; INVALID_ARGUMENT for an
   // empty or oversized id or a reason over kMaxCancelReasonBytes.
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
@@ -133,14 +138,19 @@ class Scheduler {
   absl::Status ExpireLeases();
   // Prunes agents unseen for agent_retention (called by the reaper).
   absl::Status PruneAgents();
+  // Deletes bundles nobody needs any more (called periodically by the
+  // reaper; Bundles::Collect).
+  absl::Status CollectBundles() { return bundles_.Collect().status(); }
   // Sets the jobs/agents/devices-by-state gauges from the store.
   absl::Status RefreshStateMetrics();
 
   // Bumped when jobs may have become claimable (LeaseJob waits on it).
   ChangeNotifier& changes() { return changes_; }
-  // Bumped on every change of a collection or its jobs, claimable or not
-  // (WatchCollection waits on it). Every changes() bump bumps it too.
+  // Bumped on every change of a collection or its jobs, claimable or not.
+  // Every changes() bump bumps it too.
   ChangeNotifier& updates() { return updates_; }
+  // The WatchCollection fan-out; told of every change of a collection.
+  WatchHub& watches() { return watches_; }
 
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
@@ -173,10 +183,14 @@ class Scheduler {
   const SchedulerOptions options_;
   // Bumps changes_ and updates_ (kClaimable) or updates_ only (kUpdated).
   void Changed(StoreChange change);
+  // Changed, and tells the watchers of the job's collection.
+  void JobChanged(StoreChange change, int64_t job_id);
 
   ChangeNotifier changes_;
   ChangeNotifier updates_;
   AgentRegistry agents_;
+  Bundles bundles_;
+  WatchHub watches_;
   absl::Mutex mu_;
   // Cancellations waiting to be pushed on an agent's session.
   std::map<std::string, std::vector<PendingCancel>> cancels_ ABSL_GUARDED_BY(mu_);

@@ -74,15 +74,13 @@ grpc::Status AgentServiceImpl::DownloadBundle(
     grpc::ServerWriter<v1::DownloadBundleResponse>* writer) {
   return Serve(sc_, "DownloadBundle", ctx, PrincipalKind::kAgent,
                [&](const Principal& p) -> absl::Status {
-                 auto content = scheduler_.GetBundle(IdentityOf(p), req->agent_id(), req->sha256());
-                 if (!content.ok()) return content.status();
-                 for (size_t off = 0; off == 0 || off < content->size(); off += kBundleChunkBytes) {
-                   v1::DownloadBundleResponse chunk;
-                   if (off == 0) chunk.set_size_bytes(static_cast<int64_t>(content->size()));
-                   chunk.set_chunk(content->substr(off, kBundleChunkBytes));
-                   if (!writer->Write(chunk)) return absl::CancelledError("agent went away");
-                 }
-                 return absl::OkStatus();
+                 return scheduler_.DownloadBundle(
+                     IdentityOf(p), *req, [writer](int64_t size_bytes, const std::string& piece) {
+                       v1::DownloadBundleResponse chunk;
+                       if (size_bytes > 0) chunk.set_size_bytes(size_bytes);
+                       chunk.set_chunk(piece);
+                       return writer->Write(chunk);
+                     });
                });
 }
 

@@ -1,5 +1,7 @@
 #include "server/service/collection_service.h"
 
+#include "server/service/watch_stream.h"
+
 namespace npuperf::server {
 
 CollectionServiceImpl::CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads,
@@ -34,14 +36,9 @@ grpc::Status CollectionServiceImpl::ListCollections(grpc::ServerContext* ctx,
                     [&](const Principal& p) { return reads_.ListCollections(p.name, *req); });
 }
 
-grpc::Status CollectionServiceImpl::WatchCollection(
-    grpc::ServerContext* ctx, const v1::WatchCollectionRequest* req,
-    grpc::ServerWriter<v1::WatchCollectionResponse>* writer) {
-  return Serve(sc_, "WatchCollection", ctx, PrincipalKind::kTeam, [&](const Principal& p) {
-    return reads_.WatchCollection(
-        p.name, *req, [&] { return ctx->IsCancelled() || stopping_.load(); },
-        [&](const v1::WatchCollectionResponse& event) { return writer->Write(event); });
-  });
+grpc::ServerWriteReactor<v1::WatchCollectionResponse>* CollectionServiceImpl::WatchCollection(
+    grpc::CallbackServerContext* ctx, const v1::WatchCollectionRequest* req) {
+  return WatchStream::Open(sc_, scheduler_.watches(), ctx, *req);
 }
 
 grpc::Status CollectionServiceImpl::CancelCollection(grpc::ServerContext* ctx,

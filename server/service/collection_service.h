@@ -12,8 +12,11 @@ namespace npuperf::server {
 // gRPC adapter for CollectionService (team tokens): Serve, then the
 // Scheduler (writes) or ReadQueries (reads, watches), which check the
 // requests. Uses the synchronous API with grpc's bounded thread pool
-// (style.md §6 allows it for v1). Thread-safe.
-class CollectionServiceImpl final : public v1::CollectionService::Service {
+// (style.md §6 allows it for v1), except WatchCollection: a callback
+// stream (watch_stream.h), so idle watchers hold no thread. Thread-safe.
+class CollectionServiceImpl final
+    : public v1::CollectionService::WithCallbackMethod_WatchCollection<
+          v1::CollectionService::Service> {
  public:
   CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads, ServiceContext sc,
                         std::atomic<bool>& stopping);
@@ -24,8 +27,8 @@ class CollectionServiceImpl final : public v1::CollectionService::Service {
                              v1::GetCollectionResponse* resp) override;
   grpc::Status ListCollections(grpc::ServerContext* ctx, const v1::ListCollectionsRequest* req,
                                v1::ListCollectionsResponse* resp) override;
-  grpc::Status WatchCollection(grpc::ServerContext* ctx, const v1::WatchCollectionRequest* req,
-                               grpc::ServerWriter<v1::WatchCollectionResponse>* writer) override;
+  grpc::ServerWriteReactor<v1::WatchCollectionResponse>* WatchCollection(
+      grpc::CallbackServerContext* ctx, const v1::WatchCollectionRequest* req) override;
   grpc::Status CancelCollection(grpc::ServerContext* ctx, const v1::CancelCollectionRequest* req,
                                 v1::CancelCollectionResponse* resp) override;
   grpc::Status UploadBundle(grpc::ServerContext* ctx,

@@ -28,7 +28,7 @@ struct ServiceContext {
 // a team service or a team token calls AgentService (auth disabled: anyone
 // may call anything). serves nullopt: any authenticated principal
 // (ListAgents, which agents may call too).
-inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContext& ctx,
+inline absl::StatusOr<Principal> Authorize(ServiceContext& sc, const grpc::ServerContextBase& ctx,
                                            std::optional<PrincipalKind> serves) {
   std::string authorization;
   auto md = ctx.client_metadata().find("authorization");

@@ -3,17 +3,56 @@
 // interface): plain values, and the event log's kinds. Times are Unix
 // milliseconds.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection.pb.h"
 #include "npuperf/v1/comparison.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 
 namespace npuperf::server {
+
+// Stores keep a bundle's content in chunks of this size (the last one
+// shorter), so that no bundle is read or written whole.
+inline constexpr int64_t kStoredChunkBytes = 1 << 20;
+
+// A bundle a team uploaded, verified by the caller (Store::StoreBundle).
+struct NewBundle {
+  std::string team;
+  std::string name;    // the operator directory's name (informational)
+  std::string sha256;  // of the content
+  int64_t size_bytes = 0;
+  int64_t quota_bytes = 0;  // the team's bundle quota; 0: none
+  int64_t now_ms = 0;
+  // Up to `max` bytes of the content from `offset` (fewer only at its end).
+  // A backend may read the content again from offset 0 (a transaction
+  // rerun).
+  std::function<absl::StatusOr<std::string>(int64_t offset, int64_t max)> read;
+};
+
+// A job and its operator's bundle, as a download checks them
+// (Store::GetJobBundle).
+struct JobBundle {
+  v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
+  std::string agent_id;       // the lease holder (empty when never leased)
+  std::string team;           // of the job's collection
+  std::string bundle_sha256;  // of the job's operator, from the collection's spec
+  bool stored = false;        // the team owns that bundle and its content is stored
+  int64_t size_bytes = 0;
+  int32_t chunks = 0;
+};
+
+// What one CollectBundles pass removed.
+struct BundleCollection {
+  int64_t owners_dropped = 0;   // (team, bundle) ownerships
+  int64_t bundles_deleted = 0;  // contents nobody owned any more
+  int64_t bytes_freed = 0;
+};
 
 // A job to create inside a new collection.
 struct NewJob {

@@ -44,12 +44,40 @@ class Store {
   virtual absl::Status InsertToken(const std::string& hash, const std::string& kind,
                                    const std::string& name, int64_t now_ms) = 0;
 
-  // Bundles, content-addressed. Returns true when already present.
-  virtual absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
-                                         const std::string& sha256, const std::string& content,
+  // How many tokens the database holds (auth is on whenever any exists).
+  virtual absl::StatusOr<int64_t> CountTokens() = 0;
+
+  // Bundles: the content is stored once per sha256 (deduplicated, in
+  // chunks), and owned by every team that uploaded it; a team sees only the
+  // bundles it owns. Stores b for b.team, reading the content through
+  // b.read only when no team had it yet. Returns true when b.team already
+  // owned it (then it is only marked used, b.now_ms). RESOURCE_EXHAUSTED,
+  // nothing stored, when the team's bundles would pass b.quota_bytes.
+  virtual absl::StatusOr<bool> StoreBundle(const NewBundle& b) = 0;
+  // StoreBundle of content held in memory, without a quota (tests, tools).
+  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
+                                 const std::string& sha256, const std::string& content,
+                                 int64_t now_ms);
+  // True when team owns the bundle; marks it used at now_ms, so the
+  // collector keeps it for the retention period from then.
+  virtual absl::StatusOr<bool> UseBundle(const std::string& team, const std::string& sha256,
                                          int64_t now_ms) = 0;
-  virtual absl::StatusOr<std::string> GetBundle(const std::string& sha256) = 0;
-  virtual absl::StatusOr<bool> HasBundle(const std::string& sha256) = 0;
+  // The bytes of the bundles team owns (what its quota counts).
+  virtual absl::StatusOr<int64_t> BundleBytes(const std::string& team) = 0;
+  // The job and its operator's bundle, for a download. NOT_FOUND when the
+  // job is unknown.
+  virtual absl::StatusOr<JobBundle> GetJobBundle(int64_t job_id) = 0;
+  // Chunk `index` (0-based, JobBundle::chunks of them) of a stored bundle.
+  // NOT_FOUND past the last chunk or for an unknown bundle.
+  virtual absl::StatusOr<std::string> GetBundleChunk(const std::string& sha256, int32_t index) = 0;
+  // The whole content (tests, tools): every chunk in order. NOT_FOUND when
+  // the bundle is unknown.
+  absl::StatusOr<std::string> GetBundle(const std::string& sha256);
+  // Drops each team's ownership of the bundles it last used before
+  // unused_before_ms that no collection of the team with queued or live
+  // jobs references and no pinned baseline (round or collection) needs;
+  // deletes the content nobody owns any more.
+  virtual absl::StatusOr<BundleCollection> CollectBundles(int64_t unused_before_ms) = 0;
 
   // Creates a collection and its jobs, or returns the collection created
   // earlier with the same (team, idempotency key) and created=false.

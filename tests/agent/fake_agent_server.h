@@ -58,6 +58,9 @@ class FakeAgentServer {
     if (serve_bundles) {
       EXPECT_CALL(*stub, DownloadBundleRaw(::testing::_, ::testing::_))
           .WillRepeatedly([this](grpc::ClientContext*, const v1::DownloadBundleRequest& req) {
+            // The server streams bundles only to the lease holder of the job.
+            EXPECT_FALSE(req.agent_id().empty());
+            EXPECT_GT(req.job_id(), 0);
             return OpenBundle(req.sha256());
           });
     }

@@ -191,9 +191,9 @@ v1::SubmitCollectionRequest OneJob(const std::string& sha, int i) {
 // `iters` times: the agent long-polls `poll` (wait 30 s); once it waits, the
 // bench submits one job through `submit`; the latency is Submit() called ->
 // LeaseJob() returned. The agent then reports success (freeing the device).
-Latency SubmitToLease(Scheduler& submit, Scheduler& poll, int iters) {
+Latency SubmitToLease(Store& store, Scheduler& submit, Scheduler& poll, int iters) {
   const std::string sha = Sha256Hex("bench-bundle");
-  if (!submit.PutBundle("team", "op", sha, "bench-bundle").ok()) std::abort();
+  if (!store.PutBundle("team", "op", sha, "bench-bundle", 0).ok()) std::abort();
   v1::RegisterAgentRequest reg;
   reg.set_host("bench-host");
   reg.set_boot_id("boot");
@@ -262,12 +262,12 @@ void LatencyBench(Store& a, Store& b, int iters, const char* what) {
   ServerMetrics metrics(registry);
   Scheduler sa(a, clock, metrics, SchedulerOptions());
   if (&a == &b) {
-    PrintLatency(what, SubmitToLease(sa, sa, iters));
+    PrintLatency(what, SubmitToLease(a, sa, sa, iters));
     return;
   }
   Scheduler sb(b, clock, metrics, SchedulerOptions());
   BenchClock().SleepFor(std::chrono::milliseconds(300));  // listeners connected
-  PrintLatency(what, SubmitToLease(sa, sb, iters));
+  PrintLatency(what, SubmitToLease(a, sa, sb, iters));
 }
 
 void Print(const char* backend, const Figures& f) {

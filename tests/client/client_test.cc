@@ -27,6 +27,23 @@ TEST(ConfigTest, FlagsBeatEnvironmentWhichBeatsTheFile) {
   EXPECT_FALSE(ResolveConfig({{"format", "yaml"}}, {}, {}, &bad).ok());
 }
 
+// A --tls-ca that names a missing (or non-PEM) file fails: it never falls
+// back to the system roots.
+TEST(ConfigTest, MissingTlsCaFails) {
+  npuperf::testing::TempDir dir;
+  ClientConfig c;
+  auto missing = ResolveConfig({{"tls_ca", (dir.path() / "nope.pem").string()}}, {}, {}, &c);
+  EXPECT_TRUE(absl::IsInvalidArgument(missing));
+  EXPECT_NE(missing.message().find("tls_ca"), std::string::npos);
+  const std::string junk = (dir.path() / "junk.pem").string();
+  std::ofstream(junk) << "not a certificate\n";
+  EXPECT_TRUE(absl::IsInvalidArgument(ResolveConfig({{"tls_ca", junk}}, {}, {}, &c)));
+  const std::string pem = (dir.path() / "ca.pem").string();
+  std::ofstream(pem) << "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  ASSERT_TRUE(ResolveConfig({{"tls_ca", pem}}, {}, {}, &c).ok());
+  EXPECT_EQ(c.tls_ca, pem);
+}
+
 TEST(ConfigTest, FileSyntaxAndUnknownKeys) {
   npuperf::testing::TempDir dir;
   const std::string path = (dir.path() / "config").string();

@@ -1,4 +1,4 @@
-// PostgresStore: tokens, bundles, collections, agents and devices, and the
+// PostgresStore: tokens, collections, agents and devices, and the
 // state counts behind /metrics.
 #include <algorithm>
 
@@ -99,27 +99,9 @@ absl::Status PostgresStore::InsertToken(const std::string& hash, const std::stri
   });
 }
 
-absl::StatusOr<bool> PostgresStore::PutBundle(const std::string& team, const std::string& name,
-                                              const std::string& sha256, const std::string& content,
-                                              int64_t now_ms) {
-  return pool_->Run("put bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    auto r = tx.exec_prepared("bundle_put", sha256, team, name,
-                              static_cast<int64_t>(content.size()), PgBytes(content), now_ms);
-    return r.affected_rows() == 0;
-  });
-}
-
-absl::StatusOr<std::string> PostgresStore::GetBundle(const std::string& sha256) {
-  return pool_->Run("get bundle " + sha256, [&](pqxx::work& tx) -> absl::StatusOr<std::string> {
-    auto r = tx.exec_prepared("bundle_get", sha256);
-    if (r.empty()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
-    return PgBlob(r[0][0]);
-  });
-}
-
-absl::StatusOr<bool> PostgresStore::HasBundle(const std::string& sha256) {
-  return pool_->Run("has bundle", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    return !tx.exec_prepared("bundle_has", sha256).empty();
+absl::StatusOr<int64_t> PostgresStore::CountTokens() {
+  return pool_->Run("count tokens", [&](pqxx::work& tx) -> absl::StatusOr<int64_t> {
+    return tx.exec_prepared("token_count")[0][0].as<int64_t>();
   });
 }
 

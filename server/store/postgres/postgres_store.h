@@ -29,10 +29,10 @@ class PgListener;  // listener.h
 //
 // A pimpl: the pool and the listener are reached through pointers, so no
 // <pqxx/...> is reachable from this header (style.md R1). The methods live by
-// domain: collections.cc (tokens, bundles, collections, state counts),
-// agents.cc (agents and devices), claims.cc (ClaimJob, leases, expiry), results.cc (progress,
-// results), rounds.cc (rounds, baselines); postgres_store.cc opens and
-// migrates the database.
+// domain: collections.cc (tokens, collections, state counts), agents.cc (agents and devices),
+// bundles.cc (bundles, quota, collector), claims.cc (ClaimJob, leases, expiry), results.cc
+// (progress, results), rounds.cc (rounds, baselines); postgres_store.cc opens and migrates the
+// database.
 class PostgresStore final : public Store {
  public:
   // Default pool size: one connection per core is plenty for a 2-core host.
@@ -51,11 +51,15 @@ class PostgresStore final : public Store {
   absl::Status InsertToken(const std::string& hash, const std::string& kind,
                            const std::string& name, int64_t now_ms) override;
 
-  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
-                                 const std::string& sha256, const std::string& content,
+  absl::StatusOr<int64_t> CountTokens() override;
+
+  absl::StatusOr<bool> StoreBundle(const NewBundle& b) override;
+  absl::StatusOr<bool> UseBundle(const std::string& team, const std::string& sha256,
                                  int64_t now_ms) override;
-  absl::StatusOr<std::string> GetBundle(const std::string& sha256) override;
-  absl::StatusOr<bool> HasBundle(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BundleBytes(const std::string& team) override;
+  absl::StatusOr<JobBundle> GetJobBundle(int64_t job_id) override;
+  absl::StatusOr<std::string> GetBundleChunk(const std::string& sha256, int32_t index) override;
+  absl::StatusOr<BundleCollection> CollectBundles(int64_t unused_before_ms) override;
 
   absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,

@@ -39,11 +39,46 @@ constexpr Statement kStatements[] = {
     // Tokens and bundles.
     {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
     {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
-    {"bundle_put",
-     "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) VALUES "
-     "($1, $2, $3, $4, $5, $6) ON CONFLICT (sha256) DO NOTHING"},
-    {"bundle_get", "SELECT content FROM bundles WHERE sha256 = $1"},
-    {"bundle_has", "SELECT 1 FROM bundles WHERE sha256 = $1"},
+    {"token_count", "SELECT COUNT(*) FROM tokens"},
+    // Bundles (migration 0004): content in chunks, ownership per team. A
+    // team's uploads are serialized by an advisory lock on its name, so its
+    // quota check sees every earlier upload of the team.
+    {"bundle_team_lock", "SELECT pg_advisory_xact_lock(hashtext('npuperf-bundles:' || $1))"},
+    {"bundle_touch", "UPDATE bundle_owners SET used_ms = $3 WHERE team = $1 AND sha256 = $2"},
+    {"bundle_team_bytes",
+     "SELECT COALESCE(SUM(b.size_bytes), 0)::bigint FROM bundle_owners o JOIN bundles b ON "
+     "b.sha256 = o.sha256 WHERE o.team = $1"},
+    // Locks the bundle's row (inserting it when new): the collector deletes
+    // a content only under that lock. True when the row is new.
+    {"bundle_upsert",
+     "INSERT INTO bundles (sha256, team, name, size_bytes, created_ms) VALUES ($1, $2, $3, $4, $5) "
+     "ON CONFLICT (sha256) DO UPDATE SET sha256 = EXCLUDED.sha256 RETURNING (xmax = 0)"},
+    {"bundle_chunk_insert", "INSERT INTO bundle_chunks (sha256, seq, data) VALUES ($1, $2, $3)"},
+    {"bundle_owner_insert",
+     "INSERT INTO bundle_owners (team, sha256, name, used_ms) VALUES ($1, $2, $3, $4)"},
+    {"bundle_chunk_get", "SELECT data FROM bundle_chunks WHERE sha256 = $1 AND seq = $2"},
+    {"bundle_of_job",
+     "SELECT j.state, COALESCE(j.agent_id, ''), j.operator_name, c.team, c.spec FROM jobs j JOIN "
+     "collections c ON c.id = j.collection_id WHERE j.id = $1"},
+    {"bundle_owned_info",
+     "SELECT b.size_bytes, (SELECT COUNT(*) FROM bundle_chunks k WHERE k.sha256 = b.sha256)::int "
+     "FROM bundles b JOIN bundle_owners o ON o.sha256 = b.sha256 WHERE b.sha256 = $1 AND "
+     "o.team = $2"},
+    // The collector: ownerships unused since $1; the specs of collections
+    // with queued or live jobs and of pinned baselines (their bundles stay);
+    // an ownership dropped only when still unused (a submission may have
+    // used it meanwhile); a content deleted under its row lock when nobody
+    // owns it in a fresh snapshot.
+    {"bundle_gc_stale", "SELECT team, sha256 FROM bundle_owners WHERE used_ms < $1"},
+    {"bundle_gc_in_use",
+     "SELECT team, spec FROM collections WHERE state IN (1, 2) OR id IN (SELECT collection_id "
+     "FROM baselines WHERE collection_id IS NOT NULL) OR id IN (SELECT r.collection_id FROM "
+     "baselines b JOIN rounds r ON r.id = b.round_id)"},
+    {"bundle_gc_drop",
+     "DELETE FROM bundle_owners WHERE team = $1 AND sha256 = $2 AND used_ms < $3"},
+    {"bundle_gc_lock", "SELECT size_bytes FROM bundles WHERE sha256 = $1 FOR UPDATE"},
+    {"bundle_gc_owned", "SELECT 1 FROM bundle_owners WHERE sha256 = $1 LIMIT 1"},
+    {"bundle_gc_delete", "DELETE FROM bundles WHERE sha256 = $1"},
     // Collections.
     {"collection_insert",
      "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, idempotency_key, "

@@ -1,5 +1,4 @@
-// SqliteStore: tokens, bundles, collections, and the state counts behind
-// /metrics.
+// SqliteStore: tokens, collections, and the state counts behind /metrics.
 #include <algorithm>
 
 #include "SQLiteCpp/Database.h"
@@ -43,46 +42,14 @@ absl::Status SqliteStore::InsertToken(const std::string& hash, const std::string
   }
 }
 
-absl::StatusOr<bool> SqliteStore::PutBundle(const std::string& team, const std::string& name,
-                                            const std::string& sha256, const std::string& content,
-                                            int64_t now_ms) {
+absl::StatusOr<int64_t> SqliteStore::CountTokens() {
   absl::MutexLock lock(&mu_);
   try {
-    SQLite::Statement q(*db_,
-                        "INSERT INTO bundles (sha256, team, name, size_bytes, content, created_ms) "
-                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING");
-    q.bind(1, sha256);
-    q.bind(2, team);
-    q.bind(3, name);
-    q.bind(4, static_cast<int64_t>(content.size()));
-    q.bind(5, content.data(), static_cast<int>(content.size()));
-    q.bind(6, now_ms);
-    return q.exec() == 0;
+    SQLite::Statement q(*db_, "SELECT COUNT(*) FROM tokens");
+    q.executeStep();
+    return q.getColumn(0).getInt64();
   } catch (...) {
-    return CurrentSqliteError("put bundle " + sha256);
-  }
-}
-
-absl::StatusOr<std::string> SqliteStore::GetBundle(const std::string& sha256) {
-  absl::MutexLock lock(&mu_);
-  try {
-    SQLite::Statement q(*db_, "SELECT content FROM bundles WHERE sha256 = ?");
-    q.bind(1, sha256);
-    if (!q.executeStep()) return absl::NotFoundError(absl::StrCat("bundle ", sha256, " not found"));
-    return BlobOf(q.getColumn(0));
-  } catch (...) {
-    return CurrentSqliteError("get bundle " + sha256);
-  }
-}
-
-absl::StatusOr<bool> SqliteStore::HasBundle(const std::string& sha256) {
-  absl::MutexLock lock(&mu_);
-  try {
-    SQLite::Statement q(*db_, "SELECT 1 FROM bundles WHERE sha256 = ?");
-    q.bind(1, sha256);
-    return q.executeStep();
-  } catch (...) {
-    return CurrentSqliteError("has bundle");
+    return CurrentSqliteError("count tokens");
   }
 }
 

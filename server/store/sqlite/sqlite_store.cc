@@ -2,6 +2,14 @@
 // methods share inside their transaction (events, collection state).
 #include "server/store/sqlite/sqlite_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
@@ -11,6 +19,7 @@
 #include "server/store/sqlite/errors.h"
 
 namespace npuperf::server {
+namespace fs = std::filesystem;
 
 SqliteStore::SqliteStore(std::unique_ptr<SQLite::Database> db) : db_(std::move(db)) {}
 SqliteStore::~SqliteStore() = default;
@@ -49,9 +58,37 @@ absl::Status Migrate(SQLite::Database& db) {
   return ApplyMigrations(EmbeddedMigrations(SqlDialect::kSqlite), target).status();
 }
 
+// The database holds every team's bundles and evidence: its directory is
+// created 0700 when missing (an existing one keeps its mode), the file 0600
+// (SQLite gives its -wal and -shm files the database file's mode), and an
+// existing file and its -wal/-shm are narrowed to 0600.
+absl::Status PrepareDatabaseFile(const std::string& path) {
+  if (path.empty() || path == ":memory:" || path.rfind("file:", 0) == 0) return absl::OkStatus();
+  const fs::path file(path);
+  std::error_code ec;
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (!fs::exists(dir, ec)) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::UnavailableError(
+          absl::StrCat("create directory ", dir.string(), ": ", std::strerror(errno)));
+    }
+  }
+  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  }
+  ::close(fd);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string f = path + suffix;
+    if (fs::exists(f, ec)) ::chmod(f.c_str(), 0600);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path) {
+  if (auto s = PrepareDatabaseFile(path); !s.ok()) return s;
   try {
     auto db = std::make_unique<SQLite::Database>(
         path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE | SQLite::OPEN_FULLMUTEX);

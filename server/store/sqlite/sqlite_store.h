@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,14 +23,16 @@ namespace npuperf::server {
 // SQLite serializes writers anyway, and one connection keeps every method
 // atomic without cross-connection retries. Thread-safe.
 //
-// The methods live by domain: collections.cc (tokens, bundles, collections,
-// state counts), agents.cc (agents and devices), claims.cc (ClaimJob, leases, expiry), results.cc
-// (progress, results), rounds.cc (rounds, baselines); sqlite_store.cc opens
-// and migrates the database and holds the steps several methods share.
+// The methods live by domain: collections.cc (tokens, collections, state
+// counts), agents.cc (agents and devices), bundles.cc (bundles, quota, collector), claims.cc
+// (ClaimJob, leases, expiry), results.cc (progress, results), rounds.cc (rounds, baselines);
+// sqlite_store.cc opens and migrates the database and holds the steps several methods share.
 class SqliteStore final : public Store {
  public:
   // Opens (creating if needed) the database at path (":memory:" for tests)
-  // and applies pending migrations.
+  // and applies pending migrations. A new file is created 0600 (its -wal
+  // and -shm files follow) in a directory created 0700 when missing; an
+  // existing file and its -wal/-shm are narrowed to 0600.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   ~SqliteStore() override;
 
@@ -37,11 +40,15 @@ class SqliteStore final : public Store {
   absl::Status InsertToken(const std::string& hash, const std::string& kind,
                            const std::string& name, int64_t now_ms) override;
 
-  absl::StatusOr<bool> PutBundle(const std::string& team, const std::string& name,
-                                 const std::string& sha256, const std::string& content,
+  absl::StatusOr<int64_t> CountTokens() override;
+
+  absl::StatusOr<bool> StoreBundle(const NewBundle& b) override;
+  absl::StatusOr<bool> UseBundle(const std::string& team, const std::string& sha256,
                                  int64_t now_ms) override;
-  absl::StatusOr<std::string> GetBundle(const std::string& sha256) override;
-  absl::StatusOr<bool> HasBundle(const std::string& sha256) override;
+  absl::StatusOr<int64_t> BundleBytes(const std::string& team) override;
+  absl::StatusOr<JobBundle> GetJobBundle(int64_t job_id) override;
+  absl::StatusOr<std::string> GetBundleChunk(const std::string& sha256, int32_t index) override;
+  absl::StatusOr<BundleCollection> CollectBundles(int64_t unused_before_ms) override;
 
   absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
@@ -119,6 +126,10 @@ class SqliteStore final : public Store {
   // Agents (collections.cc): the agent's devices become exactly `devices`.
   void ReplaceDevices(const std::string& agent_id, const std::vector<v1::DeviceInfo>& devices)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Bundles (bundles.cc): (team, sha256) of every bundle a collection with
+  // queued or live jobs, or a pinned baseline, references.
+  std::set<std::pair<std::string, std::string>> BundlesInUse() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Collections (collections.cc).
   // Inserts the collection and its jobs in one transaction; or, when

@@ -15,33 +15,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// The events a watch emitted, read by the test thread as they arrive.
-class Events {
- public:
-  ReadQueries::WatchSink Sink(bool accept = true) {
-    return [this, accept](const v1::WatchCollectionResponse& e) {
-      absl::MutexLock lock(&mu_);
-      events_.push_back(e);
-      return accept;
-    };
-  }
-  // Blocks until n events arrived (an event-driven wait, not a timed one).
-  v1::WatchCollectionResponse AwaitEvent(size_t n) {
-    absl::MutexLock lock(&mu_);
-    auto arrived = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return events_.size() >= n; };
-    mu_.Await(absl::Condition(&arrived));
-    return events_[n - 1];
-  }
-  size_t size() {
-    absl::MutexLock lock(&mu_);
-    return events_.size();
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<v1::WatchCollectionResponse> events_ ABSL_GUARDED_BY(mu_);
-};
-
 class ReadQueriesTest : public SchedulerFixture {
  protected:
   std::string Submit(int jobs = 1) {
@@ -50,25 +23,13 @@ class ReadQueriesTest : public SchedulerFixture {
     return c.ok() ? c->first.id() : "";
   }
 
-  std::future<absl::Status> Watch(const std::string& team, const std::string& id,
-                                  ReadQueries::WatchSink sink) {
-    v1::WatchCollectionRequest req;
-    req.set_collection_id(id);
-    return std::async(std::launch::async, [this, team, req, sink] {
-      return reads_.WatchCollection(
-          team, req, [this] { return stop_.load(); }, sink);
-    });
-  }
-
   static std::vector<std::string> Fields(const absl::Status& s) {
     std::vector<std::string> out;
     for (const auto& v : FieldViolationsOf(s)) out.push_back(v.field);
     return out;
   }
 
-  ReadQueries reads_{*store_, scheduler_.updates()};
-  std::atomic<bool> stop_{false};
-  Events events_;
+  ReadQueries reads_{*store_};
 };
 
 TEST_F(ReadQueriesTest, AnotherTeamsCollectionIsNotFound) {
@@ -147,56 +108,6 @@ TEST_F(ReadQueriesTest, RoundsAreReadForTheirTeamOnly) {
   auto agents = reads_.ListAgents(AgentsViewer::Of(Principal{}, /*auth_required=*/false));
   ASSERT_TRUE(agents.ok());
   EXPECT_EQ(agents->agents_size(), 1);
-}
-
-// A watch sends the snapshot at once, then an event per change, woken by
-// the scheduler's notifications (the clock never moves), until terminal.
-TEST_F(ReadQueriesTest, WatchFollowsChangesUntilTerminal) {
-  const std::string id = Submit();
-  const std::string agent = Register("h1");
-  auto watch = Watch("team", id, events_.Sink());
-  EXPECT_EQ(events_.AwaitEvent(1).sequence(), 1);
-  auto a = Lease(agent, 0);
-  ASSERT_TRUE(a);
-  const auto leased = events_.AwaitEvent(2);
-  EXPECT_EQ(leased.sequence(), 2);
-  EXPECT_EQ(leased.changed_job().state(), v1::JOB_STATE_LEASED);
-  ASSERT_TRUE(Succeed(*a, "u1", 12.5).ok());
-  const auto done = events_.AwaitEvent(3);
-  EXPECT_EQ(done.collection().state(), v1::COLLECTION_STATE_SUCCEEDED);
-  EXPECT_TRUE(watch.get().ok());
-  EXPECT_EQ(events_.size(), 3u);
-}
-
-// What no notification reports (here a change made behind the scheduler's
-// back) a watch still sees on its periodic re-read, kWatchRereadPeriod on
-// the clock after its last read.
-TEST_F(ReadQueriesTest, WatchRereadsOnTheClockWithoutANotification) {
-  const std::string id = Submit();
-  auto watch = Watch("team", id, events_.Sink());
-  events_.AwaitEvent(1);
-  clock_.AwaitWaiters(1);
-  ASSERT_TRUE(store_->CancelCollection("team", id, "behind its back", 0).ok());
-  clock_.Advance(kWatchRereadPeriod - milliseconds(1));
-  EXPECT_EQ(events_.size(), 1u);
-  clock_.Advance(milliseconds(1));
-  EXPECT_EQ(events_.AwaitEvent(2).collection().state(), v1::COLLECTION_STATE_CANCELLED);
-  EXPECT_TRUE(watch.get().ok());
-}
-
-TEST_F(ReadQueriesTest, WatchEndsWhenStoppedOrRefusedOrNotFound) {
-  const std::string id = Submit();
-  auto stopped = Watch("team", id, events_.Sink());
-  events_.AwaitEvent(1);
-  clock_.AwaitWaiters(1);
-  stop_ = true;
-  clock_.Advance(kStopCheckPeriod);
-  EXPECT_TRUE(absl::IsUnavailable(stopped.get()));
-  stop_ = false;
-  Events refusing;
-  EXPECT_TRUE(absl::IsCancelled(Watch("team", id, refusing.Sink(false)).get()));
-  EXPECT_EQ(refusing.size(), 1u);
-  EXPECT_TRUE(absl::IsNotFound(Watch("other", id, refusing.Sink()).get()));
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// The Store's conveniences over its bundle methods (tests and tools hold
+// bundles in memory; the server streams them, core/bundles.h).
+#include "server/store/store.h"
+
+#include <algorithm>
+
+namespace npuperf::server {
+
+absl::StatusOr<bool> Store::PutBundle(const std::string& team, const std::string& name,
+                                      const std::string& sha256, const std::string& content,
+                                      int64_t now_ms) {
+  NewBundle b;
+  b.team = team;
+  b.name = name;
+  b.sha256 = sha256;
+  b.size_bytes = static_cast<int64_t>(content.size());
+  b.now_ms = now_ms;
+  b.read = [&content](int64_t offset, int64_t max) -> absl::StatusOr<std::string> {
+    const auto at = static_cast<size_t>(std::min<int64_t>(offset, content.size()));
+    return content.substr(at, static_cast<size_t>(max));
+  };
+  return StoreBundle(b);
+}
+
+absl::StatusOr<std::string> Store::GetBundle(const std::string& sha256) {
+  std::string content;
+  for (int32_t i = 0;; ++i) {
+    auto chunk = GetBundleChunk(sha256, i);
+    if (absl::IsNotFound(chunk.status()) && i > 0) return content;
+    if (!chunk.ok()) return chunk.status();
+    content += *chunk;
+  }
+}
+
+}  // namespace npuperf::server
