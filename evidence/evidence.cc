@@ -6,9 +6,12 @@
 #include "evidence/bound.h"
 #include "evidence/derived.h"
 #include "evidence/golden.h"
+#include "evidence/layout.h"
 #include "evidence/op_summary.h"
+#include "evidence/opprof.h"
 #include "evidence/per_core.h"
 #include "evidence/prof_layout.h"
+#include "evidence/statistic.h"
 #include "evidence/str_util.h"
 #include "evidence/task_time.h"
 
@@ -20,39 +23,34 @@ using internal::Cat;
 
 struct GroupRow {
   std::string metric;
-  OpRow row;
+  RunLayout run;
+  SelectedTarget target;
 };
 
-// The target row of one metric run. nullopt (with a warning) when the run is
-// absent; an error when it is present but unreadable, ambiguous or lacks the
-// target.
-absl::StatusOr<std::optional<OpRow>> ReadMetric(const fs::path& group, const std::string& metric,
-                                                const std::string& op_name,
-                                                std::vector<std::string>* warnings) {
-  fs::path dir = group / ("PROF_" + metric);
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    warnings->push_back(Cat("metric ", metric, ": ", dir.string(), " missing"));
-    return std::optional<OpRow>();
+// The target of one metric run. nullopt (with a warning) when the run, its
+// export or its op_summary is absent; an error when it is present but
+// unreadable, ambiguous or lacks the target.
+absl::StatusOr<std::optional<GroupRow>> ReadMetric(const fs::path& group, const std::string& metric,
+                                                   const BuildOptions& options, Evidence* ev) {
+  std::string why;
+  absl::StatusOr<std::optional<RunLayout>> run =
+      DetectGroupRun(group, metric, options.device_id, &why);
+  if (!run.ok()) return internal::Annotate(run.status(), Cat("metric ", metric));
+  if (!run->has_value()) {
+    ev->warnings.push_back(Cat("metric ", metric, ": ", why));
+    return std::optional<GroupRow>();
   }
-  absl::StatusOr<fs::path> prof = FindSingleProfDir(dir);
-  absl::StatusOr<fs::path> out = prof.ok() ? ProfilerOutputDir(*prof) : prof.status();
-  if (!out.ok()) {
-    if (out.status().code() != absl::StatusCode::kNotFound) {
-      return internal::Annotate(out.status(), Cat("metric ", metric));
-    }
-    warnings->push_back(Cat("metric ", metric, ": ", internal::Msg(out.status())));
-    return std::optional<OpRow>();
+  RunLayout& r = **run;
+  for (const std::string& n : r.notes) ev->input.notes.push_back(Cat(metric, ": ", n));
+  if (r.op_summary.empty()) {
+    ev->warnings.push_back(
+        Cat("metric ", metric, ": no op_summary_*.csv in ", r.table_dir.string()));
+    return std::optional<GroupRow>();
   }
-  absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(*out, "op_summary");
-  if (!parts.ok()) return internal::Annotate(parts.status(), Cat("metric ", metric));
-  if (parts->empty()) {
-    warnings->push_back(Cat("metric ", metric, ": no op_summary_*.csv in ", out->string()));
-    return std::optional<OpRow>();
-  }
-  absl::StatusOr<OpRow> row = SelectTargetRow(*parts, op_name);
-  if (!row.ok()) return internal::Annotate(row.status(), Cat("metric ", metric));
-  return std::optional<OpRow>(std::move(*row));
+  absl::StatusOr<SelectedTarget> target =
+      SelectTarget(r.op_summary, options.op_name, options.launch);
+  if (!target.ok()) return internal::Annotate(target.status(), Cat("metric ", metric));
+  return std::optional<GroupRow>(GroupRow{metric, std::move(r), *std::move(target)});
 }
 
 // Reference merge rule: per column the first non-missing value in metric
@@ -77,15 +75,17 @@ void SetIdentity(const OpRow& row, Evidence* ev) {
   ev->aiv_time_us = row.Get("aiv_time(us)").value_or(0);
 }
 
-absl::Status SetDuration(const OpRow& row, const std::string& metric, Evidence* ev) {
+// Duration samples: one per used launch of the canonical run.
+absl::Status SetDuration(const GroupRow& g, Evidence* ev) {
+  const OpRow& row = g.target.row;
   double d = row.task_duration_us.value_or(0);
   if (!(d > 0) || !std::isfinite(d)) {
     return absl::InvalidArgumentError(Cat(row.file.string(), ":", row.line,
                                           ": invalid Task Duration for op_name=", row.op_name,
-                                          " (metric ", metric, ")"));
+                                          " (metric ", g.metric, ")"));
   }
   ev->task_duration_us = d;
-  ev->duration.samples_us = {d};
+  ev->duration.samples_us = g.target.durations_us;
   Aggregate agg = AggregateSamples(ev->duration.samples_us);
   ev->duration.aggregate_us = agg.value;
   ev->duration.method = agg.method;
@@ -93,37 +93,95 @@ absl::Status SetDuration(const OpRow& row, const std::string& metric, Evidence* 
   return absl::OkStatus();
 }
 
-void AddPerCore(const fs::path& group, const BuildOptions& options, Evidence* ev) {
+void SetLaunch(const std::vector<GroupRow>& rows, const BuildOptions& options, Evidence* ev) {
+  const SelectedTarget& canon = rows.front().target;
+  LaunchRecord& l = ev->launch;
+  l.selector = LaunchSelectorText(options.launch);
+  l.total = static_cast<int>(canon.launches.size());
+  for (size_t u : canon.used) l.used.push_back(canon.launches[u]);
+  bool all = options.launch.kind == LaunchSelector::Kind::kAll;
+  l.metric_method = all ? AggregationMethod::kMedian : AggregationMethod::kSingle;
+  for (const GroupRow& g : rows) {
+    if (all) l.spread.push_back({g.metric, g.target.spread});
+    for (const std::string& w : g.target.warnings) ev->warnings.push_back(Cat(g.metric, ": ", w));
+    if (g.target.launches.size() != canon.launches.size()) {
+      ev->warnings.push_back(Cat("metric ", g.metric, " has ", g.target.launches.size(),
+                                 " launches of the target, ", rows.front().metric, " ",
+                                 canon.launches.size(), ": the runs did not execute alike"));
+    }
+  }
+}
+
+// The op_statistic row of the target's type in the canonical run.
+void AttachOpStatistic(const RunLayout& run, Evidence* ev) {
+  if (run.op_statistic.empty()) return;
+  absl::StatusOr<std::vector<OpStatisticRow>> rows = ReadOpStatistic(run.op_statistic);
+  if (!rows.ok()) {
+    ev->warnings.push_back(Cat("op_statistic: ", internal::Msg(rows.status())));
+    return;
+  }
+  for (const OpStatisticRow& r : *rows) {
+    if (r.op_type != ev->op_type || (r.core_type != ev->task_type && !ev->task_type.empty()))
+      continue;
+    ev->op_statistic = r;
+    if (r.count < ev->launch.total) {
+      ev->warnings.push_back(Cat("op_statistic counts ", r.count, " tasks of type ", r.op_type,
+                                 " but op_summary has ", ev->launch.total, " launches of ",
+                                 ev->op_name));
+    }
+    return;
+  }
+}
+
+void SetDeviceFacts(const RunLayout& run, Evidence* ev) {
+  ev->device_facts.cube_cores = run.device.cube_cores;
+  ev->device_facts.vector_cores = run.device.vector_cores;
+  if (run.device.aic_mhz) {
+    ev->device_facts.rated_mhz = run.device.aic_mhz;
+    ev->device_facts.rated_source = Cat(run.device.source.filename().string(), " aic_frequency");
+  }
+}
+
+void AddPerCore(const fs::path& sample_run, const BuildOptions& options, Evidence* ev) {
   bool aiv = ev->aiv_time_us > ev->aicore_time_us;
-  ev->per_core = LoadPerCore(group, aiv ? CoreType::kAiv : CoreType::kAic,
+  ev->per_core = LoadPerCore(sample_run, aiv ? CoreType::kAiv : CoreType::kAic,
                              aiv ? ev->aiv_time_us : ev->aicore_time_us, options.device_id);
   ev->per_core_secondary =
-      LoadPerCore(group, aiv ? CoreType::kAic : CoreType::kAiv,
+      LoadPerCore(sample_run, aiv ? CoreType::kAic : CoreType::kAiv,
                   aiv ? ev->aicore_time_us : ev->aiv_time_us, options.device_id);
   if (!ev->per_core.ok()) {
     ev->warnings.push_back(Cat("per-core: ", StatusText(ev->per_core)));
     return;
   }
   // The reference assumes the slowest core ran exactly the target's core time;
-  // the sample db sums every kernel of the process, so say when that is off.
-  std::optional<SocInfo> soc = LookupSoc(options.soc);
-  double rated = options.rated_mhz > 0 ? options.rated_mhz : (soc ? soc->rated_mhz : 0);
-  double mhz = ev->per_core.freq_ghz * 1000;
-  if (rated > 0 && std::abs(mhz - rated) / rated > 0.25) {
-    ev->warnings.push_back(Cat("per-core: back-calculated clock ", mhz,
-                               " MHz is far from the rated ", rated,
-                               " MHz; the sample db covers every kernel of the process, so "
-                               "per-core us are not the target's"));
+  // the sample db sums every kernel of the process, so say when that cannot be.
+  SocResolution soc = ResolveSoc(options.soc, FactsOf(*ev));
+  double rated = options.rated_mhz > 0 ? options.rated_mhz : soc.rated_mhz;
+  for (PerCore* p : {&ev->per_core, &ev->per_core_secondary}) {
+    if (!p->ok()) continue;
+    ClockPlausibility c = CheckImpliedClock(p->freq_ghz * 1000, rated, options.dvfs_tolerance_pct);
+    p->clock_implausible = !c.plausible;
+    p->clock_note = c.note;
+    if (!c.plausible) {
+      ev->warnings.push_back(Cat("per-core ", Name(p->core_type), ": ", c.note,
+                                 "; the sample db covers every kernel of the process, so per-core "
+                                 "us are not the target's"));
+    }
   }
 }
 
-void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
+void Finish(const fs::path& sample_run, const BuildOptions& options, bool single_run,
+            Evidence* ev) {
   ev->seven_metric_status =
       ev->missing_metrics.empty() ? SevenMetricStatus::kComplete : SevenMetricStatus::kPartial;
   if (!ev->missing_metrics.empty()) {
     std::string names;
     for (const std::string& m : ev->missing_metrics) names += Cat(names.empty() ? "" : ", ", m);
-    ev->errors.push_back({"MISSING_GROUP", Cat("missing metric groups: ", names)});
+    if (single_run) {
+      ev->warnings.push_back(Cat("one run read: metric groups not collected: ", names));
+    } else {
+      ev->errors.push_back({"MISSING_GROUP", Cat("missing metric groups: ", names)});
+    }
   }
   for (auto [key, target] : {std::pair{"aicore_time(us)", &ev->aicore_time_us},
                              std::pair{"aiv_time(us)", &ev->aiv_time_us}}) {
@@ -135,97 +193,126 @@ void Finish(const fs::path& group, const BuildOptions& options, Evidence* ev) {
   ComputeHeadOverhead(ev);
   ev->l2_hit_rate_pct = L2HitRates(ev->merged);
   ev->bound = DiagnoseBound(ev->merged, &ev->errors);
-  AddPerCore(group, options, ev);
+  AddPerCore(sample_run, options, ev);
   ev->dvfs = CheckDvfs(*ev, options);
+  for (const std::string& w : ev->dvfs.warnings) ev->warnings.push_back(Cat("soc: ", w));
   ev->golden = ComputeGoldenRatio(options.golden_per_iteration_us, ev->duration.aggregate_us);
 }
 
-}  // namespace
+// The rows gathered, into the evidence (identity and timing from rows[0]).
+absl::Status Assemble(std::vector<GroupRow> rows, const BuildOptions& options, Evidence* ev) {
+  if (rows[0].metric != "PipeUtilization") {
+    ev->warnings.push_back(Cat("PipeUtilization missing: timing taken from ", rows[0].metric));
+  }
+  SetIdentity(rows[0].target.row, ev);
+  absl::Status s = SetDuration(rows[0], ev);
+  if (!s.ok()) return s;
+  SetLaunch(rows, options, ev);
+  SetDeviceFacts(rows[0].run, ev);
+  AttachOpStatistic(rows[0].run, ev);
+  for (GroupRow& g : rows) {
+    Merge(g.target.row, &ev->merged);
+    ev->metrics.push_back(
+        {g.metric, std::move(g.target.row.fields), g.target.row.file, g.target.row.line});
+  }
+  return absl::OkStatus();
+}
 
-absl::StatusOr<Evidence> BuildEvidence(const fs::path& prof_group, const BuildOptions& options) {
-  if (options.op_name.empty()) {
-    return absl::InvalidArgumentError("an exact op name is required (see list-op-names)");
-  }
-  std::error_code ec;
-  if (!fs::is_directory(prof_group, ec)) {
-    return absl::NotFoundError(Cat("'", prof_group.string(), "' is not a directory."));
-  }
-  Evidence ev;
-  ev.prof_group = prof_group;
+absl::StatusOr<Evidence> FromGroup(const fs::path& group, const BuildOptions& options,
+                                   Evidence ev) {
   std::vector<GroupRow> rows;
   for (const std::string& metric : SevenMetrics()) {
-    absl::StatusOr<std::optional<OpRow>> row =
-        ReadMetric(prof_group, metric, options.op_name, &ev.warnings);
+    absl::StatusOr<std::optional<GroupRow>> row = ReadMetric(group, metric, options, &ev);
     if (!row.ok()) return row.status();
     if (!row->has_value()) {
       ev.missing_metrics.push_back(metric);
       continue;
     }
-    rows.push_back({metric, std::move(**row)});
+    rows.push_back(std::move(**row));
   }
   if (rows.empty()) {
-    return absl::NotFoundError(Cat("no op_summary_*.csv rows discovered under ",
-                                   prof_group.string(),
-                                   " (expected PROF_<Metric>/PROF_*/mindstudio_profiler_output)"));
+    std::string seen;
+    for (const std::string& w : ev.warnings) seen += Cat("\n  ", w);
+    return absl::NotFoundError(Cat("no op_summary_*.csv rows discovered under ", group.string(),
+                                   " (expected PROF_<Metric>/PROF_*/mindstudio_profiler_output or "
+                                   "PROF_<Metric>/PROF_*/device_<id>/summary):",
+                                   seen));
   }
-  // rows[0] is PipeUtilization when present: the canonical identity/timing.
-  if (rows[0].metric != "PipeUtilization") {
-    ev.warnings.push_back(Cat("PipeUtilization missing: timing taken from ", rows[0].metric));
-  }
-  SetIdentity(rows[0].row, &ev);
-  absl::Status s = SetDuration(rows[0].row, rows[0].metric, &ev);
+  absl::Status s = Assemble(std::move(rows), options, &ev);
   if (!s.ok()) return s;
-  for (GroupRow& g : rows) {
-    Merge(g.row, &ev.merged);
-    ev.metrics.push_back({g.metric, std::move(g.row.fields), g.row.file, g.row.line});
-  }
-  Finish(prof_group, options, &ev);
+  Finish(group / "PROF_Sample", options, /*single_run=*/false, &ev);
   return ev;
 }
 
-Evidence CombineRepeats(std::vector<Evidence> repeats) {
-  Evidence out = std::move(repeats.front());
-  std::vector<double> samples = out.duration.samples_us;
-  for (size_t i = 1; i < repeats.size(); ++i) {
-    const Evidence& r = repeats[i];
-    samples.insert(samples.end(), r.duration.samples_us.begin(), r.duration.samples_us.end());
-    for (const EvidenceError& e : r.errors) {
-      out.errors.push_back({e.code, Cat("repeat ", i + 1, ": ", e.message)});
+// The metric group a single run collected: as the run says, else from its
+// columns.
+std::string GroupOfRun(const RunLayout& run, const SelectedTarget& t, Evidence* ev) {
+  if (!run.metric_group.empty()) return run.metric_group;
+  static const std::pair<const char*, const char*> kSignature[] = {
+      {"aiv_vec_ratio", "PipeUtilization"},
+      {"aic_mac_ratio", "PipeUtilization"},
+      {"vec_ratio", "PipeUtilization"},
+      {"aiv_vec_fp16_ratio", "ArithmeticUtilization"},
+      {"aic_mac_fp16_ratio", "ArithmeticUtilization"},
+      {"aic_l0a_read_bw(GB/s)", "MemoryL0"},
+      {"aiv_ub_read_bw_vector(GB/s)", "MemoryUB"},
+      {"aic_main_mem_read_bw(GB/s)", "Memory"},
+      {"aiv_main_mem_read_bw(GB/s)", "Memory"},
+      {"aic_write_cache_hit", "L2Cache"},
+      {"aic_read_local_l2_hit", "L2Cache"},
+      {"aiv_vec_bank_cflt_ratio", "ResourceConflictRatio"}};
+  for (const auto& [column, group] : kSignature) {
+    if (t.row.Get(column)) {
+      ev->input.notes.push_back(Cat("metric group ", group, " inferred from column ", column));
+      return group;
     }
-    for (const std::string& w : r.warnings) out.warnings.push_back(Cat("repeat ", i + 1, ": ", w));
   }
-  Aggregate agg = AggregateSamples(samples);
-  out.duration.samples_us = std::move(samples);
-  out.duration.aggregate_us = agg.value;
-  out.duration.method = agg.method;
-  if (out.golden.status != GoldenStatus::kNotProvided) {
-    out.golden = ComputeGoldenRatio(out.golden.golden_us, out.duration.aggregate_us);
-  }
-  return out;
+  ev->input.notes.push_back("no PMU columns: metric group unknown (task-time only run)");
+  return "PipeUtilization";
 }
 
-Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
-                       std::optional<double> golden_per_iteration_us) {
+absl::StatusOr<Evidence> FromRun(const fs::path& dir, const BuildOptions& options, Evidence ev) {
+  absl::StatusOr<RunLayout> run = DetectRun(dir, options.device_id);
+  if (!run.ok()) return run.status();
+  ev.input.notes.insert(ev.input.notes.end(), run->notes.begin(), run->notes.end());
+  if (run->op_summary.empty()) {
+    return absl::NotFoundError(
+        Cat("no op_summary (or kernel_details) table in ", run->table_dir.string()));
+  }
+  absl::StatusOr<SelectedTarget> t = SelectTarget(run->op_summary, options.op_name, options.launch);
+  if (!t.ok()) return t.status();
+  std::string metric = GroupOfRun(*run, *t, &ev);
+  for (const std::string& m : SevenMetrics()) {
+    if (m != metric) ev.missing_metrics.push_back(m);
+  }
+  fs::path run_dir = run->run_dir;
+  std::vector<GroupRow> rows;
+  rows.push_back(GroupRow{metric, *std::move(run), *std::move(t)});
+  absl::Status s = Assemble(std::move(rows), options, &ev);
+  if (!s.ok()) return s;
+  Finish(run_dir, options, /*single_run=*/true, &ev);
+  return ev;
+}
+
+}  // namespace
+
+absl::StatusOr<Evidence> BuildEvidence(const fs::path& input, const BuildOptions& options) {
+  if (options.op_name.empty()) {
+    return absl::InvalidArgumentError("an exact op name is required (see list-op-names)");
+  }
+  absl::StatusOr<DetectedInput> in = DetectInput(input);
+  if (!in.ok()) return in.status();
   Evidence ev;
-  const KernelTiming& first = repeats.front();
-  ev.op_name = first.kernel_name;
-  ev.task_type = first.kernel_type;
-  std::vector<double> samples;
-  for (const KernelTiming& t : repeats) {
-    samples.push_back(t.aggregate_us);
-    if (t.launches_us.size() > 1) {
-      ev.warnings.push_back(Cat(t.launches_us.size(), " launches of ", t.kernel_name,
-                                " in one process, reduced by ", Name(t.method)));
-    }
+  ev.prof_group = input;
+  ev.input.kind = std::string(Name(in->kind));
+  ev.input.notes = in->notes;
+  switch (in->kind) {
+    case InputKind::kProfGroup: return FromGroup(in->path, options, std::move(ev));
+    case InputKind::kProfRun:
+    case InputKind::kAscendPt: return FromRun(in->path, options, std::move(ev));
+    case InputKind::kOpprof: return OpprofEvidence(in->path, options, std::move(ev));
   }
-  Aggregate agg = AggregateSamples(samples);
-  ev.duration = {samples, agg.value, agg.method, first.source};
-  ev.task_duration_us = agg.value;
-  ev.seven_metric_status = SevenMetricStatus::kNotCollected;
-  ev.per_core.status = PerCoreStatus::kNotCollected;
-  ev.per_core_secondary.status = PerCoreStatus::kNotCollected;
-  ev.golden = ComputeGoldenRatio(golden_per_iteration_us, agg.value);
-  return ev;
+  return absl::InternalError("unknown input kind");
 }
 
 }  // namespace npuperf::evidence

@@ -10,6 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "evidence/labels.h"
+#include "evidence/launch.h"
+#include "evidence/soc_table.h"
+#include "evidence/statistic.h"
 
 // The evidence of one profiled target kernel, and the standard-mode entry
 // point that builds it from a PROF_GROUP. Start here (see evidence/README.md).
@@ -63,6 +66,11 @@ struct PerCore {
   double first_half_avg_us = 0, second_half_avg_us = 0;
   std::vector<int> slowest_cores;  // up to 3, slowest first
   std::vector<int> fastest_cores;  // up to 3, fastest first
+  // The implied clock (max cycles / core time) cannot be real: the cycles
+  // are not the target's (the db is process-scoped) or the time base is
+  // wrong; every figure above is marked so where it is shown.
+  bool clock_implausible = false;
+  std::string clock_note;  // why, when clock_implausible
 
   bool ok() const { return status == PerCoreStatus::kProcessScopeUnattributed; }
 };
@@ -96,6 +104,35 @@ struct DvfsCheck {
   double tolerance_pct = 5;
   ClockSource source = ClockSource::kNone;
   std::string note;
+  // The SoC row used ("" when none was resolved) and where the rated clock
+  // came from ("capture: <where>", "soc table: <name>", "option", "").
+  std::string soc;
+  std::string rated_source;
+  // SoC resolution warnings (unknown, ambiguous, capture vs table).
+  std::vector<std::string> warnings;
+};
+
+// Which launches of the target the evidence used (launch.h).
+struct LaunchRecord {
+  std::string selector = "unique";
+  // Launches of the target in the canonical run (PipeUtilization, or the
+  // quick run of the first repeat).
+  int total = 0;
+  // The used launches of that run, start order.
+  std::vector<LaunchInfo> used;
+  // How metric fields were reduced: kSingle (one launch) or kMedian (all).
+  AggregationMethod metric_method = AggregationMethod::kSingle;
+  // `all`: group -> field -> (min, max) across the used launches.
+  std::vector<
+      std::pair<std::string, std::vector<std::pair<std::string, std::pair<double, double>>>>>
+      spread;
+};
+
+// What was read, as the layout detector (layout.h) found it.
+struct InputRecord {
+  std::string kind;  // Name(InputKind): prof_group, prof_run, ascend_pt, opprof
+  // One sentence each: files found, skipped with the reason.
+  std::vector<std::string> notes;
 };
 
 // Golden per-iteration E2E / target-kernel time: a cross-scope reference,
@@ -127,8 +164,10 @@ struct Evidence {
   double task_duration_us = 0;
   double aicore_time_us = 0;
   double aiv_time_us = 0;
-  double head_overhead_us = 0;   // max(0, duration - max core time)
+  double head_overhead_us = 0;   // duration - max core time (negative: see status)
   double head_overhead_pct = 0;  // of duration
+  HeadOverheadStatus head_overhead_status = HeadOverheadStatus::kNotApplicable;
+  std::string head_overhead_note;  // why not applicable / why negative
   double cube_utilization_pct = 0;
   std::vector<MetricGroup> metrics;  // fixed metric order
   // Merged row: per column the first non-zero value in metric order.
@@ -142,6 +181,14 @@ struct Evidence {
   BoundDiagnosis bound;
   DvfsCheck dvfs;
   GoldenRatio golden;
+  LaunchRecord launch;
+  InputRecord input;
+  // What the capture says about its device (info.json, msprof op
+  // HardwareInfo / Rated Freq); feeds the SoC resolution.
+  SocFacts device_facts;
+  // The op_statistic row of the target's OP Type and core type, when the
+  // canonical run has one.
+  std::optional<OpStatisticRow> op_statistic;
   std::vector<EvidenceError> errors;
   std::vector<std::string> warnings;
   std::filesystem::path prof_group;
@@ -151,6 +198,8 @@ struct Evidence {
 struct BuildOptions {
   // Exact op_summary "Op Name" of the target. Required.
   std::string op_name;
+  // Which launches of the target to use (launch.h). Default: unique.
+  LaunchSelector launch;
   // Device whose sample dbs to use when several device_<id> hold one.
   // Default: -1 (exactly one device must hold a db).
   int device_id = -1;
@@ -167,16 +216,24 @@ struct BuildOptions {
   std::optional<double> golden_per_iteration_us;
 };
 
-// Builds the evidence of `options.op_name` from a standard group (reads files
-// only; no shared state, so concurrent calls are safe):
-//   <prof_group>/PROF_<Metric>/PROF_*/mindstudio_profiler_output/op_summary_*.csv
-//   <prof_group>/PROF_Sample/PROF_*/device_<id>/sqlite/{aicore,ai_vector_core}.db
+// Builds the evidence of `options.op_name` from what `input` holds (reads
+// files only; no shared state, so concurrent calls are safe), as the layout
+// detector (layout.h) classifies it:
+//   a standard group   <input>/PROF_<Metric>/PROF_*/... for the seven metric
+//                      runs, <input>/PROF_Sample/PROF_*/device_<id>/sqlite/*.db
+//   one msprof run     a PROF_* (any layout) or the --output holding one:
+//                      its own metric group; the others listed as not
+//                      collected (a warning, not MISSING_GROUP)
+//   torch_npu          *_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv
+//   msprof op          OPPROF_* (opprof.h), Current/Rated Freq for the DVFS check
+// `options.launch` picks the target's launches in every run (launch.h).
 // Fails (InvalidArgument / NotFound / FailedPrecondition, message naming
-// files) when the group is unreadable, no metric run is present, the target
-// is absent from or ambiguous in a present run, or a cell is malformed.
-// Problems that leave the rest usable (missing groups, ratio out of range,
-// no sample db) are recorded in Evidence::errors / warnings instead.
-absl::StatusOr<Evidence> BuildEvidence(const std::filesystem::path& prof_group,
+// files) when the input is unreadable, no run is present, the target is
+// absent from or (with `unique`) launched several times in a present run, or
+// a cell is malformed. Problems that leave the rest usable (missing groups,
+// ratio out of range, no sample db) are recorded in Evidence::errors /
+// warnings instead.
+absl::StatusOr<Evidence> BuildEvidence(const std::filesystem::path& input,
                                        const BuildOptions& options);
 
 // Combines per-repeat evidence of the same target (run order): figures of the
@@ -187,11 +244,12 @@ Evidence CombineRepeats(std::vector<Evidence> repeats);
 
 struct KernelTiming;  // task_time.h
 
-// Evidence of a quick-mode job: one KernelTiming per repeat (run order). Each
-// repeat contributes its own aggregate (the repeat's launches reduced by
-// AggregateSamples) as one sample; identity from the first repeat;
-// seven_metric_status kNotCollected; the repeats' source (task_time, or the
-// api_statistic fallback). REQUIRES: !repeats.empty().
+// Evidence of a quick-mode job: one KernelTiming per repeat (run order). Every
+// used launch of every repeat is one duration sample (one per repeat unless
+// the selector is `all`), reduced by AggregateSamples; identity and the
+// launch record from the first repeat; seven_metric_status kNotCollected; the
+// repeats' source (task_time, or the api_statistic fallback).
+// REQUIRES: !repeats.empty().
 Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
                        std::optional<double> golden_per_iteration_us = std::nullopt);
 

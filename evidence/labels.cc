@@ -23,6 +23,7 @@ std::string_view Name(TimingSource s) {
     case TimingSource::kOpSummary: return "op_summary.Task Duration(us)";
     case TimingSource::kTaskTime: return "task_time.task_time(us)";
     case TimingSource::kApiStatistic: return "api_statistic.node.launch";
+    case TimingSource::kOpprof: return "opprof.OpBasicInfo.Task Duration(us)";
   }
   return "";
 }
@@ -138,6 +139,15 @@ std::string_view Name(ClockSource s) {
     case ClockSource::kOpprofCurrentFreq: return "opprof.current_freq";
     case ClockSource::kOpSummaryBackCalculated: return "op_summary.cycles_back_calculated";
     case ClockSource::kAicoreDbBackCalculated: return "aicore.db.back_calculated";
+  }
+  return "";
+}
+
+std::string_view Name(HeadOverheadStatus s) {
+  switch (s) {
+    case HeadOverheadStatus::kOk: return "ok";
+    case HeadOverheadStatus::kNegativeGap: return "negative_gap";
+    case HeadOverheadStatus::kNotApplicable: return "not_applicable";
   }
   return "";
 }

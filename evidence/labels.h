@@ -17,9 +17,9 @@ enum class AggregationMethod { kNone, kSingle, kMedian, kTrimmedMean };
 std::string_view Name(AggregationMethod m);
 
 // Where a target duration came from. kUnset: no duration was read.
-enum class TimingSource { kUnset, kOpSummary, kTaskTime, kApiStatistic };
+enum class TimingSource { kUnset, kOpSummary, kTaskTime, kApiStatistic, kOpprof };
 // "", "op_summary.Task Duration(us)", "task_time.task_time(us)",
-// "api_statistic.node.launch".
+// "api_statistic.node.launch", "opprof.OpBasicInfo.Task Duration(us)".
 std::string_view Name(TimingSource s);
 
 // An AI Core type: cube (AIC, aicore.db) or vector (AIV, ai_vector_core.db).
@@ -102,6 +102,12 @@ enum class ClockSource {
 // "none", "opprof.current_freq", "op_summary.cycles_back_calculated",
 // "aicore.db.back_calculated".
 std::string_view Name(ClockSource s);
+
+// Whether the head overhead (Task Duration minus the longest core time) could
+// be computed.
+enum class HeadOverheadStatus { kOk, kNegativeGap, kNotApplicable };
+// "ok", "negative_gap", "not_applicable".
+std::string_view Name(HeadOverheadStatus s);
 
 // Whether a golden reference time was joined with the kernel time.
 enum class GoldenStatus { kNotProvided, kJoined, kMismatch };

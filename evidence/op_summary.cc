@@ -1,11 +1,12 @@
 #include "evidence/op_summary.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdio>
-#include <map>
+#include <limits>
 
+#include "evidence/candidates.h"
+#include "evidence/columns.h"
 #include "evidence/csv_reader.h"
 #include "evidence/str_util.h"
 
@@ -15,60 +16,43 @@ namespace {
 namespace fs = std::filesystem;
 using internal::Cat;
 
-constexpr std::array<std::string_view, 25> kIdentityColumns = {"Device_id",
-                                                               "Model Name",
-                                                               "Model ID",
-                                                               "Task ID",
-                                                               "Stream ID",
-                                                               "Infer ID",
-                                                               "Op Name",
-                                                               "OP Type",
-                                                               "OP State",
-                                                               "Task Type",
-                                                               "Task Start Time(us)",
-                                                               "Task Start Time",
-                                                               "Task Duration(us)",
-                                                               "Task Wait Time(us)",
-                                                               "Block Num",
-                                                               "Block Dim",
-                                                               "Mix Block Num",
-                                                               "Mix Block Dim",
-                                                               "HF32 Eligible",
-                                                               "Input Shapes",
-                                                               "Input Data Types",
-                                                               "Input Formats",
-                                                               "Output Shapes",
-                                                               "Output Data Types",
-                                                               "Output Formats"};
+constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
 
 struct Columns {
-  int op_name = -1, op_type = -1, task_type = -1, duration = -1;
-  int block = -1, mix_block = -1, shapes = -1, dtypes = -1, formats = -1;
+  int op_name = -1, op_type = -1, task_type = -1, duration = -1, start = -1;
+  int block = -1, mix_block = -1, shapes = -1, dtypes = -1, formats = -1, stream = -1, task = -1;
+  std::vector<int> metric;         // header indexes of the metric columns
+  std::vector<std::string> names;  // their canonical names
 };
 
 absl::StatusOr<Columns> Locate(const CsvSliceReader& csv, const fs::path& file) {
   Columns c;
-  c.op_name = csv.Find("Op Name");
-  if (c.op_name < 0) return absl::InvalidArgumentError(Cat(file.string(), ": no 'Op Name' column"));
-  c.op_type = csv.Find("OP Type");
-  c.task_type = csv.Find("Task Type");
-  c.duration = csv.Find("Task Duration(us)");
-  c.block = csv.FindAny({"Block Num", "Block Dim"});
-  c.mix_block = csv.FindAny({"Mix Block Num", "Mix Block Dim"});
-  c.shapes = csv.Find("Input Shapes");
-  c.dtypes = csv.Find("Input Data Types");
-  c.formats = csv.Find("Input Formats");
+  c.op_name = FindColumn(csv, "Op Name");
+  if (c.op_name < 0) {
+    return absl::InvalidArgumentError(Cat(file.string(), ": no 'Op Name' (or 'Name') column"));
+  }
+  c.op_type = FindColumn(csv, "OP Type");
+  c.task_type = FindColumn(csv, "Task Type");
+  c.duration = FindColumn(csv, "Task Duration(us)");
+  c.start = FindColumn(csv, "Task Start Time(us)");
+  c.block = FindColumn(csv, "Block Num");
+  c.mix_block = FindColumn(csv, "Mix Block Num");
+  c.shapes = FindColumn(csv, "Input Shapes");
+  c.dtypes = FindColumn(csv, "Input Data Types");
+  c.formats = FindColumn(csv, "Input Formats");
+  c.stream = FindColumn(csv, "Stream ID");
+  c.task = FindColumn(csv, "Task ID");
+  const std::vector<std::string>& header = csv.header();
+  for (size_t i = 0; i < header.size(); ++i) {
+    if (IsIdentityColumn(header[i])) continue;
+    c.metric.push_back(static_cast<int>(i));
+    c.names.push_back(CanonicalColumn(header[i]));
+  }
   return c;
 }
 
 std::string CellOr(const CsvSliceReader& csv, int col) {
   return col < 0 ? std::string() : std::string(csv.Cell(col));
-}
-
-std::string CanonicalField(std::string_view name) {
-  if (name == "aic_cube_ratio") return "aic_mac_ratio";
-  if (name == "aic_cube_time(us)") return "aic_mac_time(us)";
-  return std::string(name);
 }
 
 absl::StatusOr<std::optional<int64_t>> IntCell(const CsvSliceReader& csv, int col) {
@@ -79,8 +63,16 @@ absl::StatusOr<std::optional<int64_t>> IntCell(const CsvSliceReader& csv, int co
   return std::optional<int64_t>(static_cast<int64_t>(std::llround(**v)));
 }
 
-absl::StatusOr<OpRow> MakeRow(const CsvSliceReader& csv, const Columns& c) {
-  OpRow row;
+// One target row: identity, launch and metric values (NaN = N/A).
+struct RawRow {
+  OpRow identity;
+  LaunchInfo launch;
+  std::vector<double> values;
+};
+
+absl::StatusOr<RawRow> MakeRow(const CsvSliceReader& csv, const Columns& c) {
+  RawRow r;
+  OpRow& row = r.identity;
   row.op_name = CellOr(csv, c.op_name);
   row.op_type = CellOr(csv, c.op_type);
   row.task_type = CellOr(csv, c.task_type);
@@ -88,23 +80,31 @@ absl::StatusOr<OpRow> MakeRow(const CsvSliceReader& csv, const Columns& c) {
   row.input_data_types = CellOr(csv, c.dtypes);
   row.input_formats = CellOr(csv, c.formats);
   row.file = csv.current_path();
-  absl::StatusOr<std::optional<double>> d = csv.Number(c.duration);
-  if (!d.ok()) return d.status();
-  row.task_duration_us = *d;
-  absl::StatusOr<std::optional<int64_t>> b = IntCell(csv, c.block);
-  if (!b.ok()) return b.status();
-  row.block_num = *b;
-  absl::StatusOr<std::optional<int64_t>> mb = IntCell(csv, c.mix_block);
-  if (!mb.ok()) return mb.status();
-  row.mix_block_num = *mb;
-  const std::vector<std::string>& header = csv.header();
-  for (size_t i = 0; i < header.size(); ++i) {
-    if (IsIdentityColumn(header[i]) || header[i] == "Context ID") continue;
-    absl::StatusOr<std::optional<double>> v = csv.Number(static_cast<int>(i));
+  row.line = csv.line();
+  for (auto [col, out] : {std::pair{c.block, &row.block_num},
+                          {c.mix_block, &row.mix_block_num},
+                          {c.stream, &r.launch.stream_id},
+                          {c.task, &r.launch.task_id}}) {
+    // Stream/Task ID are N/A on HCCL rows; Block Num is N/A at task-time l0.
+    absl::StatusOr<std::optional<int64_t>> v = IntCell(csv, col);
     if (!v.ok()) return v.status();
-    if (v->has_value()) row.fields.emplace_back(CanonicalField(header[i]), **v);
+    *out = *v;
   }
-  return row;
+  for (auto [col, out] :
+       {std::pair{c.duration, &row.task_duration_us}, {c.start, &r.launch.start_us}}) {
+    absl::StatusOr<std::optional<double>> v = csv.Number(col);
+    if (!v.ok()) return v.status();
+    *out = *v;
+  }
+  r.launch.duration_us = row.task_duration_us.value_or(0);
+  r.launch.where = csv.Where();
+  r.values.reserve(c.metric.size());
+  for (int col : c.metric) {
+    absl::StatusOr<std::optional<double>> v = csv.Number(col);
+    if (!v.ok()) return v.status();
+    r.values.push_back(v->value_or(kMissing));
+  }
+  return r;
 }
 
 std::string CandidateList(const std::vector<fs::path>& parts) {
@@ -123,6 +123,43 @@ std::string CandidateList(const std::vector<fs::path>& parts) {
   return out;
 }
 
+// The metric fields of one row (N/A left out).
+std::vector<std::pair<std::string, double>> Fields(const Columns& c, const std::vector<double>& v) {
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!std::isnan(v[i])) out.emplace_back(c.names[i], v[i]);
+  }
+  return out;
+}
+
+// `all`: per field the median over the used rows, with its spread.
+void Aggregate(const Columns& c, const std::vector<RawRow>& rows, SelectedTarget* out) {
+  for (size_t i = 0; i < c.metric.size(); ++i) {
+    std::vector<double> v;
+    for (size_t u : out->used) {
+      if (!std::isnan(rows[u].values[i])) v.push_back(rows[u].values[i]);
+    }
+    if (v.empty()) continue;
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    out->spread.push_back({c.names[i], {*lo, *hi}});
+    out->row.fields.emplace_back(c.names[i], Median(v));
+  }
+  out->row.task_duration_us = Median(out->durations_us);
+  const OpRow& first = rows[out->used.front()].identity;
+  for (size_t u : out->used) {
+    const OpRow& r = rows[u].identity;
+    for (auto [what, same] : {std::pair{"Input Shapes", r.input_shapes == first.input_shapes},
+                              {"Block Num", r.block_num == first.block_num},
+                              {"Mix Block Num", r.mix_block_num == first.mix_block_num},
+                              {"Task Type", r.task_type == first.task_type}}) {
+      std::string w = Cat("launches of ", first.op_name, " differ in ", what,
+                          "; --launch all aggregates them anyway");
+      if (!same && std::find(out->warnings.begin(), out->warnings.end(), w) == out->warnings.end())
+        out->warnings.push_back(w);
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<double> OpRow::Get(std::string_view field) const {
@@ -132,83 +169,51 @@ std::optional<double> OpRow::Get(std::string_view field) const {
   return std::nullopt;
 }
 
-bool IsIdentityColumn(std::string_view column) {
-  return std::find(kIdentityColumns.begin(), kIdentityColumns.end(), column) !=
-         kIdentityColumns.end();
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-absl::StatusOr<OpRow> SelectTargetRow(const std::vector<fs::path>& parts,
-                                      std::string_view op_name) {
+absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<fs::path>& parts,
+                                            std::string_view op_name,
+                                            const LaunchSelector& selector) {
   absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(parts);
   if (!opened.ok()) return opened.status();
   CsvSliceReader& csv = **opened;
   absl::StatusOr<Columns> cols = Locate(csv, parts.front());
   if (!cols.ok()) return cols.status();
-  std::optional<OpRow> found;
-  std::vector<std::string> matches;
+  std::vector<RawRow> rows;
   while (true) {
     absl::StatusOr<bool> more = csv.Next();
     if (!more.ok()) return more.status();
     if (!*more) break;
     if (csv.Cell(cols->op_name) != op_name) continue;
-    matches.push_back(csv.Where());
-    if (matches.size() > 1) continue;
-    absl::StatusOr<OpRow> row = MakeRow(csv, *cols);
+    absl::StatusOr<RawRow> row = MakeRow(csv, *cols);
     if (!row.ok()) return row.status();
-    row->line = csv.line();
-    found = std::move(*row);
+    rows.push_back(*std::move(row));
   }
-  if (matches.empty()) {
+  if (rows.empty()) {
     return absl::NotFoundError(Cat("no row with Op Name == '", op_name, "' in ",
                                    parts.front().string(), "; candidates: ", CandidateList(parts)));
   }
-  if (matches.size() > 1) {
-    std::string where;
-    for (size_t i = 0; i < matches.size() && i < 10; ++i) where += Cat(i ? ", " : "", matches[i]);
-    return absl::FailedPreconditionError(
-        Cat("expected exactly one row for op_name=", op_name, "; found ", matches.size(), " (",
-            where, "). Use a runner that emits one measured target launch per profiling process."));
-  }
-  return std::move(*found);
-}
-
-absl::StatusOr<std::vector<OpCandidate>> ListCandidates(const std::vector<fs::path>& parts) {
-  absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(parts);
-  if (!opened.ok()) return opened.status();
-  CsvSliceReader& csv = **opened;
-  absl::StatusOr<Columns> cols = Locate(csv, parts.front());
-  if (!cols.ok()) return cols.status();
-  std::map<std::pair<std::string, std::string>, OpCandidate> groups;
-  while (true) {
-    absl::StatusOr<bool> more = csv.Next();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    std::string name(csv.Cell(cols->op_name));
-    if (name.empty()) continue;
-    std::string type = CellOr(csv, cols->task_type);
-    OpCandidate& g = groups[{name, type}];
-    g.op_name = name;
-    g.task_type = type;
-    ++g.count;
-    absl::StatusOr<std::optional<double>> d = csv.Number(cols->duration);
-    if (!d.ok()) return d.status();
-    if (d->has_value() && **d > 0) g.total_duration_us += **d;
-  }
-  std::vector<OpCandidate> out;
-  out.reserve(groups.size());
-  for (auto& [key, g] : groups) out.push_back(std::move(g));
-  std::stable_sort(out.begin(), out.end(), [](const OpCandidate& a, const OpCandidate& b) {
-    return a.total_duration_us > b.total_duration_us;
-  });
-  return out;
-}
-
-std::string FormatCandidatesTsv(const std::vector<OpCandidate>& candidates) {
-  std::string out = "count\ttask_type\ttotal_duration_us\texact_op_name\n";
-  for (const OpCandidate& c : candidates) {
-    char dur[64];
-    std::snprintf(dur, sizeof(dur), "%.6f", c.total_duration_us);
-    out += Cat(c.count, "\t", c.task_type, "\t", dur, "\t", c.op_name, "\n");
+  SelectedTarget out;
+  for (const RawRow& r : rows) out.launches.push_back(r.launch);
+  std::vector<size_t> perm = OrderLaunches(&out.launches);
+  std::vector<RawRow> ordered;
+  ordered.reserve(rows.size());
+  for (size_t i : perm) ordered.push_back(std::move(rows[i]));
+  absl::StatusOr<std::vector<size_t>> used =
+      SelectLaunches(out.launches, selector, op_name, parts.front().string());
+  if (!used.ok()) return used.status();
+  out.used = *std::move(used);
+  for (size_t u : out.used) out.durations_us.push_back(out.launches[u].duration_us);
+  out.row = ordered[out.used.front()].identity;
+  if (selector.kind == LaunchSelector::Kind::kAll) {
+    Aggregate(*cols, ordered, &out);
+  } else {
+    out.row.fields = Fields(*cols, ordered[out.used.front()].values);
   }
   return out;
 }

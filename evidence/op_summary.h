@@ -9,16 +9,17 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "evidence/launch.h"
 
 namespace npuperf::evidence {
 
-// One op_summary_*.csv row of the target kernel: identity cells plus every
-// numeric metric column (PMU, core times, cycles), in CSV order.
+// One op_summary_*.csv (or torch_npu kernel_details.csv) row of the target
+// kernel: identity cells plus every numeric metric column (PMU, core times,
+// cycles), in CSV order.
 //
-// Column names are kept as msprof writes them except for one alias:
-// `aic_cube_ratio` / `aic_cube_time(us)` (msprof op naming) are stored as
-// `aic_mac_ratio` / `aic_mac_time(us)`. `Block Num`/`Block Dim` and `Mix Block
-// Num`/`Mix Block Dim` are both accepted. N/A cells are left out.
+// Columns are found and stored by their canonical names (columns.h: e.g.
+// kernel_details `Name` is `Op Name`, msprof op `aic_cube_ratio` is
+// `aic_mac_ratio`). N/A cells are left out.
 struct OpRow {
   std::string op_name;
   std::string op_type;
@@ -39,36 +40,36 @@ struct OpRow {
   std::optional<double> Get(std::string_view field) const;
 };
 
-// One (Op Name, Task Type) group of an op_summary, for discovery and for
-// error messages that list candidates.
-struct OpCandidate {
-  std::string op_name;
-  std::string task_type;
-  int64_t count = 0;
-  double total_duration_us = 0;
+// The target row(s) chosen by a launch selector from one table.
+struct SelectedTarget {
+  // The chosen launch; with `all`: identity of the first used launch, Task
+  // Duration and every metric field the median over the used launches.
+  OpRow row;
+  // Every launch of the target in the table, in start order.
+  std::vector<LaunchInfo> launches;
+  // Indexes into `launches` of the launches used.
+  std::vector<size_t> used;
+  // Task Duration of each used launch, start order.
+  std::vector<double> durations_us;
+  // `all` only: field -> (min, max) across the used launches.
+  std::vector<std::pair<std::string, std::pair<double, double>>> spread;
+  // Identity cells (shapes, block counts, task type) that differ between the
+  // used launches, one sentence each.
+  std::vector<std::string> warnings;
 };
 
-// Selects THE row whose trimmed `Op Name` equals `op_name` exactly, streaming
-// the (possibly sliced) table. Zero matches → NotFound listing up to ten
-// candidates by total duration; more than one → FailedPrecondition naming the
-// lines. Never falls back to the longest row. A non-numeric metric cell of the
-// target row is InvalidArgument naming file, line and column.
+// Selects the target's row(s) whose trimmed `Op Name` equals `op_name`
+// exactly, streaming the (possibly sliced) table, and applies `selector`
+// (launch.h): zero rows → NotFound listing up to ten candidates by total
+// duration; several rows with `unique` → FailedPrecondition listing every
+// launch. Never falls back to the longest row. A non-numeric metric cell of
+// a target row is InvalidArgument naming file, line and column.
 // REQUIRES: !parts.empty(), !op_name.empty().
-absl::StatusOr<OpRow> SelectTargetRow(const std::vector<std::filesystem::path>& parts,
-                                      std::string_view op_name);
+absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<std::filesystem::path>& parts,
+                                            std::string_view op_name,
+                                            const LaunchSelector& selector = {});
 
-// Every (Op Name, Task Type) with its row count and summed positive Task
-// Duration, sorted by total duration descending, then name and type
-// ascending. Empty names are skipped.
-absl::StatusOr<std::vector<OpCandidate>> ListCandidates(
-    const std::vector<std::filesystem::path>& parts);
-
-// The discovery table `list-op-names` prints (reference §5.2):
-// "count\ttask_type\ttotal_duration_us\texact_op_name" then one line per group
-// with the duration as %.6f.
-std::string FormatCandidatesTsv(const std::vector<OpCandidate>& candidates);
-
-// True for op_summary identity (non-metric) column names.
-bool IsIdentityColumn(std::string_view column);
+// The median of `v` (mean of the middle two for an even count; 0 when empty).
+double Median(std::vector<double> v);
 
 }  // namespace npuperf::evidence

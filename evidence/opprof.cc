@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/numbers.h"
+#include "evidence/columns.h"
 #include "evidence/csv_reader.h"
+#include "evidence/prof_layout.h"
 #include "evidence/str_util.h"
 
 namespace npuperf::evidence {
@@ -12,27 +18,21 @@ namespace {
 
 namespace fs = std::filesystem;
 using internal::Cat;
-
-const std::vector<std::string>& OpprofMetrics() {
-  static const auto* const kMetrics = new std::vector<std::string>{
-      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
-      "L2Cache",         "ResourceConflictRatio"};
-  return *kMetrics;
-}
+using Json = nlohmann::json;
 
 // <dir>/<metric>.csv or <dir>/<metric>_<digits>.csv (exactly one).
 absl::StatusOr<std::optional<fs::path>> MetricFile(const fs::path& dir, const std::string& metric) {
   std::vector<fs::path> hits;
   std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
+  for (const fs::path& p : SortedChildren(dir, ec)) {
+    std::string name = p.filename().string();
     std::string_view rest = name;
     if (!internal::ConsumePrefix(&rest, metric) || !internal::EndsWith(rest, ".csv")) continue;
     rest.remove_suffix(4);
     bool stamped =
         internal::ConsumePrefix(&rest, "_") && !rest.empty() &&
         std::all_of(rest.begin(), rest.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (rest.empty() || stamped) hits.push_back(it->path());
+    if (rest.empty() || stamped) hits.push_back(p);
   }
   if (hits.empty()) return std::optional<fs::path>();
   if (hits.size() > 1) {
@@ -41,33 +41,31 @@ absl::StatusOr<std::optional<fs::path>> MetricFile(const fs::path& dir, const st
   return std::optional<fs::path>(hits.front());
 }
 
-// The directory that holds OpBasicInfo.csv / PipeUtilization.csv.
-absl::StatusOr<fs::path> DataDir(const fs::path& dir) {
+// Directories holding a PipeUtilization CSV (one per launch), path order.
+std::vector<fs::path> DataDirs(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
-    if (name == "OpBasicInfo.csv" || internal::StartsWith(name, "OpBasicInfo_")) {
+    if (internal::StartsWith(name, "PipeUtilization") && internal::EndsWith(name, ".csv")) {
       found.push_back(it->path().parent_path());
     }
   }
-  if (ec) return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
-  if (found.size() > 1) {
-    return absl::FailedPreconditionError(
-        Cat("expected one OpBasicInfo.csv under ", dir.string(), "; found ", found.size()));
-  }
-  return found.empty() ? dir : found.front();
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
 }
 
-absl::StatusOr<OpprofBasicInfo> ReadBasic(const fs::path& file) {
+absl::StatusOr<OpprofBasicInfo> ReadBasicCsv(const fs::path& file) {
   absl::StatusOr<std::unique_ptr<CsvReader>> csv = CsvReader::Open(file);
   if (!csv.ok()) return csv.status();
   CsvReader& r = **csv;
   OpprofBasicInfo b;
+  b.file = file;
   absl::StatusOr<bool> row = r.Next();
   if (!row.ok()) return row.status();
   if (!*row) return absl::InvalidArgumentError(Cat(file.string(), ": no data row"));
-  if (int c = r.Find("Op Name"); c >= 0) b.op_name = r.Cell(c);
+  if (int c = r.Find("Op Name"); c >= 0 && !IsMissingCell(r.Cell(c))) b.op_name = r.Cell(c);
   if (int c = r.Find("Op Type"); c >= 0) b.op_type = r.Cell(c);
   struct NumCol {
     const char* name;
@@ -87,7 +85,69 @@ absl::StatusOr<OpprofBasicInfo> ReadBasic(const fs::path& file) {
   return b;
 }
 
-absl::StatusOr<OpprofMetric> ReadMetric(const std::string& metric, const fs::path& file) {
+std::optional<double> JsonNumber(const Json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<double>();
+}
+
+// Calls fn(object) for each JSON line of a .jsonl file.
+template <typename Fn>
+void ForEachJsonLine(const fs::path& file, Fn fn) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    Json j = Json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.is_object()) fn(j);
+  }
+}
+
+// summary.jsonl OpInfoSummary (CANN 9.x, no OpBasicInfo.csv).
+std::optional<OpprofBasicInfo> ReadSummaryJsonl(const fs::path& file) {
+  std::optional<OpprofBasicInfo> out;
+  ForEachJsonLine(file, [&](const Json& j) {
+    if (j.value("category", "") != "OpInfoSummary") return;
+    OpprofBasicInfo b;
+    b.file = file;
+    if (j.contains("Op Name") && j["Op Name"].is_string()) b.op_name = j["Op Name"];
+    if (j.contains("Op Type") && j["Op Type"].is_string()) b.op_type = j["Op Type"];
+    b.task_duration_us = JsonNumber(j, "Task Duration(us)").value_or(0);
+    b.block_dim = static_cast<int64_t>(JsonNumber(j, "Block Dim").value_or(0));
+    b.mix_block_dim = static_cast<int64_t>(JsonNumber(j, "Mix Block Dim").value_or(0));
+    b.current_freq_mhz = JsonNumber(j, "Current Freq");
+    b.rated_freq_mhz = JsonNumber(j, "Rated Freq");
+    out = b;
+  });
+  return out;
+}
+
+void ReadHardware(const fs::path& data_dir, OpprofHardware* hw) {
+  fs::path info = data_dir / "dump" / "op_basic_info.txt";
+  std::ifstream txt(info);
+  for (std::string line; std::getline(txt, line);) {
+    std::string_view v = line;
+    if (internal::ConsumePrefix(&v, "Run Soc Version=")) {
+      hw->soc = std::string(v);
+      hw->file = info;
+    }
+  }
+  fs::path hardware = data_dir / "HardwareInfo.jsonl";
+  ForEachJsonLine(hardware, [&](const Json& j) {
+    std::string category = j.value("category", "");
+    if (category == "Device Info" && j.contains("chip info") && j["chip info"].is_string()) {
+      std::string chip = j["chip info"];
+      hw->soc = chip.substr(0, chip.find(' '));  // "Ascend950PR_9599 V100"
+      hw->file = hardware;
+    } else if (category == "AI Core Information") {
+      if (std::optional<double> v = JsonNumber(j, "ai cube count"))
+        hw->cube_cores = static_cast<int>(*v);
+      if (std::optional<double> v = JsonNumber(j, "ai vector count"))
+        hw->vector_cores = static_cast<int>(*v);
+      hw->cube_mhz = JsonNumber(j, "ai cube frequency(MHZ)");
+      hw->file = hardware;
+    }
+  });
+}
+
+absl::StatusOr<OpprofMetric> ReadMetricCsv(const std::string& metric, const fs::path& file) {
   absl::StatusOr<std::unique_ptr<CsvReader>> csv = CsvReader::Open(file);
   if (!csv.ok()) return csv.status();
   CsvReader& r = **csv;
@@ -96,7 +156,7 @@ absl::StatusOr<OpprofMetric> ReadMetric(const std::string& metric, const fs::pat
   std::vector<double> sum(header.size(), 0);
   m.columns.resize(header.size());
   for (size_t i = 0; i < header.size(); ++i) {
-    m.columns[i].column = header[i];
+    m.columns[i].column = CanonicalColumn(header[i]);
     m.columns[i].min = std::numeric_limits<double>::infinity();
     m.columns[i].max = -std::numeric_limits<double>::infinity();
   }
@@ -127,20 +187,37 @@ absl::StatusOr<OpprofMetric> ReadMetric(const std::string& metric, const fs::pat
   return m;
 }
 
-DvfsCheck OpprofDvfs(const std::optional<OpprofBasicInfo>& basic, double tolerance_pct) {
-  DvfsCheck d;
-  d.tolerance_pct = tolerance_pct;
-  if (!basic || !basic->current_freq_mhz || !basic->rated_freq_mhz || *basic->rated_freq_mhz <= 0) {
-    d.note = "OpBasicInfo has no Current/Rated Freq";
-    return d;
+absl::StatusOr<OpprofSummary> ReadDataDir(const fs::path& data) {
+  OpprofSummary s;
+  s.data_dir = data;
+  absl::StatusOr<std::optional<fs::path>> basic = MetricFile(data, "OpBasicInfo");
+  if (!basic.ok()) return basic.status();
+  if (basic->has_value()) {
+    absl::StatusOr<OpprofBasicInfo> b = ReadBasicCsv(**basic);
+    if (!b.ok()) return b.status();
+    s.basic = *b;
+  } else {
+    s.basic = ReadSummaryJsonl(data / "summary.jsonl");
   }
-  d.observed_mhz = *basic->current_freq_mhz;
-  d.rated_mhz = *basic->rated_freq_mhz;
-  d.source = ClockSource::kOpprofCurrentFreq;
-  d.deviation_pct = (d.observed_mhz - d.rated_mhz) / d.rated_mhz * 100;
-  d.status = std::abs(d.deviation_pct) <= tolerance_pct ? DvfsStatus::kOk : DvfsStatus::kSuspect;
-  if (d.status == DvfsStatus::kSuspect) d.note = "Current < Rated only raises a DVFS hypothesis";
-  return d;
+  ReadHardware(data, &s.hardware);
+  for (const std::string& metric : SevenMetrics()) {
+    absl::StatusOr<std::optional<fs::path>> file = MetricFile(data, metric);
+    if (!file.ok()) return file.status();
+    if (!file->has_value()) {
+      if (metric == "PipeUtilization") {
+        return absl::NotFoundError(Cat("PipeUtilization.csv not found in ", data.string()));
+      }
+      continue;
+    }
+    absl::StatusOr<OpprofMetric> m = ReadMetricCsv(metric, **file);
+    if (!m.ok()) return m.status();
+    s.metrics.push_back(std::move(*m));
+  }
+  for (const char* col : {"aic_time(us)", "aiv_time(us)"}) {
+    if (const ColumnStats* c = s.metrics.front().Find(col))
+      s.max_core_time_us = std::max(s.max_core_time_us, c->max);
+  }
+  return s;
 }
 
 }  // namespace
@@ -152,40 +229,32 @@ const ColumnStats* OpprofMetric::Find(std::string_view column) const {
   return nullptr;
 }
 
-absl::StatusOr<OpprofSummary> ReadOpprof(const fs::path& dir, double dvfs_tolerance_pct) {
-  absl::StatusOr<fs::path> data = DataDir(dir);
-  if (!data.ok()) return data.status();
-  OpprofSummary s;
-  s.data_dir = *data;
-  absl::StatusOr<std::optional<fs::path>> basic = MetricFile(*data, "OpBasicInfo");
-  if (!basic.ok()) return basic.status();
-  if (basic->has_value()) {
-    absl::StatusOr<OpprofBasicInfo> b = ReadBasic(**basic);
-    if (!b.ok()) return b.status();
-    s.basic = *b;
+absl::StatusOr<std::vector<OpprofSummary>> ReadOpprofLaunches(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
   }
-  for (const std::string& metric : OpprofMetrics()) {
-    absl::StatusOr<std::optional<fs::path>> file = MetricFile(*data, metric);
-    if (!file.ok()) return file.status();
-    if (!file->has_value()) {
-      if (metric == "PipeUtilization") {
-        return absl::NotFoundError(Cat("PipeUtilization.csv not found in ", data->string()));
-      }
-      continue;
-    }
-    absl::StatusOr<OpprofMetric> m = ReadMetric(metric, **file);
-    if (!m.ok()) return m.status();
-    s.metrics.push_back(std::move(*m));
+  std::vector<fs::path> dirs = DataDirs(dir);
+  if (dirs.empty())
+    return absl::NotFoundError(Cat("PipeUtilization.csv not found in ", dir.string()));
+  std::vector<OpprofSummary> out;
+  for (const fs::path& d : dirs) {
+    absl::StatusOr<OpprofSummary> s = ReadDataDir(d);
+    if (!s.ok()) return s.status();
+    out.push_back(*std::move(s));
   }
-  for (const char* col : {"aic_time(us)", "aiv_time(us)"}) {
-    if (const ColumnStats* c = s.metrics.front().Find(col))
-      s.max_core_time_us = std::max(s.max_core_time_us, c->max);
+  return out;
+}
+
+absl::StatusOr<OpprofSummary> ReadOpprof(const fs::path& dir) {
+  absl::StatusOr<std::vector<OpprofSummary>> all = ReadOpprofLaunches(dir);
+  if (!all.ok()) return all.status();
+  if (all->size() > 1) {
+    return absl::FailedPreconditionError(Cat("expected one msprof op launch under ", dir.string(),
+                                             "; found ", all->size(),
+                                             " launch directories (pick one with --launch)"));
   }
-  if (s.basic && s.basic->task_duration_us > 0) {
-    s.head_overhead_us = std::max(0.0, s.basic->task_duration_us - s.max_core_time_us);
-  }
-  s.dvfs = OpprofDvfs(s.basic, dvfs_tolerance_pct);
-  return s;
+  return std::move(all->front());
 }
 
 }  // namespace npuperf::evidence

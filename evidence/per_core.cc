@@ -22,6 +22,15 @@ bool HasColumn(SQLite::Database& db, const char* table, const char* column) {
   return false;
 }
 
+// A PROF_* directory (device_<id>/ inside) rather than an msprof --output.
+bool HasDeviceDir(const fs::path& dir) {
+  std::error_code ec;
+  for (const fs::path& p : SortedChildren(dir, ec)) {
+    if (internal::StartsWith(p.filename().string(), "device_")) return true;
+  }
+  return false;
+}
+
 BalanceVerdict VerdictOf(double spread_pct) {
   if (spread_pct < 10) return BalanceVerdict::kPass;
   if (spread_pct < 30) return BalanceVerdict::kWarning;
@@ -35,15 +44,14 @@ void SetStatus(PerCore* out, PerCoreStatus status, std::string detail = "") {
 
 // Finds the sample db: of `device_id`, or of the only device holding one.
 // On failure the reason is in out->status.
-absl::StatusOr<DeviceDb> LocateDb(const fs::path& prof_group, std::string_view db_name,
-                                  int device_id, PerCore* out) {
-  fs::path sample = prof_group / "PROF_Sample";
+absl::StatusOr<DeviceDb> LocateDb(const fs::path& sample, std::string_view db_name, int device_id,
+                                  PerCore* out) {
   std::error_code ec;
   if (!fs::is_directory(sample, ec)) {
     SetStatus(out, PerCoreStatus::kNoSampleRun);
-    return absl::NotFoundError("no PROF_Sample");
+    return absl::NotFoundError("no sample run");
   }
-  absl::StatusOr<fs::path> prof = FindSingleProfDir(sample);
+  absl::StatusOr<fs::path> prof = HasDeviceDir(sample) ? sample : FindSingleProfDir(sample);
   if (!prof.ok()) {
     SetStatus(out, prof.status().code() == absl::StatusCode::kNotFound
                        ? PerCoreStatus::kNoAicoreDb
@@ -137,11 +145,11 @@ std::string_view SampleDbName(CoreType core_type) {
   return core_type == CoreType::kAiv ? "ai_vector_core.db" : "aicore.db";
 }
 
-PerCore LoadPerCore(const fs::path& prof_group, CoreType core_type, double core_time_us,
+PerCore LoadPerCore(const fs::path& sample_run, CoreType core_type, double core_time_us,
                     int device_id) {
   PerCore out;
   out.core_type = core_type;
-  absl::StatusOr<DeviceDb> db = LocateDb(prof_group, SampleDbName(core_type), device_id, &out);
+  absl::StatusOr<DeviceDb> db = LocateDb(sample_run, SampleDbName(core_type), device_id, &out);
   if (!db.ok()) return out;
   out.device_id = db->device_id;
   out.db = db->path;

@@ -33,10 +33,12 @@ void ComputeBalance(std::vector<CoreCycles> cores, double core_time_us, PerCore*
 std::string_view SampleDbName(CoreType core_type);
 
 // The whole step for one core type: finds its SampleDbName under
-// <prof_group>/PROF_Sample/PROF_*/device_*/sqlite/ (of `device_id`, or of the
-// only device that has one), reads it and computes the balance. Every failure
-// is expressed in PerCore::status (and status_detail); never fails.
-PerCore LoadPerCore(const std::filesystem::path& prof_group, CoreType core_type,
+// <sample_run>/[PROF_*/]device_*/sqlite/ (`sample_run` is the sample run's
+// msprof --output, e.g. <prof_group>/PROF_Sample, or its PROF_* itself; of
+// `device_id`, or of the only device that has one), reads it and computes the
+// balance. Every failure is expressed in PerCore::status (and
+// status_detail); never fails.
+PerCore LoadPerCore(const std::filesystem::path& sample_run, CoreType core_type,
                     double core_time_us, int device_id);
 
 // Writes "coreid,task_cycles" lines (reference per_core_cycles.csv).

@@ -20,39 +20,40 @@ bool AllDigits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
-std::vector<fs::path> SortedChildren(const fs::path& dir, std::error_code& ec) {
-  std::vector<fs::path> out;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    out.push_back(it->path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string JoinNames(const std::vector<fs::path>& paths) {
   return absl::StrJoin(
       paths, ", ", [](std::string* out, const fs::path& p) { absl::StrAppend(out, p.string()); });
 }
 
-// Parses "<name>_<ts>.csv" or "<name>_slice_<k>_<ts>.csv". slice = -1 for the
-// unsliced form.
-bool ParseCsvName(std::string_view file, std::string_view name, std::string* ts, int* slice) {
+// Parses msprof's table file names (docs/evidence.md "File names"):
+//   <name>.csv                         torch_npu ASCEND_PROFILER_OUTPUT
+//   <name>_<ts14>.csv                  CANN 8.x mindstudio_profiler_output
+//   <name>_<d>_<d>[_<d>...].csv        CANN 6/7 (op_summary_0_1.csv, op_summary_0_1_1_<ts>.csv)
+//   <name>_slice_<k>[_<d>...].csv      a part of a table over 1,000,000 rows
+// `key` is the digit groups (one export shares them); slice = -1 unsliced.
+bool ParseCsvName(std::string_view file, std::string_view name, std::string* key, int* slice) {
   if (!internal::StartsWith(file, name) || !internal::EndsWith(file, ".csv")) return false;
   file.remove_prefix(name.size());
   file.remove_suffix(4);
-  if (!internal::ConsumePrefix(&file, "_")) return false;
   *slice = -1;
+  key->clear();
+  if (file.empty()) return true;
+  if (!internal::ConsumePrefix(&file, "_")) return false;
   if (internal::ConsumePrefix(&file, "slice_")) {
     size_t us = file.find('_');
-    if (us == std::string_view::npos ||
-        !absl::SimpleAtoi(internal::ToAbsl(file.substr(0, us)), slice) ||
-        !AllDigits(file.substr(0, us))) {
-      return false;
-    }
+    std::string_view k = file.substr(0, us);
+    if (!AllDigits(k) || !absl::SimpleAtoi(internal::ToAbsl(k), slice)) return false;
+    if (us == std::string_view::npos) return true;
     file.remove_prefix(us + 1);
   }
-  if (!AllDigits(file)) return false;
-  *ts = std::string(file);
+  for (std::string_view rest = file; !rest.empty();) {
+    size_t us = rest.find('_');
+    if (!AllDigits(rest.substr(0, us))) return false;
+    if (us == std::string_view::npos) break;
+    rest.remove_prefix(us + 1);
+    if (rest.empty()) return false;
+  }
+  *key = std::string(file);
   return true;
 }
 
@@ -83,6 +84,15 @@ absl::StatusOr<std::vector<fs::path>> ExportParts(const std::map<int, fs::path>&
 }
 
 }  // namespace
+
+std::vector<fs::path> SortedChildren(const fs::path& dir, std::error_code& ec) {
+  std::vector<fs::path> out;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
   std::error_code ec;
@@ -119,21 +129,28 @@ absl::StatusOr<fs::path> ProfilerOutputDir(const fs::path& prof_dir) {
 }
 
 absl::StatusOr<std::vector<fs::path>> FindCsvParts(const fs::path& output_dir,
-                                                   std::string_view name) {
+                                                   std::string_view name,
+                                                   std::vector<std::string>* skipped) {
   std::error_code ec;
-  // timestamp -> slice -> path
+  // export key -> slice -> path
   std::map<std::string, std::map<int, fs::path>> exports;
   for (const fs::path& p : SortedChildren(output_dir, ec)) {
-    std::string ts;
+    std::string key;
     int slice = -1;
-    if (!ParseCsvName(p.filename().string(), name, &ts, &slice)) continue;
-    exports[ts][slice] = p;
+    const std::string file = p.filename().string();
+    if (ParseCsvName(file, name, &key, &slice)) {
+      exports[key][slice] = p;
+    } else if (skipped != nullptr && internal::StartsWith(file, name) &&
+               internal::EndsWith(file, ".csv")) {
+      skipped->push_back(internal::Cat("skipped ", file, ": not msprof's name form ", name,
+                                       "[_slice_<k>][_<digits>...].csv"));
+    }
   }
   if (ec) return absl::InternalError(internal::Cat(output_dir.string(), ": ", ec.message()));
   if (exports.empty()) return std::vector<fs::path>();
   if (exports.size() > 1) {
     std::vector<fs::path> all;
-    for (const auto& [ts, parts] : exports) {
+    for (const auto& [key, parts] : exports) {
       for (const auto& [k, p] : parts) all.push_back(p);
     }
     return absl::FailedPreconditionError(internal::Cat(

@@ -25,6 +25,10 @@ namespace npuperf::evidence {
 // error that lists them (the reference silently took the last sorted hit).
 // Stateless functions; thread-safe.
 
+// The entries of `dir`, sorted by path; `ec` set when it cannot be listed.
+std::vector<std::filesystem::path> SortedChildren(const std::filesystem::path& dir,
+                                                  std::error_code& ec);
+
 // The one `PROF_*` directory directly under `output_dir` (the --output given to
 // msprof). NotFound / FailedPrecondition (listing the candidates) otherwise.
 absl::StatusOr<std::filesystem::path> FindSingleProfDir(const std::filesystem::path& output_dir);
@@ -32,12 +36,17 @@ absl::StatusOr<std::filesystem::path> FindSingleProfDir(const std::filesystem::p
 // `<prof_dir>/mindstudio_profiler_output`, which must exist.
 absl::StatusOr<std::filesystem::path> ProfilerOutputDir(const std::filesystem::path& prof_dir);
 
-// The files of table `name` ("op_summary", "task_time", ...) in a
-// mindstudio_profiler_output dir, slices in order. Empty when the table is
-// absent. Error when two exports (different timestamps) are present or a
-// slice is missing.
+// The files of table `name` ("op_summary", "task_time", ...) in a table
+// directory (mindstudio_profiler_output, device_<id>/summary or
+// ASCEND_PROFILER_OUTPUT), slices in order. Names read: <name>.csv,
+// <name>_<digits>[_<digits>...].csv (CANN 8.x <ts14>; CANN 6/7 0_1,
+// 0_1_1_<ts>), <name>_slice_<k>[_<digits>...].csv. Empty when the table is
+// absent. Error when two exports (different digit suffixes) are present or a
+// slice is missing. Files that start with `name` but do not match are
+// appended to `skipped` (when given) with the reason.
 absl::StatusOr<std::vector<std::filesystem::path>> FindCsvParts(
-    const std::filesystem::path& output_dir, std::string_view name);
+    const std::filesystem::path& output_dir, std::string_view name,
+    std::vector<std::string>* skipped = nullptr);
 
 // The seven --aic-metrics groups, in the reference's fixed order.
 const std::vector<std::string>& SevenMetrics();

@@ -1,133 +1,170 @@
 #include "evidence/task_time.h"
 
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
 #include "absl/strings/str_join.h"
 #include "evidence/csv_reader.h"
-#include "evidence/prof_layout.h"
+#include "evidence/layout.h"
+#include "evidence/statistic.h"
 #include "evidence/str_util.h"
 
 namespace npuperf::evidence {
 namespace {
 
 namespace fs = std::filesystem;
+using internal::Cat;
 
-struct KernelLaunches {
-  std::vector<double> launches_us;
-  std::vector<std::string> types;
-  double total_us = 0;
-  size_t first_seen = 0;
-};
+// A pre-CANN-6 row's Count is expanded into launches; more is not a profile.
+constexpr int64_t kMaxCount = 1000000;
 
 bool IgnoredType(std::string_view type) {
   return type.empty() || type == "N/A" || type == "PROFILING_ENABLE" ||
          type == "PROFILING_DISABLE" || type == "TASK_TIMEOUT_SET";
 }
 
-absl::Status ScanTaskTime(const std::vector<fs::path>& parts,
-                          std::map<std::string, KernelLaunches, std::less<>>* kernels) {
+// The columns of either task_time header.
+struct TaskTimeColumns {
+  int name = -1, type = -1, time = -1, start = -1, stream = -1, task = -1;
+  int count = -1;  // pre-CANN-6 only: launches behind the row's Avg(us)
+};
+
+absl::StatusOr<TaskTimeColumns> Locate(const CsvSliceReader& csv, const fs::path& file) {
+  TaskTimeColumns c;
+  if (csv.Find("kernel_name") >= 0) {
+    c = {csv.Find("kernel_name"),    csv.Find("kernel_type"), csv.Find("task_time(us)"),
+         csv.Find("task_start(us)"), csv.Find("stream_id"),   csv.Find("task_id")};
+  } else if (csv.Find("Op Name") >= 0 && csv.Find("Count") >= 0) {  // pre-CANN-6
+    c = {csv.Find("Op Name"),   csv.Find("Type"),    csv.Find("Avg(us)"), -1,
+         csv.Find("Stream ID"), csv.Find("Task ID"), csv.Find("Count")};
+  }
+  if (c.name < 0 || c.type < 0 || c.time < 0) {
+    return absl::InvalidArgumentError(
+        Cat(file.string(),
+            ": task_time header lacks kernel_name, kernel_type or task_time(us) (or, before "
+            "CANN 6, Op Name, Type, Count and Avg(us))"));
+  }
+  return c;
+}
+
+std::optional<int64_t> IdOf(const CsvSliceReader& csv, int col) {
+  absl::StatusOr<std::optional<double>> v = csv.Number(col);
+  if (!v.ok() || !v->has_value()) return std::nullopt;
+  return static_cast<int64_t>(**v);
+}
+
+// Streams task_time rows: fn(name, type, launch, count) per usable row.
+template <typename Fn>
+absl::Status ScanTaskTime(const std::vector<fs::path>& parts, Fn fn) {
   absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(parts);
   if (!opened.ok()) return opened.status();
   CsvSliceReader& csv = **opened;
-  int name_col = csv.Find("kernel_name");
-  int type_col = csv.Find("kernel_type");
-  int time_col = csv.Find("task_time(us)");
-  if (name_col < 0 || type_col < 0 || time_col < 0) {
-    return absl::InvalidArgumentError(
-        internal::Cat(parts.front().string(),
-                      ": task_time header lacks kernel_name, kernel_type or task_time(us)"));
-  }
-  size_t order = 0;
+  absl::StatusOr<TaskTimeColumns> c = Locate(csv, parts.front());
+  if (!c.ok()) return c.status();
   while (true) {
     absl::StatusOr<bool> more = csv.Next();
     if (!more.ok()) return more.status();
     if (!*more) break;
-    std::string_view type = csv.Cell(type_col);
-    std::string_view name = csv.Cell(name_col);
+    std::string_view type = csv.Cell(c->type);
+    std::string_view name = csv.Cell(c->name);
     if (IgnoredType(type) || name.empty() || name == "N/A") continue;
-    absl::StatusOr<std::optional<double>> t = csv.Number(time_col);
+    absl::StatusOr<std::optional<double>> t = csv.Number(c->time);
     if (!t.ok()) return t.status();
     if (!t->has_value() || **t <= 0) continue;
-    auto it = kernels->find(name);
-    if (it == kernels->end()) {
-      it = kernels->emplace(std::string(name), KernelLaunches{}).first;
-      it->second.first_seen = order++;
+    int64_t count = 1;
+    if (c->count >= 0) {
+      absl::StatusOr<std::optional<double>> n = csv.Number(c->count);
+      if (!n.ok()) return n.status();
+      count = n->has_value() ? std::llround(**n) : 1;
+      if (count < 1 || count > kMaxCount) return csv.ErrorAt(c->count, "launch count out of range");
     }
-    KernelLaunches& k = it->second;
-    k.launches_us.push_back(**t);
-    k.total_us += **t;
-    if (std::find(k.types.begin(), k.types.end(), type) == k.types.end()) {
-      k.types.emplace_back(type);
+    LaunchInfo l;
+    l.duration_us = **t;
+    if (c->start >= 0) {
+      absl::StatusOr<std::optional<double>> s = csv.Number(c->start);
+      if (!s.ok()) return s.status();
+      l.start_us = *s;
     }
+    l.stream_id = IdOf(csv, c->stream);
+    l.task_id = IdOf(csv, c->task);
+    l.where = count > 1 ? Cat(csv.Where(), " (mean of ", count, " launches)") : csv.Where();
+    fn(std::string(name), std::string(type), std::move(l), count);
   }
   return absl::OkStatus();
 }
 
-std::string ListKernels(const std::map<std::string, KernelLaunches, std::less<>>& kernels) {
+absl::StatusOr<std::vector<OpCandidate>> Candidates(const std::vector<fs::path>& parts,
+                                                    bool* aggregated) {
+  CandidateTable table;
+  absl::Status s = ScanTaskTime(
+      parts, [&](const std::string& name, const std::string& type, LaunchInfo l, int64_t count) {
+        if (count > 1) *aggregated = true;
+        for (int64_t i = 0; i < count; ++i) table.Add(name, type, "", l);
+      });
+  if (!s.ok()) return s;
+  return table.Finish();
+}
+
+std::string ListKernels(const std::vector<OpCandidate>& kernels) {
   if (kernels.empty()) return "none";
   std::vector<std::string> names;
-  for (const auto& [name, k] : kernels) {
-    names.push_back(internal::Cat(name, " (", k.launches_us.size(), " launches)"));
+  for (const OpCandidate& k : kernels) {
+    names.push_back(Cat(k.op_name, " (", k.count, " launches)"));
     if (names.size() == 20) break;
   }
   return absl::StrJoin(names, ", ");
 }
 
-KernelTiming FromLaunches(const std::string& name, const KernelLaunches& k,
-                          std::vector<fs::path> files) {
+absl::StatusOr<KernelTiming> FromCandidate(const OpCandidate& k, const LaunchSelector& sel,
+                                           const std::vector<fs::path>& files, bool aggregated) {
   KernelTiming out;
-  out.kernel_name = name;
-  out.kernel_type = absl::StrJoin(k.types, "|");
-  out.launches_us = k.launches_us;
-  Aggregate agg = AggregateSamples(k.launches_us);
+  out.kernel_name = k.op_name;
+  out.kernel_type = k.task_type;
+  out.launches = k.launches;
+  out.selector = LaunchSelectorText(sel);
+  absl::StatusOr<std::vector<size_t>> used =
+      SelectLaunches(out.launches, sel, k.op_name, files.front().string());
+  if (!used.ok()) return used.status();
+  out.used = *std::move(used);
+  for (size_t u : out.used) out.launches_us.push_back(out.launches[u].duration_us);
+  Aggregate agg = AggregateSamples(out.launches_us);
   out.aggregate_us = agg.value;
   out.method = agg.method;
   out.source = TimingSource::kTaskTime;
-  out.files = std::move(files);
+  out.files = files;
+  if (aggregated) {
+    out.warnings.push_back(
+        "pre-CANN-6 task_time holds one mean (Avg(us)) per task: launches of one row share it");
+  }
   return out;
 }
 
 // api_statistic fallback: the `node`/`launch` row.
-absl::StatusOr<KernelTiming> ReadApiLaunch(const fs::path& out_dir) {
-  absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(out_dir, "api_statistic");
-  if (!parts.ok()) return parts.status();
-  if (parts->empty()) {
+absl::StatusOr<KernelTiming> ReadApiLaunch(const RunLayout& run) {
+  if (run.api_statistic.empty()) {
     return absl::NotFoundError(
-        internal::Cat("no task_time or api_statistic csv in ", out_dir.string()));
+        Cat("no task_time or api_statistic csv in ", run.table_dir.string()));
   }
-  absl::StatusOr<std::unique_ptr<CsvSliceReader>> opened = CsvSliceReader::Open(*parts);
-  if (!opened.ok()) return opened.status();
-  CsvSliceReader& csv = **opened;
-  int level = csv.Find("Level"), api = csv.Find("API Name"), avg = csv.Find("Avg(us)");
-  if (level < 0 || api < 0 || avg < 0) {
-    return absl::InvalidArgumentError(internal::Cat(
-        parts->front().string(), ": api_statistic header lacks Level, API Name or Avg(us)"));
-  }
-  while (true) {
-    absl::StatusOr<bool> more = csv.Next();
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (csv.Cell(level) != "node" || csv.Cell(api) != "launch") continue;
-    absl::StatusOr<std::optional<double>> v = csv.Number(avg);
-    if (!v.ok()) return v.status();
-    if (!v->has_value() || **v <= 0) continue;
+  absl::StatusOr<std::vector<ApiStatisticRow>> rows = ReadApiStatistic(run.api_statistic);
+  if (!rows.ok()) return rows.status();
+  for (const ApiStatisticRow& r : *rows) {
+    if (r.level != "node" || r.api_name != "launch" || !(r.avg_us > 0)) continue;
     KernelTiming out;
     out.kernel_name = "launch";
     out.kernel_type = "node";
-    out.launches_us = {**v};
-    out.aggregate_us = **v;
+    out.launches_us = {r.avg_us};
+    out.aggregate_us = r.avg_us;
     out.method = AggregationMethod::kSingle;
     out.source = TimingSource::kApiStatistic;
-    out.files = *parts;
+    out.files = run.api_statistic;
+    out.warnings.push_back(Cat("host API time: api_statistic node/launch Avg(us) over ", r.count,
+                               " calls, not a device kernel time"));
     return out;
   }
-  return absl::NotFoundError(
-      internal::Cat("no usable task_time row and no api_statistic node/launch"
-                    " row in ",
-                    out_dir.string()));
+  return absl::NotFoundError(Cat("no usable task_time row and no api_statistic node/launch row in ",
+                                 run.table_dir.string()));
 }
 
 }  // namespace
@@ -141,40 +178,52 @@ Aggregate AggregateSamples(std::vector<double> samples) {
   return {sum / static_cast<double>(samples.size() - 2), AggregationMethod::kTrimmedMean};
 }
 
-absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::string_view op_name) {
-  absl::StatusOr<fs::path> prof = FindSingleProfDir(output_dir);
-  if (!prof.ok()) return prof.status();
-  absl::StatusOr<fs::path> out_dir = ProfilerOutputDir(*prof);
-  if (!out_dir.ok()) return out_dir.status();
-  absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(*out_dir, "task_time");
-  if (!parts.ok()) return parts.status();
-  std::map<std::string, KernelLaunches, std::less<>> kernels;
-  if (!parts->empty()) {
-    absl::Status s = ScanTaskTime(*parts, &kernels);
-    if (!s.ok()) return s;
+absl::StatusOr<std::vector<OpCandidate>> ListTaskTimeCandidates(
+    const std::vector<fs::path>& parts) {
+  bool aggregated = false;
+  return Candidates(parts, &aggregated);
+}
+
+absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::string_view op_name,
+                                             const LaunchSelector& launch) {
+  absl::StatusOr<RunLayout> run = DetectRun(output_dir);
+  if (!run.ok()) return run.status();
+  bool aggregated = false;
+  std::vector<OpCandidate> kernels;
+  if (!run->task_time.empty()) {
+    absl::StatusOr<std::vector<OpCandidate>> k = Candidates(run->task_time, &aggregated);
+    if (!k.ok()) return k.status();
+    kernels = *std::move(k);
   }
+  std::string where = run->task_time.empty()
+                          ? Cat("(no task_time csv in ", run->table_dir.string(), ")")
+                          : run->task_time.front().string();
   if (!op_name.empty()) {
-    auto it = kernels.find(op_name);
-    if (it == kernels.end()) {
-      std::string where = parts->empty()
-                              ? internal::Cat("(no task_time csv in ", out_dir->string(), ")")
-                              : parts->front().string();
-      return absl::NotFoundError(internal::Cat("no task_time entry for op_name=", op_name, " in ",
-                                               where, "; kernels present: ", ListKernels(kernels)));
+    // Several task types of one name are one kernel here (types joined).
+    OpCandidate merged;
+    for (const OpCandidate& k : kernels) {
+      if (k.op_name != op_name) continue;
+      merged.op_name = k.op_name;
+      merged.task_type += Cat(merged.task_type.empty() ? "" : "|", k.task_type);
+      merged.count += k.count;
+      merged.launches.insert(merged.launches.end(), k.launches.begin(), k.launches.end());
     }
-    return FromLaunches(it->first, it->second, *parts);
-  }
-  if (kernels.empty()) return ReadApiLaunch(*out_dir);
-  auto best = kernels.begin();
-  for (auto it = kernels.begin(); it != kernels.end(); ++it) {
-    const KernelLaunches& a = it->second;
-    const KernelLaunches& b = best->second;
-    if (a.total_us > b.total_us ||
-        (a.total_us == b.total_us && a.launches_us.size() > b.launches_us.size())) {
-      best = it;
+    if (merged.count == 0) {
+      return absl::NotFoundError(Cat("no task_time entry for op_name=", op_name, " in ", where,
+                                     "; kernels present: ", ListKernels(kernels)));
     }
+    OrderLaunches(&merged.launches);
+    return FromCandidate(merged, launch, run->task_time, aggregated);
   }
-  return FromLaunches(best->first, best->second, *parts);
+  if (kernels.empty()) return ReadApiLaunch(*run);
+  absl::StatusOr<OpCandidate> pick = PickAutoCandidate(kernels, where);
+  if (!pick.ok()) return pick.status();
+  absl::StatusOr<KernelTiming> t = FromCandidate(*pick, launch, run->task_time, aggregated);
+  if (t.ok()) {
+    t->warnings.push_back(Cat("no op name given: picked ", t->kernel_name,
+                              ", the only kernel that is not a known incidental kernel"));
+  }
+  return t;
 }
 
 }  // namespace npuperf::evidence

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "evidence/candidates.h"
 #include "evidence/labels.h"
+#include "evidence/launch.h"
 
 namespace npuperf::evidence {
 
@@ -18,7 +20,13 @@ struct KernelTiming {
   // Task type of its rows (MIX_AIC, AI_CORE, AI_VECTOR_CORE, ...). When the
   // launches disagree, the distinct types joined with '|'.
   std::string kernel_type;
-  // Every launch of that kernel in this process, in run order (us).
+  // Every launch of that kernel in this process, in start order.
+  std::vector<LaunchInfo> launches;
+  // Indexes into `launches` picked by the launch selector.
+  std::vector<size_t> used;
+  // The selector, as LaunchSelectorText spells it.
+  std::string selector = "unique";
+  // Durations of the used launches (us), start order.
   std::vector<double> launches_us;
   // AggregateSamples(launches_us).value.
   double aggregate_us = 0;
@@ -28,24 +36,38 @@ struct KernelTiming {
   TimingSource source = TimingSource::kUnset;
   // The CSV file(s) read, for the evidence record.
   std::vector<std::filesystem::path> files;
+  // Caveats (pre-CANN-6 rows that are per-task means, the kernel picked
+  // without a name).
+  std::vector<std::string> warnings;
 };
 
 // Reads the quick timing of one msprof run. Reads files only; thread-safe.
 //
-// `output_dir` is the --output given to msprof: it must hold exactly one
-// PROF_* with a mindstudio_profiler_output (errors name the files found).
-// task_time rows of type PROFILING_ENABLE, PROFILING_DISABLE,
-// TASK_TIMEOUT_SET or empty type, rows without a kernel name ("N/A") and rows
-// without a positive duration are ignored.
+// `output_dir` is the --output given to msprof or the PROF_* itself (any
+// layout of layout.h with a task_time table). task_time rows of type
+// PROFILING_ENABLE, PROFILING_DISABLE, TASK_TIMEOUT_SET or empty type, rows
+// without a kernel name ("N/A") and rows without a positive duration are
+// ignored. Both headers are read: the current
+// `kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us)` and
+// the pre-CANN-6 `...,Count,Avg(us),...,Type,API,Task ID,Op Name,Stream ID`
+// (one row per task: its Count launches each get the row's Avg(us), with a
+// warning).
 //
-// op_name non-empty: exactly that kernel_name; absent → NotFound naming the op
-// and listing the kernels present. Never falls back to host API time.
-// op_name empty: the kernel with the largest summed time (then launch count);
-// only then, when task_time has no usable row, the api_statistic
+// op_name non-empty: exactly that kernel_name, then `launch` picks its
+// launches (launch.h; `unique` fails listing them); absent → NotFound naming
+// the op and listing the kernels present. Never falls back to host API time.
+// op_name empty: the one kernel that is not a known incidental kernel
+// (PickAutoCandidate; several or none is FailedPrecondition listing them);
+// only when task_time has no usable row at all, the api_statistic
 // `node`/`launch` row, whose per-call mean Avg(us) is used (the reference took
 // Time(us), the sum over all calls).
 absl::StatusOr<KernelTiming> ReadQuickTiming(const std::filesystem::path& output_dir,
-                                             std::string_view op_name);
+                                             std::string_view op_name,
+                                             const LaunchSelector& launch = {});
+
+// The discovery candidates of a task_time table (both headers).
+absl::StatusOr<std::vector<OpCandidate>> ListTaskTimeCandidates(
+    const std::vector<std::filesystem::path>& parts);
 
 // Repeat / launch aggregation (evidence rules): >=3 samples drop one min and
 // one max, then mean (kTrimmedMean); 2 samples their mean and 1 sample itself

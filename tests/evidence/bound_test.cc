@@ -132,7 +132,8 @@ TEST(DerivedTest, E1MatmulImpliesDvfsDip) {
   EXPECT_EQ(Name(CheckDvfs(ev, o).status), "unknown");
   EXPECT_EQ(Name(CheckDvfs(ev, o, 1790.0, 1800.0).status), "ok");  // OPPROF figures win
   EXPECT_EQ(LookupSoc("Ascend950PR_9589")->rated_mhz, 1650);
-  EXPECT_FALSE(LookupSoc("Ascend310P3").has_value());
+  EXPECT_EQ(LookupSoc("Ascend310P3")->rated_mhz, 1060);
+  EXPECT_FALSE(LookupSoc("Ascend310P4").has_value());  // unknown: never another row
 }
 
 TEST(DerivedTest, A5L2NamesAndHeadOverhead) {

@@ -204,8 +204,11 @@ TEST(BuildEvidenceTest, AivOnlyPartialGroupWithRatioOutOfRange) {
 TEST(BuildEvidenceTest, DuplicateTargetRowsListLines) {
   auto ev = BuildEvidence(testing::TestData("group_dup"), Opts("main_kernel"));
   ASSERT_EQ(ev.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(ev.status().message(), HasSubstr("metric PipeUtilization: expected exactly one row "
-                                               "for op_name=main_kernel; found 2"));
+  EXPECT_THAT(ev.status().message(),
+              HasSubstr("metric PipeUtilization: expected exactly one launch "
+                        "of op_name=main_kernel in "));
+  EXPECT_THAT(ev.status().message(), HasSubstr("; found 2:\n  #1 stream "));
+  EXPECT_THAT(ev.status().message(), HasSubstr("--launch unique|all|N|-N|task:STREAM/TASK"));
   EXPECT_THAT(ev.status().message(), HasSubstr("op_summary_20260605161737.csv:2"));
   EXPECT_THAT(ev.status().message(), HasSubstr("op_summary_20260605161737.csv:3"));
 }
@@ -225,7 +228,7 @@ TEST(BuildEvidenceTest, UsageErrors) {
             absl::StatusCode::kInvalidArgument);
   testing::TempDir empty;
   auto ev = BuildEvidence(empty.path(), Opts("k"));
-  EXPECT_THAT(ev.status().message(), HasSubstr("no op_summary_*.csv rows discovered under"));
+  EXPECT_THAT(ev.status().message(), HasSubstr("holds no profiling output"));
 }
 
 TEST(ListCandidatesTest, DiscoveryTsvSortedByTotalDuration) {
@@ -237,10 +240,10 @@ TEST(ListCandidatesTest, DiscoveryTsvSortedByTotalDuration) {
   auto c = ListCandidates(*parts);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(FormatCandidatesTsv(*c),
-            "count\ttask_type\ttotal_duration_us\texact_op_name\n"
-            "1\tMIX_AIC\t87139.380000\tmain_kernel\n"
-            "1\tAI_CORE\t500.000000\taclnnRandn_Noise\n"
-            "1\tAI_VECTOR_CORE\t12.500000\t_Z14rmsnorm_kernelPfS_iiii\n");
+            "count\ttask_type\ttotal_duration_us\texact_op_name\tlaunches\tincidental\n"
+            "1\tMIX_AIC\t87139.380000\tmain_kernel\t#1:1756/0\t-\n"
+            "1\tAI_CORE\t500.000000\taclnnRandn_Noise\t#1:1756/0\t-\n"
+            "1\tAI_VECTOR_CORE\t12.500000\t_Z14rmsnorm_kernelPfS_iiii\t#1:1756/0\t-\n");
 }
 
 TEST(CombineRepeatsTest, SamplesOfAllRepeatsTrimmedMean) {
@@ -281,21 +284,36 @@ TEST(GoldenInEvidenceTest, BuildAndCombineUseTheAggregate) {
   EXPECT_THAT(RenderSummary(all, {}), ::testing::HasSubstr("golden_reference_ratio=2.000"));
 }
 
-TEST(QuickEvidenceTest, OneSamplePerRepeat) {
-  constexpr TimingSource kTaskTime = TimingSource::kTaskTime;
-  KernelTiming a{"k", "AI_CORE", {10.0}, 10.0, AggregationMethod::kSingle, kTaskTime, {}};
-  KernelTiming b{"k", "AI_CORE", {12.0, 14.0}, 13.0, AggregationMethod::kMedian, kTaskTime, {}};
-  KernelTiming c{"k", "AI_CORE", {11.0}, 11.0, AggregationMethod::kSingle, kTaskTime, {}};
-  Evidence ev = QuickEvidence({a, b, c}, 22.0);
-  EXPECT_THAT(ev.duration.samples_us, ElementsAre(10.0, 13.0, 11.0));
+KernelTiming Timing(std::vector<double> us, std::string selector) {
+  KernelTiming t;
+  t.kernel_name = "k";
+  t.kernel_type = "AI_CORE";
+  t.source = TimingSource::kTaskTime;
+  t.selector = std::move(selector);
+  for (size_t i = 0; i < us.size(); ++i) {
+    LaunchInfo l;
+    l.index = static_cast<int>(i + 1);
+    l.duration_us = us[i];
+    t.launches.push_back(l);
+    t.used.push_back(i);
+  }
+  t.launches_us = std::move(us);
+  return t;
+}
+
+TEST(QuickEvidenceTest, EveryUsedLaunchOfEveryRepeatIsASample) {
+  Evidence ev = QuickEvidence(
+      {Timing({10.0}, "all"), Timing({12.0, 14.0}, "all"), Timing({11.0}, "all")}, 22.0);
+  EXPECT_THAT(ev.duration.samples_us, ElementsAre(10.0, 12.0, 14.0, 11.0));
   EXPECT_EQ(Name(ev.duration.method), "trimmed_mean");
-  EXPECT_DOUBLE_EQ(ev.duration.aggregate_us, 11.0);
+  EXPECT_DOUBLE_EQ(ev.duration.aggregate_us, 11.5);  // drop 10 and 14
   EXPECT_EQ(Name(ev.duration.source), "task_time.task_time(us)");
   EXPECT_EQ(Name(ev.seven_metric_status), "not_collected");
   EXPECT_EQ(StatusText(ev.golden), "joined");
-  EXPECT_DOUBLE_EQ(ev.golden.ratio, 2.0);
-  ASSERT_EQ(ev.warnings.size(), 1u);
-  EXPECT_THAT(ev.warnings[0], HasSubstr("2 launches of k in one process"));
+  EXPECT_DOUBLE_EQ(ev.golden.ratio, 22.0 / 11.5);
+  EXPECT_EQ(ev.launch.selector, "all");
+  EXPECT_EQ(ev.launch.total, 1);  // the first repeat's
+  EXPECT_EQ(Name(ev.head_overhead_status), "not_applicable");
 }
 
 }  // namespace

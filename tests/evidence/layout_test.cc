@@ -115,7 +115,7 @@ TEST(LayoutTest, TwoProfDirsInOneMetricRunAreAnError) {
   auto ev = BuildEvidence(dir.path(), o);
   EXPECT_EQ(ev.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(ev.status().message(),
-              HasSubstr("metric Memory: expected exactly one PROF_* directory"));
+              HasSubstr("metric Memory: expected exactly one PROF_* (or *_ascend_pt) in"));
 }
 
 TEST(ArchiveTest, RoundNames) {

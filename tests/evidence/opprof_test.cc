@@ -28,10 +28,15 @@ TEST(OpprofTest, FlattenedVectorKernel) {
   EXPECT_DOUBLE_EQ(t->max, 8.66);
   EXPECT_NEAR(t->avg, (8.66 + 7.9 + 8.2) / 3, 1e-12);
   EXPECT_DOUBLE_EQ(s->max_core_time_us, 8.66);
-  EXPECT_NEAR(s->head_overhead_us, 9.22 - 8.66, 1e-12);
-  EXPECT_EQ(Name(s->dvfs.status), "ok");
-  EXPECT_EQ(Name(s->dvfs.source), "opprof.current_freq");
   EXPECT_EQ(s->metrics[1].metric, "MemoryUB");
+  BuildOptions o;
+  o.op_name = "sanitized_add_custom_vector";
+  auto ev = BuildEvidence(testing::TestData("opprof_vector"), o);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(ev->input.kind, "opprof");
+  EXPECT_NEAR(ev->head_overhead_us, 9.22 - 8.66, 1e-12);
+  EXPECT_EQ(Name(ev->dvfs.status), "ok");
+  EXPECT_EQ(Name(ev->dvfs.source), "opprof.current_freq");
 }
 
 TEST(OpprofTest, OfficialLayoutWithDvfsDip) {
@@ -44,8 +49,12 @@ TEST(OpprofTest, OfficialLayoutWithDvfsDip) {
   EXPECT_EQ(aic->n, 2u);
   EXPECT_DOUBLE_EQ(aic->max, 2.9);
   EXPECT_DOUBLE_EQ(s->max_core_time_us, 6.14);
-  EXPECT_EQ(Name(s->dvfs.status), "suspect");
-  EXPECT_NEAR(s->dvfs.deviation_pct, (1200.0 - 1800) / 1800 * 100, 1e-9);
+  BuildOptions o;
+  o.op_name = "main_kernel_mix_aic";
+  auto ev = BuildEvidence(testing::TestData("opprof_official"), o);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Name(ev->dvfs.status), "suspect");
+  EXPECT_NEAR(ev->dvfs.deviation_pct, (1200.0 - 1800) / 1800 * 100, 1e-9);
 }
 
 TEST(OpprofTest, MissingPipeUtilization) {

@@ -14,6 +14,9 @@ constexpr char kHeader[] =
     "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
     "task_stop(us)";
 
+LaunchSelector Sel(std::string_view text) { return *ParseLaunchSelector(text); }
+LaunchSelector All() { return Sel("all"); }
+
 // A quick-mode --output dir with one PROF_* holding task_time `body`.
 void WriteQuick(const std::filesystem::path& out, std::string_view task_time,
                 std::string_view name = "task_time_20260605161737.csv") {
@@ -41,8 +44,23 @@ TEST(AggregateSamplesTest, EvidenceRules) {
 }
 
 TEST(ReadQuickTimingTest, RealRowsTargetByName) {
-  auto t = ReadQuickTiming(testing::TestData("quick_mix"), "main_kernel");
+  auto unique = ReadQuickTiming(testing::TestData("quick_mix"), "main_kernel");
+  ASSERT_EQ(unique.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(unique.status().message(),
+              HasSubstr("expected exactly one launch of op_name=main_kernel"));
+  EXPECT_THAT(unique.status().message(),
+              HasSubstr("#3 stream 1756 task 4 start 1780676244500000.000 us duration "
+                        "86849.340 us"));
+  auto t = ReadQuickTiming(testing::TestData("quick_mix"), "main_kernel", All());
   ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->selector, "all");
+  EXPECT_THAT(t->used, ElementsAre(0, 1, 2));
+  auto last = ReadQuickTiming(testing::TestData("quick_mix"), "main_kernel", Sel("-1"));
+  ASSERT_TRUE(last.ok()) << last.status();
+  EXPECT_THAT(last->launches_us, ElementsAre(86849.340));
+  auto task = ReadQuickTiming(testing::TestData("quick_mix"), "main_kernel", Sel("task:1756/2"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_THAT(task->launches_us, ElementsAre(86810.080));
   EXPECT_EQ(t->kernel_name, "main_kernel");
   EXPECT_EQ(t->kernel_type, "MIX_AIC");
   EXPECT_THAT(t->launches_us, ElementsAre(87141.960, 86810.080, 86849.340));
@@ -53,10 +71,11 @@ TEST(ReadQuickTimingTest, RealRowsTargetByName) {
   EXPECT_EQ(t->files[0].filename(), "task_time_20260605161737.csv");
 }
 
-TEST(ReadQuickTimingTest, EmptyOpNamePicksLargestKernelNotControlRows) {
-  auto t = ReadQuickTiming(testing::TestData("quick_mix"), "");
-  ASSERT_TRUE(t.ok()) << t.status();
-  EXPECT_EQ(t->kernel_name, "main_kernel");
+TEST(ReadQuickTimingTest, EmptyOpNameNeverPicksTheLargestOfSeveral) {
+  auto t = ReadQuickTiming(testing::TestData("quick_mix"), "", All());
+  ASSERT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(t.status().message(), HasSubstr("main_kernel"));
+  EXPECT_THAT(t.status().message(), HasSubstr("_Z14rmsnorm_kernelPfS_iiii"));
   auto v = ReadQuickTiming(testing::TestData("quick_mix"), "_Z14rmsnorm_kernelPfS_iiii");
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ(v->kernel_type, "AI_VECTOR_CORE");
@@ -94,7 +113,7 @@ TEST(ReadQuickTimingTest, BomCrlfAndTrailingTabs) {
                      "0,k,AI_CORE,1,3,10.000\t,100.000\t,110.000\t\r\n"
                      "0,k,AI_CORE,1,4,12.000,200.000\t,212.000\t\r\n";
   WriteQuick(dir.path(), body);
-  auto t = ReadQuickTiming(dir.path(), "k");
+  auto t = ReadQuickTiming(dir.path(), "k", All());
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->launches_us, ElementsAre(10.0, 12.0));
   EXPECT_EQ(Name(t->method), "median");
@@ -108,7 +127,7 @@ TEST(ReadQuickTimingTest, OlderHeaderWithoutDeviceIdAndSlices) {
   WriteQuick(dir.path(), h + "k,AI_CORE,1,1,1.0,0,1\n", "task_time_slice_0_20260101000000.csv");
   WriteQuick(dir.path(), h + "k,AI_CORE,1,2,2.0,0,1\nk,AI_CORE,1,3,9.0,0,1\n",
              "task_time_slice_1_20260101000000.csv");
-  auto t = ReadQuickTiming(dir.path(), "k");
+  auto t = ReadQuickTiming(dir.path(), "k", All());
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_THAT(t->launches_us, ElementsAre(1.0, 2.0, 9.0));
   EXPECT_EQ(t->files.size(), 2u);
@@ -130,10 +149,11 @@ TEST(ReadQuickTimingTest, LayoutErrorsNameTheFiles) {
               HasSubstr("no PROF_* directory"));
   std::filesystem::create_directories(dir.path() / "PROF_000001_a");
   EXPECT_THAT(ReadQuickTiming(dir.path(), "k").status().message(),
-              HasSubstr("no mindstudio_profiler_output in"));
+              HasSubstr("no mindstudio_profiler_output (CANN 8.x export) and no "
+                        "device_<id>/summary (before CANN 8.0) in"));
   std::filesystem::create_directories(dir.path() / "PROF_000002_b");
   auto two = ReadQuickTiming(dir.path(), "k");
-  EXPECT_THAT(two.status().message(), HasSubstr("expected exactly one PROF_* directory"));
+  EXPECT_THAT(two.status().message(), HasSubstr("expected exactly one PROF_* (or *_ascend_pt) in"));
   EXPECT_THAT(two.status().message(), HasSubstr("PROF_000002_b"));
 }
 
