@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/keepalive.h"
 #include "common/log.h"
@@ -318,6 +319,7 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
 
 int main(int argc, char** argv) {
   using namespace npuperf::server;
+  npuperf::UseUtf8PathNames();  // uploaded bundles may hold non-ASCII names (libarchive)
   // Before any thread starts, so that every thread inherits the mask.
   const sigset_t signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
