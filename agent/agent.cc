@@ -28,19 +28,25 @@ Backoff RetryBackoff() {
 
 Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner,
              AgentMetrics& metrics, Clock& clock, AgentOptions options,
-             JobRunnerOptions job_options)
+             JobRunnerOptions job_options, Containment* containment)
     : channel_(channel),
       locker_(locker),
       metrics_(metrics),
       clock_(clock),
       options_(std::move(options)),
-      job_runner_(runner, clock, std::move(job_options), &metrics),
+      job_runner_(runner, clock, job_options, &metrics),
       spool_(options_.work_dir / "spool"),
       bundles_(options_.work_dir / "bundles", kBundleCacheBytes, clock),
+      own_containment_(
+          containment != nullptr
+              ? nullptr
+              : std::make_unique<Containment>(nullptr, job_options.run_users, JobLimits{}, clock)),
+      containment_(containment != nullptr ? *containment : *own_containment_),
       services_{channel_,
                 job_runner_,
                 bundles_,
                 spool_,
+                containment_,
                 metrics_,
                 clock_,
                 options_.work_dir / "jobs",

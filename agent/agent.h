@@ -13,6 +13,7 @@
 #include "agent/agent_options.h"
 #include "agent/attempt.h"
 #include "agent/bundle_cache.h"
+#include "agent/containment.h"
 #include "agent/device_lock.h"
 #include "agent/health.h"
 #include "agent/job_runner.h"
@@ -46,8 +47,11 @@ namespace npuperf::agent {
 // tests. Thread-safe; Run blocks until stop is set.
 class Agent {
  public:
+  // containment: the jobs' cgroups and reclaim (main.cc's, from --cgroup and the
+  // run users); null: one without cgroups for job_options.run_users.
   Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runner, AgentMetrics& metrics,
-        Clock& clock, AgentOptions options, JobRunnerOptions job_options);
+        Clock& clock, AgentOptions options, JobRunnerOptions job_options,
+        Containment* containment = nullptr);
   ~Agent();
 
   // Runs until stop becomes true; running jobs are stopped (kShutdown) and
@@ -104,6 +108,8 @@ class Agent {
   JobRunner job_runner_;
   ResultSpool spool_;
   BundleCache bundles_;
+  std::unique_ptr<Containment> own_containment_;
+  Containment& containment_;
   const AttemptServices services_;
 
   absl::Mutex mu_;

@@ -1,5 +1,7 @@
 #include "agent/attempt.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "absl/random/random.h"
@@ -135,7 +137,10 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   fs::remove_all(dir, ec);
   SendPhase(v1::JOB_PHASE_PREPARING);
   Times times;
-  absl::StatusOr<v1::Evidence> evidence = Measure(dir, &times);
+  auto cgroup = services_.containment.Enter(absl::StrCat("job-", a.job_id(), "-", a.attempt()));
+  absl::StatusOr<v1::Evidence> evidence =
+      cgroup.ok() ? Measure(dir, cgroup->get(), &times)
+                  : absl::UnavailableError(absl::StrCat("job cgroup: ", cgroup.status().message()));
   if (evidence.ok()) {
     SendPhase(
         v1::JOB_PHASE_UPLOADING,
@@ -149,7 +154,15 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   const auto spool_started = clock.MonotonicNow();
   const std::string outcome = Keep(result, reason);
   times.spool = SecondsBetween(spool_started, clock.MonotonicNow());
-  if (!a.params().keep_raw_output()) fs::remove_all(dir, ec);
+  // Nothing of the job may outlive it: not a daemon, not a fork bomb, not a
+  // writer into its scratch directory.
+  services_.containment.Reclaim(a.device_id(), cgroup.ok() ? *std::move(cgroup) : nullptr);
+  if (!a.params().keep_raw_output()) {
+    fs::remove_all(dir, ec);
+  } else if (services_.containment.user(a.device_id()) != nullptr) {
+    // Kept output is the agent's again: the device's next job has the same uid.
+    (void)ChownTree(dir, ::geteuid(), ::getegid());
+  }
   const double total = SecondsBetween(started, clock.MonotonicNow());
   services_.metrics.jobs.Add({{"outcome", outcome}}).Increment();
   services_.metrics.job_duration_seconds.Observe(total);
@@ -160,14 +173,19 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   lease.reset();  // the device is free once the result is durable
 }
 
-absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, Times* times) {
+absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, const CgroupTree::Job* cgroup,
+                                              Times* times) {
   const auto bundle_started = services_.clock.MonotonicNow();
   auto op_dir = PrepareBundle(dir / assignment_.operator_name());
   times->bundle = SecondsBetween(bundle_started, services_.clock.MonotonicNow());
   if (!op_dir.ok()) return op_dir.status();
   auto progress = [this](const v1::JobProgress& p) { SendProgress(p); };
-  return services_.job_runner.Run(
-      {assignment_, *op_dir, dir / "session", progress, &cancel_, &times->job});
+  JobContext ctx{assignment_, *op_dir, dir / "session", progress, &cancel_, &times->job, dir};
+  if (cgroup != nullptr) {
+    ctx.cgroup_procs_fd = cgroup->procs_fd;
+    ctx.cgroup = cgroup->dir;
+  }
+  return services_.job_runner.Run(ctx);
 }
 
 absl::StatusOr<fs::path> Attempt::PrepareBundle(const fs::path& dest) {

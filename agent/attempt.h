@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/bundle_cache.h"
+#include "agent/containment.h"
 #include "agent/device_lock.h"
 #include "agent/job_runner.h"
 #include "agent/metrics.h"
@@ -34,6 +35,8 @@ struct AttemptServices {
   JobRunner& job_runner;
   BundleCache& bundles;
   ResultSpool& spool;
+  // The job's cgroup and the kill-and-verify before its device is free again.
+  Containment& containment;
   AgentMetrics& metrics;
   Clock& clock;
   // <work_dir>/jobs: an attempt's scratch is <jobs_dir>/<job>-<attempt>/.
@@ -46,7 +49,8 @@ struct AttemptServices {
 // bundle (from the cache or downloaded) unpacked under the operator's own name
 // (runners may import siblings by it), the job runner, the result built from
 // the evidence or the error and the stop reason, the result made durable in
-// the spool (or dropped when the lease was lost), the device lock released,
+// the spool (or dropped when the lease was lost), every process of the job
+// killed and verified gone (Containment::Reclaim), the device lock released,
 // and the attempt's metrics and summary log line. Progress goes to the server
 // as it happens; a progress reply that says the lease is gone or the
 // collection was cancelled stops the attempt.
@@ -72,7 +76,8 @@ class Attempt {
   // The bundle unpacked into dest (the operator directory).
   absl::StatusOr<std::filesystem::path> PrepareBundle(const std::filesystem::path& dest);
   // Bundle, then the job runner; times get both phases.
-  absl::StatusOr<v1::Evidence> Measure(const std::filesystem::path& dir, Times* times);
+  absl::StatusOr<v1::Evidence> Measure(const std::filesystem::path& dir,
+                                       const CgroupTree::Job* cgroup, Times* times);
   // Spools the result unless the lease was lost; returns the jobs_total label.
   std::string Keep(const v1::ReportResultRequest& result, StopReason reason);
   void SendProgress(const v1::JobProgress& progress);

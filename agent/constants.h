@@ -10,6 +10,14 @@ using std::chrono::seconds;
 
 // SIGTERM -> SIGKILL grace for a runner's process group.
 inline constexpr milliseconds kKillGrace = seconds(5);
+// How long a keeper may take to kill every descendant once told to (after kKillGrace).
+inline constexpr milliseconds kKeeperKillWait = seconds(10);
+// How long the end of a job waits for its cgroup or run uid to be empty per try,
+// and the pause between tries; the device stays held until it is.
+inline constexpr milliseconds kReclaimTry = seconds(5);
+inline constexpr milliseconds kReclaimRetry = seconds(1);
+// Per-job limits when the flags do not say (--job-pids-max; --job-memory-max: none).
+inline constexpr int kDefaultJobPids = 4096;
 // How often a running child's job checks for cancellation.
 inline constexpr milliseconds kCancelPoll = milliseconds(100);
 // Long-poll wait of one LeaseJob call.

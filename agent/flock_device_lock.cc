@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<DeviceLease>> FlockDeviceLocker::TryLock(int devi
   const std::string path = PathFor(device_id);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0666);
+  const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     const int err = errno;
     Release(device_id);

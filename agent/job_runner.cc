@@ -1,5 +1,7 @@
 #include "agent/job_runner.h"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/constants.h"
+#include "agent/host_setup.h"
 #include "agent/job_environment.h"
 #include "agent/msprof_modes.h"
 #include "evidence/cases.h"
@@ -75,9 +78,7 @@ absl::StatusOr<evidence::CaseManifest> LoadBundleManifest(const fs::path& operat
 
 JobRunner::JobRunner(ProfilerRunner& runner, Clock& clock, JobRunnerOptions options,
                      AgentMetrics* metrics)
-    : runner_(runner), clock_(clock), options_(std::move(options)), metrics_(metrics) {
-  if (!options_.run_as.empty()) run_as_ = ResolveRunAs(options_.run_as, ::geteuid());
-}
+    : runner_(runner), clock_(clock), options_(std::move(options)), metrics_(metrics) {}
 
 void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
                        const std::string& detail, int repeat, int repeats) {
@@ -109,9 +110,19 @@ void JobRunner::Account(const JobContext& ctx, const Child& child,
 ProfilerSpec JobRunner::SpecFor(const JobContext& ctx, const Child& child, const std::string& out,
                                 const std::string& err) const {
   ProfilerSpec spec{child.argv, child.env, ctx.operator_dir.string(), out, err};
-  if (run_as_ && run_as_->ok()) {
-    spec.run_as = **run_as_;
-    ApplyRunAsEnv(**run_as_, &spec.env);
+  spec.contain = true;
+  spec.cgroup_procs_fd = ctx.cgroup_procs_fd;
+  spec.cgroup = ctx.cgroup;
+  if (auto it = options_.run_users.find(ctx.job.device_id()); it != options_.run_users.end()) {
+    spec.run_as = it->second;
+    ApplyRunAsEnv(it->second, &spec.env);
+    if (options_.nproc_limit > 0) {
+      spec.rlimits.emplace_back(RLIMIT_NPROC, static_cast<uint64_t>(options_.nproc_limit));
+    }
+  }
+  if (options_.sandbox) {
+    const fs::path job_dir = ctx.job_dir.empty() ? ctx.session_dir.parent_path() : ctx.job_dir;
+    spec.argv = SandboxArgv(*options_.sandbox, ctx.job.device_id(), job_dir, spec.cwd, spec.argv);
   }
   return spec;
 }
@@ -382,22 +393,43 @@ void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::st
   e->set_case_id(job.case_id());
 }
 
+absl::Status JobRunner::GiveJobDir(const JobContext& ctx, const RunAsUser& user) {
+  // The runner reads (and may write) its operator directory; msprof writes the session.
+  const std::vector<fs::path> dirs = ctx.job_dir.empty()
+                                         ? std::vector<fs::path>{ctx.operator_dir, ctx.session_dir}
+                                         : std::vector<fs::path>{ctx.job_dir};
+  for (const fs::path& dir : dirs) {
+    if (auto s = ChownTree(dir, user); !s.ok()) return s;
+  }
+  if (!ctx.job_dir.empty() && ::chmod(ctx.job_dir.c_str(), 0700) != 0) {
+    return absl::InternalError(absl::StrCat("chmod 0700 ", ctx.job_dir.string()));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
   if (auto s = CheckJobInputs(ctx.job); !s.ok()) return s;
-  const auto deadline =
-      clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
   std::error_code ec;
   fs::create_directories(ctx.session_dir, ec);
   if (ec)
     return absl::InternalError(
         absl::StrCat("create ", ctx.session_dir.string(), ": ", ec.message()));
-  if (run_as_) {
-    if (!run_as_->ok()) return run_as_->status();
-    // The runner reads (and may write) its operator directory; msprof writes the session.
-    for (const fs::path& dir : {ctx.operator_dir, ctx.session_dir}) {
-      if (auto s = ChownTree(dir, **run_as_); !s.ok()) return s;
+  std::optional<FsIdentity> as_user;
+  if (!options_.run_users.empty()) {
+    auto it = options_.run_users.find(ctx.job.device_id());
+    if (it == options_.run_users.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("no run user for device ", ctx.job.device_id(), " (--run-as-pool)"));
     }
+    if (auto s = GiveJobDir(ctx, it->second); !s.ok()) return s;
+    as_user.emplace(it->second.uid, it->second.gid);
   }
+  return RunAsJob(ctx);
+}
+
+absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
+  const auto deadline =
+      clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
   auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
   if (!runner.ok()) return runner.status();
   const std::vector<std::string> app =

@@ -12,6 +12,7 @@
 #include "agent/metrics.h"
 #include "agent/profiler_runner.h"
 #include "agent/run_as.h"
+#include "agent/sandbox.h"
 #include "common/clock.h"
 #include "npuperf/v1/agent_service.pb.h"
 
@@ -27,9 +28,17 @@ struct JobRunnerOptions {
   std::string msprof_version;
   std::string cann_version;
   std::string driver_version;
-  // Unprivileged account for runners and msprof (--run-as); needs the agent to
-  // run as root. Default: "" (children run as the agent's own user).
-  std::string run_as;
+  // The unprivileged account of each device's runners and msprof (--run-as-pool,
+  // resolved by main.cc: one uid per device); needs the agent to run as root.
+  // A job on a device without one fails. Default: none (children run as the
+  // agent's own user, --run-as-self).
+  std::map<int, RunAsUser> run_users;
+  // RLIMIT_NPROC of every child that runs as a run user: the bound of a fork
+  // bomb where no cgroup holds pids.max (the uid is the job's alone). Default: 0 (none).
+  int64_t nproc_limit = 0;
+  // --sandbox bwrap: every child runs inside bubblewrap (agent/sandbox.h).
+  // Default: none.
+  std::optional<SandboxOptions> sandbox = std::nullopt;
 };
 
 // Where the wall time of one attempt went, in seconds (filled by Run; the
@@ -51,6 +60,12 @@ struct JobContext {
   std::function<void(const v1::JobProgress&)> progress;
   const std::atomic<bool>* cancel = nullptr;  // set by a cancellation or lost lease
   JobTimings* timings = nullptr;              // optional: where the time went
+  // The attempt's scratch directory (holds operator_dir and session_dir): given
+  // to the device's run user, mode 0700. Default: none.
+  std::filesystem::path job_dir = {};
+  // The job's cgroup (ProfilerSpec::cgroup_procs_fd). Default: none.
+  int cgroup_procs_fd = -1;
+  std::string cgroup = "";
 };
 
 // Runs the profiling protocol of one job (one operator x case): warm-ups,
@@ -58,8 +73,10 @@ struct JobContext {
 // runs and the sample run per repeat. Quick: task-time runs. Compare: the
 // standard runs plus the golden ratio of the case (GOLDEN_PERF_REPORT.json of
 // the operator directory joined with its case manifest before any run). With
-// JobRunnerOptions::run_as every child runs as that user and the operator and
-// session directories are chowned to it. Errors: CANCELLED when
+// JobRunnerOptions::run_users every child runs as the device's user under a
+// keeper (ProfilerSpec::contain), the job directory is chowned to it (0700),
+// and the agent's own reads and writes inside it are checked as that user
+// (FsIdentity). Errors: CANCELLED when
 // stopped; FAILED_PRECONDITION / INVALID_ARGUMENT for failures a retry cannot
 // fix (no runner, selector ignored, target kernel absent); anything else is
 // retryable. Every child run appends argv, exit status and output tails to
@@ -76,6 +93,10 @@ class JobRunner {
   absl::StatusOr<v1::Evidence> Run(const JobContext& ctx);
 
  private:
+  // Run's parts: the job directory given to the device's user; the protocol
+  // (with the agent's file access already that user's).
+  static absl::Status GiveJobDir(const JobContext& ctx, const RunAsUser& user);
+  absl::StatusOr<v1::Evidence> RunAsJob(const JobContext& ctx);
   struct Child {
     std::vector<std::string> argv;
     std::map<std::string, std::string> env;
@@ -124,8 +145,6 @@ class JobRunner {
   Clock& clock_;
   const JobRunnerOptions options_;
   AgentMetrics* metrics_;
-  // options_.run_as resolved once; an error fails every job with its reason.
-  std::optional<absl::StatusOr<RunAsUser>> run_as_;
 };
 
 }  // namespace npuperf::agent

@@ -4,7 +4,9 @@
 //   npuperf-agent --server HOST:PORT --token-file F --devices 0-7
 //                 [--soc SOC | --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589]
 //                 --msprof PATH --lock-dir DIR --work-dir DIR --metrics-listen HOST:PORT
-//                 [--run-as USER] [--label k=v]...
+//                 (--run-as-pool USERS | --run-as USER | --run-as-self)
+//                 [--cgroup auto|none|DIR] [--job-pids-max N] [--job-memory-max BYTES]
+//                 [--label k=v]...
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,11 +25,15 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
+#include "agent/constants.h"
+#include "agent/containment.h"
 #include "agent/flock_device_lock.h"
+#include "agent/host_setup.h"
 #include "agent/http_endpoint.h"
 #include "agent/job_environment.h"
 #include "agent/run_as.h"
 #include "agent/subprocess_runner.h"
+#include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/device_range.h"
 #include "common/log.h"
@@ -78,7 +84,13 @@ struct Flags {
   std::string work_dir = AgentOptions().work_dir.string();
   std::string metrics_listen = "127.0.0.1:9465";
   std::vector<std::string> labels;
-  std::string run_as;
+  RunAsFlags run_as;
+  std::string cgroup = "auto";
+  int64_t pids_max = kDefaultJobPids;
+  int64_t memory_max = 0;
+  std::string sandbox = "none";
+  std::string device_node_dir = "/dev";
+  std::vector<std::string> sandbox_writable;
 };
 
 // What main wires together.
@@ -90,6 +102,8 @@ struct Config {
   std::string metrics_listen;
   AgentOptions options;
   JobRunnerOptions job_options;
+  std::unique_ptr<CgroupTree> cgroups;  // null: no job cgroups (the fallback)
+  JobLimits limits;
 };
 
 void DefineFlags(CLI::App& app, Flags& f) {
@@ -113,9 +127,100 @@ void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--metrics-listen", f.metrics_listen, "Prometheus HOST:PORT (port 0: pick one)")
       ->capture_default_str();
   app.add_option("--label", f.labels, "host label key=value (repeatable)");
-  app.add_option("--run-as", f.run_as,
-                 "run runners and msprof as this unprivileged user (agent must be root)")
+  app.add_option("--run-as-pool", f.run_as.pool,
+                 "one unprivileged user per device for runners and msprof, e.g. npuperf-run0..7 "
+                 "or a,b,c (agent must be root)")
+      ->envname("NPUPERF_RUN_AS_POOL");
+  app.add_option(
+         "--run-as", f.run_as.user,
+         "run runners and msprof as this unprivileged user (one device; agent must be root)")
       ->envname("NPUPERF_RUN_AS");
+  app.add_flag("--run-as-self", f.run_as.self,
+               "run runners as the agent's own user (a single-user workstation, tests, the demo)");
+  app.add_option("--cgroup", f.cgroup,
+                 "job cgroups: auto (the agent's delegated cgroup v2), none (subreaper fallback), "
+                 "or a delegated cgroup v2 directory")
+      ->capture_default_str();
+  app.add_option("--job-pids-max", f.pids_max, "processes and threads of one job (0: no limit)")
+      ->capture_default_str();
+  app.add_option("--job-memory-max", f.memory_max, "bytes of memory of one job (cgroup; 0: none)")
+      ->capture_default_str();
+  app.add_option(
+         "--sandbox", f.sandbox,
+         "bwrap: jobs in bubblewrap (read-only host, private /tmp, only their device's nodes)")
+      ->check(CLI::IsMember({"none", "bwrap"}))
+      ->capture_default_str();
+  app.add_option("--device-node-dir", f.device_node_dir,
+                 "where the NPU device nodes are (msprof-sim: MSPROF_SIM_DEVICE_NODES)")
+      ->capture_default_str();
+  app.add_option("--sandbox-writable", f.sandbox_writable,
+                 "another directory writable inside the sandbox (repeatable)");
+}
+
+// --sandbox: bwrap must run, here, before any job needs it.
+absl::Status ResolveSandbox(const Flags& f, Config* c) {
+  if (f.sandbox != "bwrap") return absl::OkStatus();
+  SandboxOptions sandbox;
+  sandbox.device_node_dir = std::filesystem::absolute(f.device_node_dir).string();
+  for (const auto& w : f.sandbox_writable) {
+    sandbox.writable.push_back(std::filesystem::absolute(w).string());
+  }
+  const std::string version = VersionOf(sandbox.bwrap);
+  if (version.empty()) {
+    return absl::FailedPreconditionError(
+        "--sandbox bwrap: bwrap --version failed (apt-get install bubblewrap)");
+  }
+  LogInfo("agent", absl::StrCat("jobs run in a sandbox (", version, "), device nodes under ",
+                                sandbox.device_node_dir));
+  c->job_options.sandbox = std::move(sandbox);
+  return absl::OkStatus();
+}
+
+// --cgroup into the jobs' containment (the run users already resolved).
+absl::Status ResolveContainment(const Flags& f, Config* c) {
+  std::unique_ptr<CgroupTree> tree;
+  std::string dir = f.cgroup, why;
+  if (f.cgroup == "auto") {
+    auto found = DelegatedCgroup(&why);
+    dir = found.value_or("");
+  } else if (f.cgroup == "none") {
+    dir = "";
+    why = "--cgroup none";
+  }
+  if (!dir.empty()) {
+    auto opened = CgroupTree::Open(dir);
+    if (!opened.ok()) return opened.status();
+    tree = *std::move(opened);
+    LogInfo("agent",
+            absl::StrCat("job cgroups under ", dir, (tree->pids() ? "" : " (no pids controller)"),
+                         (tree->memory() ? "" : " (no memory controller)")));
+  } else {
+    LogInfo("agent",
+            absl::StrCat("no job cgroups (", why, "): jobs are contained by a subreaper keeper",
+                         c->job_options.run_users.empty() ? "" : " and their run uid"));
+  }
+  c->limits = JobLimits{f.pids_max, f.memory_max};
+  // Without pids.max the run uid's RLIMIT_NPROC bounds a fork bomb.
+  if (tree == nullptr || !tree->pids()) c->job_options.nproc_limit = f.pids_max;
+  c->cgroups = std::move(tree);
+  return absl::OkStatus();
+}
+
+// --run-as-pool / --run-as / --run-as-self into the run user of each device.
+absl::Status ResolveAccounts(const Flags& f, Config* c) {
+  auto users = ResolveRunUsers(f.run_as, c->options.devices, ::geteuid());
+  if (!users.ok()) return users.status();
+  c->job_options.run_users = *std::move(users);
+  if (f.run_as.self) {
+    LogWarning("agent",
+               "--run-as-self: runners run as the agent's own user and can read its "
+               "token, spool and bundle cache; use --run-as-pool on a shared host");
+  }
+  for (const auto& [device, user] : c->job_options.run_users) {
+    LogInfo("agent",
+            absl::StrCat("device ", device, ": runners as ", user.name, " (uid ", user.uid, ")"));
+  }
+  return absl::OkStatus();
 }
 
 // --devices, --soc / --soc-map and --label into options.
@@ -153,6 +258,7 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
   Config c;
   if (auto s = ParseDevices(f, &c.options); !s.ok()) return s;
   if (!f.token_file.empty()) {
+    if (auto s = CheckTokenFile(f.token_file, ::geteuid()); !s.ok()) return s;
     c.token = ReadFirstLine(f.token_file);
     if (c.token.empty()) {
       return absl::InvalidArgumentError(
@@ -175,12 +281,11 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
   c.job_options.host = c.options.host;
   c.job_options.agent_version = c.options.version;
   c.job_options.msprof_version = VersionOf(msprof);
-  c.job_options.run_as = f.run_as;
-  // Refuse to start rather than lease jobs that would all fail.
-  if (!f.run_as.empty()) {
-    auto user = ResolveRunAs(f.run_as, ::geteuid());
-    if (!user.ok()) return user.status();
-  }
+  // Refuse to start rather than lease jobs that would all fail, or run them as the agent.
+  if (auto s = ResolveAccounts(f, &c); !s.ok()) return s;
+  if (auto s = PrepareWorkDir(c.options.work_dir, ::geteuid()); !s.ok()) return s;
+  if (auto s = ResolveContainment(f, &c); !s.ok()) return s;
+  if (auto s = ResolveSandbox(f, &c); !s.ok()) return s;
   c.server = f.server;
   c.tls_ca = f.tls_ca;
   c.metrics_listen = f.metrics_listen;
@@ -206,6 +311,8 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Config* config) {
 int main(int argc, char** argv) {
   using namespace npuperf;
   using namespace npuperf::agent;
+  UseUtf8PathNames();  // bundles may hold non-ASCII names (libarchive reads LC_CTYPE)
+  HardenAgentProcess();
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -220,7 +327,10 @@ int main(int argc, char** argv) {
   FlockDeviceLocker locker(config.lock_dir);
   SubprocessRunner runner(clock);
   auto channel = ServerChannel::Connect(config.server, config.token, config.tls_ca, clock);
-  Agent agent(*channel, locker, runner, metrics, clock, config.options, config.job_options);
+  Containment containment(std::move(config.cgroups), config.job_options.run_users, config.limits,
+                          clock);
+  Agent agent(*channel, locker, runner, metrics, clock, config.options, config.job_options,
+              &containment);
   auto http = HttpEndpoint::Start(config.metrics_listen, registry, [&agent, &clock] {
     return DecideHealth(agent.Health(), clock.MonotonicNow());
   });

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -23,6 +25,22 @@ struct ProfilerSpec {
   // Account the child switches to before exec (cwd must be reachable by it).
   // Default: none (the agent's own).
   std::optional<RunAsUser> run_as = std::nullopt;
+  // Runs the program under a keeper: a child that stays the agent's own account,
+  // is the subreaper of everything the program starts (a setsid daemon or a
+  // double-forked child comes back to it), kills every descendant still alive
+  // when the program exits (or on Terminate), and exits only when none is
+  // left, with the program's exit status. Default: false (the program itself
+  // is the child, in its own process group).
+  bool contain = false;
+  // An open cgroup.procs of a cgroup v2 directory (owned by the caller, kept
+  // open until Start returns) that the child joins before anything else, so
+  // does everything it starts; `cgroup` names it in errors. Default: -1 (the
+  // agent's own cgroup).
+  int cgroup_procs_fd = -1;
+  std::string cgroup = "";
+  // setrlimit(resource, {value, value}) in the child before exec, e.g.
+  // RLIMIT_NPROC where no pids controller is available. Default: none.
+  std::vector<std::pair<int, uint64_t>> rlimits = {};
 };
 
 // How a child ended.
@@ -35,7 +53,8 @@ struct ExitStatus {
 };
 
 // A started child in its own process group. Destroying it terminates the
-// group (RAII: no orphan survives its handle). Not thread-safe except
+// group (RAII: no orphan survives its handle; with ProfilerSpec::contain no
+// descendant at all). Not thread-safe except
 // Terminate, which may be called from another thread while Wait blocks.
 class ProfilerProcess {
  public:
@@ -43,7 +62,8 @@ class ProfilerProcess {
   virtual int pid() const = 0;
   // Waits until the child exits or the deadline (on the runner's Clock) passes.
   virtual ExitStatus Wait(Clock::MonotonicTime deadline) = 0;
-  // SIGTERM to the group, SIGKILL after grace; returns when the child is reaped.
+  // SIGTERM to the group, SIGKILL after grace (with a keeper: to every
+  // descendant); returns when the child is reaped.
   virtual ExitStatus Terminate(std::chrono::milliseconds grace) = 0;
 };
 

@@ -17,10 +17,12 @@
 #include "CLI/CLI.hpp"
 #include "client/cli.h"
 #include "client/offline_commands.h"
+#include "common/bundle_tar.h"
 #include "common/clock.h"
 
 int main(int argc, char** argv) {
   using namespace npuperf::client;
+  npuperf::UseUtf8PathNames();  // bundles may hold non-ASCII names (libarchive reads LC_CTYPE)
   CLI::App app{
       "npuperf: submit NPU operator profiling to npuperf-server, follow it, read the evidence"};
   app.require_subcommand(1);

@@ -2,10 +2,12 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <langinfo.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <clocale>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -69,7 +71,9 @@ absl::Status ForEachEntryOf(Open&& open, int64_t max_bytes, F&& on_entry) {
   archive_entry* entry = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
-    const std::string path = archive_entry_pathname(entry);
+    const char* name = archive_entry_pathname(entry);
+    if (name == nullptr) return absl::InvalidArgumentError("bundle entry without a usable name");
+    const std::string path = name;
     if (auto s = CheckEntryPath(path); !s.ok()) return s;
     const auto type = archive_entry_filetype(entry);
     if (type != AE_IFREG && type != AE_IFDIR) {
@@ -151,7 +155,16 @@ absl::Status AddEntry(archive* a, const fs::path& dir, const fs::path& rel, int6
   return absl::OkStatus();
 }
 
+bool Utf8Codeset() { return std::strcmp(nl_langinfo(CODESET), "UTF-8") == 0; }
+
 }  // namespace
+
+std::string UseUtf8PathNames() {
+  const char* now = std::setlocale(LC_CTYPE, "");
+  if (now == nullptr || !Utf8Codeset()) now = std::setlocale(LC_CTYPE, "C.UTF-8");
+  if (now == nullptr) now = std::setlocale(LC_CTYPE, nullptr);
+  return now != nullptr ? now : "C";
+}
 
 absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
   std::error_code ec;

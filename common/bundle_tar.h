@@ -12,6 +12,14 @@ namespace npuperf {
 // (libarchive). Packing is deterministic (sorted entries, zero mtimes, no
 // owners), so the same directory always has the same sha256.
 
+// Makes libarchive read and write UTF-8 path names (a bundle holding 说明.md):
+// LC_CTYPE from the environment when that is a UTF-8 locale, else C.UTF-8. Only
+// LC_CTYPE changes: numbers keep the "C" locale's formatting and parsing. Call
+// once at the start of every binary that packs or unpacks bundles (client,
+// server, agent), before it starts threads. Returns the LC_CTYPE now in use
+// ("C" when no UTF-8 locale exists on the host: then only ASCII names work).
+std::string UseUtf8PathNames();
+
 // Packs regular files and directories under dir (symlinks, sockets and
 // devices are refused; .git, __pycache__, .msprof and docs/perf are skipped:
 // they are outputs, not inputs). Fails past max_bytes.

@@ -45,6 +45,7 @@ MSPROF_SIM_CONFLICT_LOG="$VAR/sim-conflicts.log" \
   "$BIN/npuperf-agent" --server "$SERVER" --devices 0-7 \
   --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589 --msprof "$BUILD/sim-bin/msprof" \
   --lock-dir "$VAR/locks" --work-dir "$VAR/work" --metrics-listen 127.0.0.1:0 \
+  --run-as-self \
   >"$VAR/agent.log" 2>&1 &
 PIDS+=($!)
 METRICS=$(address_from_log "$VAR/agent.log" "metrics on")

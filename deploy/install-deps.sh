@@ -9,6 +9,7 @@ PACKAGES=(
   libabsl-dev libsqlitecpp-dev libsqlite3-dev sqlite3 libpqxx-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libarchive-dev libcli11-dev nlohmann-json3-dev libssl-dev
   postgresql-15 python3 util-linux procps curl clang-format
+  bubblewrap  # npuperf-agent --sandbox bwrap (and its tests)
 )
 
 missing=()

@@ -17,6 +17,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/duration_text.h"
 #include "common/keepalive.h"
@@ -426,6 +427,7 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
 
 int main(int argc, char** argv) {
   using namespace npuperf::server;
+  npuperf::UseUtf8PathNames();  // uploaded bundles may hold non-ASCII names (libarchive)
   // Before any thread starts, so that every thread inherits the mask.
   const sigset_t signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);

@@ -1,7 +1,10 @@
 // msprof-sim: an msprof-compatible profiler simulator. See sim/README.md.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -50,6 +53,18 @@ int main(int argc, char** argv) {
   if (!env.ok()) {
     std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", std::string(env.status().message()).c_str());
     return npuperf::sim::kExitUsage;
+  }
+  if (!env->device_nodes.empty()) {
+    // The device node, as the runtime opens it: unreachable (a sandbox that
+    // hides it, no permission) means the device cannot be used.
+    const std::string node = env->device_nodes + "/davinci" + std::to_string(env->physical_device);
+    const int fd = ::open(node.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      std::fprintf(stderr, "[ERROR] msprof-sim: cannot open device node %s: %s\n", node.c_str(),
+                   std::strerror(errno));
+      return npuperf::sim::kExitCannotRun;
+    }
+    ::close(fd);
   }
   npuperf::RealClock clock;
   npuperf::sim::Simulator sim(*std::move(options), *std::move(env), clock, FindPythonDir());

@@ -130,6 +130,7 @@ absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env) {
   std::string state = Get(env, "MSPROF_SIM_STATE_DIR");
   out.state_dir = state.empty() ? DefaultStateDir(env) : std::filesystem::path(state);
   out.conflict_log = Get(env, "MSPROF_SIM_CONFLICT_LOG");
+  out.device_nodes = Get(env, "MSPROF_SIM_DEVICE_NODES");
   std::string naming = Get(env, "MSPROF_SIM_BLOCK_NAMING");
   if (!naming.empty() && naming != "dim" && naming != "num") {
     return absl::InvalidArgumentError(

@@ -29,7 +29,12 @@ struct SimEnv {
   std::string fault_spec;           // MSPROF_SIM_FAULT
   std::filesystem::path state_dir;  // MSPROF_SIM_STATE_DIR; Default: $TMPDIR/msprof-sim-state-<uid>
   std::string conflict_log;         // MSPROF_SIM_CONFLICT_LOG; Default: none
-  bool block_dim_naming = false;    // MSPROF_SIM_BLOCK_NAMING=dim -> CANN 8.3 "Block Dim"
+  // MSPROF_SIM_DEVICE_NODES: a directory standing in for /dev, holding a file
+  // davinci<N> per device; msprof-sim opens the node of its physical device
+  // (read-write) before it runs anything, as the real runtime opens /dev/davinciN.
+  // Default: none (no node is checked).
+  std::string device_nodes;
+  bool block_dim_naming = false;  // MSPROF_SIM_BLOCK_NAMING=dim -> CANN 8.3 "Block Dim"
 };
 
 absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env);

@@ -30,7 +30,7 @@ export NPUPERF_SERVER=$(first_line "$VAR/server.log" "listening on")
 mkdir -p "$VAR/locks" "$VAR/work" "$VAR/ops"
 MSPROF_SIM_SOC_MAP="0-7=Ascend910B2" "$BIN/npuperf-agent" --server "$NPUPERF_SERVER" --devices 0-7 \
   --soc-map 0-7=Ascend910B2 --msprof "$BUILD/sim-bin/msprof" --lock-dir "$VAR/locks" \
-  --work-dir "$VAR/work" --metrics-listen 127.0.0.1:0 >"$VAR/agent.log" 2>&1 &
+  --work-dir "$VAR/work" --metrics-listen 127.0.0.1:0 --run-as-self >"$VAR/agent.log" 2>&1 &
 PIDS+=($!)
 first_line "$VAR/agent.log" "metrics on" >/dev/null
 for dir in "$ROOT"/examples/ops/*/; do

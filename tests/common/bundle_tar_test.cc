@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <clocale>
 #include <filesystem>
 #include <fstream>
 
@@ -75,6 +76,39 @@ TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
   EXPECT_EQ(s, "data");
   EXPECT_FALSE(fs::exists(root_ / "out" / "__pycache__"));
   EXPECT_FALSE(fs::exists(root_ / "out" / "docs" / "perf"));
+}
+
+// Issue 14: libarchive converts names through LC_CTYPE, so in the C locale a
+// bundle holding 说明.md can be neither packed nor read. With
+// UseUtf8PathNames it round-trips byte for byte: the same sha256 when packed
+// again, from the source and from the unpacked copy.
+TEST_F(BundleTarTest, NonAsciiNamesRoundTripWithTheSameHash) {
+  const std::string name = "说明.md";
+  Write(root_ / "op" / name, "# 说明\n");
+  fs::create_directories(root_ / "op" / "数据");
+  Write(root_ / "op" / "数据" / "é.txt", "e");
+
+  std::setlocale(LC_CTYPE, "C");
+  auto in_c = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_FALSE(in_c.ok()) << "packing non-ASCII names in the C locale unexpectedly worked";
+  EXPECT_NE(in_c.status().message().find("Can't translate pathname"), absl::string_view::npos)
+      << in_c.status();
+
+  const std::string ctype = UseUtf8PathNames();
+  EXPECT_NE(ctype.find("UTF-8"), std::string::npos) << ctype;
+  auto a = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_NE(a->find(name), std::string::npos) << "the name is not stored as UTF-8";
+  ASSERT_TRUE(VerifyBundle(*a, 1 << 20).ok());
+  ASSERT_TRUE(UnpackBundle(*a, root_ / "out", 1 << 20).ok());
+  std::ifstream in(root_ / "out" / name);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "# 说明\n");
+  EXPECT_TRUE(fs::exists(root_ / "out" / "数据" / "é.txt"));
+  auto again = PackBundle(root_ / "op", 1 << 20);
+  auto repacked = PackBundle(root_ / "out", 1 << 20);
+  ASSERT_TRUE(again.ok() && repacked.ok());
+  EXPECT_EQ(Sha256Hex(*again), Sha256Hex(*a));
+  EXPECT_EQ(Sha256Hex(*repacked), Sha256Hex(*a));
 }
 
 TEST_F(BundleTarTest, RefusesSymlinksWhenPacking) {

@@ -89,7 +89,7 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
       {(BuildDir() / "bin/npuperf-agent").string(), "--server",
        server_address.empty() ? address : server_address, "--devices", devices, "--msprof",
        (BuildDir() / "sim-bin/msprof").string(), "--lock-dir", (dir.path() / "locks").string(),
-       "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0"},
+       "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0", "--run-as-self"},
       dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return nullptr;
