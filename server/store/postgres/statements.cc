@@ -40,7 +40,7 @@ constexpr Statement kStatements[] = {
     {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
     {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
     {"token_count", "SELECT COUNT(*) FROM tokens"},
-    // Bundles (migration 0004): content in chunks, ownership per team. A
+    // Bundles (migration 0006): content in chunks, ownership per team. A
     // team's uploads are serialized by an advisory lock on its name, so its
     // quota check sees every earlier upload of the team.
     {"bundle_team_lock", "SELECT pg_advisory_xact_lock(hashtext('npuperf-bundles:' || $1))"},

@@ -2,7 +2,7 @@
 -- sha256, in chunks (uploads and downloads stream them; no bundle is held whole in memory), and
 -- every team that uploaded a bundle owns it. A team sees, references and is charged for (its
 -- quota) only the bundles it owns; the collector drops ownerships unused for the retention
--- period and deletes contents nobody owns. The same tables as sqlite/0004_bundle_owners.sql.
+-- period and deletes contents nobody owns. The same tables as sqlite/0006_bundle_owners.sql.
 CREATE TABLE bundle_chunks (
   sha256 text NOT NULL REFERENCES bundles (sha256) ON DELETE CASCADE,
   seq    integer NOT NULL,                 -- 0, 1, ... in content order
