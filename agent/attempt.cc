@@ -49,6 +49,7 @@ v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
   result.set_job_id(a.job_id());
   result.set_attempt(a.attempt());
   result.set_fencing_token(a.fencing_token());
+  result.set_lease_secret(a.lease_secret());  // spooled with it: a resend presents it too
   result.set_update_uuid(NewUuid());
   if (evidence.ok()) {
     result.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
@@ -172,7 +173,7 @@ absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, Times* times)
 
 absl::StatusOr<fs::path> Attempt::PrepareBundle(const fs::path& dest) {
   auto tar = services_.bundles.Get(assignment_.bundle_sha256(), [this](const std::string& sha256) {
-    return services_.channel.DownloadBundle(sha256, kMaxBundleBytes);
+    return services_.channel.DownloadBundle(services_.agent_id(), sha256, kMaxBundleBytes);
   });
   if (!tar.ok()) return tar.status();
   if (auto s = UnpackBundle(*tar, dest, kMaxBundleBytes); !s.ok()) {
@@ -206,9 +207,14 @@ void Attempt::SendProgress(const v1::JobProgress& progress) {
   req.set_job_id(assignment_.job_id());
   req.set_attempt(assignment_.attempt());
   req.set_fencing_token(assignment_.fencing_token());
+  req.set_lease_secret(assignment_.lease_secret());
   *req.mutable_progress() = progress;
   auto resp = services_.channel.ReportProgress(req);
-  if (absl::IsFailedPrecondition(resp.status())) Stop(StopReason::kLeaseLost);
+  // A stale lease, or one the server says is not ours (another agent's, or
+  // a wrong secret): the result would be refused too.
+  if (absl::IsFailedPrecondition(resp.status()) || absl::IsPermissionDenied(resp.status())) {
+    Stop(StopReason::kLeaseLost);
+  }
   if (resp.ok() && resp->cancel_requested()) Stop(StopReason::kCancelled, "collection cancelled");
 }
 

@@ -97,12 +97,14 @@ absl::StatusOr<v1::ReportResultResponse> ServerChannel::ReportResult(
   return resp;
 }
 
-absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha256,
+absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& agent_id,
+                                                          const std::string& sha256,
                                                           int64_t max_bytes) {
   grpc::ClientContext ctx;
   Prepare(&ctx, std::chrono::minutes(5));
   v1::DownloadBundleRequest req;
   req.set_sha256(sha256);
+  req.set_agent_id(agent_id);
   auto reader = stub_->DownloadBundle(&ctx, req);
   std::string content;
   v1::DownloadBundleResponse chunk;

@@ -35,8 +35,9 @@ class ServerChannel {
   void StopLeasePolls();
   absl::StatusOr<v1::ReportProgressResponse> ReportProgress(const v1::ReportProgressRequest& req);
   absl::StatusOr<v1::ReportResultResponse> ReportResult(const v1::ReportResultRequest& req);
-  // The whole bundle (size-checked against max_bytes).
-  absl::StatusOr<std::string> DownloadBundle(const std::string& sha256, int64_t max_bytes);
+  // The whole bundle (size-checked against max_bytes), for agent agent_id.
+  absl::StatusOr<std::string> DownloadBundle(const std::string& agent_id, const std::string& sha256,
+                                             int64_t max_bytes);
 
   // Runs one session: sends next_heartbeat() at once and then every interval,
   // and hands each answer to on_response (on a reader thread), until stop
