@@ -74,11 +74,26 @@ class Agent {
   void SessionLoop(const std::atomic<bool>& stop);
   void OnSessionResponse(const v1::AgentSessionResponse& response);
   void ReporterLoop(const std::atomic<bool>& stop);
-  // Sends the spooled results in order; false when one failed and should be
-  // retried after a backoff (the rest wait for that retry).
-  bool ReportPending(const std::atomic<bool>& stop, Backoff& backoff);
-  // true when the result left the spool: acknowledged, or refused for good.
-  bool ReportOne(const v1::ReportResultRequest& result);
+  // What one report did: the result left the spool (acknowledged, or refused
+  // for good: INVALID_ARGUMENT, PERMISSION_DENIED, FAILED_PRECONDITION,
+  // NOT_FOUND), the server could not take it now (any other refusal: retried
+  // after a backoff of its own), or could not be reached (UNAVAILABLE,
+  // DEADLINE_EXCEEDED, CANCELLED, UNAUTHENTICATED).
+  enum class ReportOutcome { kDone, kRetryLater, kUnreachable };
+  struct ReportPass {
+    bool unreachable = false;  // every result waits for the reporter's backoff
+    std::optional<Clock::MonotonicTime> next_retry;  // the earliest retry time due
+  };
+  // A result the server could not take: when to send it again.
+  struct ResultRetry {
+    Backoff backoff;
+    Clock::MonotonicTime next;
+  };
+  // Sends the spooled results in job order, skipping those whose retry time
+  // has not come: one refused or failing result never holds the others back;
+  // only an unreachable server ends the pass.
+  ReportPass ReportPending(const std::atomic<bool>& stop, Backoff& backoff);
+  ReportOutcome ReportOne(const v1::ReportResultRequest& result);
   void LeaseOnce(const std::atomic<bool>& stop);
   // Locks every device not in use and returns the lease request offering them
   // (held receives the locks); updates the device states and gauges.
@@ -111,6 +126,8 @@ class Agent {
   std::unique_ptr<Containment> own_containment_;
   Containment& containment_;
   const AttemptServices services_;
+  // Retry times of spooled results by update uuid (the reporter thread only).
+  std::map<std::string, ResultRetry> retries_;
 
   absl::Mutex mu_;
   std::string agent_id_ ABSL_GUARDED_BY(mu_);

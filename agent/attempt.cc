@@ -51,6 +51,7 @@ v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
   result.set_job_id(a.job_id());
   result.set_attempt(a.attempt());
   result.set_fencing_token(a.fencing_token());
+  result.set_lease_secret(a.lease_secret());  // spooled with it: a resend presents it too
   result.set_update_uuid(NewUuid());
   if (evidence.ok()) {
     result.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
@@ -225,9 +226,14 @@ void Attempt::SendProgress(const v1::JobProgress& progress) {
   req.set_job_id(assignment_.job_id());
   req.set_attempt(assignment_.attempt());
   req.set_fencing_token(assignment_.fencing_token());
+  req.set_lease_secret(assignment_.lease_secret());
   *req.mutable_progress() = progress;
   auto resp = services_.channel.ReportProgress(req);
-  if (absl::IsFailedPrecondition(resp.status())) Stop(StopReason::kLeaseLost);
+  // A stale lease, or one the server says is not ours (another agent's, or
+  // a wrong secret): the result would be refused too.
+  if (absl::IsFailedPrecondition(resp.status()) || absl::IsPermissionDenied(resp.status())) {
+    Stop(StopReason::kLeaseLost);
+  }
   if (resp.ok() && resp->cancel_requested()) Stop(StopReason::kCancelled, "collection cancelled");
 }
 

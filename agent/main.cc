@@ -1,7 +1,7 @@
 // npuperf-agent: one per NPU host. Wires the flock device locker, the
 // subprocess runner, the server channel and the agent loop.
 //
-//   npuperf-agent --server HOST:PORT --token-file F --devices 0-7
+//   npuperf-agent --server HOST:PORT --token-file F [--host NAME] --devices 0-7
 //                 [--soc SOC | --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589]
 //                 --msprof PATH --lock-dir DIR --work-dir DIR --metrics-listen HOST:PORT
 //                 (--run-as-pool USERS | --run-as USER | --run-as-self)
@@ -91,6 +91,7 @@ struct Flags {
   std::string sandbox = "none";
   std::string device_node_dir = "/dev";
   std::vector<std::string> sandbox_writable;
+  std::string host;  // empty: the host name
 };
 
 // What main wires together.
@@ -109,6 +110,9 @@ struct Config {
 void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--server", f.server, "npuperf-server HOST:PORT")->required();
   app.add_option("--token-file", f.token_file, "file holding this agent's bearer token");
+  app.add_option("--host", f.host,
+                 "the host name to register as (default: this host's name); an agent token's "
+                 "name must be this name");
   app.add_option("--tls-ca", f.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
       ->envname("NPUPERF_TLS_CA")
       ->check(CLI::ExistingFile);
@@ -271,7 +275,7 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
                                  ? std::filesystem::absolute(f.msprof).string()
                                  : f.msprof;
   c.lock_dir = std::filesystem::absolute(f.lock_dir).string();
-  c.options.host = HostName();
+  c.options.host = f.host.empty() ? HostName() : f.host;
   c.options.boot_id = ReadFirstLine("/proc/sys/kernel/random/boot_id");
   absl::BitGen gen;
   c.options.instance_id = absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));

@@ -26,6 +26,12 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                      .Help("Re-registrations after the server connection was lost")
                      .Register(r)
                      .Add({})),
+      results_refused(prometheus::BuildCounter()
+                          .Name("npuperf_agent_results_refused_total")
+                          .Help("Results the server refused for good (invalid, not this agent's "
+                                "lease, stale); dropped from the spool")
+                          .Register(r)
+                          .Add({})),
       spool_depth(prometheus::BuildGauge()
                       .Name("npuperf_agent_spool_depth")
                       .Help("Results waiting in the local spool for acknowledgement")

@@ -37,6 +37,8 @@ struct AgentMetrics {
   prometheus::Family<prometheus::Counter>& msprof_runs;
   prometheus::Counter& lock_contention;
   prometheus::Counter& reconnects;
+  // Spooled results the server refused for good (dropped from the spool).
+  prometheus::Counter& results_refused;
   prometheus::Gauge& spool_depth;
   prometheus::Histogram& job_duration_seconds;
   prometheus::Family<prometheus::Histogram>& job_phase_seconds;  // label phase

@@ -18,7 +18,9 @@ absl::StatusOr<std::chrono::milliseconds> ParseDurationText(absl::string_view te
     if (!absl::EndsWith(text, unit)) continue;
     int64_t n = 0;
     const absl::string_view number = text.substr(0, text.size() - unit.size());
-    if (!number.empty() && number.front() != '+' && absl::SimpleAtoi(number, &n) && n > 0 &&
+    // Digits only: SimpleAtoi would also take a sign and surrounding blanks.
+    const bool digits = !number.empty() && number.find_first_not_of("0123456789") == number.npos;
+    if (digits && absl::SimpleAtoi(number, &n) && n > 0 &&
         n <= std::numeric_limits<int64_t>::max() / ms) {
       return std::chrono::milliseconds(n * ms);
     }

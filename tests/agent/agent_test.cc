@@ -234,9 +234,9 @@ TEST_F(AgentTest, CancelDirectiveStopsTheRunningJobAndItIsReportedCancelled) {
 }
 
 // Results spooled before a restart are resent, in job order, with their own
-// update uuid. A retryable failure holds the queue until the backoff; a
-// permanent refusal drops that result and the queue goes on (today's rule,
-// Agent::ReportOne).
+// update uuid. An unreachable server (UNAVAILABLE) holds the queue until the
+// backoff; a permanent refusal drops that result and the queue goes on
+// (Agent::ReportOne).
 TEST_F(AgentTest, SpoolIsReplayedAfterARestartUntilAckedAndRefusalsAreDropped) {
   {
     ResultSpool before_restart(work() / "spool");
@@ -262,6 +262,48 @@ TEST_F(AgentTest, SpoolIsReplayedAfterARestartUntilAckedAndRefusalsAreDropped) {
   EXPECT_THAT(sent, ElementsAre("1/uuid-1/agent-before-restart", "1/uuid-1/agent-before-restart",
                                 "2/uuid-2/agent-before-restart", "3/uuid-3/agent-before-restart"));
   EXPECT_EQ(ResultSpool(work() / "spool").Depth(), 0u) << "acked and refused results leave";
+}
+
+// One result the server cannot take now (RESOURCE_EXHAUSTED here) waits
+// for a backoff of its own, and results refused for good (PERMISSION_DENIED:
+// not this agent's lease; INVALID_ARGUMENT) are dropped: neither holds back
+// the others, and a new job's result is reported at once, the clock never
+// moving. Every report and progress carries the lease secret.
+TEST_F(AgentTest, ARefusedOrFailingResultNeverHoldsUpTheQueue) {
+  {
+    ResultSpool before_restart(work() / "spool");
+    for (int64_t job : {1, 2, 3}) ASSERT_TRUE(before_restart.Put(Spooled(job)).ok());
+  }
+  const grpc::Status busy(grpc::StatusCode::RESOURCE_EXHAUSTED, "try later");
+  server_.ScriptResults(1, {busy, busy});
+  server_.ScriptResults(2, {grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "foreign lease")});
+  server_.ScriptResults(3, {grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad evidence")});
+  CacheBundle();
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
+  v1::JobAssignment job = Job(7, 0);
+  job.set_lease_secret("secret-of-job-7");
+  server_.Queue(job);
+
+  StartAgent({0});
+  ASSERT_TRUE(server_.AwaitResults(4));  // 1 (not now), 2 and 3 (refused), 7: clock unmoved
+  std::multiset<int64_t> sent;
+  for (const auto& r : server_.results()) sent.insert(r.job_id());
+  EXPECT_EQ(sent, (std::multiset<int64_t>{1, 2, 3, 7}));
+  for (const auto& r : server_.results()) {
+    if (r.job_id() == 7) {
+      EXPECT_EQ(r.lease_secret(), "secret-of-job-7");
+    }
+  }
+  for (const auto& p : server_.progress()) EXPECT_EQ(p.lease_secret(), "secret-of-job-7");
+  EXPECT_EQ(metrics_.results_refused.Value(), 2);
+  // Job 1 again after its own backoff (at most kRetryMin, then 2 * kRetryMin).
+  clock_.Advance(kRetryMin);
+  ASSERT_TRUE(server_.AwaitResults(5));
+  clock_.Advance(2 * kRetryMin);
+  ASSERT_TRUE(server_.AwaitResults(6));
+  StopAgent();
+  EXPECT_EQ(server_.results().back().job_id(), 1);
+  EXPECT_EQ(ResultSpool(work() / "spool").Depth(), 0u);
 }
 
 TEST_F(AgentTest, LostSessionReRegistersWithTheRunningJob) {
