@@ -43,5 +43,31 @@ TEST(StatusUtilTest, CodesMapOneToOneAndMessagesAreCut) {
   EXPECT_TRUE(FieldViolationsOf(absl::InternalError("x")).empty());
 }
 
+TEST(StatusUtilTest, ManyOrLongViolationsStayUnderTheTrailerLimit) {
+  std::vector<FieldViolation> many;
+  for (int i = 0; i < 10'000; ++i) {
+    many.push_back({"spec.operators[" + std::to_string(i) + "].name", std::string(1000, 'x')});
+  }
+  grpc::Status g = ToGrpcStatus(InvalidArgumentWithFields(many));
+  // grpc-status-details-bin travels base64-encoded beside grpc-message: both under 8 KiB.
+  const size_t trailer = (g.error_details().size() + 2) / 3 * 4 + g.error_message().size();
+  EXPECT_LT(trailer, 7500u);
+  EXPECT_LE(g.error_message().size(), 1024u);
+  auto back = FieldViolationsOf(FromGrpcStatus(g));
+  ASSERT_GE(back.size(), 2u);
+  EXPECT_EQ(back[0].description.size(), 256u);
+  EXPECT_EQ(back.back().field, "...");
+  EXPECT_NE(back.back().description.find("more"), std::string::npos);
+}
+
+TEST(StatusUtilTest, FieldViolationsTravelOnOtherCodesToo) {
+  absl::Status s = StatusWithFields(absl::StatusCode::kAlreadyExists, "key reused",
+                                    {{"spec.params.repeats", "differs"}});
+  EXPECT_TRUE(absl::IsAlreadyExists(s));
+  auto back = FieldViolationsOf(FromGrpcStatus(ToGrpcStatus(s)));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].field, "spec.params.repeats");
+}
+
 }  // namespace
 }  // namespace npuperf

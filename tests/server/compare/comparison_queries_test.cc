@@ -193,6 +193,27 @@ TEST_P(ComparisonQueriesTest, CollectionsAndRounds) {
   EXPECT_EQ(golden->label(), kGoldenLabel);
 }
 
+TEST_P(ComparisonQueriesTest, PinningOrComparingAnUnfinishedCollectionIsFailedPrecondition) {
+  AddCollection("done", {{"a", 100}}, {});
+  ASSERT_TRUE(store_->InsertCollection(CollectionOf("running", {{"a", 100}}, {}, "alpha")).ok());
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("running");
+  EXPECT_TRUE(absl::IsFailedPrecondition(queries_->PinBaseline("alpha", pin).status()));
+  v1::CompareCollectionsRequest req;
+  req.set_baseline_collection_id("done");
+  req.set_candidate_collection_id("running");
+  const absl::Status s = queries_->CompareCollections("alpha", req).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "candidate_collection_id")) << s;
+  v1::ListRegressionsRequest regressions;
+  regressions.set_baseline_label("branch=main");
+  regressions.set_candidate_collection_id("running");
+  EXPECT_TRUE(absl::IsFailedPrecondition(queries_->ListRegressions("alpha", regressions).status()));
+  pin.set_collection_id("done");
+  EXPECT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+}
+
 TEST_P(ComparisonQueriesTest, RegressionsAgainstAPinnedBaseline) {
   AddCollection("main-1", {{"a", 100}, {"b", 100}}, {{"branch", "main"}});
   v1::PinBaselineRequest pin;

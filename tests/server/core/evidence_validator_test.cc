@@ -1,0 +1,201 @@
+// The evidence validator (server/core/evidence_validator.h): one test per
+// rule, and real evidence built by the evidence library from the msprof
+// fixtures passes it (no false refusals of honest agents).
+#include "server/core/evidence_validator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "evidence/evidence.h"
+#include "evidence/evidence_proto.h"
+#include "evidence/labels.h"
+#include "gtest/gtest.h"
+#include "server/core/limits.h"
+
+namespace npuperf::server {
+namespace {
+
+namespace ev = ::npuperf::evidence;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+v1::Evidence Honest() {
+  v1::Evidence e;
+  e.set_op_name("main_kernel");
+  e.mutable_duration()->add_samples_us(12.5);
+  e.mutable_duration()->add_samples_us(12.7);
+  e.mutable_duration()->set_aggregate_us(12.6);
+  e.mutable_duration()->set_method(v1::AGGREGATION_METHOD_MEDIAN);
+  e.mutable_bound()->set_label("VEC_BOUND");
+  (*e.mutable_bound()->mutable_ratios())["aiv_vec_ratio"] = 0.8;
+  auto* g = e.add_metrics();
+  g->set_group("PipeUtilization");
+  (*g->mutable_fields())["aiv_vec_ratio"] = 0.8;
+  (*g->mutable_fields())["aiv_time_us"] = 10.0;
+  e.add_warnings("a warning");
+  return e;
+}
+
+std::vector<std::string> Fields(const v1::Evidence& e) {
+  std::vector<std::string> out;
+  for (const auto& v : ValidateEvidence(e)) out.push_back(v.field);
+  return out;
+}
+
+using Names = std::vector<std::string>;
+
+TEST(EvidenceValidatorTest, HonestEvidencePasses) { EXPECT_EQ(Fields(Honest()), Names{}); }
+
+TEST(EvidenceValidatorTest, EvidenceOfEveryMsprofFixturePasses) {
+  int built = 0;
+  for (const auto& [group, op] : {std::pair{"group_a2_e2", "main_kernel"},
+                                  {"group_aiv_partial", "sanitized_add_custom_vector"},
+                                  {"group_dup", "main_kernel"}}) {
+    ev::BuildOptions o;
+    o.op_name = op;
+    o.soc = "Ascend910B2";
+    auto built_ev = ev::BuildEvidence(std::filesystem::path(NPUPERF_EVIDENCE_TESTDATA) / group, o);
+    if (!built_ev.ok()) continue;
+    v1::Evidence pb;
+    ev::ToProto(*built_ev, &pb);
+    EXPECT_EQ(Fields(pb), Names{}) << group << ": " << EvidenceRejection(ValidateEvidence(pb));
+    ++built;
+  }
+  EXPECT_GE(built, 2);
+}
+
+TEST(EvidenceValidatorTest, EverySpellingOfTheEvidenceLibraryIsKnown) {
+  v1::Evidence e = Honest();
+  for (int i = 0; i <= static_cast<int>(ev::PipeBound::kNoBound); ++i) {
+    e.mutable_bound()->set_label(ev::NameOf(static_cast<ev::PipeBound>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.bound().label();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::RoutingLabel::kNoDominantPipe); ++i) {
+    e.mutable_bound()->set_routing_label(ev::NameOf(static_cast<ev::RoutingLabel>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.bound().routing_label();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::ClockSource::kAicoreDbBackCalculated); ++i) {
+    e.mutable_dvfs()->set_source(ev::NameOf(static_cast<ev::ClockSource>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.dvfs().source();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::DvfsStatus::kSuspect); ++i) {
+    e.mutable_dvfs()->set_status(ev::NameOf(static_cast<ev::DvfsStatus>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.dvfs().status();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::TimingSource::kApiStatistic); ++i) {
+    e.mutable_duration()->set_source(ev::NameOf(static_cast<ev::TimingSource>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.duration().source();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::BalanceVerdict::kCritical); ++i) {
+    e.mutable_per_core()->set_verdict(ev::NameOf(static_cast<ev::BalanceVerdict>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.per_core().verdict();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::CoreType::kAiv); ++i) {
+    e.mutable_bound()->set_primary_core(ev::NameOf(static_cast<ev::CoreType>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.bound().primary_core();
+  }
+  for (int i = 0; i <= static_cast<int>(ev::RatioFamily::kScalar); ++i) {
+    e.mutable_bound()->clear_triggered_families();
+    e.mutable_bound()->add_triggered_families(ev::NameOf(static_cast<ev::RatioFamily>(i)));
+    EXPECT_EQ(Fields(e), Names{}) << e.bound().triggered_families(0);
+  }
+  for (int i = 1; i <= static_cast<int>(ev::PerCoreStatus::kNotCollected); ++i) {
+    e.mutable_per_core()->set_status(
+        "unavailable:" + ev::NameOf(static_cast<ev::PerCoreStatus>(i)) + ":detail");
+    EXPECT_EQ(Fields(e), Names{}) << e.per_core().status();
+  }
+}
+
+TEST(EvidenceValidatorTest, NonFiniteNumbersAreRefusedWhereverTheyAre) {
+  v1::Evidence e = Honest();
+  e.mutable_duration()->set_samples_us(1, kInf);
+  e.mutable_duration()->set_aggregate_us(kNaN);
+  e.mutable_per_core()->add_cores()->set_time_us(-kInf);
+  (*e.mutable_metrics(0)->mutable_fields())["aiv_time_us"] = kNaN;
+  e.mutable_golden()->set_ratio(kInf);
+  EXPECT_EQ(Fields(e), (Names{"evidence.duration.samples_us[1]", "evidence.duration.aggregate_us",
+                              "evidence.metrics[0].fields[aiv_time_us]",
+                              "evidence.per_core.cores[0].time_us", "evidence.golden.ratio"}));
+  EXPECT_EQ(ValidateEvidence(e)[0].description, "is inf");
+}
+
+TEST(EvidenceValidatorTest, DurationsAndTimesAreNotNegative) {
+  v1::Evidence e = Honest();
+  e.mutable_duration()->set_samples_us(0, -5);
+  e.set_task_duration_us(-1);
+  EXPECT_EQ(Fields(e), (Names{"evidence.task_duration_us", "evidence.duration.samples_us[0]"}));
+}
+
+TEST(EvidenceValidatorTest, RatiosLieInZeroOne) {
+  v1::Evidence e = Honest();
+  (*e.mutable_bound()->mutable_ratios())["aiv_vec_ratio"] = 7.5;
+  (*e.mutable_metrics(0)->mutable_fields())["aiv_vec_ratio"] = -0.1;
+  EXPECT_EQ(Fields(e), (Names{"evidence.metrics[0].fields[aiv_vec_ratio]",
+                              "evidence.bound.ratios[aiv_vec_ratio]"}));
+}
+
+TEST(EvidenceValidatorTest, AMetricRatioTheLibraryFlaggedOutOfRangeMayStay) {
+  v1::Evidence e = Honest();
+  (*e.mutable_metrics(0)->mutable_fields())["aiv_vec_ratio"] = 1.2;
+  EXPECT_EQ(Fields(e), Names{"evidence.metrics[0].fields[aiv_vec_ratio]"});
+  auto* err = e.add_errors();
+  err->set_code("RATIO_OUT_OF_RANGE");
+  err->set_message(
+      "pipe ratio aiv_vec_ratio=1.2 is outside the verified CANN fraction range [0, 1]");
+  EXPECT_EQ(Fields(e), Names{});
+  (*e.mutable_metrics(0)->mutable_fields())["aiv_vec_ratio"] = kInf;  // still a number
+  EXPECT_EQ(Fields(e), Names{"evidence.metrics[0].fields[aiv_vec_ratio]"});
+}
+
+TEST(EvidenceValidatorTest, UnknownLabelsAndEnumsAreRefused) {
+  v1::Evidence e = Honest();
+  e.mutable_bound()->set_label("<script>alert(1)</script>");
+  e.mutable_bound()->set_routing_label("forged");
+  e.mutable_dvfs()->set_status("fine");
+  e.mutable_duration()->set_method(static_cast<v1::AggregationMethod>(77));
+  e.mutable_fingerprint()->set_mode("turbo");
+  EXPECT_EQ(Fields(e), (Names{"evidence.duration.method", "evidence.bound.label",
+                              "evidence.bound.routing_label", "evidence.dvfs.status",
+                              "evidence.fingerprint.mode"}));
+}
+
+TEST(EvidenceValidatorTest, TextsAndCountsAreBounded) {
+  v1::Evidence e = Honest();
+  e.set_warnings(0, std::string(kMaxEvidenceTextBytes + 1, 'w'));
+  EXPECT_EQ(Fields(e), Names{"evidence.warnings[0]"});
+  e = Honest();
+  for (int i = 0; i < kMaxEvidenceListItems; ++i) e.add_warnings("w");
+  EXPECT_EQ(Fields(e), Names{"evidence.warnings"});
+  e = Honest();
+  for (int i = 0; i <= kMaxSamples; ++i) e.mutable_duration()->add_samples_us(1);
+  EXPECT_EQ(Fields(e), Names{"evidence.duration.samples_us"});
+  e = Honest();
+  e.mutable_errors()->Add()->set_code("lower case");
+  EXPECT_EQ(Fields(e), Names{"evidence.errors[0].code"});
+}
+
+TEST(EvidenceValidatorTest, AFiftyMebibyteWarningIsRefusedAsAWholeAndAsAText) {
+  v1::Evidence e = Honest();
+  e.set_warnings(0, std::string(50 << 20, 'w'));
+  EXPECT_EQ(Fields(e), (Names{"evidence", "evidence.warnings[0]"}));
+}
+
+TEST(EvidenceValidatorTest, ViolationsAreCappedAtOneHundred) {
+  v1::Evidence e = Honest();
+  for (int i = 0; i < 900; ++i) e.mutable_duration()->add_samples_us(kNaN);
+  EXPECT_EQ(ValidateEvidence(e).size(), 100u);
+}
+
+TEST(EvidenceValidatorTest, TheRejectionReasonNamesTheFirstFieldAndCountsTheRest) {
+  v1::Evidence e = Honest();
+  e.mutable_duration()->set_samples_us(0, kInf);
+  e.mutable_duration()->set_samples_us(1, -5);
+  EXPECT_EQ(EvidenceRejection(ValidateEvidence(e)),
+            "evidence rejected: duration.samples_us[0] is inf (and 1 more)");
+}
+
+}  // namespace
+}  // namespace npuperf::server
