@@ -22,6 +22,11 @@ struct Cluster {
   std::unique_ptr<Process> agent;
   std::string address;          // gRPC HOST:PORT
   std::string metrics_address;  // server /metrics
+  // Servers run with --insecure-no-auth (loopback) unless this is false or
+  // their flags give --tokens-file.
+  bool insecure_no_auth = true;
+  // Appended to every agent's command line (e.g. --token-file F).
+  std::vector<std::string> agent_flags;
 
   // Starts the server (extra flags appended) and, when devices is not empty,
   // one agent serving them.
