@@ -1,5 +1,6 @@
 #include "client/commands.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -307,6 +308,33 @@ int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostrea
   return FinishCollection(*all, out, s.config());
 }
 
+namespace {
+
+// Folds one watch event into the collection known so far: a snapshot (any
+// event carrying jobs) replaces it; a delta brings the collection's own
+// fields and the jobs that changed (docs/api.md, "Watches").
+void ApplyWatchEvent(const v1::WatchCollectionResponse& e, v1::Collection* c) {
+  if (e.full_snapshot() || e.collection().jobs_size() > 0) {
+    *c = e.collection();
+    return;
+  }
+  auto jobs = std::move(*c->mutable_jobs());
+  *c = e.collection();
+  *c->mutable_jobs() = std::move(jobs);
+  for (const auto& job : e.changed_jobs()) {
+    auto* all = c->mutable_jobs();
+    auto it = std::find_if(all->begin(), all->end(),
+                           [&job](const v1::Job& j) { return j.id() == job.id(); });
+    if (it != all->end()) {
+      *it = job;
+    } else {
+      *all->Add() = job;
+    }
+  }
+}
+
+}  // namespace
+
 int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx, std::chrono::hours(24 * 7));
@@ -318,7 +346,7 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   v1::Collection last;
   std::string previous;
   while (reader->Read(&event)) {
-    last = event.collection();
+    ApplyWatchEvent(event, &last);
     const std::string line =
         ProgressLine(last, event.has_changed_job() ? &event.changed_job() : nullptr);
     if (line == previous) continue;

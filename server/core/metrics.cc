@@ -96,10 +96,7 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
       plaintext_listener(NewGauges(r, "npuperf_server_plaintext_listener",
                                    "1 when the gRPC port serves plaintext on a non-loopback "
                                    "address (--allow-plaintext)")
-                             .Add({})),
-      connections_shed(NewCounter(r, "npuperf_server_connections_shed_total",
-                                  "Connections closed at accept because file descriptors ran "
-                                  "low")) {}
+                             .Add({})) {}
 
 void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
   requests.Add({{"method", method}, {"code", code}}).Increment();

@@ -74,9 +74,6 @@ struct ServerMetrics {
   // 1 when the gRPC port serves plaintext on a non-loopback address
   // (--allow-plaintext), else 0.
   prometheus::Gauge& plaintext_listener;
-  // Connections closed at accept because file descriptors ran low
-  // (AcceptGuard).
-  prometheus::Counter& connections_shed;
 };
 
 }  // namespace npuperf::server

@@ -18,8 +18,10 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db,
     if (path.empty()) return absl::InvalidArgumentError("--db sqlite: needs a path");
     if (path != ":memory:") {
       std::error_code ec;
+      // The directories above the database's own; SqliteStore::Open creates
+      // that one 0700.
       const auto parent = std::filesystem::path(path).parent_path();
-      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+      if (parent.has_parent_path()) std::filesystem::create_directories(parent.parent_path(), ec);
     }
     auto store = SqliteStore::Open(path);
     if (!store.ok()) return store.status();

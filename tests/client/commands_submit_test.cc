@@ -7,6 +7,7 @@
 #include "client/commands.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/test/mock_stream.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/mock_session.h"
@@ -86,6 +87,30 @@ v1::WatchCollectionRequest WatchRequest(const std::string& id) {
   v1::WatchCollectionRequest r;
   r.set_collection_id(id);
   return r;
+}
+
+// The server sends a full snapshot, then deltas (the changed jobs only):
+// the final collection printed has every job in its last state.
+TEST(WatchTest, FoldsDeltasIntoTheSnapshot) {
+  v1::WatchCollectionResponse first = Event(v1::COLLECTION_STATE_QUEUED, 0);
+  first.set_full_snapshot(true);
+  *first.mutable_collection()->add_jobs() = Proto<v1::Job>(R"pb(id: 7 state: JOB_STATE_QUEUED)pb");
+  *first.mutable_collection()->add_jobs() = Proto<v1::Job>(R"pb(id: 8 state: JOB_STATE_QUEUED)pb");
+  v1::WatchCollectionResponse one = Event(v1::COLLECTION_STATE_RUNNING, 1);
+  *one.add_changed_jobs() = Proto<v1::Job>(R"pb(id: 8 state: JOB_STATE_SUCCEEDED)pb");
+  v1::WatchCollectionResponse two = Event(v1::COLLECTION_STATE_SUCCEEDED, 2);
+  *two.add_changed_jobs() = Proto<v1::Job>(R"pb(id: 7 state: JOB_STATE_SUCCEEDED)pb");
+  MockSession m(JsonConfig());
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
+      .WillOnce(Return(Stream({first, one, two})));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
+  v1::Collection got;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.str(), &got).ok()) << out.str();
+  EXPECT_EQ(got.state(), v1::COLLECTION_STATE_SUCCEEDED);
+  ASSERT_EQ(got.jobs_size(), 2);
+  EXPECT_EQ(got.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(got.jobs(1).state(), v1::JOB_STATE_SUCCEEDED);
 }
 
 TEST(WatchTest, PrintsEachNewProgressLineThenTheFinalCollection) {

@@ -1,5 +1,6 @@
 #include "tests/integration/cluster.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "google/protobuf/util/json_util.h"
@@ -22,6 +23,11 @@ std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
       "--db",
       db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db};
   argv.insert(argv.end(), server_flags_.begin(), server_flags_.end());
+  // Authentication is on by default; tests without a tokens file run the
+  // loopback development mode.
+  if (insecure_no_auth && std::find(argv.begin(), argv.end(), "--tokens-file") == argv.end()) {
+    argv.push_back("--insecure-no-auth");
+  }
   return argv;
 }
 

@@ -20,10 +20,14 @@ struct Cluster {
   std::string db;  // --db of every server started; empty: sqlite in dir
   std::unique_ptr<Process> server;
   std::unique_ptr<Process> agent;
-  std::string address;                   // gRPC HOST:PORT
-  std::string metrics_address;           // server /metrics
-  std::string cli_token;                 // --token of every Cli call (empty: none)
-  std::vector<std::string> agent_flags;  // appended to every agent's command line
+  std::string address;          // gRPC HOST:PORT
+  std::string metrics_address;  // server /metrics
+  std::string cli_token;        // --token of every Cli call (empty: none)
+  // Servers run with --insecure-no-auth (loopback) unless this is false or
+  // their flags give --tokens-file.
+  bool insecure_no_auth = true;
+  // Appended to every agent's command line (e.g. --token-file F).
+  std::vector<std::string> agent_flags;
 
   // Starts the server (extra flags appended) and, when devices is not empty,
   // one agent serving them.

@@ -125,7 +125,7 @@ std::string AddressAfter(const std::string& line, const std::string& marker) {
   return rest.substr(0, rest.find_first_of(" ,"));
 }
 
-absl::StatusOr<HttpResponse> HttpGetResponse(const std::string& address, const std::string& path) {
+int ConnectTcp(const std::string& address) {
   const auto colon = address.rfind(':');
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -134,8 +134,14 @@ absl::StatusOr<HttpResponse> HttpGetResponse(const std::string& address, const s
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
-    return absl::UnavailableError("connect " + address);
+    return -1;
   }
+  return fd;
+}
+
+absl::StatusOr<HttpResponse> HttpGetResponse(const std::string& address, const std::string& path) {
+  const int fd = ConnectTcp(address);
+  if (fd < 0) return absl::UnavailableError("connect " + address);
   const std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", address, "\r\n\r\n");
   (void)!::write(fd, req.data(), req.size());
   std::string resp;

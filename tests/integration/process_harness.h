@@ -60,6 +60,9 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::filesy
 // The "HOST:PORT" that follows `marker` in a log line ("listening on 127.0.0.1:4242 ...").
 std::string AddressAfter(const std::string& line, const std::string& marker);
 
+// A TCP connection to an IPv4 "HOST:PORT"; its fd, or -1.
+int ConnectTcp(const std::string& address);
+
 // GET http://address/path over a plain socket; the body.
 absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path);
 
