@@ -85,12 +85,21 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
       {"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
       {"MSPROF_SIM_CONFLICT_LOG", (dir.path() / "conflicts.log").string()}};
   for (const auto& [k, v] : extra_env) env[k] = v;
-  auto a = Process::Start(
-      {(BuildDir() / "bin/npuperf-agent").string(), "--server",
-       server_address.empty() ? address : server_address, "--devices", devices, "--msprof",
-       (BuildDir() / "sim-bin/msprof").string(), "--lock-dir", (dir.path() / "locks").string(),
-       "--work-dir", work.string(), "--metrics-listen", "127.0.0.1:0", "--run-as-self"},
-      dir.path() / (name + ".log"), env);
+  std::vector<std::string> argv = {(BuildDir() / "bin/npuperf-agent").string(),
+                                   "--server",
+                                   server_address.empty() ? address : server_address,
+                                   "--devices",
+                                   devices,
+                                   "--msprof",
+                                   (BuildDir() / "sim-bin/msprof").string(),
+                                   "--lock-dir",
+                                   (dir.path() / "locks").string(),
+                                   "--work-dir",
+                                   work.string(),
+                                   "--metrics-listen",
+                                   "127.0.0.1:0"};
+  argv.insert(argv.end(), agent_flags.begin(), agent_flags.end());
+  auto a = Process::Start(argv, dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return nullptr;
   auto line = (*a)->WaitForLine("registered as", std::chrono::seconds(20));

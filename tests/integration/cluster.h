@@ -22,6 +22,9 @@ struct Cluster {
   std::unique_ptr<Process> agent;
   std::string address;          // gRPC HOST:PORT
   std::string metrics_address;  // server /metrics
+  // Flags every agent started by StartAgent gets on top of the cluster's own
+  // (how runners get their account). Default: runners as the agent's user.
+  std::vector<std::string> agent_flags = {"--run-as-self"};
 
   // Starts the server (extra flags appended) and, when devices is not empty,
   // one agent serving them.
