@@ -92,13 +92,12 @@ bool ReadStat(const char* pid_text, long* ppid, long* pgrp, char* state = nullpt
   return true;
 }
 
-// Sends sig to every child of `self` (found by walking /proc); with
-// `outside_group_only`, only to those that left self's process group. The
-// number signalled.
-int SignalChildren(pid_t self, int sig, bool outside_group_only) {
+// Calls visit(proc_fd, name, pid) for every process directory of /proc
+// (getdents64 on a stack buffer: no allocation, safe after fork).
+template <typename F>
+void ForEachProcess(F&& visit) {
   const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return 0;
-  int count = 0;
+  if (dir < 0) return;
   alignas(dirent64) char buf[8192];
   ssize_t n;
   while ((n = ::getdents64(dir, buf, sizeof(buf))) > 0) {
@@ -106,14 +105,25 @@ int SignalChildren(pid_t self, int sig, bool outside_group_only) {
       const auto* d = reinterpret_cast<const dirent64*>(buf + off);
       off += d->d_reclen;
       if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
-      long ppid = 0, pgrp = 0, pid = 0;
-      if (!ReadStat(d->d_name, &ppid, &pgrp) || ppid != self) continue;
-      if (outside_group_only && pgrp == self) continue;
+      long pid = 0;
       ParseInt(d->d_name, d->d_name + 20, &pid);
-      if (::kill(static_cast<pid_t>(pid), sig) == 0) ++count;
+      visit(dir, d->d_name, static_cast<pid_t>(pid));
     }
   }
   ::close(dir);
+}
+
+// Sends sig to every child of `self` (found by walking /proc); with
+// `outside_group_only`, only to those that left self's process group. The
+// number signalled.
+int SignalChildren(pid_t self, int sig, bool outside_group_only) {
+  int count = 0;
+  ForEachProcess([&](int, const char* name, pid_t pid) {
+    long ppid = 0, pgrp = 0;
+    if (!ReadStat(name, &ppid, &pgrp) || ppid != self) return;
+    if (outside_group_only && pgrp == self) return;
+    if (::kill(pid, sig) == 0) ++count;
+  });
   return count;
 }
 
@@ -121,26 +131,15 @@ int SignalChildren(pid_t self, int sig, bool outside_group_only) {
 // found by walking /proc (a process sees its own uid's entries even where
 // /proc hides other users').
 int CountAliveOfUid(uid_t uid) {
-  const int dir = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return 0;
   const pid_t self = ::getpid();
   int count = 0;
-  alignas(dirent64) char buf[8192];
-  ssize_t n;
-  while ((n = ::getdents64(dir, buf, sizeof(buf))) > 0) {
-    for (ssize_t off = 0; off < n;) {
-      const auto* d = reinterpret_cast<const dirent64*>(buf + off);
-      off += d->d_reclen;
-      if (d->d_name[0] < '1' || d->d_name[0] > '9') continue;
-      struct stat st;
-      long pid = 0, ppid = 0, pgrp = 0;
-      ParseInt(d->d_name, d->d_name + 20, &pid);
-      if (pid == self || ::fstatat(dir, d->d_name, &st, 0) != 0 || st.st_uid != uid) continue;
-      char state = 0;
-      if (ReadStat(d->d_name, &ppid, &pgrp, &state) && state != 'Z' && state != 'X') ++count;
-    }
-  }
-  ::close(dir);
+  ForEachProcess([&](int dir, const char* name, pid_t pid) {
+    struct stat st;
+    long ppid = 0, pgrp = 0;
+    if (pid == self || ::fstatat(dir, name, &st, 0) != 0 || st.st_uid != uid) return;
+    char state = 0;
+    if (ReadStat(name, &ppid, &pgrp, &state) && state != 'Z' && state != 'X') ++count;
+  });
   return count;
 }
 

@@ -103,8 +103,7 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
                                    "--work-dir",
                                    work.string(),
                                    "--metrics-listen",
-                                   "127.0.0.1:0",
-                                   "--run-as-self"};
+                                   "127.0.0.1:0"};
   argv.insert(argv.end(), agent_flags.begin(), agent_flags.end());
   auto a = Process::Start(argv, dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();

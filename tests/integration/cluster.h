@@ -26,8 +26,10 @@ struct Cluster {
   // Servers run with --insecure-no-auth (loopback) unless this is false or
   // their flags give --tokens-file.
   bool insecure_no_auth = true;
-  // Appended to every agent's command line (e.g. --token-file F).
-  std::vector<std::string> agent_flags;
+  // Flags every agent started by StartAgent gets on top of the cluster's own
+  // (how runners get their account, --token-file F). Default: runners as the
+  // agent's user; tests that add flags append to it.
+  std::vector<std::string> agent_flags = {"--run-as-self"};
 
   // Starts the server (extra flags appended) and, when devices is not empty,
   // one agent serving them.

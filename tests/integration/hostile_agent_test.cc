@@ -122,7 +122,8 @@ TEST(HostileAgentTest, AnotherAgentsTokenCannotForgeLeaseOrHeartbeatForItsJob) {
                         << Sha256Hex(kH1Token) << "\nagent h2 " << Sha256Hex(kH2Token) << "\n";
   std::ofstream(c.dir.path() / "h1.token") << kH1Token << "\n";
   c.cli_token = kTeamToken;
-  c.agent_flags = {"--token-file", (c.dir.path() / "h1.token").string(), "--host", "h1"};
+  c.agent_flags.insert(c.agent_flags.end(),
+                       {"--token-file", (c.dir.path() / "h1.token").string(), "--host", "h1"});
   c.Start("", {"--tokens-file", tokens.string(), "--heartbeat-ms", "300"});
   // The job's one timing run hangs 6 s: time for the intruder to try everything.
   c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_FAULT", "hang:6@first=1"}});

@@ -91,7 +91,8 @@ class Caller {
 TEST(HostileBundlesTest, NoExistenceOracleAndNoCrossTeamReference) {
   Cluster c;
   const std::string tokens = WriteTokens(c.dir);
-  c.agent_flags = {"--token-file", (c.dir.path() / "agent.token").string()};
+  c.agent_flags.insert(c.agent_flags.end(),
+                       {"--token-file", (c.dir.path() / "agent.token").string()});
   c.Start("0-3", {"--tokens-file", tokens});
   Caller alpha(c.address, "alpha-token"), beta(c.address, "beta-token");
   const std::string tar = *PackBundle(Operator(), 64 << 20);
