@@ -24,7 +24,7 @@ first_line() {  # log pattern → the address after pattern
   done
   cat "$1" >&2; return 1
 }
-"$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --db "sqlite:$VAR/db" >"$VAR/server.log" 2>&1 &
+"$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --db "sqlite:$VAR/db" --insecure-no-auth >"$VAR/server.log" 2>&1 &
 PIDS+=($!)
 export NPUPERF_SERVER=$(first_line "$VAR/server.log" "listening on")
 mkdir -p "$VAR/locks" "$VAR/work" "$VAR/ops"

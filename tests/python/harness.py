@@ -94,7 +94,7 @@ class Cluster:
     def _server_argv(self, listen: str) -> List[str]:
         return [
             str(binary("npuperf-server")), "--listen", listen, "--metrics-listen", "127.0.0.1:0",
-            "--db", f"sqlite:{self.dir / 'server.db'}",
+            "--db", f"sqlite:{self.dir / 'server.db'}", "--insecure-no-auth",
         ]  # fmt: skip
 
     def start_server(self, listen: str = "127.0.0.1:0") -> None:
@@ -119,6 +119,7 @@ class Cluster:
                 str(binary("npuperf-agent")), "--server", self.address, "--devices", devices,
                 "--msprof", str(binary("msprof")), "--lock-dir", str(self.dir / "locks"),
                 "--work-dir", str(self.dir / "agent"), "--metrics-listen", "127.0.0.1:0",
+                "--run-as-self",
             ],
             self.dir / "agent.log",
             env,
