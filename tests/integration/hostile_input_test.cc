@@ -147,6 +147,7 @@ TEST(HostileInputTest, ForgedEvidenceIsRefusedAndTheJobFails) {
   forged.set_job_id(leased.assignment().job_id());
   forged.set_attempt(leased.assignment().attempt());
   forged.set_fencing_token(leased.assignment().fencing_token());
+  forged.set_lease_secret(leased.assignment().lease_secret());  // the lease holder itself
   forged.set_update_uuid("u-forged");
   forged.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
   auto* d = forged.mutable_evidence()->mutable_duration();
