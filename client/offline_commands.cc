@@ -7,11 +7,12 @@
 #include <CLI/CLI.hpp>
 
 #include "evidence/archive.h"
+#include "evidence/discovery.h"
 #include "evidence/evidence.h"
 #include "evidence/evidence_json.h"
-#include "evidence/op_summary.h"
-#include "evidence/prof_layout.h"
+#include "evidence/launch.h"
 #include "evidence/summary_text.h"
+#include "evidence/task_time.h"
 
 namespace npuperf::client {
 namespace {
@@ -35,7 +36,12 @@ int Usage(std::ostream& err, const std::string& message) {
 
 // Usage checks that CLI11 validators do not cover.
 int ValidateSummarize(const SummarizeArgs& args, std::ostream& err) {
-  if (args.op_name.empty()) return Usage(err, "--op-name must name the exact target kernel");
+  if (args.op_name.empty() && !args.quick) {
+    return Usage(err, "--op-name must name the exact target kernel (only --quick may omit it)");
+  }
+  if (absl::StatusOr<ev::LaunchSelector> l = ev::ParseLaunchSelector(args.launch); !l.ok()) {
+    return Usage(err, std::string(l.status().message()));
+  }
   if (!args.round_name.empty() && !ev::IsValidRoundName(args.round_name)) {
     return Usage(err, "--round-name must match round_NNN; got '" + args.round_name + "'");
   }
@@ -50,30 +56,34 @@ int ValidateSummarize(const SummarizeArgs& args, std::ostream& err) {
   return kOk;
 }
 
-absl::StatusOr<std::vector<fs::path>> DiscoveryCsv(const fs::path& group) {
-  fs::path dir = group / "PROF_PipeUtilization";
-  absl::StatusOr<fs::path> prof = ev::FindSingleProfDir(dir);
-  absl::StatusOr<fs::path> out = prof.ok() ? ev::ProfilerOutputDir(*prof) : prof.status();
-  absl::StatusOr<std::vector<fs::path>> parts =
-      out.ok() ? ev::FindCsvParts(*out, "op_summary") : out.status();
-  if (!parts.ok() || parts->empty()) {
-    std::string why = parts.ok() ? "none found" : std::string(parts.status().message());
-    return absl::NotFoundError(
-        "discovery requires exactly one PipeUtilization op_summary CSV under " + dir.string() +
-        " (" + why + ")");
-  }
-  return parts;
+// Quick mode: the task_time (api_statistic fallback) of one msprof run.
+absl::StatusOr<ev::Evidence> QuickFromRun(const SummarizeArgs& args,
+                                          const ev::LaunchSelector& launch) {
+  fs::path input = fs::absolute(args.prof_group);
+  absl::StatusOr<ev::KernelTiming> t = ev::ReadQuickTiming(input, args.op_name, launch);
+  if (!t.ok()) return t.status();
+  ev::Evidence e = ev::QuickEvidence({*std::move(t)});
+  e.prof_group = input;
+  e.input.kind = "prof_run";
+  return e;
+}
+
+absl::StatusOr<ev::Evidence> Build(const SummarizeArgs& args) {
+  ev::LaunchSelector launch = *ev::ParseLaunchSelector(args.launch);  // validated
+  if (args.quick) return QuickFromRun(args, launch);
+  ev::BuildOptions options;
+  options.op_name = args.op_name;
+  options.soc = args.soc;
+  options.device_id = args.device;
+  options.launch = launch;
+  return ev::BuildEvidence(fs::absolute(args.prof_group), options);
 }
 
 }  // namespace
 
 int RunSummarize(const SummarizeArgs& args, std::ostream& out, std::ostream& err) {
   if (int code = ValidateSummarize(args, err); code != kOk) return code;
-  ev::BuildOptions options;
-  options.op_name = args.op_name;
-  options.soc = args.soc;
-  options.device_id = args.device;
-  absl::StatusOr<ev::Evidence> evidence = ev::BuildEvidence(fs::absolute(args.prof_group), options);
+  absl::StatusOr<ev::Evidence> evidence = Build(args);
   if (!evidence.ok()) return Fail(err, evidence.status());
   absl::StatusOr<fs::path> round = ev::ReserveRound(fs::absolute(args.ops_dir), args.round_name);
   if (!round.ok()) return Fail(err, round.status());
@@ -97,14 +107,10 @@ int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& 
   if (!fs::is_directory(prof_group, ec)) {
     return Fail(err, absl::NotFoundError("'" + prof_group.string() + "' is not a directory."));
   }
-  absl::StatusOr<std::vector<fs::path>> parts = DiscoveryCsv(prof_group);
-  if (!parts.ok()) return Fail(err, parts.status());
-  absl::StatusOr<std::vector<ev::OpCandidate>> candidates = ev::ListCandidates(*parts);
-  if (!candidates.ok()) return Fail(err, candidates.status());
-  if (candidates->empty()) {
-    return Fail(err,
-                absl::NotFoundError("PipeUtilization op_summary contains no non-empty Op Name"));
-  }
+  absl::StatusOr<ev::Discovery> d = ev::DiscoverCandidates(fs::absolute(prof_group));
+  if (!d.ok()) return Fail(err, d.status());
+  err << "[INFO] candidates from " << d->source << "\n";
+  const std::vector<ev::OpCandidate>* candidates = &d->candidates;
   out << ev::FormatCandidatesTsv(*candidates);
   return kOk;
 }
@@ -115,9 +121,18 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
       app.add_subcommand("summarize",
                          "Offline: evidence of one kernel from a PROF_GROUP, archived under "
                          "<ops_dir>/docs/perf/round_NNN");
-  summarize->add_option("prof_group", args->prof_group, "PROF_GROUP directory")->required();
+  summarize
+      ->add_option("prof_group", args->prof_group,
+                   "PROF_GROUP, one PROF_* run (or its --output), OPPROF_* or *_ascend_pt dir")
+      ->required();
   summarize->add_option("ops_dir", args->ops_dir, "operator directory")->required();
-  summarize->add_option("--op-name", args->op_name, "exact op_summary Op Name")->required();
+  summarize->add_option("--op-name", args->op_name,
+                        "exact op_summary Op Name (required unless --quick)");
+  summarize->add_option("--launch", args->launch,
+                        "which launches of the target: unique (default), all, N, -N, "
+                        "task:STREAM/TASK");
+  summarize->add_flag("--quick", args->quick,
+                      "quick mode: task_time (api_statistic fallback) of one msprof run");
   summarize->add_option("--round-name", args->round_name, "round_NNN (must not exist)");
   summarize->add_option("--format", args->format, "text|json|md")
       ->check(CLI::IsMember({"text", "json", "md"}));
@@ -129,8 +144,10 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
 
   auto group = std::make_shared<fs::path>();
   CLI::App* list = app.add_subcommand(
-      "list-op-names", "Offline: TSV of (count, task type, total us, exact name) for discovery");
-  list->add_option("prof_group", *group, "PROF_GROUP directory")->required();
+      "list-op-names",
+      "Offline: TSV of (count, task type, total us, exact name, launches, incidental) for "
+      "discovery");
+  list->add_option("prof_group", *group, "any input summarize reads")->required();
   list->callback([group, &exit_code] { exit_code = RunListOpNames(*group, std::cout, std::cerr); });
 }
 

@@ -11,9 +11,14 @@ class App;
 // Offline subcommands of `npuperf` (no server needed), over the evidence
 // library:
 //
-//   npuperf summarize <PROF_GROUP> <ops_dir> --op-name X [--round-name round_NNN]
+//   npuperf summarize <INPUT> <ops_dir> --op-name X [--round-name round_NNN]
 //                     [--format text|json|md] [--lang en|zh] [--soc SOC] [--device N]
-//   npuperf list-op-names <PROF_GROUP>
+//                     [--launch unique|all|N|-N|task:S/T] [--quick]
+//   npuperf list-op-names <INPUT>
+//
+// INPUT is anything the layout detector (evidence/layout.h) reads: a
+// PROF_GROUP, one PROF_* run (or the --output holding it), an msprof op
+// OPPROF_* dir or a torch_npu *_ascend_pt dir.
 //
 // Exit codes: 0 ok, 1 evidence error (message on stderr as "[ERROR] ..."),
 // 2 usage error. CLI11 parse errors (missing positional, bad --format) are
@@ -34,6 +39,11 @@ struct SummarizeArgs {
   std::string soc;
   // Device whose sample db to use when several exist. Default: -1 (the only one).
   int device = -1;
+  // Launch selector (evidence/launch.h). Default: "" (unique).
+  std::string launch;
+  // Quick mode (task_time of one run; --op-name optional: the one kernel
+  // that is not incidental). Default: false (standard mode).
+  bool quick = false;
 };
 
 // Registers `summarize` and `list-op-names` on `app`. When a subcommand runs

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "evidence/evidence_json.h"
+#include "evidence/layout.h"
 #include "evidence/per_core.h"
 #include "evidence/prof_layout.h"
 #include "evidence/str_util.h"
@@ -36,18 +37,36 @@ absl::Status CopyFile(const fs::path& from, const fs::path& to) {
   return absl::OkStatus();
 }
 
-// Copies table `name` of one metric run; returns files copied.
-absl::StatusOr<int> CopyTable(const fs::path& out_dir, std::string_view name,
-                              const std::string& metric, const fs::path& round_dir) {
-  absl::StatusOr<std::vector<fs::path>> parts = FindCsvParts(out_dir, name);
-  if (!parts.ok()) return parts.status();
-  for (size_t k = 0; k < parts->size(); ++k) {
-    std::string dest = parts->size() == 1 ? Cat(name, "_", metric, ".csv")
-                                          : Cat(name, "_", metric, "_slice_", k, ".csv");
-    absl::Status s = CopyFile((*parts)[k], round_dir / dest);
+// Copies the slices of one table of one run as <table>_<tag>[_slice_<k>].csv;
+// returns files copied.
+absl::StatusOr<int> CopyParts(const std::vector<fs::path>& parts, std::string_view table,
+                              const std::string& tag, const fs::path& round_dir) {
+  for (size_t k = 0; k < parts.size(); ++k) {
+    std::string dest = parts.size() == 1 ? Cat(table, "_", tag, ".csv")
+                                         : Cat(table, "_", tag, "_slice_", k, ".csv");
+    absl::Status s = CopyFile(parts[k], round_dir / dest);
     if (!s.ok()) return s;
   }
-  return static_cast<int>(parts->size());
+  return static_cast<int>(parts.size());
+}
+
+// The four tables of one run (layout.h), tagged with its metric group.
+absl::StatusOr<int> CopyRun(const RunLayout& run, const std::string& tag,
+                            const fs::path& round_dir) {
+  int copied = 0;
+  bool torch = run.kind == RunLayoutKind::kAscendProfilerOutput;
+  struct Table {
+    std::string_view name;
+    const std::vector<fs::path>* parts;
+  };
+  for (Table t : {Table{torch ? "kernel_details" : "op_summary", &run.op_summary},
+                  Table{"op_statistic", &run.op_statistic}, Table{"task_time", &run.task_time},
+                  Table{"api_statistic", &run.api_statistic}}) {
+    absl::StatusOr<int> n = CopyParts(*t.parts, t.name, tag, round_dir);
+    if (!n.ok()) return internal::Annotate(n.status(), Cat("archive ", tag));
+    copied += *n;
+  }
+  return copied;
 }
 
 }  // namespace
@@ -123,29 +142,49 @@ absl::Status WriteFileAtomic(const fs::path& path, std::string_view content) {
 absl::StatusOr<int> ArchiveGroupCsvs(const fs::path& prof_group, const fs::path& round_dir) {
   int copied = 0;
   for (const std::string& metric : SevenMetrics()) {
-    fs::path dir = prof_group / ("PROF_" + metric);
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) continue;
-    absl::StatusOr<fs::path> prof = FindSingleProfDir(dir);
-    if (!prof.ok()) continue;
-    absl::StatusOr<fs::path> out = ProfilerOutputDir(*prof);
-    if (!out.ok()) continue;
-    for (std::string_view table : {"op_summary", "op_statistic", "task_time", "api_statistic"}) {
-      absl::StatusOr<int> n = CopyTable(*out, table, metric, round_dir);
-      if (!n.ok()) return internal::Annotate(n.status(), Cat("archive ", metric));
-      copied += *n;
-    }
+    std::string why;
+    absl::StatusOr<std::optional<RunLayout>> run = DetectGroupRun(prof_group, metric, -1, &why);
+    if (!run.ok() || !run->has_value()) continue;  // BuildEvidence reported it
+    absl::StatusOr<int> n = CopyRun(**run, metric, round_dir);
+    if (!n.ok()) return n.status();
+    copied += *n;
   }
   return copied;
 }
 
+absl::StatusOr<int> ArchiveInputCsvs(const Evidence& ev, const fs::path& round_dir) {
+  absl::StatusOr<DetectedInput> in = DetectInput(ev.prof_group);
+  if (!in.ok()) return in.status();
+  const std::string tag = ev.metrics.empty() ? "run" : ev.metrics.front().group;
+  switch (in->kind) {
+    case InputKind::kProfGroup: return ArchiveGroupCsvs(in->path, round_dir);
+    case InputKind::kProfRun:
+    case InputKind::kAscendPt: {
+      absl::StatusOr<RunLayout> run = DetectRun(in->path);
+      if (!run.ok()) return run.status();
+      return CopyRun(*run, tag, round_dir);
+    }
+    case InputKind::kOpprof: {
+      int copied = 0;
+      for (const MetricGroup& g : ev.metrics) {
+        absl::StatusOr<int> n = CopyParts({g.source}, "opprof", g.group, round_dir);
+        if (!n.ok()) return n.status();
+        copied += *n;
+      }
+      return copied;
+    }
+  }
+  return 0;
+}
+
 absl::StatusOr<int> WriteRound(const Evidence& ev, const fs::path& round_dir, Lang lang) {
-  absl::StatusOr<int> copied = ArchiveGroupCsvs(ev.prof_group, round_dir);
+  absl::StatusOr<int> copied = ArchiveInputCsvs(ev, round_dir);
   if (!copied.ok()) return copied.status();
   if (!ev.per_core.cores.empty()) {
     absl::Status s =
         WriteFileAtomic(round_dir / "per_core_cycles.csv", FormatCoreCyclesCsv(ev.per_core));
     if (!s.ok()) return s;
+    ++*copied;  // a CSV of the round like the others (issue 15: 29 written, 28 counted)
   }
   SummaryOptions options{lang, round_dir};
   for (const auto& [name, content] :

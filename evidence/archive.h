@@ -14,10 +14,10 @@ namespace npuperf::evidence {
 // The per-round archive of one standard-mode summarize:
 //
 //   <ops_dir>/docs/perf/round_NNN/
-//     op_summary_<Metric>.csv        ×7 (slices: op_summary_<Metric>_slice_<k>.csv)
-//     op_statistic_<Metric>.csv, task_time_<Metric>.csv, api_statistic_<Metric>.csv
-//     per_core_cycles.csv            coreid,task_cycles (dominant core type)
-//     summary.txt, evidence.json, evidence_status.json
+//     op_summary_<Metric>.csv        ×7 (any layout of layout.h) (slices:
+//     op_summary_<Metric>_slice_<k>.csv) op_statistic_<Metric>.csv, task_time_<Metric>.csv,
+//     api_statistic_<Metric>.csv per_core_cycles.csv            coreid,task_cycles (dominant core
+//     type) summary.txt, evidence.json, evidence_status.json
 //
 // Stateless functions; safe to call from several processes at once (round
 // reservation is an atomic mkdir).
@@ -39,8 +39,16 @@ absl::Status WriteFileAtomic(const std::filesystem::path& path, std::string_view
 absl::StatusOr<int> ArchiveGroupCsvs(const std::filesystem::path& prof_group,
                                      const std::filesystem::path& round_dir);
 
-// ArchiveGroupCsvs + per_core_cycles.csv + summary.txt (in `lang`) +
-// evidence.json + evidence_status.json. Returns the number of CSVs copied.
+// The CSVs of whatever `ev.prof_group` holds (layout.h): a group as
+// ArchiveGroupCsvs; one msprof run or torch_npu export as
+// <table>_<group>.csv (kernel_details_<group>.csv for torch_npu, <group> the
+// metric group read); an msprof op run as opprof_<Metric>.csv per metric CSV
+// read. Returns the number of files copied.
+absl::StatusOr<int> ArchiveInputCsvs(const Evidence& ev, const std::filesystem::path& round_dir);
+
+// ArchiveInputCsvs + per_core_cycles.csv + summary.txt (in `lang`) +
+// evidence.json + evidence_status.json. Returns the number of CSVs written
+// (the copies plus per_core_cycles.csv when written).
 absl::StatusOr<int> WriteRound(const Evidence& ev, const std::filesystem::path& round_dir,
                                Lang lang);
 

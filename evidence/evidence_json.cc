@@ -36,7 +36,32 @@ Json PerCoreJson(const PerCore& p) {
               {"first_half_avg_us", p.first_half_avg_us},
               {"second_half_avg_us", p.second_half_avg_us},
               {"slowest_cores", p.slowest_cores},
-              {"fastest_cores", p.fastest_cores}};
+              {"fastest_cores", p.fastest_cores},
+              {"clock_implausible", p.clock_implausible},
+              {"clock_note", p.clock_note}};
+}
+
+Json LaunchJson(const LaunchRecord& l) {
+  Json used = Json::array();
+  for (const LaunchInfo& u : l.used) {
+    used.push_back({{"index", u.index},
+                    {"stream_id", u.stream_id ? Json(*u.stream_id) : Json(nullptr)},
+                    {"task_id", u.task_id ? Json(*u.task_id) : Json(nullptr)},
+                    {"start_us", u.start_us ? Json(*u.start_us) : Json(nullptr)},
+                    {"duration_us", u.duration_us},
+                    {"where", u.where}});
+  }
+  Json spread = Json::object();
+  for (const auto& [group, fields] : l.spread) {
+    Json g = Json::object();
+    for (const auto& [name, range] : fields) g[name] = {range.first, range.second};
+    spread[group] = std::move(g);
+  }
+  return Json{{"selector", l.selector},
+              {"total", l.total},
+              {"used", std::move(used)},
+              {"metric_method", NameOf(l.metric_method)},
+              {"spread", std::move(spread)}};
 }
 
 Json RatiosJson(const BoundDiagnosis& b) {
@@ -110,6 +135,8 @@ Json Identity(const Evidence& ev) {
               {"aiv_time_us", ev.aiv_time_us},
               {"head_overhead_us", ev.head_overhead_us},
               {"head_overhead_pct", ev.head_overhead_pct},
+              {"head_overhead_status", NameOf(ev.head_overhead_status)},
+              {"head_overhead_note", ev.head_overhead_note},
               {"cube_utilization_pct", ev.cube_utilization_pct}};
 }
 
@@ -128,6 +155,8 @@ std::string ToJson(const Evidence& ev) {
   j["per_core_claim_allowed"] = false;
   j["bound"] = BoundJson(ev.bound);
   j["dvfs"] = DvfsJson(ev.dvfs);
+  j["launch"] = LaunchJson(ev.launch);
+  j["input"] = {{"kind", ev.input.kind}, {"notes", ev.input.notes}};
   j["golden"] = {{"status", StatusText(ev.golden)},
                  {"golden_us", ev.golden.golden_us},
                  {"kernel_us", ev.golden.kernel_us},

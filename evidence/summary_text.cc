@@ -131,6 +131,13 @@ void HeadOverhead(const Evidence& ev, const Text& t, Lines* out) {
   double longest = std::max(ev.aicore_time_us, ev.aiv_time_us);
   out->push_back("");
   out->push_back(t("--- Head overhead ---", "--- 头开销 ---"));
+  if (ev.head_overhead_status == HeadOverheadStatus::kNotApplicable) {
+    out->push_back(Cat(t("  not applicable: ", "  不适用: "), ev.head_overhead_note));
+    return;
+  }
+  if (ev.head_overhead_status == HeadOverheadStatus::kNegativeGap) {
+    out->push_back(Cat(t("  NEGATIVE GAP: ", "  负间隙: "), ev.head_overhead_note));
+  }
   out->push_back(Cat("  Task Duration: ", ShortNumber(ev.task_duration_us), "us | ",
                      t("longest core: ", "核最长耗时: "), Fmt("%.3f", longest), "us | ",
                      t("overhead: ", "头开销: "),
@@ -263,7 +270,11 @@ void PerCoreSection(const PerCore& p, const Text& t, Lines* out) {
                         : p.verdict == BalanceVerdict::kWarning
                             ? t("WARNING (10~30%)", "警告 (10~30%)")
                             : t("CRITICAL (>=30%)", "严重问题 (>30%)");
-  out->push_back(Fmt("  (max-min)/max = %.2f%%  ->  %s", p.spread_pct, verdict));
+  out->push_back(Fmt("  (max-min)/max = %.2f%%  ->  %s [scope: process%s]", p.spread_pct, verdict,
+                     p.clock_implausible
+                         ? t("; IMPLAUSIBLE: not the target's cycles", "; 不可信: 非目标算子的周期")
+                         : ""));
+  if (p.clock_implausible) out->push_back(Cat("  ", p.clock_note));
   out->push_back(Cat(t("  Top-3 slow cores: ", "  Top-3 慢核: "), CoreList(p, p.slowest_cores)));
   out->push_back(Cat(t("  Top-3 fast cores: ", "  Top-3 快核: "), CoreList(p, p.fastest_cores)));
   if (!p.half_gap_hint) return;

@@ -36,7 +36,7 @@ TEST(SummarizeTest, WritesRoundAndPrintsSummary) {
     EXPECT_TRUE(fs::exists(round / (std::string("task_time_") + m + ".csv"))) << m;
     EXPECT_TRUE(fs::exists(round / (std::string("op_statistic_") + m + ".csv"))) << m;
   }
-  EXPECT_THAT(err.str(), HasSubstr("Archived 21 CSV files to: " + round.string()));
+  EXPECT_THAT(err.str(), HasSubstr("Archived 22 CSV files to: " + round.string()));
   std::string cycles = evidence::testing::ReadFile(round / "per_core_cycles.csv");
   EXPECT_THAT(cycles, StartsWith("coreid,task_cycles\n0,143224277\n1,140000000\n"));
   std::string summary = evidence::testing::ReadFile(round / "summary.txt");
@@ -45,6 +45,13 @@ TEST(SummarizeTest, WritesRoundAndPrintsSummary) {
   auto j = nlohmann::json::parse(evidence::testing::ReadFile(round / "evidence.json"));
   EXPECT_EQ(j["op_name"], "main_kernel");
   EXPECT_EQ(j["seven_metric_status"], "complete");
+  EXPECT_EQ(j["launch"]["selector"], "unique");
+  EXPECT_EQ(j["launch"]["total"], 1);
+  EXPECT_EQ(j["input"]["kind"], "prof_group");
+  // Issue 15 failure 9: the count is every CSV in the round.
+  int csvs = 0;
+  for (const auto& e : fs::directory_iterator(round)) csvs += e.path().extension() == ".csv";
+  EXPECT_EQ(csvs, 22);
   auto st = nlohmann::json::parse(evidence::testing::ReadFile(round / "evidence_status.json"));
   EXPECT_EQ(st["per_core_claim_allowed"], false);
   // A second run takes the next free round; gaps are filled first.
@@ -106,14 +113,62 @@ TEST(SummarizeTest, ExitCodes) {
 TEST(ListOpNamesTest, TsvAndErrors) {
   std::ostringstream out, err;
   ASSERT_EQ(RunListOpNames(evidence::testing::TestData("group_a2_e2"), out, err), 0) << err.str();
-  EXPECT_THAT(out.str(), StartsWith("count\ttask_type\ttotal_duration_us\texact_op_name\n"
-                                    "1\tMIX_AIC\t87139.380000\tmain_kernel\n"));
+  EXPECT_THAT(
+      out.str(),
+      StartsWith("count\ttask_type\ttotal_duration_us\texact_op_name\tlaunches\tincidental\n"
+                 "1\tMIX_AIC\t87139.380000\tmain_kernel\t#1:1756/0\t-\n"));
   evidence::testing::TempDir empty;
   EXPECT_EQ(RunListOpNames(empty.path(), out, err), 1);
-  EXPECT_THAT(err.str(),
-              HasSubstr("discovery requires exactly one PipeUtilization op_summary CSV"));
+  EXPECT_THAT(err.str(), HasSubstr("holds no profiling output"));
   EXPECT_EQ(RunListOpNames(empty.path() / "x", out, err), 1);
   EXPECT_THAT(err.str(), HasSubstr("is not a directory."));
+}
+
+// Issue 15 failure 6: a group that summarize accepts without PipeUtilization.
+TEST(ListOpNamesTest, AnyGroupAndAnyLayout) {
+  evidence::testing::TempDir group;
+  fs::copy(evidence::testing::TestData("group_a2_e2/PROF_ArithmeticUtilization"),
+           group.path() / "PROF_ArithmeticUtilization", fs::copy_options::recursive);
+  std::ostringstream out, err;
+  ASSERT_EQ(RunListOpNames(group.path(), out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("\tmain_kernel\t"));
+  EXPECT_THAT(err.str(), HasSubstr("PROF_ArithmeticUtilization"));
+  std::ostringstream torch;
+  ASSERT_EQ(RunListOpNames(evidence::testing::TestData("real/torch_level1"), torch, err), 0);
+  EXPECT_THAT(torch.str(), HasSubstr("18\tAI_VECTOR_CORE\t"));
+}
+
+// Issue 15 failures 1 and 7: --launch on the CLI, and a quick-mode entry.
+TEST(SummarizeTest, LaunchSelectorAndQuickEntry) {
+  evidence::testing::TempDir ops;
+  SummarizeArgs a = Args(ops.path());
+  a.prof_group = evidence::testing::TestData("real/as_strided_cann7");
+  a.op_name = "aclnnInplaceCopy_SliceAiCore_Slice";
+  a.soc = "Ascend910B3";
+  a.format = "json";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSummarize(a, out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("--launch unique|all|N|-N|task:STREAM/TASK"));
+  a.launch = "all";
+  std::ostringstream all;
+  ASSERT_EQ(RunSummarize(a, all, err), 0) << err.str();
+  auto j = nlohmann::json::parse(all.str());
+  EXPECT_EQ(j["launch"]["used"].size(), 20u);
+  EXPECT_EQ(j["input"]["kind"], "prof_run");
+  a.launch = "sideways";
+  EXPECT_EQ(RunSummarize(a, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("launch selector 'sideways'"));
+  a.launch = "-1";
+  a.quick = true;
+  a.op_name = "";  // the one kernel that is not incidental
+  std::ostringstream quick;
+  ASSERT_EQ(RunSummarize(a, quick, err), 0) << err.str();
+  auto q = nlohmann::json::parse(quick.str());
+  EXPECT_EQ(q["duration"]["source"], "task_time.task_time(us)");
+  EXPECT_EQ(q["duration"]["samples_us"][0], 14.06);
+  EXPECT_EQ(q["head_overhead_status"], "not_applicable");
+  a.quick = false;
+  EXPECT_EQ(RunSummarize(a, out, err), 2);  // standard mode needs the name
 }
 
 TEST(AddOfflineCommandsTest, ParsesAndRuns) {

@@ -87,7 +87,7 @@ TEST(LayoutTest, SlicedOp310PSummaryAndSampleDevices) {
   ASSERT_TRUE(round.ok());
   auto n = WriteRound(*ev, *round, Lang::kEn);
   ASSERT_TRUE(n.ok()) << n.status();
-  EXPECT_EQ(*n, 2);
+  EXPECT_EQ(*n, 3);  // two slices + per_core_cycles.csv (issue 15 failure 9)
   EXPECT_TRUE(fs::exists(*round / "op_summary_PipeUtilization_slice_1.csv"));
   EXPECT_THAT(testing::ReadFile(*round / "per_core_cycles.csv"), HasSubstr("0,72000\n1,70000\n"));
 }
