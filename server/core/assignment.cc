@@ -69,6 +69,13 @@ Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c,
           absl::StrCat("no online agent has a matching device in range ", c.device_range())};
 }
 
+Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c, const std::vector<AgentRecord>& agents) {
+  std::vector<v1::AgentStatus> statuses;
+  statuses.reserve(agents.size());
+  for (const AgentRecord& a : agents) statuses.push_back(a.status);
+  return WhyUnplaceable(c, statuses);
+}
+
 std::optional<std::pair<size_t, size_t>> ChooseClaim(
     const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
     const std::map<std::string, std::string>& agent_labels) {

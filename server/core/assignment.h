@@ -40,6 +40,9 @@ struct Unplaceable {
 };
 Unplaceable WhyUnplaceable(const v1::DeviceConstraints& constraints,
                            const std::vector<v1::AgentStatus>& agents);
+// The same over the store's agent records (Store::ListAgents).
+Unplaceable WhyUnplaceable(const v1::DeviceConstraints& constraints,
+                           const std::vector<AgentRecord>& agents);
 
 // The (candidate index, device index) to claim, or nullopt. Candidates come
 // in (priority desc, job_id asc) order. A candidate qualifies when its
