@@ -18,8 +18,8 @@
 #include "CLI/CLI.hpp"
 #include "client/cli.h"
 #include "client/offline_commands.h"
-#include "common/bundle_tar.h"
 #include "client/plumbing_commands.h"
+#include "common/bundle_tar.h"
 #include "common/clock.h"
 
 int main(int argc, char** argv) {

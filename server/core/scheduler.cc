@@ -13,8 +13,8 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
-#include "server/core/job_rules.h"
 #include "server/core/evidence_validator.h"
+#include "server/core/job_rules.h"
 #include "server/core/request_rules.h"
 #include "server/core/submission.h"
 

@@ -38,7 +38,7 @@ constexpr const char* kGroups[] = {
 AttemptResult MakeResult(const v1::JobAssignment& job, std::mt19937& gen, int64_t now_ms) {
   AttemptResult r;
   r.agent_id = "bench-agent";
-  r.ref = {job.job_id(), job.attempt(), job.fencing_token()};
+  r.ref = {job.job_id(), job.attempt(), job.fencing_token(), job.lease_secret()};
   r.update_uuid = absl::StrCat("u-", job.job_id());
   r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
   r.now_ms = now_ms;

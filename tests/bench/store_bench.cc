@@ -83,7 +83,7 @@ void Queue(Store& store, int jobs) {
 
 AttemptResult Evidence(const v1::JobAssignment& a) {
   AttemptResult r;
-  r.ref = {a.job_id(), a.attempt(), a.fencing_token()};
+  r.ref = {a.job_id(), a.attempt(), a.fencing_token(), a.lease_secret()};
   r.update_uuid = absl::StrCat("u-", a.job_id());
   r.outcome = v1::ATTEMPT_OUTCOME_SUCCEEDED;
   for (int i = 0; i < 10; ++i) r.evidence.mutable_duration()->add_samples_us(10.0 + i);
@@ -204,7 +204,8 @@ Latency SubmitToLease(Store& store, Scheduler& submit, Scheduler& poll, int iter
     dev->set_soc("Ascend910B2");
     dev->set_state(v1::DEVICE_STATE_IDLE);
   }
-  auto agent = poll.RegisterAgent(reg);
+  const AgentIdentity who = AgentIdentity::ForHost("bench-host");
+  auto agent = poll.RegisterAgent(who, reg);
   if (!agent.ok()) std::abort();
   v1::LeaseJobRequest lease;
   lease.set_agent_id(agent->agent_id());
@@ -221,7 +222,7 @@ Latency SubmitToLease(Store& store, Scheduler& submit, Scheduler& poll, int iter
     std::optional<v1::JobAssignment> got;
     std::thread agent_thread([&] {
       polling.Notify();
-      auto a = poll.LeaseJob(lease, [] { return false; });
+      auto a = poll.LeaseJob(who, lease, [] { return false; });
       const auto leased = BenchClock().MonotonicNow();
       stamped.WaitForNotification();
       if (a.ok() && a->has_value()) {
@@ -241,11 +242,12 @@ Latency SubmitToLease(Store& store, Scheduler& submit, Scheduler& poll, int iter
     r.set_job_id(got->job_id());
     r.set_attempt(got->attempt());
     r.set_fencing_token(got->fencing_token());
+    r.set_lease_secret(got->lease_secret());
     r.set_update_uuid(absl::StrCat("lat-", got->job_id()));
     r.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
     r.mutable_evidence()->mutable_duration()->add_samples_us(10);
     r.mutable_evidence()->mutable_duration()->set_aggregate_us(10);
-    if (!poll.ReportResult(r).ok()) std::abort();
+    if (!poll.ReportResult(who, r).ok()) std::abort();
   }
   return Percentiles(ms);
 }

@@ -158,6 +158,9 @@ TEST(CancelTest, SendsTheReasonAndPrintsTheCancelledCollection) {
   EXPECT_CALL(m.collections(),
               CancelCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
       .WillOnce(Reply(reply));
+  // The reply lists none of its one job: the client pages it in.
+  EXPECT_CALL(m.collections(), GetCollection(_, EqualsProto(GetRequest("c-1")), _))
+      .WillOnce(Reply(GetReply(reply.collection())));
   std::ostringstream out, err;
   EXPECT_EQ(RunCancel(m.session(), "c-1", "wrong seed", out, err), kExitOk);
   EXPECT_EQ(out.str(),

@@ -246,8 +246,11 @@ TEST(HostileInputTest, GarbageToEveryRpcNeverEscapesAHandler) {
   auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
   int calls = 0;
-  for (const auto* service : {v1::CollectionService::descriptor(), v1::QueryService::descriptor(),
-                              v1::AgentService::descriptor()}) {
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  for (const char* name :
+       {"npuperf.v1.CollectionService", "npuperf.v1.QueryService", "npuperf.v1.AgentService"}) {
+    const auto* service = pool->FindServiceByName(name);
+    ASSERT_NE(service, nullptr) << name;
     for (int i = 0; i < service->method_count(); ++i) {
       const auto* method = service->method(i);
       const std::string path = "/" + service->full_name() + "/" + method->name();

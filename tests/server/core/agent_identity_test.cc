@@ -91,8 +91,10 @@ TEST_F(AgentIdentityTest, AnotherAgentsTokenCannotReportForTheLease) {
 }
 
 TEST_F(AgentIdentityTest, TheHolderMustPresentTheLeaseSecret) {
+  int n = 0;
   for (const std::string& secret : {std::string(), std::string(64, '0'), std::string("guess")}) {
-    v1::ReportResultRequest r = ResultOf(lease_, "u-" + secret, v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    v1::ReportResultRequest r =
+        ResultOf(lease_, "u-" + std::to_string(++n), v1::ATTEMPT_OUTCOME_SUCCEEDED);
     r.mutable_evidence()->mutable_duration()->add_samples_us(1);
     r.set_lease_secret(secret);
     auto got = scheduler_.ReportResult(Holder(lease_), r);

@@ -163,16 +163,16 @@ TEST_F(BundlesTest, DownloadStreamsOnlyToTheLeaseHolder) {
     got += piece;
     return true;
   };
-  ASSERT_TRUE(scheduler_.DownloadBundle(req, sink).ok());
+  ASSERT_TRUE(scheduler_.DownloadBundle(As(req.agent_id()), req, sink).ok());
   EXPECT_EQ(got, "tar");
   EXPECT_EQ(size, 3);
   req.set_agent_id(intruder);
-  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(req, sink)));
+  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(As(req.agent_id()), req, sink)));
   req.set_agent_id(agent);
   req.set_sha256(Sha256Hex("another"));
-  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(req, sink)));
+  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(As(req.agent_id()), req, sink)));
   req.set_job_id(424242);
-  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(req, sink)));
+  EXPECT_TRUE(absl::IsPermissionDenied(scheduler_.DownloadBundle(As(req.agent_id()), req, sink)));
 }
 
 }  // namespace

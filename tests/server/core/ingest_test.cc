@@ -11,19 +11,16 @@
 namespace npuperf::server {
 namespace {
 
-using IngestTest = SchedulerFixture;
-
-v1::ReportResultRequest Result(const v1::JobAssignment& a, const std::string& uuid) {
-  v1::ReportResultRequest req;
-  req.set_job_id(a.job_id());
-  req.set_attempt(a.attempt());
-  req.set_fencing_token(a.fencing_token());
-  req.set_update_uuid(uuid);
-  req.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
-  req.mutable_evidence()->mutable_duration()->add_samples_us(12.5);
-  req.mutable_evidence()->mutable_duration()->set_aggregate_us(12.5);
-  return req;
-}
+class IngestTest : public SchedulerFixture {
+ protected:
+  // A successful result of lease a by its holder.
+  v1::ReportResultRequest Result(const v1::JobAssignment& a, const std::string& uuid) {
+    v1::ReportResultRequest req = ResultOf(a, uuid, v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    req.mutable_evidence()->mutable_duration()->add_samples_us(12.5);
+    req.mutable_evidence()->mutable_duration()->set_aggregate_us(12.5);
+    return req;
+  }
+};
 
 size_t Rounds(SqliteStore& store) {
   RoundFilter f;
@@ -41,7 +38,7 @@ TEST_F(IngestTest, ForgedEvidenceFailsTheJobForGoodAndStoresNothing) {
   req.mutable_evidence()->mutable_duration()->set_samples_us(
       0, std::numeric_limits<double>::infinity());
   req.mutable_evidence()->mutable_bound()->set_label("<script>");
-  auto got = scheduler_.ReportResult(req);
+  auto got = scheduler_.ReportResult(Holder(*a), req);
   ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << got.status();
   const auto fields = FieldViolationsOf(got.status());
   ASSERT_EQ(fields.size(), 2u);
@@ -56,7 +53,7 @@ TEST_F(IngestTest, ForgedEvidenceFailsTheJobForGoodAndStoresNothing) {
       << c->jobs(0).reason();
   EXPECT_EQ(metrics_.results_rejected.Value(), 1);
   // The agent's resend of the same report is refused again, and counted once.
-  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportResult(req).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportResult(Holder(*a), req).status()));
   EXPECT_EQ(metrics_.results_rejected.Value(), 1);
 }
 
@@ -66,7 +63,7 @@ TEST_F(IngestTest, ANanDurationIsInvalidArgumentNotAlreadyExists) {
   auto req = Result(*a, "u1");
   req.mutable_evidence()->mutable_duration()->set_aggregate_us(
       std::numeric_limits<double>::quiet_NaN());
-  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportResult(req).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportResult(Holder(*a), req).status()));
   EXPECT_EQ(Rounds(*store_), 0u);
 }
 
@@ -77,7 +74,7 @@ TEST_F(IngestTest, AgentTextsAreCleanedAndCut) {
   req.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
   req.clear_evidence();
   req.set_failure_reason("\x1b[2J" + std::string(20'000, 'x'));
-  ASSERT_TRUE(scheduler_.ReportResult(req).ok());
+  ASSERT_TRUE(scheduler_.ReportResult(Holder(*a), req).ok());
   const std::string reason = store_->GetCollection("team", submitted->first.id())->jobs(0).reason();
   EXPECT_LE(reason.size(), kMaxFailureReasonBytes + 64);
   EXPECT_EQ(reason.find('\x1b'), std::string::npos);
@@ -88,13 +85,11 @@ TEST_F(IngestTest, UnknownOutcomesAndPhasesAreRefused) {
   auto a = Lease(Register("h1"), 0);
   auto req = Result(*a, "u1");
   req.set_outcome(static_cast<v1::AttemptOutcome>(99));
-  EXPECT_EQ(FieldViolationsOf(scheduler_.ReportResult(req).status()).at(0).field, "outcome");
-  v1::ReportProgressRequest p;
-  p.set_job_id(a->job_id());
-  p.set_attempt(a->attempt());
-  p.set_fencing_token(a->fencing_token());
+  EXPECT_EQ(FieldViolationsOf(scheduler_.ReportResult(Holder(*a), req).status()).at(0).field,
+            "outcome");
+  v1::ReportProgressRequest p = ProgressOf(*a);
   p.mutable_progress()->set_phase(static_cast<v1::JobPhase>(99));
-  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportProgress(p).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(scheduler_.ReportProgress(Holder(*a), p).status()));
 }
 
 TEST_F(IngestTest, TheSameIdempotencyKeyWithAnotherSpecIsAlreadyExistsNamingTheFields) {
@@ -127,7 +122,8 @@ TEST_F(IngestTest, QueuedJobsPerTeamAreCapped) {
   f.team = "team";
   EXPECT_EQ(store_->ListCollections(f)->size(), 1u);  // nothing of the second stored
   EXPECT_TRUE(capped.Submit("team", Request(1)).ok());
-  EXPECT_TRUE(capped.Submit("other", Request(3)).ok());  // per team
+  ASSERT_TRUE(store_->PutBundle("other", "op", Bundle(), "tar", 0).ok());  // its own upload
+  EXPECT_TRUE(capped.Submit("other", Request(3)).ok());                    // per team
 }
 
 TEST_F(IngestTest, SubmitAndCancelAnswerWithTheFirstPageOfJobs) {

@@ -23,7 +23,7 @@ class ReadLimitsTest : public SchedulerFixture {
     return out;
   }
 
-  ReadQueries reads_{*store_, scheduler_.updates()};
+  ReadQueries reads_{*store_};
 };
 
 TEST_F(ReadLimitsTest, GetCollectionPagesItsJobsWithCompleteCounts) {
