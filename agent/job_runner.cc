@@ -246,7 +246,8 @@ absl::Status JobRunner::WarmUp(const JobContext& ctx, const std::vector<std::str
 
 absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
                                                  const std::vector<std::string>& app,
-                                                 Clock::MonotonicTime deadline) {
+                                                 Clock::MonotonicTime deadline,
+                                                 const evidence::LaunchSelector& launch) {
   const int repeats = ctx.job.params().repeats();
   std::vector<evidence::KernelTiming> timings;
   for (int i = 1; i <= repeats; ++i) {
@@ -257,7 +258,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunQuick(const JobContext& ctx,
     if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
     Report(ctx, v1::JOB_PHASE_PARSING, i, repeats, "task_time", i, repeats);
     const auto parse_started = clock_.MonotonicNow();
-    auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name());
+    auto timing = evidence::ReadQuickTiming(output, ctx.job.op_name(), launch);
     AddParseTime(ctx, parse_started);
     if (!timing.ok()) {
       return absl::FailedPreconditionError(
@@ -312,7 +313,8 @@ absl::StatusOr<std::optional<double>> JobRunner::GoldenForCase(const JobContext&
 absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
                                                     const std::vector<std::string>& app,
                                                     Clock::MonotonicTime deadline,
-                                                    std::optional<double> golden_us) {
+                                                    std::optional<double> golden_us,
+                                                    const evidence::LaunchSelector& launch) {
   const v1::JobAssignment& job = ctx.job;
   const int repeats = job.params().repeats();
   const int steps = static_cast<int>(kMetricGroups.size());
@@ -344,6 +346,7 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
     Report(ctx, v1::JOB_PHASE_PARSING, r, repeats, "evidence", r, repeats);
     evidence::BuildOptions options;
     options.op_name = job.op_name();
+    options.launch = launch;
     options.device_id = job.device_id();
     options.soc = job.soc();
     options.golden_per_iteration_us = golden_us;
@@ -445,13 +448,16 @@ absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
   absl::StatusOr<std::optional<double>> golden = std::optional<double>();
   if (mode == v1::PROFILE_MODE_COMPARE) golden = GoldenForCase(ctx);
   if (!golden.ok()) return golden.status();
+  // Checked at submission; checked again here, before any device work.
+  absl::StatusOr<evidence::LaunchSelector> launch = evidence::ParseLaunchSelector(ctx.job.launch());
+  if (!launch.ok()) return launch.status();
   if (auto s = Preflight(ctx, app, deadline); !s.ok()) return s;
   if (auto s = WarmUp(ctx, app, deadline); !s.ok()) return s;
   // Compare = the standard protocol (seven metric runs + sample per repeat)
   // with the golden ratio (reference §6.1, §7.6).
   absl::StatusOr<v1::Evidence> evidence = mode == v1::PROFILE_MODE_QUICK
-                                              ? RunQuick(ctx, app, deadline)
-                                              : RunStandard(ctx, app, deadline, *golden);
+                                              ? RunQuick(ctx, app, deadline, *launch)
+                                              : RunStandard(ctx, app, deadline, *golden, *launch);
   if (!evidence.ok()) return evidence;
   if (mode == v1::PROFILE_MODE_COMPARE && !golden->has_value()) {
     evidence->add_warnings(

@@ -14,6 +14,7 @@
 #include "agent/run_as.h"
 #include "agent/sandbox.h"
 #include "common/clock.h"
+#include "evidence/launch.h"
 #include "npuperf/v1/agent_service.pb.h"
 
 namespace npuperf::agent {
@@ -122,16 +123,19 @@ class JobRunner {
   absl::Status WarmUp(const JobContext& ctx, const std::vector<std::string>& app,
                       Clock::MonotonicTime deadline);
   // golden_us: the case's golden per-iteration E2E time (compare mode).
+  // launch: which of the target's launches in each run (JobAssignment.launch).
   absl::StatusOr<v1::Evidence> RunStandard(const JobContext& ctx,
                                            const std::vector<std::string>& app,
                                            Clock::MonotonicTime deadline,
-                                           std::optional<double> golden_us);
+                                           std::optional<double> golden_us,
+                                           const evidence::LaunchSelector& launch);
   // Compare mode: the golden per-iteration E2E time of the job's case, from the
   // operator directory's GOLDEN_PERF_REPORT.json joined with its case manifest;
   // nullopt without a golden JSON. FAILED_PRECONDITION when the join fails.
   static absl::StatusOr<std::optional<double>> GoldenForCase(const JobContext& ctx);
   absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
-                                        Clock::MonotonicTime deadline);
+                                        Clock::MonotonicTime deadline,
+                                        const evidence::LaunchSelector& launch);
   // Adds a finished child's wall time to ctx.timings by kind.
   static void Account(const JobContext& ctx, const Child& child,
                       Clock::MonotonicTime::duration took);

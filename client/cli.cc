@@ -26,6 +26,9 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
       ->excludes(quick);
   sub->add_option("--op-name", a.op_name, "exact target kernel name");
   sub->add_option("--op-name-map", a.op_name_map, "JSON file {operator: op name}");
+  sub->add_option("--launch", a.launch,
+                  "which launches of the target in each run: unique (default), all, N, -N, "
+                  "task:STREAM/TASK");
   sub->add_option("--case-id", a.case_ids, "case id (repeatable)");
   sub->add_option("--case-arg", a.case_arg, "runner option that selects the case, e.g. --case-id");
   sub->add_option("--case-env", a.case_env, "environment variable that selects the case");

@@ -143,6 +143,7 @@ absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& 
   op->set_runner(a.runner);
   op->set_op_name(a.op_name);
   if (map.contains(name) && map[name].is_string()) op->set_op_name(map[name].get<std::string>());
+  op->set_launch(a.launch);
   std::vector<std::string> cases = a.case_ids;
   if (cases.empty() && a.manifest) {
     auto ids = ManifestCaseIds(dir);

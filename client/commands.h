@@ -89,6 +89,7 @@ struct SubmitArgs {
   v1::ProfileMode mode = v1::PROFILE_MODE_STANDARD;  // --quick / --compare
   std::string op_name;
   std::string op_name_map;  // JSON file {operator: op name}
+  std::string launch;       // --launch: launch selector of every operator ("" = unique)
   std::vector<std::string> case_ids;
   std::string case_arg;
   std::string case_env;

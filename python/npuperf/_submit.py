@@ -122,6 +122,7 @@ def build_request(
     mode: str,
     op_name: Optional[str],
     op_name_map: Mapping[str, str],
+    launch: str,
     cases: Iterable[str],
     case_arg: Optional[str],
     case_env: Optional[str],
@@ -173,6 +174,7 @@ def build_request(
     for directory, bundle in zip(dirs, bundles):
         op = spec.operators.add(name=operator_name(directory), runner=runner)
         op.op_name = op_name_map.get(op.name, op_name or "")
+        op.launch = launch
         op_cases = cases
         if not op_cases and manifest:
             op_cases = manifest_case_ids(directory)

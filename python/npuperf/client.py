@@ -150,6 +150,7 @@ class Client:
         mode: str = "standard",
         op_name: Optional[str] = None,
         op_name_map: Union[None, PathLike, Mapping[str, str]] = None,
+        launch: str = "",
         cases: Iterable[str] = (),
         case_arg: Optional[str] = None,
         case_env: Optional[str] = None,
@@ -177,7 +178,8 @@ class Client:
         bundles = _submit.pack_all(dirs, max_bundle_bytes)
         req = _submit.build_request(
             dirs, bundles, batch=batch is not None, manifest=manifest, mode=mode,
-            op_name=op_name, op_name_map=_submit.read_op_name_map(op_name_map), cases=cases,
+            op_name=op_name, op_name_map=_submit.read_op_name_map(op_name_map), launch=launch,
+            cases=cases,
             case_arg=case_arg, case_env=case_env, runner=runner, warm_up=warm_up,
             repeats=repeats, seed=seed, retry=retry, max_jobs=max_jobs, priority=priority,
             job_timeout=job_timeout, keep_raw=keep_raw, labels=labels, socs=socs,

@@ -158,6 +158,8 @@ void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& o
     a->set_bundle_sha256(op.bundle_sha256());
     a->set_runner(op.runner());
     a->set_manifest_path(op.manifest_path());
+    auto per_case = op.launch_map().find(a->case_id());
+    a->set_launch(per_case != op.launch_map().end() ? per_case->second : op.launch());
   }
   *a->mutable_case_selector() = spec.case_selector();
   *a->mutable_params() = spec.params();

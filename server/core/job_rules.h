@@ -88,7 +88,8 @@ std::string AgentRefusalReason(AgentRefusal why);
 namespace npuperf::server {
 
 // Fills what the agent needs to run the job from its collection's spec
-// (bundle, runner, manifest, case selector, params, kind, labels).
+// (bundle, runner, manifest, launch selector of a->case_id() or of the
+// operator, case selector, params, kind, labels). REQUIRES: a->case_id() set.
 void FillAssignmentFromSpec(const v1::CollectionSpec& spec, const std::string& operator_name,
                             v1::JobAssignment* a);
 

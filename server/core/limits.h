@@ -41,7 +41,9 @@ inline constexpr size_t kMaxLabelKeyBytes = 63;
 // op_name and every op_name_map value: the exact kernel name (C++ mangled
 // names run long), printable, no control characters.
 inline constexpr size_t kMaxOpNameBytes = 1024;
-// case_ids and op_name_map entries of one operator.
+// launch and every launch_map value: a launch selector (evidence/launch.h).
+inline constexpr size_t kMaxLaunchSelectorBytes = 64;
+// case_ids, op_name_map and launch_map entries of one operator.
 inline constexpr int kMaxCasesPerOperator = 10'000;
 // runner and manifest_path: a normalised relative path inside the bundle,
 // at most kMaxBundlePathBytes (256, common/input_rules.h: the agent applies

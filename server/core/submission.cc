@@ -7,6 +7,7 @@
 #include "common/device_range.h"
 #include "common/input_rules.h"
 #include "common/sha256.h"
+#include "evidence/launch.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace npuperf::server {
@@ -101,6 +102,30 @@ void CheckOpNames(const v1::OperatorSpec& op, const std::string& f, Violations& 
   }
 }
 
+// The selector grammar is the evidence library's (evidence/launch.h), so the
+// server refuses at submission exactly what the agent could not apply.
+void CheckLaunchSelector(Violations& out, const std::string& field, const std::string& text) {
+  if (text.size() > kMaxLaunchSelectorBytes) {
+    out.push_back({field, absl::StrCat("at most ", kMaxLaunchSelectorBytes, " bytes")});
+  } else if (auto parsed = evidence::ParseLaunchSelector(text); !parsed.ok()) {
+    out.push_back({field, std::string(parsed.status().message())});
+  }
+}
+
+void CheckLaunches(const v1::OperatorSpec& op, const std::string& f, Violations& out) {
+  CheckLaunchSelector(out, f + ".launch", op.launch());
+  if (op.launch_map().empty()) return;
+  if (op.case_ids().empty())
+    out.push_back({f + ".case_ids", "launch_map needs the case ids it maps"});
+  if (!CheckCount(out, f + ".launch_map", op.launch_map_size(), kMaxCasesPerOperator)) return;
+  const std::set<std::string> ids(op.case_ids().begin(), op.case_ids().end());
+  for (const auto& [id, launch] : op.launch_map()) {
+    const std::string mf = KeyField(f + ".launch_map", id);
+    if (!ids.contains(id)) out.push_back({mf, "not one of the operator's case_ids"});
+    CheckLaunchSelector(out, mf, launch);
+  }
+}
+
 void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has_selector,
                       const std::function<bool(const std::string&)>& bundle_known,
                       Violations& out) {
@@ -115,6 +140,7 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
   CheckPath(out, f + ".runner", op.runner());
   CheckPath(out, f + ".manifest_path", op.manifest_path());
   CheckOpNames(op, f, out);
+  CheckLaunches(op, f, out);
   CheckCases(op, f, out);
   if (op.case_ids_size() > 0 && !has_selector) {
     out.push_back({f + ".case_ids", "cases need a case selector (case_arg or case_env)"});

@@ -53,7 +53,8 @@ class AgentTest : public ::testing::Test {
     std::ofstream(work() / "bundles" / (sha256_ + ".tar"), std::ios::binary) << tar;
   }
 
-  // A quick-mode job of the cached bundle (one task-time run, no warm-up).
+  // A quick-mode job of the cached bundle (one task-time run, no warm-up);
+  // quick_mix launches main_kernel three times, the job takes the last.
   v1::JobAssignment Job(int64_t id, int device) const {
     v1::JobAssignment a;
     a.set_job_id(id);
@@ -64,6 +65,7 @@ class AgentTest : public ::testing::Test {
     a.set_operator_name("op");
     a.set_bundle_sha256(sha256_);
     a.set_op_name("main_kernel");
+    a.set_launch("-1");
     a.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
     a.mutable_params()->set_repeats(1);
     a.mutable_params()->set_timeout_seconds(3600);

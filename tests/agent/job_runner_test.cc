@@ -171,6 +171,7 @@ TEST_F(JobRunnerTest, QuickRunsTaskTimeRunsOnly) {
   ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
   ctx_.job.mutable_params()->set_warm_up(1);
   ctx_.job.mutable_params()->set_repeats(3);
+  ctx_.job.set_launch("-1");
   fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
 
   auto e = runner_.Run(ctx_);
@@ -178,7 +179,7 @@ TEST_F(JobRunnerTest, QuickRunsTaskTimeRunsOnly) {
   ASSERT_TRUE(e.ok()) << e.status();
   EXPECT_THAT(Argvs(), ElementsAre(App(), QuickRun(1), QuickRun(2), QuickRun(3)));
   EXPECT_EQ(e->op_name(), "main_kernel");
-  // quick_mix launches main_kernel three times per process: trimmed mean 86849.340.
+  // quick_mix launches main_kernel three times per process; -1 is the last.
   EXPECT_THAT(e->duration().samples_us(), ElementsAre(86849.340, 86849.340, 86849.340));
   EXPECT_EQ(e->fingerprint().mode(), "quick");
   EXPECT_EQ(MsprofRuns("TaskTime", "ok"), 3);
@@ -186,6 +187,52 @@ TEST_F(JobRunnerTest, QuickRunsTaskTimeRunsOnly) {
               ElementsAre(v1::JOB_PHASE_WARM_UP, v1::JOB_PHASE_TIMING_RUN, v1::JOB_PHASE_PARSING,
                           v1::JOB_PHASE_TIMING_RUN, v1::JOB_PHASE_PARSING, v1::JOB_PHASE_TIMING_RUN,
                           v1::JOB_PHASE_PARSING));
+}
+
+// The job's launch selector reaches the parser: by default (unique) a target
+// launched three times fails the job listing the launches; `all` makes each
+// launch of each repeat a sample; a malformed selector fails before any run.
+TEST_F(JobRunnerTest, QuickModeAppliesTheJobsLaunchSelector) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_QUICK);
+  ctx_.job.mutable_params()->set_repeats(2);
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
+
+  auto unique = runner_.Run(ctx_);
+  ASSERT_TRUE(absl::IsFailedPrecondition(unique.status())) << unique.status();
+  EXPECT_THAT(unique.status().message(), HasSubstr("found 3"));
+  EXPECT_THAT(unique.status().message(), HasSubstr("#3 stream 1756 task 4"));
+  EXPECT_THAT(unique.status().message(), HasSubstr("--launch"));
+
+  ctx_.job.set_launch("all");
+  ctx_.session_dir = dir_.path() / "session_all";
+  auto all = runner_.Run(ctx_);
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_THAT(all->duration().samples_us(),
+              ElementsAre(87141.960, 86810.080, 86849.340, 87141.960, 86810.080, 86849.340));
+
+  ctx_.job.set_launch("first");
+  ctx_.session_dir = dir_.path() / "session_bad";
+  const size_t started = fake_.started().size();
+  auto bad = runner_.Run(ctx_);
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_EQ(fake_.started().size(), started);
+}
+
+TEST_F(JobRunnerTest, StandardModeAppliesTheJobsLaunchSelector) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(1);
+  ctx_.job.set_launch("task:9/9");  // group_a2_e2 has one launch, not this one
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(absl::IsFailedPrecondition(e.status())) << e.status();
+  EXPECT_THAT(e.status().message(), HasSubstr("task:9/9"));
+  ctx_.job.set_launch("1");
+  ctx_.session_dir = dir_.path() / "session_first";
+  auto first = runner_.Run(ctx_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_THAT(first->duration().samples_us(), ElementsAre(87139.380));
 }
 
 // Today's rule (job_runner.cc RunStandard): only a failed sample run is a

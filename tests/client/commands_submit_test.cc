@@ -27,6 +27,7 @@ using ::npuperf::testing::Proto;
 using ::npuperf::testing::Reply;
 using ::testing::_;
 using ::testing::DoAll;
+using ::testing::Property;
 using ::testing::Return;
 using ::testing::SetArgPointee;
 using ::testing::StrictMock;
@@ -201,6 +202,12 @@ Writer* UploadStream(Upload* upload, grpc::Status status = grpc::Status::OK) {
   return writer;
 }
 
+v1::GetCollectionResponse Page(const v1::Collection& c) {
+  v1::GetCollectionResponse r;
+  *r.mutable_collection() = c;
+  return r;
+}
+
 v1::SubmitCollectionResponse Submitted(const v1::Collection& c, bool created = true) {
   v1::SubmitCollectionResponse r;
   *r.mutable_collection() = c;
@@ -235,6 +242,7 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
   args_.socs = {"Ascend910B2"};
   args_.device_range = "0-3";
   args_.idempotency_key = "k-1";
+  args_.launch = "-1";
   Upload upload;
   v1::SubmitCollectionRequest sent;
   ::testing::InSequence in_order;
@@ -244,6 +252,11 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
               SubmitCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), _, _))
       .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
                       Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_QUEUED)))));
+  // The reply lists none of its one job: the client pages the rest in.
+  EXPECT_CALL(m.collections(),
+              GetCollection(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                            Property(&v1::GetCollectionRequest::collection_id, "c-1"), _))
+      .WillOnce(Reply(Page(OneJobCollection(v1::COLLECTION_STATE_QUEUED))));
   std::ostringstream out, err;
   // A queued collection has not succeeded (yet): 1, as for watch.
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
@@ -266,6 +279,7 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
         name: "add"
         op_name: "add_kernel"
         case_ids: [ "p1", "p2" ]
+        launch: "-1"
       }
     }
     idempotency_key: "k-1")pb");
@@ -311,6 +325,8 @@ TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
   EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
       .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
                       Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_SUCCEEDED)))));
+  EXPECT_CALL(m.collections(), GetCollection(_, _, _))
+      .WillOnce(Reply(Page(OneJobCollection(v1::COLLECTION_STATE_SUCCEEDED))));
   std::ostringstream out, err;
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk) << err.str();
   EXPECT_EQ(nlohmann::json::parse(out.str())["state"], "COLLECTION_STATE_SUCCEEDED");

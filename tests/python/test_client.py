@@ -215,9 +215,11 @@ class ClientTest(unittest.TestCase):
             self.client.get("c-000000000000")
         self.assertEqual(e.exception.exit_code, 6)
         with self.assertRaises(npuperf.InvalidArgumentError) as e:
-            self.client.submit(self.ops + "/interleave_rope", op_name=ROPE, priority=99)
+            self.client.submit(self.ops + "/interleave_rope", op_name=ROPE, priority=99,
+                               launch="first")
         fields = [v.field for v in e.exception.field_violations]
         self.assertIn("spec.priority", fields)
+        self.assertIn("spec.operators[0].launch", fields)
         with self.assertRaises(npuperf.InvalidArgumentError):
             self.client.compare(12, self.base.id)  # a round id and a collection id
         with self.assertRaises(npuperf.InvalidArgumentError):

@@ -60,6 +60,37 @@ TEST(SubmissionTest, SeveralCasesNeedASelectorAndUniqueIds) {
   EXPECT_TRUE(Fields(spec).empty());
 }
 
+// The launch selector grammar is evidence/launch.h's: what the agent could not
+// apply is refused here, per operator and per case, naming the field.
+TEST(SubmissionTest, LaunchSelectorsAreCheckedPerOperatorAndCase) {
+  v1::CollectionSpec spec = ValidSpec();
+  spec.mutable_case_selector()->set_case_arg("--case-id");
+  auto* op = spec.mutable_operators(0);
+  for (const char* good : {"", "unique", "all", "3", "-1", "task:48/7"}) {
+    op->set_launch(good);
+    EXPECT_TRUE(Fields(spec).empty()) << good;
+  }
+  op->set_launch("0");
+  EXPECT_EQ(Fields(spec), std::vector<std::string>{"spec.operators[0].launch"});
+  op->set_launch(std::string(65, '1'));
+  EXPECT_EQ(Fields(spec), std::vector<std::string>{"spec.operators[0].launch"});
+  op->set_launch("all");
+  (*op->mutable_launch_map())["p1"] = "2";
+  EXPECT_EQ(Fields(spec), (std::vector<std::string>{"spec.operators[0].case_ids",  // none given
+                                                    "spec.operators[0].launch_map[p1]"}));
+  op->add_case_ids("p1");
+  op->add_case_ids("p2");
+  EXPECT_TRUE(Fields(spec).empty());
+  (*op->mutable_launch_map())["p2"] = "task:1";
+  (*op->mutable_launch_map())["p9"] = "1";
+  const auto fields = Fields(spec);
+  EXPECT_EQ(fields.size(), 2u);
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "spec.operators[0].launch_map[p2]"),
+            fields.end());
+  EXPECT_NE(std::find(fields.begin(), fields.end(), "spec.operators[0].launch_map[p9]"),
+            fields.end());
+}
+
 TEST(SubmissionTest, EmptyAndDotNamesAreRejected) {
   v1::CollectionSpec empty;
   EXPECT_EQ(Fields(empty), std::vector<std::string>{"spec.operators"});

@@ -54,6 +54,21 @@ TEST_P(StoreConformanceTest, ClaimPriorityCapAndAssignment) {
   EXPECT_EQ(of(Claim(Req("a3", {0, 1, 2}))), "low");
 }
 
+TEST_P(StoreConformanceTest, ALeaseCarriesTheLaunchSelectorOfItsCaseElseOfItsOperator) {
+  NewCollection c = MakeCollection("launch", "alpha", 2);
+  c.spec.mutable_operators(0)->set_launch("all");
+  (*c.spec.mutable_operators(0)->mutable_launch_map())["case1"] = "-1";
+  Insert(c);
+  std::map<std::string, std::string> launch_of_case;
+  for (int i = 0; i < 2; ++i) {
+    auto a = Claim(Req("a1", {0, 1}));
+    ASSERT_TRUE(a);
+    launch_of_case[a->case_id()] = a->launch();
+  }
+  EXPECT_EQ(launch_of_case,
+            (std::map<std::string, std::string>{{"case0", "all"}, {"case1", "-1"}}));
+}
+
 TEST_P(StoreConformanceTest, LeasedDeviceIsNeverOfferedAgain) {
   Insert(MakeCollection("c1", "alpha", 4));
   auto a = Claim(Req("a1", {3}));
