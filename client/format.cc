@@ -67,6 +67,7 @@ void PrintCollection(const v1::Collection& c, std::ostream& out) {
   out << "collection " << c.id() << "  " << StateName(c.state()) << "  " << n.succeeded() << "/"
       << n.total() << " succeeded, " << n.failed() << " failed, " << n.cancelled()
       << " cancelled  (created " << Time(c.created_at()) << ")\n";
+  if (!c.waiting_reason().empty()) out << "  waiting: " << c.waiting_reason() << "\n";
   for (const auto& j : c.jobs()) {
     out << absl::StrFormat("  job %-5d %-40s %-10s ", j.id(), JobLabel(j), StateName(j.state()));
     if (j.state() == v1::JOB_STATE_SUCCEEDED) {

@@ -42,6 +42,7 @@ class Collection:
         self.created_at = timestamp(message.created_at)
         self.finished_at = timestamp(message.finished_at)
         self.cancel_reason: str = message.cancel_reason
+        self.waiting_reason: str = message.waiting_reason  # why queued jobs wait, if they must
         self.created: Optional[bool] = None  # submit(): False when the idempotency key matched
 
     def __repr__(self) -> str:

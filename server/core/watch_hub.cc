@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "server/core/assignment.h"
 #include "server/core/job_state.h"
 
 namespace npuperf::server {
@@ -38,6 +39,7 @@ bool CollectionChanged(const v1::Collection& before, const v1::Collection& after
   return before.state() != after.state() ||
          !MessageDifferencer::Equals(before.counts(), after.counts()) ||
          before.cancel_reason() != after.cancel_reason() ||
+         before.waiting_reason() != after.waiting_reason() ||
          !MessageDifferencer::Equals(before.finished_at(), after.finished_at());
 }
 
@@ -64,6 +66,7 @@ v1::WatchCollectionResponse WatchEvent(const WatchChange& change, bool full, int
   }
   c->set_idempotency_key(change.collection->idempotency_key());
   c->set_cancel_reason(change.collection->cancel_reason());
+  c->set_waiting_reason(change.collection->waiting_reason());
   for (int i : change.changed) *e.add_changed_jobs() = change.collection->jobs(i);
   if (e.changed_jobs_size() > 0) *e.mutable_changed_job() = e.changed_jobs(0);
   return e;
@@ -127,13 +130,25 @@ absl::StatusOr<WatchHub::Subscription> WatchHub::Subscribe(
     }
   }
   // Not watched yet: the first watcher's read (outside the lock).
-  auto c = store_.GetCollection(team, collection_id);
+  auto c = Read(team, collection_id);
   if (!c.ok()) return c.status();
   auto fresh = std::make_shared<const v1::Collection>(*std::move(c));
   if (IsTerminal(fresh->state())) return Subscription{0, fresh};
   absl::MutexLock lock(&mu_);
   if (auto s = Admit(team); !s.ok()) return s;
   return Register(team, collection_id, std::move(listener), std::move(fresh));
+}
+
+absl::StatusOr<v1::Collection> WatchHub::Read(const std::string& team,
+                                              const std::string& collection_id) {
+  auto c = store_.GetCollection(team, collection_id);
+  if (!c.ok() || c->counts().queued() == 0) return c;
+  // As GetCollection answers it (read_queries.cc); without the agents the
+  // collection is still worth sending.
+  if (auto agents = store_.ListAgents(); agents.ok()) {
+    c->set_waiting_reason(WhyUnplaceable(c->spec().constraints(), *agents).reason);
+  }
+  return c;
 }
 
 void WatchHub::Unsubscribe(uint64_t id) {
@@ -254,7 +269,7 @@ void WatchHub::Refresh(const std::string& collection_id) {
     team = it->second.team;
     before = it->second.latest;
   }
-  auto read = store_.GetCollection(team, collection_id);
+  auto read = Read(team, collection_id);
   std::vector<std::shared_ptr<WatchListener>> listeners;
   auto change = std::make_shared<WatchChange>();
   {

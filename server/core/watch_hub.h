@@ -125,6 +125,8 @@ class WatchHub {
                         std::shared_ptr<const v1::Collection> fresh)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run();
+  // The collection as GetCollection reads it, with its waiting_reason.
+  absl::StatusOr<v1::Collection> Read(const std::string& team, const std::string& collection_id);
   // Reads one collection and delivers its change, if any.
   void Refresh(const std::string& collection_id);
   // The collections to read now: marked ones and those due for a reread.

@@ -94,6 +94,18 @@ TEST(GetTest, AFailedCollectionIsStillASuccessfulGet) {
   EXPECT_THAT(out.str(), HasSubstr("collection c-1  failed"));
 }
 
+TEST(GetTest, SaysWhyQueuedJobsWait) {
+  MockSession m;
+  v1::Collection c = OneJobCollection(v1::COLLECTION_STATE_QUEUED);
+  c.set_waiting_reason("no online agent serves SoC NoSuchSoc");
+  EXPECT_CALL(m.collections(), GetCollection(_, _, _)).WillOnce(Reply(GetReply(c)));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunGet(m.session(), "c-1", out, err), kExitOk);
+  EXPECT_EQ(out.str(),
+            "collection c-1  queued  0/1 succeeded, 0 failed, 0 cancelled  (created -)\n"
+            "  waiting: no online agent serves SoC NoSuchSoc\n");
+}
+
 TEST(GetTest, JsonIsTheProto3MappingWithProtoFieldNames) {
   MockSession m(JsonConfig());
   EXPECT_CALL(m.collections(), GetCollection(_, _, _)).WillOnce(Reply(GetReply(Running())));

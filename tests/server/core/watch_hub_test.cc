@@ -126,6 +126,22 @@ TEST_F(WatchHubTest, RereadsOnTheClockWithoutANotification) {
   EXPECT_EQ(r->Await(1)->collection->state(), v1::COLLECTION_STATE_CANCELLED);
 }
 
+// Watches say why queued jobs wait, as GetCollection does, and send the
+// change when an agent that can take them registers (seen on the next read).
+TEST_F(WatchHubTest, SnapshotsAndDeltasCarryTheWaitingReason) {
+  const std::string id = Submit(2);
+  auto r = std::make_shared<Recorder>();
+  auto sub = Watch(id, r);
+  ASSERT_NE(sub.snapshot, nullptr);
+  EXPECT_NE(sub.snapshot->waiting_reason(), "");  // no agent at all yet
+  const std::string agent = Register("h1");
+  auto a = Lease(agent, 0);
+  ASSERT_TRUE(a);
+  const auto change = r->Await(1);
+  EXPECT_EQ(change->collection->waiting_reason(), "");  // one is queued, and h1 can take it
+  EXPECT_EQ(WatchEvent(*change, /*full=*/false, 2).collection().waiting_reason(), "");
+}
+
 TEST_F(WatchHubTest, CapsStreamsPerTeamAndInTotal) {
   WatchOptions o;
   o.max_per_team = 2;
