@@ -121,6 +121,9 @@ TEST(HostileAgentTest, AnotherAgentsTokenCannotForgeLeaseOrHeartbeatForItsJob) {
   std::ofstream(tokens) << "team alpha " << Sha256Hex(kTeamToken) << "\nagent h1 "
                         << Sha256Hex(kH1Token) << "\nagent h2 " << Sha256Hex(kH2Token) << "\n";
   std::ofstream(c.dir.path() / "h1.token") << kH1Token << "\n";
+  // The agent refuses a token file others can read.
+  std::filesystem::permissions(c.dir.path() / "h1.token", std::filesystem::perms::owner_read |
+                                                              std::filesystem::perms::owner_write);
   c.cli_token = kTeamToken;
   c.agent_flags.insert(c.agent_flags.end(),
                        {"--token-file", (c.dir.path() / "h1.token").string(), "--host", "h1"});

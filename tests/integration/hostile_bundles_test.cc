@@ -29,6 +29,9 @@ std::string WriteTokens(const TempDir& dir) {
       << "team beta " << Sha256Hex("beta-token") << "\n"
       << "agent a1 " << Sha256Hex("a1-token") << "\n";
   std::ofstream(dir.path() / "agent.token") << "a1-token\n";
+  // The agent refuses a token file others can read.
+  std::filesystem::permissions(dir.path() / "agent.token", std::filesystem::perms::owner_read |
+                                                               std::filesystem::perms::owner_write);
   return path.string();
 }
 
