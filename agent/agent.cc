@@ -110,6 +110,7 @@ v1::RegisterAgentRequest Agent::RegistrationRequest() {
   req.set_host(options_.host);
   req.set_boot_id(options_.boot_id);
   req.set_instance_id(options_.instance_id);
+  req.set_slot(options_.slot);
   req.set_version(options_.version);
   req.add_capabilities("standard");
   req.add_capabilities("quick");

@@ -25,6 +25,9 @@ struct AgentOptions {
   std::string host;
   std::string boot_id;
   std::string instance_id;
+  // Which installation of the host this agent is (RegisterAgentRequest.slot):
+  // a hash of the work directory. Default: "" (set by main.cc).
+  std::string slot;
   // Agent version sent with RegisterAgent (main.cc also hands it to the job runner for
   // the fingerprints). Default: 0.1.0.
   std::string version = "0.1.0";

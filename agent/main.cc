@@ -37,6 +37,7 @@
 #include "common/clock.h"
 #include "common/device_range.h"
 #include "common/log.h"
+#include "common/sha256.h"
 
 namespace npuperf::agent {
 namespace {
@@ -279,6 +280,9 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
   c.options.boot_id = ReadFirstLine("/proc/sys/kernel/random/boot_id");
   absl::BitGen gen;
   c.options.instance_id = absl::StrFormat("%016x", absl::Uniform<uint64_t>(gen));
+  // Stable across restarts, different for each agent installation on the host.
+  c.options.slot =
+      Sha256Hex(std::filesystem::weakly_canonical(c.options.work_dir).string()).substr(0, 32);
   c.job_options.msprof = msprof;
   c.job_options.python = f.python;
   c.job_options.agent_env = CurrentEnvironment();

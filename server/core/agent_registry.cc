@@ -23,11 +23,11 @@ absl::Status AgentRegistry::Register(const AgentIdentity& who, const std::string
   }
   if (absl::Status s = store_.UpsertAgent(agent_id, req, now_ms); !s.ok()) return s;
   {
-    // The store marked the older instances of this host and boot lost.
+    // The store marked the older instances of this host, boot and slot lost.
     absl::MutexLock lock(&mu_);
     std::erase_if(agents_, [&](const auto& entry) {
       return entry.first != agent_id && entry.second.host() == req.host() &&
-             entry.second.boot_id() == req.boot_id();
+             entry.second.boot_id() == req.boot_id() && entry.second.slot() == req.slot();
     });
   }
   Cache(agent_id, req);

@@ -84,6 +84,7 @@ Violations ValidateRegistration(const v1::RegisterAgentRequest& req) {
   CheckString(req.host(), "host", /*required=*/true, &out);
   CheckString(req.boot_id(), "boot_id", /*required=*/true, &out);
   CheckString(req.instance_id(), "instance_id", /*required=*/true, &out);
+  CheckString(req.slot(), "slot", /*required=*/false, &out);
   CheckString(req.version(), "version", /*required=*/false, &out);
   CheckString(req.msprof_version(), "msprof_version", /*required=*/false, &out);
   CheckString(req.cann_version(), "cann_version", /*required=*/false, &out);

@@ -109,7 +109,7 @@ class Store {
 
   // Agents. Registers (or re-registers) an agent instance; its devices become
   // exactly info.devices (ids and SoCs as registered). Other instances of the
-  // same host and boot become "lost".
+  // same host, boot and slot become "lost".
   virtual absl::Status UpsertAgent(const std::string& agent_id,
                                    const v1::RegisterAgentRequest& info, int64_t now_ms) = 0;
   // A heartbeat: the agent is online and seen now; each listed device that it

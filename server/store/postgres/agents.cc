@@ -13,10 +13,11 @@ namespace npuperf::server {
 absl::Status PostgresStore::UpsertAgent(const std::string& agent_id,
                                         const v1::RegisterAgentRequest& info, int64_t now_ms) {
   return pool_->Run("register agent", [&](pqxx::work& tx) -> absl::Status {
-    // Other instances of the same host + boot are gone: this one replaced them.
-    tx.exec_prepared("agent_mark_lost", info.host(), info.boot_id(), agent_id);
+    // Other instances of the same host, boot and slot are gone: this one
+    // replaced them (other slots are other agents of the host).
+    tx.exec_prepared("agent_mark_lost", info.host(), info.boot_id(), info.slot(), agent_id);
     tx.exec_prepared("agent_upsert", agent_id, info.host(), info.boot_id(), info.instance_id(),
-                     info.version(), PgBytes(info.SerializeAsString()), now_ms);
+                     info.version(), PgBytes(info.SerializeAsString()), now_ms, info.slot());
     // Its devices become exactly the registered ones.
     tx.exec_prepared("devices_drop", agent_id);
     for (const auto& d : info.devices()) {

@@ -130,10 +130,12 @@ constexpr Statement kStatements[] = {
      "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
     // Agents and devices.
     {"agent_mark_lost",
-     "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND id <> $3"},
+     "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND slot = $3 AND id <> "
+     "$4"},
     {"agent_upsert",
      "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state, registered_ms, "
-     "last_seen_ms) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7) ON CONFLICT (id) DO UPDATE "
+     "last_seen_ms, slot) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7, $8) ON CONFLICT (id) "
+     "DO UPDATE "
      "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
     {"agent_seen", "UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2"},
     {"devices_drop", "DELETE FROM devices WHERE agent_id = $1"},

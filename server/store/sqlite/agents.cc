@@ -15,17 +15,19 @@ absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    // Other instances of the same host + boot are gone: this one replaced them.
+    // Other instances of the same host, boot and slot are gone: this one
+    // replaced them (other slots are other agents of the host).
     SQLite::Statement lost(*db_,
                            "UPDATE agents SET state = 'lost' WHERE host = ? AND boot_id = ? "
-                           "AND id <> ?");
+                           "AND slot = ? AND id <> ?");
     lost.bind(1, info.host());
     lost.bind(2, info.boot_id());
-    lost.bind(3, agent_id);
+    lost.bind(3, info.slot());
+    lost.bind(4, agent_id);
     lost.exec();
     SQLite::Statement q(*db_,
                         "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state,"
-                        " registered_ms, last_seen_ms) VALUES (?,?,?,?,?,?,'online',?,?) "
+                        " registered_ms, last_seen_ms, slot) VALUES (?,?,?,?,?,?,'online',?,?,?) "
                         "ON CONFLICT (id) DO UPDATE SET info = excluded.info, state = 'online', "
                         "last_seen_ms = excluded.last_seen_ms");
     const std::string blob = info.SerializeAsString();
@@ -37,6 +39,7 @@ absl::Status SqliteStore::UpsertAgent(const std::string& agent_id,
     q.bind(6, blob.data(), static_cast<int>(blob.size()));
     q.bind(7, now_ms);
     q.bind(8, now_ms);
+    q.bind(9, info.slot());
     q.exec();
     ReplaceDevices(agent_id, {info.devices().begin(), info.devices().end()});
     tx.commit();

@@ -117,9 +117,18 @@ TEST_P(StoreConformanceTest, AgentsAndDevices) {
   EXPECT_EQ(s.devices(1).state(), "busy");
   EXPECT_EQ(s.devices(1).job_id(), a->job_id());
   EXPECT_EQ(agents[0].job_teams, (std::vector<std::string>{"", "alpha"}));
-  // A new instance of the same host and boot replaces the old one.
+  // A new instance of the same host, boot and slot replaces the old one.
   ASSERT_TRUE(store_->UpsertAgent("a2", AgentInfo("h1", "boot1", 2), 200).ok());
   EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("a1").status()));
+  EXPECT_TRUE(store_->GetAgent("a2").ok());
+  // Another installation on the host (another slot) is another agent: both stay.
+  v1::RegisterAgentRequest other = AgentInfo("h1", "boot1", 2);
+  other.set_slot("second-work-dir");
+  ASSERT_TRUE(store_->UpsertAgent("a3", other, 300).ok());
+  EXPECT_TRUE(store_->GetAgent("a2").ok());
+  EXPECT_TRUE(store_->GetAgent("a3").ok());
+  ASSERT_TRUE(store_->UpsertAgent("a4", other, 400).ok());  // a3 restarted
+  EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("a3").status()));
   EXPECT_TRUE(store_->GetAgent("a2").ok());
 }
 
