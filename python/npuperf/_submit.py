@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from npuperf import _proto
@@ -188,9 +189,19 @@ def pack_all(dirs: Sequence[str], max_bytes: int) -> List[Bundle]:
     return [pack_bundle(d, max_bytes) for d in dirs]
 
 
+_MISSING_BUNDLE = re.compile(r"bundle ([0-9a-f]{64}) not found")
+
+
 def missing_bundles(error, request) -> List[int]:
-    """The operator indexes whose bundle the server does not have, from a refused
-    submit (its other violations, if any, come back from the submit after the upload)."""
+    """The operator indexes whose bundle the server does not have (or does not
+    have for this team), from a refused submit: a NOT_FOUND naming one bundle,
+    or (older servers) INVALID_ARGUMENT violations on bundle_sha256. Its other
+    violations, if any, come back from the submit after the upload."""
+    if isinstance(error, NotFoundError):
+        named = _MISSING_BUNDLE.search(str(error))
+        if not named:
+            return []
+        return [i for i, op in enumerate(request.spec.operators) if op.bundle_sha256 == named.group(1)]
     prefix, suffix = "spec.operators[", "].bundle_sha256"
     indexes = []
     for v in error.field_violations:

@@ -22,7 +22,7 @@ from npuperf import _proto, _submit, config
 from npuperf._calls import Caller
 from npuperf.bundle import MAX_BUNDLE_BYTES, Bundle, PathLike, pack_bundle
 from npuperf.collection import Collection
-from npuperf.errors import InvalidArgumentError
+from npuperf.errors import InvalidArgumentError, NotFoundError
 from npuperf.results import (
     Baseline,
     RoundList,
@@ -186,15 +186,20 @@ class Client:
             device_range=device_range, idempotency_key=idempotency_key or uuid.uuid4().hex,
             description=description,
         )  # fmt: skip
-        try:
-            resp = self._submit_call(req)
-        except InvalidArgumentError as e:
-            missing = _submit.missing_bundles(e, req)
-            if not missing:
-                raise
-            for i in sorted(set(missing)):
-                self.upload(bundles[i])
-            resp = self._submit_call(req)
+        # Uploads only what the server asks for: a NOT_FOUND names one bundle
+        # at a time, so at most one retry per operator.
+        uploaded = set()
+        for _ in range(len(dirs) + 1):
+            try:
+                resp = self._submit_call(req)
+                break
+            except (InvalidArgumentError, NotFoundError) as e:
+                missing = set(_submit.missing_bundles(e, req)) - uploaded
+                if not missing:
+                    raise
+                for i in sorted(missing):
+                    self.upload(bundles[i])
+                uploaded |= missing
         c = Collection(self, resp.collection)
         c.created = resp.created
         return c

@@ -107,6 +107,24 @@ class WatchEvent:
     proto: Any = dataclasses.field(repr=False, compare=False)
 
 
+def _fold(known, message):
+    """The collection after one watch event (docs/api.md, "Watches"): a snapshot (any
+    event carrying jobs) replaces what is known; a delta brings the collection's own
+    fields and the jobs that changed, folded into the known jobs by id."""
+    c = type(message.collection)()
+    c.CopyFrom(message.collection)
+    if known is None or message.full_snapshot or len(message.collection.jobs) > 0:
+        return c
+    jobs = {j.id: j for j in known.jobs}
+    order = [j.id for j in known.jobs]
+    for j in message.changed_jobs:
+        if j.id not in jobs:
+            order.append(j.id)
+        jobs[j.id] = j
+    c.jobs.extend(jobs[i] for i in order)
+    return c
+
+
 def _watch(client: "Client", collection_id: str, timeout: Optional[float]) -> Iterator[WatchEvent]:
     caller = client._caller
     clock: Callable[[], float] = caller.clock
@@ -116,6 +134,7 @@ def _watch(client: "Client", collection_id: str, timeout: Optional[float]) -> It
     unavailable_since: Optional[float] = None
     resumed = False
     last: Optional[Collection] = None
+    folded = None  # the collection message known so far
     while True:
         remaining = None if deadline is None else deadline - clock()
         if remaining is not None and remaining <= 0:
@@ -128,7 +147,8 @@ def _watch(client: "Client", collection_id: str, timeout: Optional[float]) -> It
             for message in stream:
                 unavailable_since = None
                 backoff.reset()
-                last = Collection(client, message.collection)
+                folded = _fold(folded, message)
+                last = Collection(client, folded)
                 changed = Job.of(message.changed_job) if message.HasField("changed_job") else None
                 yield WatchEvent(last, changed, message.sequence, resumed, message)
                 resumed = False

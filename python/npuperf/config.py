@@ -143,6 +143,8 @@ def resolve(
     for key in ("server", "token", "tls_ca"):
         if pick(key) is not None:
             values[key] = pick(key)
+    if "tls_ca" in values:
+        _check_ca(str(values["tls_ca"]))
     fmt = pick("format")
     if fmt is not None:
         if fmt not in ("text", "json"):
@@ -155,6 +157,17 @@ def resolve(
             raise ConfigError(f"timeout '{timeout}': want 1..86400 seconds")
         values["timeout_seconds"] = seconds
     return Settings(**values)  # type: ignore[arg-type]
+
+
+def _check_ca(path: str) -> None:
+    """A CA that cannot be read must never fall back to the system roots (as the CLI)."""
+    try:
+        with open(path, "rb") as f:
+            pem = f.read()
+    except OSError:
+        pem = b""
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise ConfigError(f"tls_ca '{path}': not a readable PEM certificate file")
 
 
 def load(

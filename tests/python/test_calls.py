@@ -193,6 +193,23 @@ class WatchTest(unittest.TestCase):
         self.assertEqual(len(client.requests), 3)
         self.assertEqual(len(self.time.sleeps), 2)
 
+    def test_deltas_fold_their_changed_jobs_into_the_snapshot(self):
+        first = snapshot(RUNNING, n=2)
+        first.full_snapshot = True
+        for i in (1, 2):
+            first.collection.jobs.add(id=i, state=_proto.collection_pb2.JOB_STATE_QUEUED)
+        delta = snapshot(SUCCEEDED, n=2)
+        for i in (2, 1):
+            delta.changed_jobs.add(id=i, state=_proto.collection_pb2.JOB_STATE_SUCCEEDED)
+        delta.changed_job.CopyFrom(delta.changed_jobs[0])
+        client = FakeClient([FakeStream([first, delta])], self.time)
+        events = list(_watch(client, "c-1", None))
+        self.assertEqual([j.state for j in events[0].collection.jobs], ["queued", "queued"])
+        final = events[1].collection
+        self.assertEqual([(j.id, j.state) for j in final.jobs], [(1, "succeeded"), (2, "succeeded")])
+        self.assertEqual(events[1].changed_job.id, 2)
+        self.assertTrue(final.succeeded)
+
     def test_gives_up_after_resume_for_seconds_unavailable(self):
         client = FakeClient([UNAVAILABLE] * 50, self.time)
         with self.assertRaises(npuperf.UnavailableError):

@@ -62,12 +62,17 @@ class ConfigTest(unittest.TestCase):
         self.assertEqual(got["timeout_seconds"], 30)
 
     def test_environment(self):
+        ca = self.file("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", "ca.pem")
         got = self.assertSame(
-            {"NPUPERF_SERVER": "h:1", "NPUPERF_TOKEN": "t0k", "NPUPERF_TLS_CA": "/ca.pem",
+            {"NPUPERF_SERVER": "h:1", "NPUPERF_TOKEN": "t0k", "NPUPERF_TLS_CA": ca,
              "NPUPERF_TIMEOUT": " 12 "}  # fmt: skip
         )
-        self.assertEqual((got["server"], got["tls_ca"], got["timeout_seconds"]), ("h:1", "/ca.pem", 12))
+        self.assertEqual((got["server"], got["tls_ca"], got["timeout_seconds"]), ("h:1", ca, 12))
         self.assertNotEqual(got["token_sha256"], "")
+
+    def test_an_unreadable_ca_is_refused_never_replaced_by_the_system_roots(self):
+        self.assertSameRefusal({"NPUPERF_TLS_CA": os.path.join(self.dir, "missing.pem")})
+        self.assertSameRefusal({"NPUPERF_TLS_CA": self.file("not a certificate\n", "junk.pem")})
 
     def test_file_then_environment_then_arguments(self):
         path = self.file('# comment\nserver = "file:1"  # trailing\n\ntoken=ft\ntimeout = 7\n')
