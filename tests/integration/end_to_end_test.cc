@@ -2,6 +2,8 @@
 // agent (flock, msprof-sim, task_time parser) -> server store -> queries.
 #include <fstream>
 
+#include "common/bundle_tar.h"
+#include "common/sha256.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
@@ -76,6 +78,33 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   EXPECT_FALSE(std::filesystem::exists(c.dir.path() / "conflicts.log"));
   EXPECT_EQ(c.agent->Stop(), 0);
   EXPECT_EQ(c.server->Stop(), 0) << c.server->Log();
+}
+
+// Issue 14: an operator directory holding non-ASCII names packs on the
+// client, passes the server's check and unpacks on the agent with the same
+// sha256 everywhere (each side verifies it), whatever locale the binaries
+// start in.
+TEST(EndToEndTest, NonAsciiNamesRoundTripWithTheSameHash) {
+  Cluster c;
+  c.Start("0");
+  const auto op = c.dir.path() / "算子" / "inplace_add_rmsnorm";
+  std::filesystem::create_directories(op.parent_path());
+  std::filesystem::copy(Operator("inplace_add_rmsnorm"), op,
+                        std::filesystem::copy_options::recursive);
+  std::ofstream(op / "说明.md") << "# 说明\n";
+  ASSERT_NE(UseUtf8PathNames().find("UTF-8"), std::string::npos);
+  auto local = PackBundle(op, 64 << 20);
+  ASSERT_TRUE(local.ok()) << local.status();
+  auto r = c.Cli({"--format", "json", "submit", "--quick", op.string(), "--op-name", kRmsNormKernel,
+                  "--repeats", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << "\nagent log:\n" << c.agent->Log();
+  v1::Collection collection;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &collection).ok()) << r.out;
+  ASSERT_EQ(collection.jobs_size(), 1);
+  EXPECT_EQ(collection.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
+  auto get = c.Cli({"--format", "json", "get", collection.id()});
+  EXPECT_NE((r.out + get.out).find(Sha256Hex(*local)), std::string::npos)
+      << "the stored bundle is not the client's bytes: " << r.out;
 }
 
 TEST(EndToEndTest, BadSubmissionNamesTheFieldAndQueuesNothing) {

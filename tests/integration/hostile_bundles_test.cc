@@ -95,7 +95,7 @@ TEST(HostileBundlesTest, NoExistenceOracleAndNoCrossTeamReference) {
   Cluster c;
   const std::string tokens = WriteTokens(c.dir);
   c.agent_flags.insert(c.agent_flags.end(),
-                       {"--token-file", (c.dir.path() / "agent.token").string()});
+                       {"--token-file", (c.dir.path() / "agent.token").string(), "--host", "a1"});
   c.Start("0-3", {"--tokens-file", tokens});
   Caller alpha(c.address, "alpha-token"), beta(c.address, "beta-token");
   const std::string tar = *PackBundle(Operator(), 64 << 20);

@@ -166,7 +166,8 @@ TEST(HostileInputTest, ForgedEvidenceIsRefusedAndTheJobFails) {
   auto failed = c.WaitFor(submitted.id(), Terminal, seconds(10));
   EXPECT_EQ(failed.state(), v1::COLLECTION_STATE_FAILED);
   ASSERT_EQ(failed.jobs_size(), 1);
-  EXPECT_EQ(failed.jobs(0).reason().rfind("evidence rejected: ", 0), 0u) << failed.jobs(0).reason();
+  EXPECT_EQ(failed.jobs(0).reason().rfind("attempt 1 failed: evidence rejected: ", 0), 0u)
+      << failed.jobs(0).reason();
   EXPECT_EQ(failed.jobs(0).round_id(), 0);
   auto rounds = c.Cli({"rounds", "--collection", submitted.id()});
   EXPECT_EQ(std::count(rounds.out.begin(), rounds.out.end(), '\n'), 1) << rounds.out;  // header
