@@ -24,6 +24,7 @@ spec {
   operators {
     name: "op" bundle_sha256: "$sha" runner: "tests/test_op.py" manifest_path: "cases/PERFORMANCE_CASES.json"
     case_ids: "p0" case_ids: "p1" op_name_map { key: "p0" value: "k0" } op_name_map { key: "p1" value: "k1" }
+    launch: "all" launch_map { key: "p1" value: "task:48/7" }
   }
 }
 EOT

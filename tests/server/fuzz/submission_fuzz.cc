@@ -3,12 +3,14 @@
 // the promises of submission.h and limits.h: an accepted spec expands into at most
 // max_jobs_per_collection jobs whose names obey the bundle-path and case-env rules, and the
 // refusal of any spec fits a gRPC trailer.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
 #include "common/input_rules.h"
 #include "common/status_util.h"
+#include "evidence/launch.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "server/core/limits.h"
 #include "server/core/submission.h"
@@ -42,6 +44,12 @@ void CheckAccepted(const npuperf::v1::CollectionSpec& spec, const InputLimits& l
       Require(path->empty() ||
               npuperf::BundlePathProblem(*path, npuperf::kMaxBundlePathBytes).empty());
       Require(StaysInside(*path));
+    }
+    // Whatever the agent will parse of an accepted spec, it can.
+    Require(npuperf::evidence::ParseLaunchSelector(op.launch()).ok());
+    for (const auto& [id, launch] : op.launch_map()) {
+      Require(npuperf::evidence::ParseLaunchSelector(launch).ok());
+      Require(std::find(op.case_ids().begin(), op.case_ids().end(), id) != op.case_ids().end());
     }
   }
 }
