@@ -1,5 +1,6 @@
 #include "client/cli.h"
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -52,6 +53,22 @@ void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
                   "practical threshold for durations, % (default 2)");
   cmd->add_option("--ratio-threshold", v.ratio_threshold_pp,
                   "practical threshold for ratio metrics, percentage points (default 1)");
+  static const std::map<std::string, VerdictFormat> kFormats = {
+      {"text", VerdictFormat::kText},
+      {"json", VerdictFormat::kJson},
+      {"junit", VerdictFormat::kJunit},
+      {"markdown", VerdictFormat::kMarkdown}};
+  cmd->add_option_function<std::string>(
+         "--format", [&v](const std::string& f) { v.format = kFormats.at(f); },
+         "text, json, junit (JUnit XML) or markdown (a PR comment); default: the global --format")
+      ->check(CLI::IsMember({"text", "json", "junit", "markdown"}));
+  static const std::map<std::string, FailOn> kFailOn = {{"no-verdict", FailOn::kNoVerdict},
+                                                        {"regressed", FailOn::kRegressed},
+                                                        {"never", FailOn::kNever}};
+  cmd->add_option_function<std::string>(
+         "--fail-on", [&v](const std::string& f) { v.fail_on = kFailOn.at(f); },
+         "no-verdict (3 regressed, 4 no verdict; default), regressed (only 3) or never (0)")
+      ->check(CLI::IsMember({"no-verdict", "regressed", "never"}));
 }
 
 void AddCompare(CLI::App& app, ServerCommand& chosen) {

@@ -17,7 +17,6 @@ namespace npuperf::client {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr int64_t kMaxBundleBytes = 64 << 20;
 constexpr size_t kChunkBytes = 1 << 20;
 
 // "key=value" labels into a proto map; the error names the bad one.
@@ -202,11 +201,32 @@ int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientCon
 
 }  // namespace
 
-int ReportError(const absl::Status& s, std::ostream& err) {
+int ExitCodeOfError(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded: return kExitUnavailable;
+    case absl::StatusCode::kNotFound: return kExitNotFound;
+    default: return kExitError;
+  }
+}
+
+int ReportError(const absl::Status& s, const ClientConfig& config, std::ostream& out,
+                std::ostream& err) {
+  const int code = ExitCodeOfError(s);
   err << "npuperf: " << absl::StatusCodeToString(s.code()) << ": " << s.message() << "\n";
   for (const auto& v : FieldViolationsOf(s))
     err << "  " << v.field << ": " << v.description << "\n";
-  return kExitError;
+  if (config.format == OutputFormat::kJson) out << ErrorJson(s, code) << "\n";
+  return code;
+}
+
+int ReportUsage(const std::string& command, const std::string& message, const ClientConfig& config,
+                std::ostream& out, std::ostream& err) {
+  err << "npuperf " << command << ": " << message << "\n";
+  if (config.format == OutputFormat::kJson) {
+    out << ErrorJson(absl::InvalidArgumentError(message), kExitUsage) << "\n";
+  }
+  return kExitUsage;
 }
 
 Session::Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
@@ -241,12 +261,12 @@ void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) co
 
 int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err) {
   auto req = BuildRequest(s, args);
-  if (!req.ok()) return ReportError(req.status(), err);
+  if (!req.ok()) return ReportError(req.status(), s.config(), out, err);
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::SubmitCollectionResponse resp;
   auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   const v1::Collection& c = resp.collection();
   err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
       << c.counts().total() << " jobs\n";
@@ -278,7 +298,7 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   }
   if (tty) err << "\n";
   auto st = FromGrpcStatus(reader->Finish());
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   return FinishCollection(last, out, s.config());
 }
 
@@ -289,7 +309,7 @@ int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& e
   req.set_collection_id(id);
   v1::GetCollectionResponse resp;
   auto st = FromGrpcStatus(s.collections().GetCollection(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   FinishCollection(resp.collection(), out, s.config());
   return kExitOk;
 }
@@ -303,7 +323,7 @@ int RunCancel(Session& s, const std::string& id, const std::string& reason, std:
   req.set_reason(reason);
   v1::CancelCollectionResponse resp;
   auto st = FromGrpcStatus(s.collections().CancelCollection(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   FinishCollection(resp.collection(), out, s.config());
   return kExitOk;
 }
@@ -313,11 +333,12 @@ int RunList(Session& s, const std::vector<std::string>& labels, const std::strin
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListCollectionsRequest req;
-  if (auto st = AddLabels(labels, req.mutable_labels()); !st.ok()) return ReportError(st, err);
+  if (auto st = AddLabels(labels, req.mutable_labels()); !st.ok())
+    return ReportError(st, s.config(), out, err);
   req.set_page_token(page_token);
   v1::ListCollectionsResponse resp;
   auto st = FromGrpcStatus(s.collections().ListCollections(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, PrintCollectionList);
 }
 
@@ -328,7 +349,7 @@ int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err)
   req.set_round_id(round_id);
   v1::GetRoundResponse resp;
   auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp.round(), s.config(), out, PrintRound);
 }
 
@@ -336,8 +357,7 @@ int RunRounds(Session& s, const std::string& op, const std::string& case_id,
               const std::string& collection_id, const std::string& metric, std::ostream& out,
               std::ostream& err) {
   if (op.empty() == collection_id.empty()) {
-    err << "npuperf rounds: give an operator or --collection\n";
-    return kExitUsage;
+    return ReportUsage("rounds", "give an operator or --collection", s.config(), out, err);
   }
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
@@ -349,7 +369,7 @@ int RunRounds(Session& s, const std::string& op, const std::string& case_id,
   req.set_metric(metric);
   v1::ListRoundsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, PrintRounds);
 }
 
@@ -358,7 +378,7 @@ int RunAgents(Session& s, std::ostream& out, std::ostream& err) {
   s.Prepare(&ctx);
   v1::ListAgentsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListAgents(&ctx, v1::ListAgentsRequest(), &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, PrintAgents);
 }
 

@@ -23,6 +23,15 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitRegressed = 3;
 // compare / regressions: nothing comparable, or evidence insufficient.
 inline constexpr int kExitNoVerdict = 4;
+// The server is unavailable (or draining), or the call's deadline passed:
+// worth retrying later.
+inline constexpr int kExitUnavailable = 5;
+// A collection, round or baseline the server does not have (or not the
+// caller's), or a local path that does not exist.
+inline constexpr int kExitNotFound = 6;
+
+// The largest operator bundle submit packs (the server's default limit).
+inline constexpr int64_t kMaxBundleBytes = int64_t{64} << 20;
 
 // --format: text tables, or the proto3 JSON of the responses (docs/api.md).
 enum class OutputFormat { kText, kJson };
@@ -99,9 +108,21 @@ struct SubmitArgs {
   bool wait = true;
 };
 
-// Prints a failed call (code, message, field violations) to err; returns
-// kExitError.
-int ReportError(const absl::Status& s, std::ostream& err);
+// The exit code of a failed call: kExitUnavailable (UNAVAILABLE,
+// DEADLINE_EXCEEDED), kExitNotFound (NOT_FOUND) or kExitError.
+int ExitCodeOfError(const absl::Status& s);
+
+// Prints a failed call: "npuperf: CODE: message" and each field violation
+// on err; with --format json also the error object (docs/api.md, ErrorJson
+// in format.h) on out. Returns ExitCodeOfError(s).
+int ReportError(const absl::Status& s, const ClientConfig& config, std::ostream& out,
+                std::ostream& err);
+
+// A usage error a command finds itself (CLI11 reports its own): "npuperf
+// <command>: message" on err, and with --format json the error object
+// (INVALID_ARGUMENT) on out. Returns kExitUsage.
+int ReportUsage(const std::string& command, const std::string& message, const ClientConfig& config,
+                std::ostream& out, std::ostream& err);
 
 // Each command writes its result to out (text or JSON per config), errors
 // to err, and returns an exit code.

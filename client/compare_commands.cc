@@ -1,11 +1,14 @@
 #include "client/compare_commands.h"
 
+#include <functional>
+
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/ci_format.h"
 #include "client/format.h"
 #include "common/clock.h"
 #include "common/status_util.h"
@@ -34,27 +37,6 @@ v1::CompareOptions OptionsOf(const VerdictArgs& v) {
   return o;
 }
 
-std::string VerdictName(v1::Verdict v) {
-  std::string name = v1::Verdict_Name(v);
-  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
-}
-
-std::string Ratio(const v1::DurationComparison& d) {
-  if (!(d.ratio() > 0)) return "-";
-  std::string s = absl::StrFormat("%.3f", d.ratio());
-  if (d.ratio_ci_low() > 0)
-    absl::StrAppend(&s, absl::StrFormat(" [%.3f, %.3f]", d.ratio_ci_low(), d.ratio_ci_high()));
-  return s;
-}
-
-std::string Summary(const v1::ComparisonCounts& n) {
-  return absl::StrFormat(
-      "%d regressed, %d improved, %d stable / %d comparable of %d matched (%d insufficient, %d not "
-      "comparable, %d errored, %d unmatched)",
-      n.regressed(), n.improved(), n.stable(), n.comparable(), n.matched(), n.insufficient(),
-      n.not_comparable(), n.errored(), n.unmatched());
-}
-
 void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
                           std::ostream& out) {
   out << absl::StrFormat("%-34s %-15s %11s %11s  %-24s %-9s %s\n", "operator/case", "verdict",
@@ -66,7 +48,8 @@ void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComp
     out << absl::StrFormat(
         "%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
         c.case_id().empty() ? c.operator_name() : c.operator_name() + "/" + c.case_id(),
-        VerdictName(c.verdict()), d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(), tail);
+        VerdictName(c.verdict()), d.baseline_us(), d.candidate_us(), RatioText(d), d.p_value(),
+        tail);
   }
 }
 
@@ -76,7 +59,7 @@ void PrintRoundComparison(const v1::RoundComparison& c, std::ostream& out) {
       << c.operator_name() << "/" << c.case_id() << "\n";
   out << "verdict " << VerdictName(c.verdict()) << ": " << c.rule() << "\n";
   out << absl::StrFormat("duration %.3f -> %.3f us, ratio %s, p=%.3g (%d vs %d samples)\n",
-                         d.baseline_us(), d.candidate_us(), Ratio(d), d.p_value(),
+                         d.baseline_us(), d.candidate_us(), RatioText(d), d.p_value(),
                          d.baseline_samples_us_size(), d.candidate_samples_us_size());
   out << "bound " << (c.baseline_bound().empty() ? "-" : c.baseline_bound()) << " -> "
       << (c.candidate_bound().empty() ? "-" : c.candidate_bound())
@@ -146,6 +129,14 @@ int ExitCodeOf(const v1::ComparisonCounts& n) {
   return kExitOk;
 }
 
+int ExitCodeOf(const v1::ComparisonCounts& n, FailOn fail_on) {
+  switch (fail_on) {
+    case FailOn::kNever: return kExitOk;
+    case FailOn::kRegressed: return n.regressed() > 0 ? kExitRegressed : kExitOk;
+    default: return ExitCodeOf(n);
+  }
+}
+
 absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms) {
   google::protobuf::Timestamp t;
   if (TimeUtil::FromString(since, &t)) return TimeUtil::TimestampToMilliseconds(t);
@@ -163,6 +154,46 @@ absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms) {
 
 namespace {
 
+// The format compare and regressions print in: their own --format, else
+// the global one.
+VerdictFormat FormatOf(const VerdictArgs& v, const ClientConfig& c) {
+  if (v.format != VerdictFormat::kDefault) return v.format;
+  return c.format == OutputFormat::kJson ? VerdictFormat::kJson : VerdictFormat::kText;
+}
+
+// The settings errors are reported with: JSON exactly when the verdicts are.
+ClientConfig ErrorConfig(const Session& s, const VerdictArgs& v) {
+  ClientConfig c = s.config();
+  c.format = FormatOf(v, c) == VerdictFormat::kJson ? OutputFormat::kJson : OutputFormat::kText;
+  return c;
+}
+
+// What one command found, in every format it can print.
+struct Verdicts {
+  Verdicts(const char* s, std::string k, const google::protobuf::Message& r)
+      : schema(s), kind(std::move(k)), result(&r) {}
+
+  VerdictReport report;                     // counts, rows, title, summary
+  const char* schema;                       // of the JSON envelope
+  std::string kind;                         // "rounds", "collections", "regressions"
+  const google::protobuf::Message* result;  // the response, for JSON
+  std::function<void(std::ostream&)> text;  // the text rendering
+};
+
+// Prints v in the chosen format; returns the exit code after --fail-on.
+int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
+  v.report.exit_code = ExitCodeOf(v.report.counts, args.fail_on);
+  switch (FormatOf(args, s.config())) {
+    case VerdictFormat::kJson:
+      PrintEnvelope(v.schema, v.kind, *v.result, v.report.exit_code, v.report.summary, out);
+      break;
+    case VerdictFormat::kJunit: out << JunitXml(v.report, s.clock().SystemNow()); break;
+    case VerdictFormat::kMarkdown: out << MarkdownComment(v.report); break;
+    default: v.text(out);
+  }
+  return v.report.exit_code;
+}
+
 int CompareRounds(Session& s, int64_t baseline, int64_t candidate, const VerdictArgs& v,
                   std::ostream& out, std::ostream& err) {
   grpc::ClientContext ctx;
@@ -173,15 +204,14 @@ int CompareRounds(Session& s, int64_t baseline, int64_t candidate, const Verdict
   *req.mutable_options() = OptionsOf(v);
   v1::CompareRoundsResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().CompareRounds(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
-  const v1::ComparisonCounts n = CountsOfOne(resp.comparison().verdict());
-  const int code = ExitCodeOf(n);
-  if (s.config().format == OutputFormat::kJson) {
-    PrintEnvelope(kCompareSchema, "rounds", resp, code, Summary(n), out);
-  } else {
-    PrintRoundComparison(resp.comparison(), out);
-  }
-  return code;
+  if (!st.ok()) return ReportError(st, ErrorConfig(s, v), out, err);
+  Verdicts found(kCompareSchema, "rounds", resp);
+  found.report.title = absl::StrCat("npuperf compare ", baseline, " ", candidate);
+  found.report.counts = CountsOfOne(resp.comparison().verdict());
+  found.report.summary = CountsSummary(found.report.counts);
+  found.report.comparisons = {resp.comparison()};
+  found.text = [&resp](std::ostream& o) { PrintRoundComparison(resp.comparison(), o); };
+  return Emit(s, v, std::move(found), out);
 }
 
 void PrintCollectionComparison(const std::string& baseline, const std::string& candidate,
@@ -189,7 +219,7 @@ void PrintCollectionComparison(const std::string& baseline, const std::string& c
   out << "baseline " << baseline << " -> candidate " << candidate << "\n";
   PrintComparisonTable(resp.comparisons(), out);
   for (const auto& u : resp.unmatched()) out << "unmatched " << u << "\n";
-  out << Summary(resp.counts()) << "\n";
+  out << CountsSummary(resp.counts()) << "\n";
   if (resp.geomean_ratio() > 0) {
     out << absl::StrFormat(
         "geomean duration ratio %.3f over %d comparable cases (below 1 is faster)\n",
@@ -207,14 +237,17 @@ int CompareCollections(Session& s, const std::string& baseline, const std::strin
   *req.mutable_options() = OptionsOf(v);
   v1::CompareCollectionsResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().CompareCollections(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
-  const int code = ExitCodeOf(resp.counts());
-  if (s.config().format == OutputFormat::kJson) {
-    PrintEnvelope(kCompareSchema, "collections", resp, code, Summary(resp.counts()), out);
-  } else {
-    PrintCollectionComparison(baseline, candidate, resp, out);
-  }
-  return code;
+  if (!st.ok()) return ReportError(st, ErrorConfig(s, v), out, err);
+  Verdicts found(kCompareSchema, "collections", resp);
+  VerdictReport& r = found.report;
+  r.title = absl::StrCat("npuperf compare ", baseline, " ", candidate);
+  r.counts = resp.counts();
+  r.summary = CountsSummary(r.counts);
+  r.comparisons.assign(resp.comparisons().begin(), resp.comparisons().end());
+  r.unmatched.assign(resp.unmatched().begin(), resp.unmatched().end());
+  r.geomean_ratio = resp.geomean_ratio();
+  found.text = [&](std::ostream& o) { PrintCollectionComparison(baseline, candidate, resp, o); };
+  return Emit(s, v, std::move(found), out);
 }
 
 // The ListRegressions request of `regressions`; INVALID_ARGUMENT with the
@@ -244,35 +277,55 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
   int64_t base_round = 0, cand_round = 0;
   const bool rounds = IsRoundId(baseline, &base_round);
   if (rounds != IsRoundId(candidate, &cand_round)) {
-    err << "npuperf compare: give two round ids or two collection ids\n";
-    return kExitUsage;
+    return ReportUsage("compare", "give two round ids or two collection ids", ErrorConfig(s, v),
+                       out, err);
   }
   return rounds ? CompareRounds(s, base_round, cand_round, v, out, err)
                 : CompareCollections(s, baseline, candidate, v, out, err);
 }
 
+namespace {
+
+// "npuperf regressions --baseline branch=main --collection c-9".
+std::string RegressionsTitle(const RegressionsArgs& a) {
+  std::string t = "npuperf regressions";
+  const std::pair<const char*, const std::string*> flags[] = {{" --baseline ", &a.baseline_label},
+                                                              {" --since ", &a.since},
+                                                              {" --collection ", &a.collection},
+                                                              {" --operator ", &a.operator_name}};
+  for (const auto& [flag, value] : flags) {
+    if (!value->empty()) absl::StrAppend(&t, flag, *value);
+  }
+  return t;
+}
+
+}  // namespace
+
 int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std::ostream& err) {
   auto req = RegressionsRequest(a, s.clock().SystemNow());
   if (!req.ok()) {
-    err << "npuperf regressions: " << req.status().message() << "\n";
-    return kExitUsage;
+    return ReportUsage("regressions", std::string(req.status().message()),
+                       ErrorConfig(s, a.verdict), out, err);
   }
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRegressionsResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, *req, &resp));
-  if (!st.ok()) return ReportError(st, err);
-  const int code = ExitCodeOf(resp.counts());
-  const std::string summary = absl::StrCat(
-      resp.regressions_size(), " regressed / ", resp.compared(), " comparable against ",
-      resp.baseline_description(), " (", Summary(resp.counts()), ")");
-  if (s.config().format == OutputFormat::kJson) {
-    PrintEnvelope(kRegressionsSchema, "regressions", resp, code, summary, out);
-    return code;
-  }
-  if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), out);
-  out << summary << "\n";
-  return code;
+  if (!st.ok()) return ReportError(st, ErrorConfig(s, a.verdict), out, err);
+  Verdicts found(kRegressionsSchema, "regressions", resp);
+  VerdictReport& r = found.report;
+  r.title = RegressionsTitle(a);
+  r.counts = resp.counts();
+  r.summary = absl::StrCat(resp.regressions_size(), " regressed / ", resp.compared(),
+                           " comparable against ", resp.baseline_description(), " (",
+                           CountsSummary(resp.counts()), ")");
+  r.comparisons.assign(resp.regressions().begin(), resp.regressions().end());
+  r.regressed_rows_only = true;
+  found.text = [&resp, summary = r.summary](std::ostream& o) {
+    if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);
+    o << summary << "\n";
+  };
+  return Emit(s, a.verdict, std::move(found), out);
 }
 
 int RunBaselinePin(Session& s, const std::string& label, const std::string& target,
@@ -289,7 +342,7 @@ int RunBaselinePin(Session& s, const std::string& label, const std::string& targ
   s.Prepare(&ctx);
   v1::PinBaselineResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().PinBaseline(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   if (s.config().format == OutputFormat::kJson) {
     out << ToJson(resp) << "\n";
   } else {
@@ -311,7 +364,7 @@ int ReportRound(Session& s, int64_t round_id, ReportStyle style, std::ostream& o
   req.set_round_id(round_id);
   v1::GetRoundResponse resp;
   const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   const v1::Evidence& e = resp.round().evidence();
   if (style == ReportStyle::kJson) {
     out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
@@ -355,14 +408,14 @@ int ReportCollection(Session& s, const std::string& id, ReportStyle style, std::
   req.set_page_size(1000);
   v1::ListRoundsResponse rounds;
   const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &rounds));
-  if (!st.ok()) return ReportError(st, err);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
   grpc::ClientContext golden_ctx;
   s.Prepare(&golden_ctx);
   v1::GetGoldenReportRequest greq;
   greq.set_collection_id(id);
   v1::GetGoldenReportResponse golden;
   const absl::Status gst = FromGrpcStatus(s.queries().GetGoldenReport(&golden_ctx, greq, &golden));
-  if (!gst.ok()) return ReportError(gst, err);
+  if (!gst.ok()) return ReportError(gst, s.config(), out, err);
   PrintCollectionReport(id, rounds, golden, style, out);
   return kExitOk;
 }

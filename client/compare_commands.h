@@ -14,11 +14,29 @@
 
 namespace npuperf::client {
 
+// How compare and regressions print their verdicts (their own --format).
+enum class VerdictFormat {
+  kDefault,   // the global --format: text or json
+  kText,      // the verdict table
+  kJson,      // the versioned envelope (docs/api.md)
+  kJunit,     // JUnit XML, one testcase per case (client/ci_format.h, docs/ci.md)
+  kMarkdown,  // a pull-request comment body
+};
+
+// --fail-on: which outcomes give a non-zero exit code.
+enum class FailOn {
+  kNoVerdict,  // 3 when something regressed, else 4 when a case reached no verdict (default)
+  kRegressed,  // 3 when something regressed; no verdict exits 0
+  kNever,      // always 0 (errors still exit 1, 5 or 6)
+};
+
 // Verdict knobs shared by compare and regressions (0: the server default).
 struct VerdictArgs {
   double alpha = 0;
   double threshold_pct = 0;
   double ratio_threshold_pp = 0;
+  VerdictFormat format = VerdictFormat::kDefault;
+  FailOn fail_on = FailOn::kNoVerdict;
 };
 
 // Two round ids (digits) or two collection ids.
@@ -52,6 +70,8 @@ int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream
 
 // Exit code of a set of verdicts (the bot contract above).
 int ExitCodeOf(const v1::ComparisonCounts& counts);
+// The same under a --fail-on policy.
+int ExitCodeOf(const v1::ComparisonCounts& counts, FailOn fail_on);
 
 // Parses --since: RFC 3339, or "<n>{s,m,h,d}" back from now_ms.
 absl::StatusOr<int64_t> ParseSince(const std::string& since, int64_t now_ms);

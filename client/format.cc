@@ -6,8 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/status_util.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
 
 namespace npuperf::client {
 namespace {
@@ -42,6 +44,22 @@ std::string ToJson(const google::protobuf::Message& m) {
   opt.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(m, &out, opt);
   return out;
+}
+
+std::string ErrorJson(const absl::Status& s, int exit_code) {
+  nlohmann::json violations = nlohmann::json::array();
+  for (const auto& v : FieldViolationsOf(s)) {
+    violations.push_back({{"field", v.field}, {"description", v.description}});
+  }
+  nlohmann::json j;
+  j["schema"] = "npuperf.error.v1";
+  j["exit_code"] = exit_code;
+  j["error"] = {{"code", absl::StatusCodeToString(s.code())},
+                {"code_number", static_cast<int>(s.code())},
+                {"message", std::string(s.message())},
+                {"field_violations", violations}};
+  // Messages may quote paths that are not UTF-8: replace such bytes, never throw.
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void PrintCollection(const v1::Collection& c, std::ostream& out) {
@@ -166,6 +184,31 @@ void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out) {
       out << "\n";
     }
   }
+}
+
+std::string VerdictName(v1::Verdict v) {
+  std::string name = v1::Verdict_Name(v);
+  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
+}
+
+std::string RatioText(const v1::DurationComparison& d) {
+  if (!(d.ratio() > 0)) return "-";
+  std::string s = absl::StrFormat("%.3f", d.ratio());
+  if (d.ratio_ci_low() > 0)
+    absl::StrAppend(&s, absl::StrFormat(" [%.3f, %.3f]", d.ratio_ci_low(), d.ratio_ci_high()));
+  return s;
+}
+
+std::string CountsSummary(const v1::ComparisonCounts& n) {
+  return absl::StrFormat(
+      "%d regressed, %d improved, %d stable / %d comparable of %d matched (%d insufficient, %d not "
+      "comparable, %d errored, %d unmatched)",
+      n.regressed(), n.improved(), n.stable(), n.comparable(), n.matched(), n.insufficient(),
+      n.not_comparable(), n.errored(), n.unmatched());
+}
+
+std::string CaseLabel(const v1::RoundComparison& c) {
+  return c.case_id().empty() ? c.operator_name() : c.operator_name() + "/" + c.case_id();
 }
 
 std::string ProgressBar(const v1::JobCounts& n, int width) {

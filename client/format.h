@@ -3,6 +3,7 @@
 #include <ostream>
 #include <string>
 
+#include "absl/status/status.h"
 #include "npuperf/v1/collection.pb.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/comparison.pb.h"
@@ -11,9 +12,16 @@
 namespace npuperf::client {
 
 // Text and JSON rendering of API messages for the CLI. JSON is the proto3
-// JSON mapping (field names in lowerCamelCase), the documented bot schema.
+// JSON mapping with the .proto field names (snake_case), the documented bot
+// schema.
 
 std::string ToJson(const google::protobuf::Message& m);
+
+// The error object of --format json (docs/api.md): {"schema":
+// "npuperf.error.v1", "exit_code", "error": {"code": "NOT_FOUND",
+// "code_number": 5, "message", "field_violations": [{"field",
+// "description"}]}}, pretty-printed.
+std::string ErrorJson(const absl::Status& s, int exit_code);
 
 // One line per job: operator/case, state, kernel time or reason.
 void PrintCollection(const v1::Collection& c, std::ostream& out);
@@ -25,6 +33,16 @@ void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out);
 // bound, per-core balance, DVFS, golden reference ratio); Markdown when md.
 void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsResponse& rounds,
                        bool md, std::ostream& out);
+
+// Verdicts (compare, regressions): "REGRESSED" for VERDICT_REGRESSED.
+std::string VerdictName(v1::Verdict v);
+// "1.080 [1.050, 1.110]" (the CI only when computable), "-" without a ratio.
+std::string RatioText(const v1::DurationComparison& d);
+// "1 regressed, 2 improved, 3 stable / 6 comparable of 6 matched (0
+// insufficient, 0 not comparable, 0 errored, 0 unmatched)": the denominators.
+std::string CountsSummary(const v1::ComparisonCounts& n);
+// "add/p1", or "add" without a case id.
+std::string CaseLabel(const v1::RoundComparison& c);
 
 // "running 3/8 (succeeded 2, failed 0) job 12 metric 4/7 Memory"
 std::string ProgressLine(const v1::Collection& c, const v1::Job* changed);

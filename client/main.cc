@@ -3,9 +3,10 @@
 //   npuperf [--server HOST:PORT] [--token T] [--format text|json] <command> ...
 //
 // Settings: flags, then NPUPERF_* environment, then the config file
-// (client/config.h). Exit codes: 0 ok, 1 error (or a collection that did not
-// succeed), 2 usage error; compare and regressions add 3 (regressed) and 4
-// (nothing comparable or insufficient evidence).
+// (client/config.h). Exit codes (docs/api.md): 0 ok, 1 error (or a
+// collection that did not succeed), 2 usage error, 5 server unavailable or
+// deadline exceeded, 6 not found; compare and regressions add 3 (regressed)
+// and 4 (nothing comparable or insufficient evidence).
 //
 // Wiring only: the commands are registered by client/cli.h and
 // client/offline_commands.h; this file creates the one RealClock and the
@@ -17,6 +18,7 @@
 #include "CLI/CLI.hpp"
 #include "client/cli.h"
 #include "client/offline_commands.h"
+#include "client/plumbing_commands.h"
 #include "common/clock.h"
 
 int main(int argc, char** argv) {
@@ -32,7 +34,8 @@ int main(int argc, char** argv) {
   AddRoundCommands(app, command);
   AddCompareCommands(app, command);
   int exit_code = kExitOk;
-  AddOfflineCommands(app, exit_code);  // they run inside app.parse()
+  AddOfflineCommands(app, exit_code);                         // they run inside app.parse()
+  AddPlumbingCommands(app, command, config_file, exit_code);  // hidden: bundle pack, config show
 
   try {
     app.parse(argc, argv);

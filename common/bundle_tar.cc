@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
 
 #include <algorithm>
 #include <fstream>
@@ -22,6 +23,26 @@ struct ArchiveReadDeleter {
 };
 struct EntryDeleter {
   void operator()(archive_entry* e) const { archive_entry_free(e); }
+};
+
+// Switches the calling thread to a locale (uselocale) for its lifetime; a
+// no-op when the locale does not exist.
+class ThreadLocale {
+ public:
+  explicit ThreadLocale(const char* name) : locale_(newlocale(LC_ALL_MASK, name, nullptr)) {
+    if (locale_ != nullptr) previous_ = uselocale(locale_);
+  }
+  ~ThreadLocale() {
+    if (locale_ == nullptr) return;
+    uselocale(previous_);
+    freelocale(locale_);
+  }
+  ThreadLocale(const ThreadLocale&) = delete;
+  ThreadLocale& operator=(const ThreadLocale&) = delete;
+
+ private:
+  locale_t locale_;
+  locale_t previous_ = nullptr;
 };
 
 bool Skipped(const fs::path& rel) {
@@ -54,6 +75,7 @@ la_ssize_t AppendToString(archive*, void* out, const void* buf, size_t n) {
 // Walks the archive, checking each entry; calls on_entry for accepted ones.
 template <typename F>
 absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entry) {
+  ThreadLocale utf8("C.UTF-8");  // UTF-8 names convert to the same bytes (PackBundle)
   std::unique_ptr<archive, ArchiveReadDeleter> a(archive_read_new());
   archive_read_support_format_tar(a.get());
   if (archive_read_open_memory(a.get(), tar.data(), tar.size()) != ARCHIVE_OK) {
@@ -117,6 +139,9 @@ absl::Status AddEntry(archive* a, const fs::path& dir, const fs::path& rel, int6
   std::string content;
   if (!is_dir) {
     std::ifstream in(full, std::ios::binary);
+    if (!in) {
+      return absl::InvalidArgumentError(absl::StrCat(full.string(), ": cannot be read"));
+    }
     content.assign(std::istreambuf_iterator<char>(in), {});
     if (static_cast<int64_t>(out.size() + content.size()) > max_bytes) {
       return absl::ResourceExhaustedError(
@@ -131,7 +156,8 @@ absl::Status AddEntry(archive* a, const fs::path& dir, const fs::path& rel, int6
   archive_entry_set_perm(e.get(), is_dir || exec ? 0755 : 0644);
   archive_entry_set_size(e.get(), static_cast<la_int64_t>(content.size()));
   archive_entry_set_mtime(e.get(), 0, 0);
-  if (archive_write_header(a, e.get()) != ARCHIVE_OK ||
+  // ARCHIVE_WARN: a name that is not UTF-8, written in binary (hdrcharset).
+  if (archive_write_header(a, e.get()) < ARCHIVE_WARN ||
       (!content.empty() && archive_write_data(a, content.data(), content.size()) < 0)) {
     return absl::InternalError(absl::StrCat("pack ", rel.string(), ": ", archive_error_string(a)));
   }
@@ -151,6 +177,11 @@ absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
   std::unique_ptr<archive, ArchiveWriteDeleter> a(archive_write_new());
   archive_write_set_format_pax_restricted(a.get());
   archive_write_open(a.get(), &out, nullptr, AppendToString, nullptr);
+  // Names are UTF-8 bytes whatever the process locale (the CLI runs in the C
+  // locale, where libarchive cannot convert any non-ASCII name): this thread
+  // uses C.UTF-8 while packing. A name that is not UTF-8 is stored as its bytes
+  // (pax hdrcharset=BINARY). python/npuperf/bundle.py writes the same bytes.
+  ThreadLocale utf8("C.UTF-8");
   for (const auto& rel : *entries) {
     if (absl::Status s = AddEntry(a.get(), dir, rel, max_bytes, out); !s.ok()) return s;
   }

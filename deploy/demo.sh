@@ -111,6 +111,30 @@ set +e
 "$BIN/npuperf" regressions --baseline demo=main --collection "$CAND_COLLECTION"
 echo "demo: regressions exited $?"
 set -e
+# The same from Python (docs/python.md): the package pip-installed into a venv
+# under var/, then the five lines of the README against this server (one
+# operator, its _v2 code as the candidate, Ascend910B2 for comparable rounds).
+if /usr/bin/python3 -c "import grpc, grpc_tools.protoc, google.protobuf, venv" 2>/dev/null; then
+  echo
+  echo "demo: the README's five Python lines (pip install ./python into var/venv)"
+  mkdir -p "$VAR/pysrc" "$VAR/py-ops"
+  cp -r "$ROOT/python" "$ROOT/proto" "$VAR/pysrc/"
+  cp -r "$BASE_OPS/interleave_rope" "$VAR/py-ops/"
+  /usr/bin/python3 -m venv --system-site-packages "$VAR/venv"
+  "$VAR/venv/bin/pip" install --quiet --disable-pip-version-check --no-build-isolation --no-index \
+    "$VAR/pysrc/python"
+  set +e
+  (cd "$VAR" && NPUPERF_SERVER=$SERVER "$VAR/venv/bin/python" - <<'PY'
+import npuperf
+c = npuperf.Client()                                   # NPUPERF_SERVER / NPUPERF_TOKEN / config file
+base = c.submit(batch="py-ops/", op_name_map="../deploy/demo-op-names.json", mode="quick", repeats=7, labels={"branch": "main"}, socs=["Ascend910B2"]).wait()
+cand = c.submit("ops-candidate/interleave_rope", op_name="_Z22interleave_rope_kernelPDhS_S_S_iiii", mode="quick", repeats=7, socs=["Ascend910B2"]).wait(timeout=600)
+v = c.compare(base.id, cand.id); print(v.summary); raise SystemExit(v.exit_code)   # 0 / 3 / 4 as the CLI
+PY
+  )
+  echo "demo: the Python verdict exited $? (0 nothing regressed, 3 regressed, 4 no verdict)"
+  set -e
+fi
 if [ -s "$VAR/sim-conflicts.log" ]; then
   echo "demo: msprof-sim saw a double-booked device:" >&2
   cat "$VAR/sim-conflicts.log" >&2

@@ -9,6 +9,7 @@ PACKAGES=(
   libabsl-dev libsqlitecpp-dev libsqlite3-dev sqlite3 libpqxx-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libarchive-dev libcli11-dev nlohmann-json3-dev libssl-dev
   postgresql-15 python3 util-linux procps curl clang-format
+  python3-grpcio python3-protobuf python3-grpc-tools python3-venv python3-yaml libxml2-utils
 )
 
 missing=()

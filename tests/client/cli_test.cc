@@ -90,6 +90,26 @@ TEST(CliTest, CompareCarriesItsVerdictFlags) {
   EXPECT_EQ(Cli().Run("compare 41 42 --alpha 0.05 --threshold 3 --ratio-threshold 2", m), kExitOk);
 }
 
+TEST(CliTest, CompareAndRegressionsTakeTheirFormatAndFailOn) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
+      .Times(2)
+      .WillRepeatedly(Reply(Proto<v1::CompareRoundsResponse>(
+          "comparison { operator_name: 'add' verdict: VERDICT_REGRESSED }")));
+  Cli junit;
+  EXPECT_EQ(junit.Run("compare 41 42 --format junit --fail-on never", m), kExitOk);
+  EXPECT_THAT(junit.out.str(), ::testing::HasSubstr("<failure type=\"REGRESSED\""));
+  Cli md;
+  EXPECT_EQ(md.Run("--format json compare 41 42 --format markdown", m), kExitRegressed);
+  EXPECT_THAT(md.out.str(), ::testing::StartsWith("<!-- npuperf-verdict -->\n"));
+  EXPECT_CALL(m.queries(), ListRegressions(_, _, _))
+      .WillOnce(
+          Reply(Proto<v1::ListRegressionsResponse>("counts { comparable: 1 insufficient: 1 }")));
+  EXPECT_EQ(Cli().Run("regressions --since 1h --fail-on regressed --format junit", m), kExitOk);
+  EXPECT_THROW(Cli().app.parse("compare 41 42 --format yaml", false), CLI::ParseError);
+  EXPECT_THROW(Cli().app.parse("compare 41 42 --fail-on sometimes", false), CLI::ParseError);
+}
+
 TEST(CliTest, RegressionsCarryTheirFlags) {
   MockSession m;
   auto req = Proto<v1::ListRegressionsRequest>(R"pb(

@@ -134,7 +134,7 @@ TEST(WatchTest, AStreamThatEndsWithAnErrorReportsIt) {
       .WillOnce(Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 0)},
                               grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection reset"))));
   std::ostringstream out, err;
-  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError);
+  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitUnavailable);
   EXPECT_EQ(err.str(),
             "running 0/2 done (succeeded 0, failed 0, running 0)\n"
             "npuperf: UNAVAILABLE: connection reset\n");
@@ -348,13 +348,13 @@ TEST_F(SubmitTest, LocalMistakesFailBeforeAnyCall) {
   EXPECT_EQ(RunSubmit(m.session(), label, out, err), kExitError);
   SubmitArgs manifest = args_;
   manifest.manifest = true;  // add/ has no PERFORMANCE_CASES.json
-  EXPECT_EQ(RunSubmit(m.session(), manifest, out, err), kExitError);
+  EXPECT_EQ(RunSubmit(m.session(), manifest, out, err), kExitNotFound);
   SubmitArgs map = args_;
   map.op_name_map = (dir_.path() / "missing.json").string();
   EXPECT_EQ(RunSubmit(m.session(), map, out, err), kExitError);
   SubmitArgs batch = args_;
   batch.batch_dir = (dir_.path() / "none").string();
-  EXPECT_EQ(RunSubmit(m.session(), batch, out, err), kExitError);
+  EXPECT_EQ(RunSubmit(m.session(), batch, out, err), kExitNotFound);
   EXPECT_EQ(err.str(),
             "npuperf: INVALID_ARGUMENT: no operator directory given (positional or --batch)\n"
             "npuperf: INVALID_ARGUMENT: --label '=x': want key=value\n"

@@ -113,12 +113,12 @@ TEST(GetTest, JsonIsTheProto3MappingWithProtoFieldNames) {
   EXPECT_EQ(j["created_at"], "2027-01-15T08:00:00Z");
 }
 
-TEST(GetTest, ServerUnavailableIsAnError) {
+TEST(GetTest, ServerUnavailableExitsFive) {
   MockSession m;
   EXPECT_CALL(m.collections(), GetCollection(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "server draining")));
   std::ostringstream out, err;
-  EXPECT_EQ(RunGet(m.session(), "c-1", out, err), kExitError);
+  EXPECT_EQ(RunGet(m.session(), "c-1", out, err), kExitUnavailable);
   EXPECT_EQ(err.str(), "npuperf: UNAVAILABLE: server draining\n");
   EXPECT_EQ(out.str(), "");
 }
@@ -128,7 +128,7 @@ TEST(GetTest, UnknownCollectionIsNotFound) {
   EXPECT_CALL(m.collections(), GetCollection(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "collection c-9 not found")));
   std::ostringstream out, err;
-  EXPECT_EQ(RunGet(m.session(), "c-9", out, err), kExitError);
+  EXPECT_EQ(RunGet(m.session(), "c-9", out, err), kExitNotFound);
   EXPECT_EQ(err.str(), "npuperf: NOT_FOUND: collection c-9 not found\n");
 }
 

@@ -213,7 +213,7 @@ TEST(CompareTest, ARoundAgainstACollectionIsAUsageError) {
             "npuperf compare: give two round ids or two collection ids\n");
 }
 
-TEST(CompareTest, ServerErrorsExitOne) {
+TEST(CompareTest, ServerErrorsExitOneAndNotFoundSix) {
   MockSession m;
   EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "round 42 not found")));
@@ -221,7 +221,7 @@ TEST(CompareTest, ServerErrorsExitOne) {
       .WillOnce(Return(
           ToGrpcStatus(InvalidArgumentWithFields({{"options.alpha", "must be in (0, 0.5]"}}))));
   std::ostringstream out, err;
-  EXPECT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), kExitError);
+  EXPECT_EQ(RunCompare(m.session(), "41", "42", {}, out, err), kExitNotFound);
   EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {0.9, 0, 0}, out, err), kExitError);
   EXPECT_EQ(err.str(),
             "npuperf: NOT_FOUND: round 42 not found\n"
@@ -356,8 +356,10 @@ TEST(BaselinePinTest, JsonAndErrors) {
   EXPECT_EQ(j["label"], "branch=main");
   EXPECT_EQ(j["round_id"], "42");
   EXPECT_EQ(j["collection_id"], "");
-  EXPECT_EQ(RunBaselinePin(m.session(), "branch=main", "42", out, err), kExitError);
+  out.str("");
+  EXPECT_EQ(RunBaselinePin(m.session(), "branch=main", "42", out, err), kExitUnavailable);
   EXPECT_EQ(err.str(), "npuperf: UNAVAILABLE: no server\n");
+  EXPECT_EQ(nlohmann::json::parse(out.str())["error"]["code"], "UNAVAILABLE");
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ TEST(ReportTest, AFailedListStopsBeforeTheGoldenReport) {
   EXPECT_CALL(m.queries(), ListRounds(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::NOT_FOUND, "collection c-1 not found")));
   std::ostringstream out, err;
-  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitError);
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitNotFound);
   EXPECT_EQ(err.str(), "npuperf: NOT_FOUND: collection c-1 not found\n");
   EXPECT_EQ(out.str(), "");
 }
@@ -167,7 +167,7 @@ TEST(ReportTest, AFailedGoldenReportIsAnError) {
   EXPECT_CALL(m.queries(), GetGoldenReport(_, _, _))
       .WillOnce(Return(grpc::Status(grpc::StatusCode::UNAVAILABLE, "server draining")));
   std::ostringstream out, err;
-  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitError);
+  EXPECT_EQ(RunReport(m.session(), "c-1", ReportStyle::kText, out, err), kExitUnavailable);
   EXPECT_EQ(err.str(), "npuperf: UNAVAILABLE: server draining\n");
   EXPECT_EQ(out.str(), "");
 }

@@ -77,6 +77,21 @@ TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
   EXPECT_FALSE(fs::exists(root_ / "out" / "docs" / "perf"));
 }
 
+TEST_F(BundleTarTest, NonAsciiNamesAreStoredAsTheirBytes) {
+  const std::string utf8 = "\xe7\xae\x97\xe5\xad\x90";  // UTF-8, in the C locale
+  const std::string binary = "bad\xff\xfe.bin";         // not UTF-8 at all
+  fs::create_directories(root_ / "op" / utf8);
+  Write(root_ / "op" / utf8 / "caf\xc3\xa9.py", "u");
+  Write(root_ / "op" / binary, "b");
+  auto tar = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_TRUE(tar.ok()) << tar.status();
+  EXPECT_NE(tar->find("hdrcharset=BINARY"), std::string::npos);  // for the binary one only
+  EXPECT_EQ(tar->find("hdrcharset"), tar->rfind("hdrcharset"));
+  ASSERT_TRUE(UnpackBundle(*tar, root_ / "out", 1 << 20).ok());
+  EXPECT_TRUE(fs::exists(root_ / "out" / utf8 / "caf\xc3\xa9.py"));
+  EXPECT_TRUE(fs::exists(root_ / "out" / binary));
+}
+
 TEST_F(BundleTarTest, RefusesSymlinksWhenPacking) {
   fs::create_symlink("/etc/passwd", root_ / "op" / "link");
   EXPECT_FALSE(PackBundle(root_ / "op", 1 << 20).ok());

@@ -99,7 +99,7 @@ TEST(EndToEndTest, UsageErrorsExitTwo) {
   EXPECT_EQ(c.Cli({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(c.Cli({"--format", "yaml", "list"}).exit_code, 2);
   auto missing = c.Cli({"get", "c-000000000000"});
-  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.exit_code, 6);  // not found (docs/api.md exit codes)
   EXPECT_NE(missing.err.find("NOT_FOUND"), std::string::npos) << missing.err;
 }
 

@@ -1,0 +1,388 @@
+"""npuperf.Client: the CollectionService and QueryService of one server.
+
+Settings come as the CLI reads them (npuperf.config): the arguments, then
+NPUPERF_SERVER / NPUPERF_TOKEN / NPUPERF_TLS_CA / NPUPERF_TIMEOUT, then the config
+file. Every unary call has a deadline (``timeout``, default the settings' 30 s);
+UNAVAILABLE is retried with backoff for the calls that are safe to repeat
+(everything but CancelCollection, whose second attempt would fail on a cancelled
+collection, and submits without an idempotency key: submit always sends one).
+Failed calls raise npuperf.errors.NpuperfError subclasses. docs/python.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import uuid
+from typing import Iterable, List, Mapping, Optional, Sequence, Union
+
+import grpc
+
+from npuperf import _proto, _submit, config
+from npuperf._calls import Caller
+from npuperf.bundle import MAX_BUNDLE_BYTES, Bundle, PathLike, pack_bundle
+from npuperf.collection import Collection
+from npuperf.errors import InvalidArgumentError
+from npuperf.results import (
+    Baseline,
+    RoundList,
+    Verdict,
+    verdict_of_collections,
+    verdict_of_regressions,
+    verdict_of_rounds,
+)
+
+CHUNK_BYTES = 1 << 20  # as the CLI (client/commands.cc kChunkBytes)
+UPLOAD_TIMEOUT_SECONDS = 300
+_KEEPALIVE_OPTIONS = [
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.max_receive_message_length", 64 << 20),
+]
+_STATES = {
+    name: getattr(_proto.collection_pb2, "COLLECTION_STATE_" + name.upper())
+    for name in ("queued", "running", "succeeded", "failed", "cancelled")
+}
+
+Labels = Union[None, str, Mapping[str, str]]
+
+
+def _label_text(label: Labels) -> str:
+    """"branch=main" from a string or a one-entry dict."""
+    if label is None:
+        return ""
+    if isinstance(label, str):
+        return label
+    if len(label) != 1:
+        raise InvalidArgumentError(f"baseline label {dict(label)!r}: want one key=value")
+    ((key, value),) = label.items()
+    return f"{key}={value}"
+
+
+def _is_round_id(target) -> bool:
+    if isinstance(target, int) and not isinstance(target, bool):
+        return target > 0
+    return isinstance(target, str) and target.isascii() and target.isdigit() and int(target) > 0
+
+
+def _timestamp(when, message) -> None:
+    """Sets a Timestamp from a datetime (naive ones are UTC) or an RFC 3339 string."""
+    if isinstance(when, str):
+        message.FromJsonString(when)
+        return
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    message.FromDatetime(when.astimezone(datetime.timezone.utc).replace(tzinfo=None))
+
+
+class Client:
+    """A connection to one npuperf server. ``timeout`` is each call's deadline in
+    seconds (default the settings' timeout); ``retries`` the UNAVAILABLE retries of
+    idempotent calls; ``resume_for`` how long a watch keeps reconnecting while the
+    server is unavailable. Use as a context manager or call close()."""
+
+    def __init__(
+        self,
+        server: Optional[str] = None,
+        token: Optional[str] = None,
+        tls_ca: Optional[str] = None,
+        *,
+        config_file: Optional[str] = None,
+        timeout: Optional[float] = None,
+        retries: int = 5,
+        resume_for: float = 120.0,
+        environ: Optional[Mapping[str, str]] = None,
+    ):
+        self.settings = config.load(
+            server, token, tls_ca, config_file, os.environ if environ is None else environ
+        )
+        s = self.settings
+        if s.tls_ca:
+            try:
+                with open(s.tls_ca, "rb") as f:
+                    roots = f.read()
+            except OSError as e:
+                raise config.ConfigError(f"tls_ca {s.tls_ca}: {e.strerror}") from None
+            creds = grpc.ssl_channel_credentials(root_certificates=roots)
+            self._channel = grpc.secure_channel(s.server, creds, options=_KEEPALIVE_OPTIONS)
+        else:
+            self._channel = grpc.insecure_channel(s.server, options=_KEEPALIVE_OPTIONS)
+        self._collections = _proto.collection_service_pb2_grpc.CollectionServiceStub(self._channel)
+        self._queries = _proto.query_service_pb2_grpc.QueryServiceStub(self._channel)
+        metadata = [("authorization", "Bearer " + s.token)] if s.token else []
+        self._caller = Caller(metadata, timeout or s.timeout_seconds, retries)
+        self.resume_for = resume_for
+        self.watch_deadline = 7 * 24 * 3600.0  # the CLI's watch deadline
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- bundles and submissions -------------------------------------------
+
+    def upload(self, bundle: Union[Bundle, PathLike]):
+        """Uploads a bundle (or packs the directory first) in 1 MiB chunks; returns
+        the UploadBundleResponse (sha256, size_bytes, already_present)."""
+        if not isinstance(bundle, Bundle):
+            bundle = pack_bundle(bundle)
+        pb = _proto.collection_service_pb2
+
+        def messages():
+            header = pb.BundleHeader(name=bundle.name, size_bytes=bundle.size, sha256=bundle.sha256)
+            yield pb.UploadBundleRequest(header=header)
+            for offset in range(0, bundle.size, CHUNK_BYTES):
+                yield pb.UploadBundleRequest(chunk=bundle.data[offset : offset + CHUNK_BYTES])
+
+        return self._caller.stream_unary(
+            self._collections.UploadBundle, messages, timeout=UPLOAD_TIMEOUT_SECONDS
+        )
+
+    def submit(
+        self,
+        *operator_dirs: PathLike,
+        batch: Optional[PathLike] = None,
+        manifest: bool = False,
+        mode: str = "standard",
+        op_name: Optional[str] = None,
+        op_name_map: Union[None, PathLike, Mapping[str, str]] = None,
+        cases: Iterable[str] = (),
+        case_arg: Optional[str] = None,
+        case_env: Optional[str] = None,
+        runner: str = "",
+        warm_up: Optional[int] = None,
+        repeats: int = 0,
+        seed: int = 0,
+        retry: int = 0,
+        max_jobs: int = 0,
+        priority: int = 0,
+        job_timeout: int = 0,
+        keep_raw: bool = False,
+        labels: Optional[Mapping[str, str]] = None,
+        socs: Iterable[str] = (),
+        device_range: str = "",
+        idempotency_key: Optional[str] = None,
+        description: str = "",
+        max_bundle_bytes: int = MAX_BUNDLE_BYTES,
+    ) -> Collection:
+        """Packs the operators, uploads the bundles the server does not have yet and
+        submits, as ``npuperf submit --no-wait``; the options are the CLI's flags
+        (docs/python.md). Without ``idempotency_key`` a random one is sent, so that a
+        retried submit never makes two collections."""
+        dirs = _submit.operator_dirs(operator_dirs, batch)
+        bundles = _submit.pack_all(dirs, max_bundle_bytes)
+        req = _submit.build_request(
+            dirs, bundles, batch=batch is not None, manifest=manifest, mode=mode,
+            op_name=op_name, op_name_map=_submit.read_op_name_map(op_name_map), cases=cases,
+            case_arg=case_arg, case_env=case_env, runner=runner, warm_up=warm_up,
+            repeats=repeats, seed=seed, retry=retry, max_jobs=max_jobs, priority=priority,
+            job_timeout=job_timeout, keep_raw=keep_raw, labels=labels, socs=socs,
+            device_range=device_range, idempotency_key=idempotency_key or uuid.uuid4().hex,
+            description=description,
+        )  # fmt: skip
+        try:
+            resp = self._submit_call(req)
+        except InvalidArgumentError as e:
+            missing = _submit.missing_bundles(e, req)
+            if not missing:
+                raise
+            for i in sorted(set(missing)):
+                self.upload(bundles[i])
+            resp = self._submit_call(req)
+        c = Collection(self, resp.collection)
+        c.created = resp.created
+        return c
+
+    def _submit_call(self, req):
+        return self._caller.unary(self._collections.SubmitCollection, req, idempotent=True)
+
+    # ---- collections -------------------------------------------------------
+
+    def get(self, collection_id: str) -> Collection:
+        pb = _proto.collection_service_pb2
+        resp = self._caller.unary(
+            self._collections.GetCollection,
+            pb.GetCollectionRequest(collection_id=collection_id),
+            idempotent=True,
+        )
+        return Collection(self, resp.collection)
+
+    def collection(self, collection_id: str) -> Collection:
+        """The same as get()."""
+        return self.get(collection_id)
+
+    def cancel(self, collection_id: str, reason: str = "") -> Collection:
+        pb = _proto.collection_service_pb2
+        resp = self._caller.unary(
+            self._collections.CancelCollection,
+            pb.CancelCollectionRequest(collection_id=collection_id, reason=reason),
+            idempotent=False,
+        )
+        return Collection(self, resp.collection)
+
+    def list(
+        self,
+        labels: Optional[Mapping[str, str]] = None,
+        states: Sequence[str] = (),
+        limit: Optional[int] = None,
+    ) -> List[Collection]:
+        """Collections, newest first, filtered by labels and states (every page, up to
+        ``limit``)."""
+        pb = _proto.collection_service_pb2
+        unknown = [s for s in states if s not in _STATES]
+        if unknown:
+            raise InvalidArgumentError(f"states {unknown}: want some of {sorted(_STATES)}")
+        out: List[Collection] = []
+        token = ""
+        while True:
+            req = pb.ListCollectionsRequest(labels=dict(labels or {}), page_token=token)
+            req.states.extend(_STATES[s] for s in states)
+            resp = self._caller.unary(self._collections.ListCollections, req, idempotent=True)
+            out += [Collection(self, c) for c in resp.collections]
+            token = resp.next_page_token
+            if not token or (limit is not None and len(out) >= limit):
+                return out[:limit] if limit is not None else out
+
+    # ---- rounds and reports ------------------------------------------------
+
+    def round(self, round_id: int):
+        """One round with its evidence (the generated ``Round``)."""
+        pb = _proto.query_service_pb2
+        resp = self._caller.unary(
+            self._queries.GetRound, pb.GetRoundRequest(round_id=int(round_id)), idempotent=True
+        )
+        return resp.round
+
+    def rounds(
+        self,
+        operator: Optional[str] = None,
+        *,
+        case_id: str = "",
+        collection: Optional[str] = None,
+        metric: str = "",
+        labels: Optional[Mapping[str, str]] = None,
+        since=None,
+        until=None,
+    ) -> RoundList:
+        """Rounds of an operator (optionally one case, labels, a time window) or of a
+        collection, every page; with ``metric`` also its time series."""
+        if (operator is None) == (collection is None):
+            raise InvalidArgumentError("give an operator or collection")
+        pb = _proto.query_service_pb2
+        rounds, series, token = [], [], ""
+        while True:
+            req = pb.ListRoundsRequest(
+                operator_name=operator or "", case_id=case_id, collection_id=collection or "",
+                metric=metric, labels=dict(labels or {}), page_token=token,
+            )  # fmt: skip
+            if since is not None:
+                _timestamp(since, req.since)
+            if until is not None:
+                _timestamp(until, req.until)
+            resp = self._caller.unary(self._queries.ListRounds, req, idempotent=True)
+            rounds += list(resp.rounds)
+            series += [(p.round_id, p.at.ToDatetime(), p.value) for p in resp.series]
+            token = resp.next_page_token
+            if not token:
+                return RoundList(rounds, series)
+
+    def report(self, target: Union[int, str]):
+        """A round's evidence (``Evidence``) for a round id, or a collection's golden
+        report (``GetGoldenReportResponse``: cases, geomean_ratio, label)."""
+        if _is_round_id(target):
+            return self.round(int(target)).evidence
+        pb = _proto.query_service_pb2
+        return self._caller.unary(
+            self._queries.GetGoldenReport,
+            pb.GetGoldenReportRequest(collection_id=str(target)),
+            idempotent=True,
+        )
+
+    # ---- verdicts ----------------------------------------------------------
+
+    def _options(self, alpha: float, threshold_pct: float, ratio_threshold_pp: float):
+        return _proto.comparison_pb2.CompareOptions(
+            alpha=alpha,
+            duration_threshold_pct=threshold_pct,
+            ratio_threshold_pp=ratio_threshold_pp,
+        )
+
+    def compare(
+        self,
+        baseline: Union[int, str],
+        candidate: Union[int, str],
+        *,
+        alpha: float = 0,
+        threshold_pct: float = 0,
+        ratio_threshold_pp: float = 0,
+    ) -> Verdict:
+        """Two round ids or two collection ids, as ``npuperf compare``; ``exit_code``
+        is the CLI's (0 / 3 regressed / 4 no verdict)."""
+        pb = _proto.query_service_pb2
+        options = self._options(alpha, threshold_pct, ratio_threshold_pp)
+        if _is_round_id(baseline) != _is_round_id(candidate):
+            raise InvalidArgumentError("give two round ids or two collection ids")
+        if _is_round_id(baseline):
+            req = pb.CompareRoundsRequest(
+                baseline_round_id=int(baseline), candidate_round_id=int(candidate), options=options
+            )
+            return verdict_of_rounds(
+                self._caller.unary(self._queries.CompareRounds, req, idempotent=True)
+            )
+        req = pb.CompareCollectionsRequest(
+            baseline_collection_id=str(baseline),
+            candidate_collection_id=str(candidate),
+            options=options,
+        )
+        resp = self._caller.unary(self._queries.CompareCollections, req, idempotent=True)
+        return verdict_of_collections(resp)
+
+    def regressions(
+        self,
+        baseline: Labels = None,
+        *,
+        since=None,
+        collection: str = "",
+        operator: str = "",
+        alpha: float = 0,
+        threshold_pct: float = 0,
+        ratio_threshold_pp: float = 0,
+    ) -> Verdict:
+        """Regressions against a pinned baseline label ("branch=main" or
+        {"branch": "main"}) or since a time, as ``npuperf regressions``."""
+        if baseline is None and since is None:
+            raise InvalidArgumentError("give --baseline LABEL or --since TIME")
+        pb = _proto.query_service_pb2
+        req = pb.ListRegressionsRequest(
+            baseline_label=_label_text(baseline),
+            candidate_collection_id=collection,
+            operator_name=operator,
+            options=self._options(alpha, threshold_pct, ratio_threshold_pp),
+        )
+        if since is not None:
+            _timestamp(since, req.since)
+        resp = self._caller.unary(self._queries.ListRegressions, req, idempotent=True)
+        return verdict_of_regressions(resp)
+
+    def pin_baseline(self, label: Labels, target: Union[int, str]) -> Baseline:
+        """Pins a round id or collection id as the baseline of ``label``."""
+        pb = _proto.query_service_pb2
+        req = pb.PinBaselineRequest(label=_label_text(label))
+        if _is_round_id(target):
+            req.round_id = int(target)
+        else:
+            req.collection_id = str(target)
+        resp = self._caller.unary(self._queries.PinBaseline, req, idempotent=True)
+        return Baseline(resp.label, resp.round_id, resp.collection_id)
+
+    def agents(self) -> list:
+        """The registered agents (generated ``AgentStatus``: agent_id, host, state,
+        devices, labels, last_seen)."""
+        resp = self._caller.unary(
+            self._queries.ListAgents, _proto.query_service_pb2.ListAgentsRequest(), idempotent=True
+        )
+        return list(resp.agents)
