@@ -12,17 +12,6 @@ namespace {
 
 class ReadLimitsTest : public SchedulerFixture {
  protected:
-  std::string Submit(v1::SubmitCollectionRequest req) {
-    auto c = scheduler_.Submit("team", req);
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? c->first.id() : "";
-  }
-  static std::vector<std::string> Fields(const absl::Status& s) {
-    std::vector<std::string> out;
-    for (const auto& v : FieldViolationsOf(s)) out.push_back(v.field);
-    return out;
-  }
-
   ReadQueries reads_{*store_};
 };
 

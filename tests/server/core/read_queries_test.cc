@@ -17,18 +17,6 @@ using std::chrono::seconds;
 
 class ReadQueriesTest : public SchedulerFixture {
  protected:
-  std::string Submit(int jobs = 1) {
-    auto c = scheduler_.Submit("team", Request(jobs));
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? c->first.id() : "";
-  }
-
-  static std::vector<std::string> Fields(const absl::Status& s) {
-    std::vector<std::string> out;
-    for (const auto& v : FieldViolationsOf(s)) out.push_back(v.field);
-    return out;
-  }
-
   ReadQueries reads_{*store_};
 };
 

@@ -9,8 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/sha256.h"
+#include "common/status_util.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/core/scheduler.h"
@@ -51,6 +53,21 @@ class SchedulerFixture : public ::testing::Test {
     op->set_op_name("kernel");
     for (int i = 0; i < jobs; ++i) op->add_case_ids("c" + std::to_string(i));
     return req;
+  }
+
+  // Submits req as "team": the collection id, "" when refused (a failure).
+  std::string Submit(const v1::SubmitCollectionRequest& req) {
+    auto c = scheduler_.Submit("team", req);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? c->first.id() : "";
+  }
+  std::string Submit(int jobs = 1) { return Submit(Request(jobs)); }
+
+  // The fields a refusal names, in order.
+  static std::vector<std::string> Fields(const absl::Status& s) {
+    std::vector<std::string> out;
+    for (const auto& v : FieldViolationsOf(s)) out.push_back(v.field);
+    return out;
   }
 
   std::string Register(const std::string& host) {

@@ -48,11 +48,6 @@ class Recorder final : public WatchListener {
 
 class WatchHubTest : public SchedulerFixture {
  protected:
-  std::string Submit(int jobs = 1) {
-    auto c = scheduler_.Submit("team", Request(jobs));
-    EXPECT_TRUE(c.ok()) << c.status();
-    return c.ok() ? c->first.id() : "";
-  }
   WatchHub& hub() { return scheduler_.watches(); }
   WatchHub::Subscription Watch(const std::string& id, std::shared_ptr<Recorder> r) {
     auto sub = hub().Subscribe("team", id, std::move(r));
