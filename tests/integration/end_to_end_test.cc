@@ -107,6 +107,72 @@ TEST(EndToEndTest, NonAsciiNamesRoundTripWithTheSameHash) {
       << "the stored bundle is not the client's bytes: " << r.out;
 }
 
+// Issue 15: a runner that launches its target three times per process. The
+// job's launch selector (submit --launch) reaches the agent in both modes:
+// unique (the default) fails listing the launches, all makes each launch a
+// sample, -1 / 1 pick one, and a malformed selector is refused at submission.
+constexpr char kTripleKernel[] = "triple_kernel";
+constexpr char kTripleRunner[] = R"PY(import os
+channel = os.environ.get("MSPROF_SIM_LAUNCH_FILE")
+if channel:  # the three launches grow: 8, 16 and 24 MiB moved into UB
+    with open(channel, "a") as f:
+        for i in (1, 2, 3):
+            f.write("launch op=triple_kernel task=AI_VECTOR_CORE blocks=8 gm_to_ub=%d\n" % (i << 23))
+)PY";
+
+v1::Round RoundOf(Cluster& c, int64_t round_id) {
+  auto queries =
+      v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
+  v1::GetRoundRequest req;
+  req.set_round_id(round_id);
+  v1::GetRoundResponse resp;
+  EXPECT_TRUE(queries->GetRound(&ctx, req, &resp).ok());
+  return resp.round();
+}
+
+TEST(EndToEndTest, TheJobsLaunchSelectorPicksAmongATargetsLaunches) {
+  Cluster c;
+  c.Start("0-1");
+  const auto op = c.dir.path() / "triple";
+  std::filesystem::create_directories(op);
+  std::ofstream(op / "test_triple.py") << kTripleRunner;
+  auto submit = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"--format",    "json",      "submit", op.string(), "--op-name",
+                                     kTripleKernel, "--warm-up", "0",      "--repeats", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = c.Cli(args);
+    v1::Collection col;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;
+    EXPECT_EQ(col.jobs_size(), 1) << r.out << r.err;
+    return col.jobs_size() == 1 ? col.jobs(0) : v1::Job();
+  };
+
+  const v1::Job unique = submit({"--quick"});
+  EXPECT_EQ(unique.state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(unique.reason().find("found 3"), std::string::npos) << unique.reason();
+  EXPECT_NE(unique.reason().find("--launch"), std::string::npos) << unique.reason();
+
+  const v1::Job all = submit({"--quick", "--launch", "all"});
+  ASSERT_EQ(all.state(), v1::JOB_STATE_SUCCEEDED) << all.reason();
+  const auto samples = RoundOf(c, all.round_id()).evidence().duration().samples_us();
+  ASSERT_EQ(samples.size(), 3) << "one sample per launch";
+  EXPECT_LT(samples[0], samples[2]) << "in start order, the 8 MiB launch first";
+
+  const v1::Job last = submit({"--quick", "--launch", "-1"});
+  ASSERT_EQ(last.state(), v1::JOB_STATE_SUCCEEDED) << last.reason();
+  EXPECT_NEAR(last.kernel_time_us(), samples[2], samples[2] * 0.05);
+
+  const v1::Job first = submit({"--launch", "1"});  // standard mode: 7 metric runs + sample
+  ASSERT_EQ(first.state(), v1::JOB_STATE_SUCCEEDED) << first.reason();
+  EXPECT_LT(first.kernel_time_us(), last.kernel_time_us());
+
+  auto bad = c.Cli({"submit", op.string(), "--op-name", kTripleKernel, "--launch", "first"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;  // the server refused it
+  EXPECT_NE(bad.err.find("operators[0].launch"), std::string::npos) << bad.err;
+}
+
 TEST(EndToEndTest, BadSubmissionNamesTheFieldAndQueuesNothing) {
   Cluster c;
   c.Start("");
