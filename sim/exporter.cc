@@ -53,8 +53,8 @@ absl::StatusOr<std::vector<PmuColumn>> Columns(const ExportInput& in) {
 
 ReportConfig MakeReportConfig(const ExportInput& in, std::vector<PmuColumn> pmu) {
   ReportConfig cfg;
-  cfg.output_dir = in.prof_dir / "mindstudio_profiler_output";
-  cfg.ts14 = in.ts14;
+  cfg.output_dir = TablesDir(in.env, in.prof_dir);
+  cfg.table_suffix = TableSuffix(in.env, in.ts14);
   cfg.device = in.env.physical_device;
   cfg.options = in.options;
   cfg.pmu = std::move(pmu);
@@ -141,7 +141,7 @@ absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
   int64_t end = std::max(in.process_end_ns, device_free_ns);
   std::filesystem::path device_dir = in.prof_dir / absl::StrCat("device_", in.env.physical_device);
   absl::StatusOr<int64_t> rows =
-      sampler.Write(device_dir, in.prof_dir / "mindstudio_profiler_output", in.ts14,
+      sampler.Write(device_dir, TablesDir(in.env, in.prof_dir), TableSuffix(in.env, in.ts14),
                     in.env.physical_device, end, omit);
   if (!rows.ok()) return rows.status();
   summary.samples = *rows;

@@ -49,7 +49,7 @@ ReportWriter::~ReportWriter() {
 }
 
 std::string ReportWriter::Path(const std::string& name) const {
-  return (config_.output_dir / absl::StrCat(name, "_", config_.ts14, ".csv")).string();
+  return (config_.output_dir / absl::StrCat(name, config_.table_suffix, ".csv")).string();
 }
 
 std::string ReportWriter::OpSummaryHeader() const {

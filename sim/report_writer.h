@@ -18,8 +18,8 @@ namespace npuperf::sim {
 
 // What the CSV exports contain.
 struct ReportConfig {
-  std::filesystem::path output_dir;  // .../mindstudio_profiler_output
-  std::string ts14;                  // export timestamp in file names
+  std::filesystem::path output_dir;  // .../mindstudio_profiler_output (TablesDir)
+  std::string table_suffix;          // after the table name: "_<ts14>" (TableSuffix)
   int device = 0;                    // physical id (Device_id column)
   SimOptions options;
   std::vector<PmuColumn> pmu;  // empty: op_summary without PMU columns

@@ -194,8 +194,8 @@ absl::Status SampleCollector::WriteCsv(const Side& side, const std::filesystem::
 
 absl::StatusOr<int64_t> SampleCollector::Write(const std::filesystem::path& device_dir,
                                                const std::filesystem::path& output_dir,
-                                               const std::string& ts14, int device, int64_t end_ns,
-                                               bool omit_db) const {
+                                               const std::string& suffix, int device,
+                                               int64_t end_ns, bool omit_db) const {
   int64_t slices = std::max<int64_t>(1, (end_ns - start_ns_ + slice_ns_ - 1) / slice_ns_);
   int64_t rows = 0;
   std::filesystem::create_directories(device_dir / "sqlite");
@@ -209,10 +209,10 @@ absl::StatusOr<int64_t> SampleCollector::Write(const std::filesystem::path& devi
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("writing sample databases: ", e.what()));
   }
-  absl::Status s =
-      WriteCsv(aic_, output_dir / absl::StrCat("ai_core_utilization_", ts14, ".csv"), device, true);
+  absl::Status s = WriteCsv(aic_, output_dir / absl::StrCat("ai_core_utilization", suffix, ".csv"),
+                            device, true);
   if (s.ok())
-    s = WriteCsv(aiv_, output_dir / absl::StrCat("ai_vector_core_utilization_", ts14, ".csv"),
+    s = WriteCsv(aiv_, output_dir / absl::StrCat("ai_vector_core_utilization", suffix, ".csv"),
                  device, false);
   if (!s.ok()) return s;
   return rows;

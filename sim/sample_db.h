@@ -27,10 +27,10 @@ class SampleCollector {
   // Attributes one task, started at `start_ns` (unix ns), to its cores' slices.
   void Add(int64_t start_ns, const KernelResult& r);
 
-  // Writes the databases (unless `omit_db`) and CSVs; returns the number of
-  // AICoreOriginalData rows written.
+  // Writes the databases (unless `omit_db`) and CSVs (<table><suffix>.csv in
+  // output_dir); returns the number of AICoreOriginalData rows written.
   absl::StatusOr<int64_t> Write(const std::filesystem::path& device_dir,
-                                const std::filesystem::path& output_dir, const std::string& ts14,
+                                const std::filesystem::path& output_dir, const std::string& suffix,
                                 int device, int64_t end_ns, bool omit_db) const;
 
  private:

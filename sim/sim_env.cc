@@ -137,7 +137,23 @@ absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env) {
         absl::StrCat("MSPROF_SIM_BLOCK_NAMING='", naming, "' (want num or dim)"));
   }
   out.block_dim_naming = naming == "dim";
+  std::string layout = Get(env, "MSPROF_SIM_LAYOUT");
+  if (!layout.empty() && layout != "cann8" && layout != "cann7") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MSPROF_SIM_LAYOUT='", layout, "' (want cann8 or cann7)"));
+  }
+  out.pre8_layout = layout == "cann7";
   return out;
+}
+
+std::filesystem::path TablesDir(const SimEnv& env, const std::filesystem::path& prof_dir) {
+  if (env.pre8_layout) return prof_dir / absl::StrCat("device_", env.physical_device) / "summary";
+  return prof_dir / "mindstudio_profiler_output";
+}
+
+std::string TableSuffix(const SimEnv& env, const std::string& ts14) {
+  if (env.pre8_layout) return absl::StrCat("_", env.physical_device, "_1_1_", ts14);
+  return "_" + ts14;
 }
 
 }  // namespace npuperf::sim

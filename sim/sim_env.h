@@ -35,7 +35,16 @@ struct SimEnv {
   // Default: none (no node is checked).
   std::string device_nodes;
   bool block_dim_naming = false;  // MSPROF_SIM_BLOCK_NAMING=dim -> CANN 8.3 "Block Dim"
+  // MSPROF_SIM_LAYOUT=cann7: the tree before CANN 8.0 (tables in
+  // PROF_*/device_<id>/summary named <table>_<device>_1_1_<ts14>.csv, no
+  // mindstudio_profiler_output). Default: cann8.
+  bool pre8_layout = false;
 };
+
+// Where the CSV tables of a run go, and the part of their names after the
+// table name ("_<ts14>", or "_<device>_1_1_<ts14>" in the pre-8.0 layout).
+std::filesystem::path TablesDir(const SimEnv& env, const std::filesystem::path& prof_dir);
+std::string TableSuffix(const SimEnv& env, const std::string& ts14);
 
 absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env);
 

@@ -105,9 +105,13 @@ absl::Status Simulator::CreateTree() {
   prof_dir_ = std::filesystem::absolute(out) / ProfDirName(now, Random16());
   std::error_code ec;
   std::filesystem::path device = prof_dir_ / absl::StrCat("device_", env_.physical_device);
-  for (const auto& d : {prof_dir_ / "host" / "data", prof_dir_ / "host" / "sqlite", device / "data",
-                        device / "sqlite", prof_dir_ / "mindstudio_profiler_output",
-                        prof_dir_ / "mindstudio_profiler_log"}) {
+  std::vector<std::filesystem::path> dirs = {prof_dir_ / "host" / "data",
+                                             prof_dir_ / "host" / "sqlite",
+                                             device / "data",
+                                             device / "sqlite",
+                                             TablesDir(env_, prof_dir_),
+                                             prof_dir_ / "mindstudio_profiler_log"};
+  for (const auto& d : dirs) {
     std::filesystem::create_directories(d, ec);
     if (ec)
       return absl::InternalError(absl::StrCat("cannot create ", d.string(), ": ", ec.message()));

@@ -65,6 +65,9 @@ class SimGroupTest : public ::testing::Test {
     dir_ = new testing::TempDir();
     std::string state = "MSPROF_SIM_STATE_DIR=" + (dir_->path() / "state").string() + " ";
     Collect(sim, state + "MSPROF_SIM_SEED=7 ", dir_->path() / "a2", dir_->path() / "a2q");
+    // The same runs (same seed) written in the tree before CANN 8.0.
+    Collect(sim, state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann7 ", dir_->path() / "a2_cann7",
+            dir_->path() / "a2q_cann7");
     // A5 on physical device 3, DVFS stuck at 1200 MHz, CANN 8.3 "Block Dim" naming.
     Collect(sim,
             state +
@@ -118,6 +121,35 @@ TEST_F(SimGroupTest, A2GroupIsCompleteAndConsistent) {
   const bool implausible = p.freq_ghz * 1000 > 1800 * 1.05;
   EXPECT_EQ(warned, implausible) << p.freq_ghz;
   EXPECT_EQ(p.clock_implausible, implausible);
+}
+
+// Real msprof output parses the same way whatever tree its CANN wrote: the
+// pre-8.0 layout (device_<id>/summary, op_summary_<dev>_1_1_<ts>.csv) gives
+// the very figures of the CANN 8 layout.
+TEST_F(SimGroupTest, ThePre80TreeGivesTheSameEvidence) {
+  ASSERT_TRUE(fs::is_directory(dir_->path() / "a2_cann7"));
+  bool pre8_tree = false;
+  for (const auto& e : fs::recursive_directory_iterator(dir_->path() / "a2_cann7")) {
+    ASSERT_NE(e.path().filename(), "mindstudio_profiler_output") << e.path();
+    pre8_tree |= e.path().parent_path().filename() == "summary" &&
+                 e.path().filename().string().rfind("op_summary_0_1_1_", 0) == 0;
+  }
+  EXPECT_TRUE(pre8_tree) << "no device_0/summary/op_summary_0_1_1_<ts>.csv";
+  auto cann8 = Build("a2", "Ascend910B2");
+  auto cann7 = Build("a2_cann7", "Ascend910B2");
+  ASSERT_TRUE(cann8.ok()) << cann8.status();
+  ASSERT_TRUE(cann7.ok()) << cann7.status();
+  EXPECT_EQ(Name(cann7->seven_metric_status), "complete");
+  EXPECT_EQ(cann7->task_duration_us, cann8->task_duration_us);
+  EXPECT_EQ(cann7->aiv_time_us, cann8->aiv_time_us);
+  EXPECT_EQ(Name(cann7->bound.label), Name(cann8->bound.label));
+  EXPECT_EQ(StatusText(cann7->per_core), StatusText(cann8->per_core));
+  EXPECT_EQ(cann7->per_core.cores.size(), cann8->per_core.cores.size());
+  auto q8 = ReadQuickTiming(dir_->path() / "a2q", kKernel);
+  auto q7 = ReadQuickTiming(dir_->path() / "a2q_cann7", kKernel);
+  ASSERT_TRUE(q8.ok()) << q8.status();
+  ASSERT_TRUE(q7.ok()) << q7.status();
+  EXPECT_EQ(q7->launches_us, q8->launches_us);
 }
 
 TEST_F(SimGroupTest, A5Device3DvfsAndBlockDimNaming) {

@@ -69,9 +69,20 @@ TEST(SimEnvTest, SeedNoiseDvfsAndNaming) {
                                                        {{"MSPROF_SIM_NOISE", "2"}},
                                                        {{"MSPROF_SIM_DVFS", "fast"}},
                                                        {{"MSPROF_SIM_DVFS", "900:2"}},
-                                                       {{"MSPROF_SIM_BLOCK_NAMING", "blocks"}}}) {
+                                                       {{"MSPROF_SIM_BLOCK_NAMING", "blocks"}},
+                                                       {{"MSPROF_SIM_LAYOUT", "cann6"}}}) {
     EXPECT_FALSE(ReadSimEnv(Env(bad)).ok()) << bad.begin()->first;
   }
+}
+
+TEST(SimEnvTest, LayoutPlacesAndNamesTheTables) {
+  auto cann8 = ReadSimEnv(Env({{"TILE_FWK_DEVICE_ID", "3"}}));
+  auto cann7 = ReadSimEnv(Env({{"TILE_FWK_DEVICE_ID", "3"}, {"MSPROF_SIM_LAYOUT", "cann7"}}));
+  ASSERT_TRUE(cann8.ok() && cann7.ok());
+  EXPECT_EQ(TablesDir(*cann8, "/p"), "/p/mindstudio_profiler_output");
+  EXPECT_EQ(TableSuffix(*cann8, "20260601120000"), "_20260601120000");
+  EXPECT_EQ(TablesDir(*cann7, "/p"), "/p/device_3/summary");
+  EXPECT_EQ(TableSuffix(*cann7, "20260601120000"), "_3_1_1_20260601120000");
 }
 
 }  // namespace
