@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/status_util.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "npuperf/v1/query_service.grpc.pb.h"
 
 namespace npuperf::testing {
 
@@ -81,6 +84,18 @@ v1::Collection Cluster::WaitFor(const std::string& id,
     WallClock().SleepFor(std::chrono::milliseconds(100));
   }
   return c;
+}
+
+absl::StatusOr<v1::Round> Cluster::GetRound(int64_t round_id) const {
+  auto queries =
+      v1::QueryService::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
+  v1::GetRoundRequest req;
+  req.set_round_id(round_id);
+  v1::GetRoundResponse resp;
+  if (absl::Status s = FromGrpcStatus(queries->GetRound(&ctx, req, &resp)); !s.ok()) return s;
+  return resp.round();
 }
 
 std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name,

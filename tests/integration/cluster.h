@@ -4,7 +4,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/query_service.pb.h"
 #include "tests/fakes/temp_dir.h"
 #include "tests/integration/process_harness.h"
 
@@ -52,6 +54,9 @@ struct Cluster {
   v1::Collection WaitFor(const std::string& id,
                          const std::function<bool(const v1::Collection&)>& pred,
                          std::chrono::seconds timeout);
+  // The stored round, over QueryService.GetRound (no token: for clusters
+  // started without tokens).
+  absl::StatusOr<v1::Round> GetRound(int64_t round_id) const;
   // Runs the npuperf CLI against this cluster (or against `server`).
   CommandResult Cli(std::vector<std::string> args, const std::string& server_address = "");
 

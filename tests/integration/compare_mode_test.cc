@@ -3,28 +3,14 @@
 // bundled and unpacked into the agent's per-job scratch directory (so none of
 // the absolute paths recorded in GOLDEN_PERF_REPORT.json exist there).
 #include "google/protobuf/util/json_util.h"
-#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "npuperf/v1/collection.pb.h"
-#include "npuperf/v1/query_service.grpc.pb.h"
 #include "tests/integration/cluster.h"
 
 namespace npuperf::testing {
 namespace {
 
 constexpr char kRmsNormKernel[] = "_Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii";
-
-v1::Evidence RoundEvidence(const Cluster& c, int64_t round_id) {
-  auto queries =
-      v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
-  v1::GetRoundRequest req;
-  req.set_round_id(round_id);
-  v1::GetRoundResponse resp;
-  EXPECT_TRUE(queries->GetRound(&ctx, req, &resp).ok());
-  return resp.round().evidence();
-}
 
 TEST(CompareModeTest, GoldenDataJoinsPerCaseInARelocatedBundle) {
   Cluster c;
@@ -41,7 +27,9 @@ TEST(CompareModeTest, GoldenDataJoinsPerCaseInARelocatedBundle) {
   const std::map<std::string, double> golden = {{"p0", 3.021}, {"p1", 7.701}};
   for (const v1::Job& job : collection.jobs()) {
     ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.case_id() << ": " << job.reason();
-    const v1::Evidence e = RoundEvidence(c, job.round_id());
+    auto round = c.GetRound(job.round_id());
+    ASSERT_TRUE(round.ok()) << round.status();
+    const v1::Evidence& e = round->evidence();
     EXPECT_EQ(e.fingerprint().mode(), "compare");
     EXPECT_EQ(e.seven_metric_status(), v1::SEVEN_METRIC_STATUS_COMPLETE)
         << "compare runs the standard protocol";

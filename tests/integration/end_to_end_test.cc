@@ -6,10 +6,8 @@
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/json_util.h"
-#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "npuperf/v1/collection.pb.h"
-#include "npuperf/v1/query_service.grpc.pb.h"
 #include "tests/integration/cluster.h"
 
 namespace npuperf::testing {
@@ -38,15 +36,9 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   EXPECT_NE(r.err.find("timing_run"), std::string::npos) << "no progress line: " << r.err;
 
   // The stored round holds the three repeat samples the agent parsed.
-  auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
-  auto queries = v1::QueryService::NewStub(channel);
-  grpc::ClientContext ctx;
-  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
-  v1::GetRoundRequest req;
-  req.set_round_id(job.round_id());
-  v1::GetRoundResponse resp;
-  ASSERT_TRUE(queries->GetRound(&ctx, req, &resp).ok());
-  const v1::Evidence& e = resp.round().evidence();
+  auto round = c.GetRound(job.round_id());
+  ASSERT_TRUE(round.ok()) << round.status();
+  const v1::Evidence& e = round->evidence();
   ASSERT_EQ(e.duration().samples_us_size(), 3);
   EXPECT_DOUBLE_EQ(e.duration().aggregate_us(), job.kernel_time_us());
   EXPECT_EQ(e.duration().method(), v1::AGGREGATION_METHOD_TRIMMED_MEAN);
@@ -120,18 +112,6 @@ if channel:  # the three launches grow: 8, 16 and 24 MiB moved into UB
             f.write("launch op=triple_kernel task=AI_VECTOR_CORE blocks=8 gm_to_ub=%d\n" % (i << 23))
 )PY";
 
-v1::Round RoundOf(Cluster& c, int64_t round_id) {
-  auto queries =
-      v1::QueryService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
-  grpc::ClientContext ctx;
-  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
-  v1::GetRoundRequest req;
-  req.set_round_id(round_id);
-  v1::GetRoundResponse resp;
-  EXPECT_TRUE(queries->GetRound(&ctx, req, &resp).ok());
-  return resp.round();
-}
-
 TEST(EndToEndTest, TheJobsLaunchSelectorPicksAmongATargetsLaunches) {
   Cluster c;
   c.Start("0-1");
@@ -156,7 +136,9 @@ TEST(EndToEndTest, TheJobsLaunchSelectorPicksAmongATargetsLaunches) {
 
   const v1::Job all = submit({"--quick", "--launch", "all"});
   ASSERT_EQ(all.state(), v1::JOB_STATE_SUCCEEDED) << all.reason();
-  const auto samples = RoundOf(c, all.round_id()).evidence().duration().samples_us();
+  auto round = c.GetRound(all.round_id());
+  ASSERT_TRUE(round.ok()) << round.status();
+  const auto samples = round->evidence().duration().samples_us();
   ASSERT_EQ(samples.size(), 3) << "one sample per launch";
   EXPECT_LT(samples[0], samples[2]) << "in start order, the 8 MiB launch first";
 
