@@ -76,6 +76,14 @@ Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c, const std::vector<Age
   return WhyUnplaceable(c, statuses);
 }
 
+absl::Status FillWaitingReason(Store& store, v1::Collection* c) {
+  if (c->counts().queued() == 0) return absl::OkStatus();
+  auto agents = store.ListAgents();
+  if (!agents.ok()) return agents.status();
+  c->set_waiting_reason(WhyUnplaceable(c->spec().constraints(), *agents).reason);
+  return absl::OkStatus();
+}
+
 std::optional<std::pair<size_t, size_t>> ChooseClaim(
     const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
     const std::map<std::string, std::string>& agent_labels) {

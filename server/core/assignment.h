@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "npuperf/v1/collection.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/store/store.h"
@@ -43,6 +44,9 @@ Unplaceable WhyUnplaceable(const v1::DeviceConstraints& constraints,
 // The same over the store's agent records (Store::ListAgents).
 Unplaceable WhyUnplaceable(const v1::DeviceConstraints& constraints,
                            const std::vector<AgentRecord>& agents);
+// Sets c->waiting_reason from the store's agents when c has queued jobs (how
+// GetCollection and watches answer it); the store's error otherwise.
+absl::Status FillWaitingReason(Store& store, v1::Collection* c);
 
 // The (candidate index, device index) to claim, or nullopt. Candidates come
 // in (priority desc, job_id asc) order. A candidate qualifies when its

@@ -97,14 +97,6 @@ absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
 
 ReadQueries::ReadQueries(Store& store) : store_(store) {}
 
-absl::Status ReadQueries::FillWaitingReason(v1::Collection* c) {
-  if (c->counts().queued() == 0) return absl::OkStatus();
-  auto agents = store_.ListAgents();
-  if (!agents.ok()) return agents.status();
-  c->set_waiting_reason(WhyUnplaceable(c->spec().constraints(), *agents).reason);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<v1::GetCollectionResponse> ReadQueries::GetCollection(
     const std::string& team, const v1::GetCollectionRequest& req) {
   std::vector<FieldViolation> bad;
@@ -124,7 +116,7 @@ absl::StatusOr<v1::GetCollectionResponse> ReadQueries::GetCollection(
   if (KeepJobsPage(&*c, size)) {
     resp.set_next_job_page_token(absl::StrCat(c->jobs(c->jobs_size() - 1).id()));
   }
-  if (absl::Status s = FillWaitingReason(&*c); !s.ok()) return s;
+  if (absl::Status s = FillWaitingReason(store_, &*c); !s.ok()) return s;
   *resp.mutable_collection() = *std::move(c);
   return resp;
 }

@@ -46,10 +46,6 @@ class ReadQueries {
   absl::StatusOr<v1::ListAgentsResponse> ListAgents(const AgentsViewer& viewer);
 
  private:
-  // Sets c->waiting_reason when it has queued jobs that no online agent can
-  // take (WhyUnplaceable over the store's agents).
-  absl::Status FillWaitingReason(v1::Collection* c);
-
   Store& store_;
 };
 

@@ -142,12 +142,9 @@ absl::StatusOr<WatchHub::Subscription> WatchHub::Subscribe(
 absl::StatusOr<v1::Collection> WatchHub::Read(const std::string& team,
                                               const std::string& collection_id) {
   auto c = store_.GetCollection(team, collection_id);
-  if (!c.ok() || c->counts().queued() == 0) return c;
-  // As GetCollection answers it (read_queries.cc); without the agents the
-  // collection is still worth sending.
-  if (auto agents = store_.ListAgents(); agents.ok()) {
-    c->set_waiting_reason(WhyUnplaceable(c->spec().constraints(), *agents).reason);
-  }
+  if (!c.ok()) return c;
+  // Without the agents the collection is still worth sending.
+  (void)FillWaitingReason(store_, &*c);
   return c;
 }
 
