@@ -79,6 +79,26 @@ void CheckCases(const v1::OperatorSpec& op, const std::string& f, Violations& ou
   }
 }
 
+// A map keyed by case id (`name` is op_name_map or launch_map): it needs the
+// operator's case ids, at most kMaxCasesPerOperator entries, every key one of
+// them and every value as check_value says. False when it has too many
+// entries to look at.
+bool CheckCaseMap(const v1::OperatorSpec& op, const std::string& f, const std::string& name,
+                  const google::protobuf::Map<std::string, std::string>& map,
+                  void (*check_value)(Violations&, const std::string&, const std::string&),
+                  Violations& out) {
+  if (op.case_ids().empty()) out.push_back({f + ".case_ids", name + " needs the case ids it maps"});
+  if (!CheckCount(out, f + "." + name, static_cast<int>(map.size()), kMaxCasesPerOperator))
+    return false;
+  const std::set<std::string> ids(op.case_ids().begin(), op.case_ids().end());
+  for (const auto& [id, value] : map) {
+    const std::string mf = KeyField(f + "." + name, id);
+    if (!ids.contains(id)) out.push_back({mf, "not one of the operator's case_ids"});
+    check_value(out, mf, value);
+  }
+  return true;
+}
+
 void CheckOpNames(const v1::OperatorSpec& op, const std::string& f, Violations& out) {
   const bool has_name = !op.op_name().empty();
   const bool has_map = !op.op_name_map().empty();
@@ -86,16 +106,8 @@ void CheckOpNames(const v1::OperatorSpec& op, const std::string& f, Violations& 
     out.push_back({f + ".op_name", "give exactly one of op_name and op_name_map"});
   if (has_name) CheckKernelName(out, f + ".op_name", op.op_name());
   if (!has_map) return;
-  if (op.case_ids().empty())
-    out.push_back({f + ".case_ids", "op_name_map needs the case ids it maps"});
-  if (!CheckCount(out, f + ".op_name_map", op.op_name_map_size(), kMaxCasesPerOperator)) return;
-  const std::set<std::string> ids(op.case_ids().begin(), op.case_ids().end());
-  for (const auto& [id, name] : op.op_name_map()) {
-    const std::string mf = KeyField(f + ".op_name_map", id);
-    if (!ids.contains(id)) out.push_back({mf, "not one of the operator's case_ids"});
-    CheckKernelName(out, mf, name);
-  }
-  for (const std::string& id : ids) {
+  if (!CheckCaseMap(op, f, "op_name_map", op.op_name_map(), CheckKernelName, out)) return;
+  for (const std::string& id : std::set<std::string>(op.case_ids().begin(), op.case_ids().end())) {
     if (!op.op_name_map().contains(id)) {
       out.push_back({f + ".op_name_map", absl::StrCat("no op name for case '", id, "'")});
     }
@@ -114,16 +126,8 @@ void CheckLaunchSelector(Violations& out, const std::string& field, const std::s
 
 void CheckLaunches(const v1::OperatorSpec& op, const std::string& f, Violations& out) {
   CheckLaunchSelector(out, f + ".launch", op.launch());
-  if (op.launch_map().empty()) return;
-  if (op.case_ids().empty())
-    out.push_back({f + ".case_ids", "launch_map needs the case ids it maps"});
-  if (!CheckCount(out, f + ".launch_map", op.launch_map_size(), kMaxCasesPerOperator)) return;
-  const std::set<std::string> ids(op.case_ids().begin(), op.case_ids().end());
-  for (const auto& [id, launch] : op.launch_map()) {
-    const std::string mf = KeyField(f + ".launch_map", id);
-    if (!ids.contains(id)) out.push_back({mf, "not one of the operator's case_ids"});
-    CheckLaunchSelector(out, mf, launch);
-  }
+  if (!op.launch_map().empty())
+    CheckCaseMap(op, f, "launch_map", op.launch_map(), CheckLaunchSelector, out);
 }
 
 void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has_selector,
