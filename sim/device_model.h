@@ -96,7 +96,8 @@ class DeviceModel {
   // an AI_CORE task), before anything runs.
   absl::Status Check(const Launch& launch) const;
 
-  // Simulates one execution at `freq_mhz`; `rng` supplies noise and skew.
+  // Simulates one execution at `freq_mhz`; `rng` supplies the run-to-run noise
+  // (the per-block skew is the launch's own, the same on every run).
   KernelResult Run(const Launch& launch, double freq_mhz, Rng& rng) const;
 
  private:
