@@ -326,8 +326,12 @@ void Agent::LeaseOnce(const std::atomic<bool>& stop) {
   std::map<int, std::unique_ptr<DeviceLease>> held;
   v1::LeaseJobRequest req = LockFreeDevices(&held);
   if (held.empty()) {
-    // A registration that falls due ends the pause too.
-    auto wake = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop.load() || need_register_; };
+    // A registration that falls due ends the pause too, and so does a job that
+    // finished (its device is free now: offering it at once, not up to
+    // kIdleProbe later, keeps a device from idling while jobs wait).
+    auto wake = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stop.load() || need_register_ || !finished_.empty();
+    };
     absl::MutexLock lock(&mu_);
     clock_.AwaitWithDeadline(mu_, absl::Condition(&wake), clock_.MonotonicNow() + kIdleProbe);
     return;

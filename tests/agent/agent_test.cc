@@ -193,10 +193,8 @@ TEST_F(AgentTest, BundleMissingFromTheCacheIsDownloadedVerifiedAndCached) {
   server_.Queue(Job(8, 0));
 
   StartAgent({0}, /*serve_bundles=*/true);
-  ASSERT_TRUE(server_.AwaitResults(1));
-  // While job 7 held the only device the lease loop paused; no time has passed
-  // yet, so that pause ends kIdleProbe from now and device 0 is offered again.
-  clock_.Advance(kIdleProbe);
+  // While job 7 held the only device the lease loop paused; job 7's end ends
+  // that pause, so device 0 is offered again with no time passing.
   ASSERT_TRUE(server_.AwaitResults(2));
   StopAgent();
 
