@@ -38,6 +38,7 @@
 #include "common/device_range.h"
 #include "common/log.h"
 #include "common/sha256.h"
+#include "common/version.h"
 
 namespace npuperf::agent {
 namespace {
@@ -305,6 +306,7 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
 std::optional<int> ParseCommandLine(int argc, char** argv, Config* config) {
   Flags flags;
   CLI::App app{"npuperf-agent: leases profiling jobs for this host's NPU devices and runs msprof"};
+  app.set_version_flag("--version", VersionLine("npuperf-agent"));
   DefineFlags(app, flags);
   CLI11_PARSE(app, argc, argv);
   auto resolved = Resolve(flags);

@@ -21,6 +21,7 @@
 #include "client/plumbing_commands.h"
 #include "common/bundle_tar.h"
 #include "common/clock.h"
+#include "common/version.h"
 
 int main(int argc, char** argv) {
   using namespace npuperf::client;
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "npuperf: submit NPU operator profiling to npuperf-server, follow it, read the evidence"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", npuperf::VersionLine("npuperf"));
   Settings flags;
   std::string config_file;
   AddSettingFlags(app, flags, config_file);

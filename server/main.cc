@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/secure_random.h"
 #include "common/sha256.h"
+#include "common/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -388,6 +389,7 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
 std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
   CLI::App app{
       "npuperf-server: queues NPU profiling collections, leases jobs to agents, stores evidence"};
+  app.set_version_flag("--version", VersionLine("npuperf-server"));
   DurationFlags ms;
   AddServeFlags(app, cmd->options, ms);
   std::string migrate_db = cmd->options.db;
