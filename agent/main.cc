@@ -36,6 +36,7 @@
 #include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/device_range.h"
+#include "common/grpc_log.h"
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/version.h"
@@ -322,6 +323,7 @@ int main(int argc, char** argv) {
   using namespace npuperf;
   using namespace npuperf::agent;
   UseUtf8PathNames();  // bundles may hold non-ASCII names (libarchive reads LC_CTYPE)
+  RouteGrpcLogs();     // gRPC's own lines in the agent's log format, escaped
   HardenAgentProcess();
   sigset_t signals;
   sigemptyset(&signals);

@@ -7,6 +7,7 @@
 //   npuperf-server token create --team NAME | --agent HOST --db ...
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
@@ -20,12 +21,14 @@
 #include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/duration_text.h"
+#include "common/grpc_log.h"
 #include "common/keepalive.h"
 #include "common/log.h"
 #include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
@@ -52,6 +55,8 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 // to arrive (slow clients no longer hold every thread).
 constexpr int kExposerThreads = 8;
 constexpr int kExposerRequestTimeoutMs = 5'000;
+// Exit code after the gRPC listener died (EX_TEMPFAIL: restart me).
+constexpr int kExitListenerDied = 75;
 
 int Fail(const absl::Status& s) {
   std::cerr << "npuperf-server: " << s.message() << "\n";
@@ -165,21 +170,38 @@ absl::StatusOr<SafetyDecision> Safety(const ServerOptions& opt, Store& store, si
   return DecideSafety(in);
 }
 
-// SIGTERM and SIGINT: main blocks them in every thread, Serve takes them
-// synchronously with sigwait.
+// SIGTERM and SIGINT, and SIGUSR1 for a dead listener (NoteListenerDied):
+// main blocks them in every thread, Serve takes them synchronously with sigwait.
 sigset_t StopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGUSR1);
   return signals;
 }
 
-// Blocks until a stop signal arrives; returns it.
+std::atomic<bool> listener_died{false};
+
+// gRPC 1.51's listener never accepts again after accept4 failed with EMFILE
+// (ListenerDied). Connections already open still work, but no new client or
+// agent can reach the server, while /metrics still answers: a half-dead
+// server. It ends instead, with kExitListenerDied, so that the supervisor
+// (systemd Restart=on-failure, a Kubernetes restart) starts a listening one;
+// every state is in the store. Runs on a gRPC thread: only an atomic store and
+// a process-directed signal, which Serve's sigwait takes.
+void NoteListenerDied(const GrpcLogLine& line) {
+  if (!ListenerDied(line) || listener_died.exchange(true)) return;
+  kill(getpid(), SIGUSR1);
+}
+
+// Blocks until a stop signal arrives (a stray SIGUSR1 is ignored); returns it.
 int AwaitStopSignal() {
   const sigset_t signals = StopSignals();
   int sig = 0;
-  sigwait(&signals, &sig);
+  do {
+    sigwait(&signals, &sig);
+  } while (sig == SIGUSR1 && !listener_died);
   return sig;
 }
 
@@ -246,10 +268,17 @@ int Serve(const ServerOptions& opt) {
   grpc_server->GetHealthCheckService()->SetServingStatus(true);
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
   const int sig = AwaitStopSignal();
-  LogInfo("server", absl::StrCat("signal ", sig, ": draining"));
+  if (sig == SIGUSR1) {
+    LogError("server",
+             absl::StrCat("the gRPC listener stopped accepting connections (accept4 failed: gRPC ",
+                          grpc::Version(), " never re-arms it, grpc/grpc#33656); draining and ",
+                          "exiting ", kExitListenerDied, " for the supervisor to restart it"));
+  } else {
+    LogInfo("server", absl::StrCat("signal ", sig, ": draining"));
+  }
   Drain(s, reaper, *grpc_server, clock, opt);
   LogInfo("server", "stopped");
-  return 0;
+  return sig == SIGUSR1 ? kExitListenerDied : 0;
 }
 
 int Migrate(const std::string& db) {
@@ -433,6 +462,7 @@ int main(int argc, char** argv) {
   // Before any thread starts, so that every thread inherits the mask.
   const sigset_t signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  npuperf::RouteGrpcLogs(&NoteListenerDied);  // before any gRPC object
 
   Command cmd;
   if (auto exit_code = ParseCommandLine(argc, argv, &cmd)) return *exit_code;

@@ -17,14 +17,10 @@ bool Terminal(const v1::Collection& c) {
 }
 
 std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
-  std::vector<std::string> argv = {
-      (BuildDir() / "bin/npuperf-server").string(),
-      "--listen",
-      listen,
-      "--metrics-listen",
-      "127.0.0.1:0",
-      "--db",
-      db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db};
+  std::vector<std::string> argv = server_wrapper;
+  argv.insert(argv.end(), {(BuildDir() / "bin/npuperf-server").string(), "--listen", listen,
+                           "--metrics-listen", "127.0.0.1:0", "--db",
+                           db.empty() ? "sqlite:" + (dir.path() / "server.db").string() : db});
   argv.insert(argv.end(), server_flags_.begin(), server_flags_.end());
   // Authentication is on by default; tests without a tokens file run the
   // loopback development mode.

@@ -28,6 +28,9 @@ struct Cluster {
   // Servers run with --insecure-no-auth (loopback) unless this is false or
   // their flags give --tokens-file.
   bool insecure_no_auth = true;
+  // A command the server runs under (its argv prefix, e.g. prlimit); empty:
+  // the server itself.
+  std::vector<std::string> server_wrapper;
   // Flags every agent started by StartAgent gets on top of the cluster's own
   // (how runners get their account, --token-file F). Default: runners as the
   // agent's user; tests that add flags append to it.

@@ -1,0 +1,44 @@
+// The gRPC listener under descriptor exhaustion: gRPC 1.51 stops accepting for
+// good once accept4 fails with EMFILE (grpc/grpc#33656). The server notices,
+// drains and exits 75 for its supervisor; a restarted server serves again.
+#include <unistd.h>
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/integration/cluster.h"
+
+namespace npuperf::testing {
+namespace {
+
+TEST(ServerListenerTest, ADeadListenerEndsTheServerWithExit75AndARestartServesAgain) {
+  Cluster c;
+  // 64 descriptors (soft = hard, so the server cannot raise it): the store,
+  // gRPC's threads and /metrics leave a few dozen for connections.
+  c.server_wrapper = {"/usr/bin/prlimit", "--nofile=64:64", "--"};
+  c.Start("");
+  std::vector<int> idle;  // unauthenticated connections that never speak
+  for (int i = 0; i < 100; ++i) {
+    const int fd = ConnectTcp(c.address);
+    if (fd >= 0) idle.push_back(fd);
+  }
+  auto died = c.server->WaitForLine("stopped accepting", std::chrono::seconds(30));
+  ASSERT_TRUE(died.ok()) << c.server->Log();
+  EXPECT_NE(died->find("ERROR server"), std::string::npos) << *died;
+  EXPECT_NE(c.server->Log().find("ERROR grpc: tcp_server_posix.cc"), std::string::npos)
+      << "gRPC's own line is routed into the server's log format:\n"
+      << c.server->Log();
+  ASSERT_TRUE(c.server->WaitForLine("INFO server: stopped", std::chrono::seconds(30)).ok());
+  EXPECT_EQ(c.server->Stop(), 75);
+  for (int fd : idle) ::close(fd);
+
+  // What systemd's Restart=on-failure does: the same database and address.
+  c.server_wrapper.clear();
+  c.RestartServer();
+  auto list = c.Cli({"list"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(c.server->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace npuperf::testing
