@@ -35,6 +35,7 @@
 #include "grpcpp/server_builder.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "server/core/bundle_upload.h"
 #include "server/core/constants.h"
 #include "server/core/reaper.h"
 #include "server/core/safe_defaults.h"
@@ -170,6 +171,27 @@ absl::StatusOr<SafetyDecision> Safety(const ServerOptions& opt, Store& store, si
   return DecideSafety(in);
 }
 
+// --upload-dir: created 0700 when missing, and one unlinked file made in it,
+// so that a wrong directory fails the start, not every upload later.
+absl::Status PrepareUploadDir(const std::filesystem::path& dir) {
+  if (dir.empty()) return absl::OkStatus();  // $TMPDIR
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) {
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
+  }
+  if (ec || !std::filesystem::is_directory(dir)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--upload-dir ", dir.string(), ": ", ec ? ec.message() : "not a directory"));
+  }
+  auto probe = BundleFile::Create(dir);
+  if (!probe.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--upload-dir ", dir.string(), ": cannot create files in it"));
+  }
+  return absl::OkStatus();
+}
+
 // SIGTERM and SIGINT, and SIGUSR1 for a dead listener (NoteListenerDied):
 // main blocks them in every thread, Serve takes them synchronously with sigwait.
 sigset_t StopSignals() {
@@ -256,6 +278,7 @@ int Serve(const ServerOptions& opt) {
   auto safety = Safety(opt, **store, tokens->size());
   if (!safety.ok()) return Fail(safety.status());
   RaiseFileLimit();
+  if (auto s = PrepareUploadDir(opt.scheduler.bundles.upload_dir); !s.ok()) return Fail(s);
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
   auto exposer = StartExposer(opt, s.registry);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/bundle_tar.h"
+#include "common/log.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "server/core/constants.h"
@@ -76,8 +77,10 @@ int OpenUnlinked(const std::filesystem::path& dir) {
 absl::StatusOr<BundleFile> BundleFile::Create(const std::filesystem::path& dir) {
   const int fd = OpenUnlinked(dir);
   if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot create an upload file in ", dir.string(), ": ", std::strerror(errno)));
+    // The path is the server's business: logged, never sent to the client.
+    LogError("server", absl::StrCat("cannot create an upload file in ", dir.string(), ": ",
+                                    std::strerror(errno)));
+    return absl::UnavailableError("the server cannot spool uploads right now; try again later");
   }
   return BundleFile(fd);
 }

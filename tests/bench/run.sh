@@ -6,6 +6,7 @@
 #   compare_bench       CompareRounds p50/p99 with 100,000 rounds stored, SQLite and PostgreSQL
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
+#   upload_rss          the server's peak RSS beside 8 concurrent 60 MiB bundle uploads
 # Usage: tests/bench/run.sh [build dir]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,3 +26,6 @@ bash "$ROOT/tests/bench/false_alarm.sh" "$BUILD" 6
 echo
 echo "== msprof-sim, 100,000 kernels"
 sh "$ROOT/tests/bench/sim_100k_kernels.sh" "$BUILD" 100000
+echo
+echo "== upload_rss (8 concurrent 60 MiB uploads from 4 teams)"
+bash "$ROOT/tests/bench/upload_rss.sh" "$BUILD" 8 60
