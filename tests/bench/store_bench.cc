@@ -1,6 +1,7 @@
 // store_bench: Store throughput and scheduler latency on both backends (issue 5 benchmarks).
 //
 //   store_bench [--jobs=2000] [--threads=2] [--latency-iters=200] [--xreplica-iters=50]
+//               [--big=10000,100000]
 //
 // Claims: `jobs` queued jobs in collections of 8 (cap 8), claimed by
 // `threads` threads for agents with 8 idle devices each, until every job is
@@ -14,8 +15,9 @@
 // On PostgreSQL also across replicas: the agent polls replica B, the
 // submission goes to replica A (LISTEN/NOTIFY). SQLite runs on a temporary
 // file; PostgreSQL runs when NPUPERF_TEST_PG_URL is set
-// (deploy/with-postgres.sh), in a fresh schema. Prints figures; not a ctest
-// test.
+// (deploy/with-postgres.sh), in a fresh schema. Big collections: one
+// collection of each `--big` size inserted, then cancelled. Prints figures;
+// not a ctest test.
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/sha256.h"
@@ -280,8 +283,32 @@ void Print(const char* backend, const Figures& f) {
 }
 
 #if NPUPERF_WITH_POSTGRES
+// One collection of `jobs` jobs: InsertCollection, then CancelCollection of
+// all of them queued (issue 18: 10,000 jobs <= 1 s and 100,000 <= 5 s to
+// submit, <= 2 s to cancel, on PostgreSQL).
+void BigCollection(Store& store, const char* backend, int jobs) {
+  NewCollection n;
+  n.id = absl::StrCat("big-", jobs);
+  n.team = "big";
+  auto* op = n.spec.add_operators();
+  op->set_name("op");
+  op->set_bundle_sha256(std::string(64, 'a'));
+  op->set_runner("run.py");
+  for (int j = 0; j < jobs; ++j) n.jobs.push_back({"op", absl::StrCat("case-", j), "K"});
+  n.now_ms = 1;
+  auto t0 = BenchClock().MonotonicNow();
+  if (!store.InsertCollection(n).ok()) std::abort();
+  const double submit_s = Since(t0);
+  t0 = BenchClock().MonotonicNow();
+  auto cancelled = store.CancelCollection("big", n.id, "bench", 2);
+  if (!cancelled.ok()) std::abort();
+  const double cancel_s = Since(t0);
+  std::printf("%-10s one collection of %7d jobs: submit %7.3f s (%8.0f jobs/s), cancel %7.3f s\n",
+              backend, jobs, submit_s, jobs / submit_s, cancel_s);
+}
+
 void BenchPostgres(const std::string& base, int jobs, int threads, int latency_iters,
-                   int xreplica_iters) {
+                   int xreplica_iters, const std::vector<int>& big_sizes) {
   const std::string schema =
       absl::StrFormat("bench_%016x", absl::Uniform<uint64_t>(absl::BitGen()));
   auto exec = [&](const std::string& sql) {
@@ -303,6 +330,7 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
       std::exit(1);
     }
     Print("postgres", Run(**store, jobs, threads));
+    for (int big : big_sizes) BigCollection(**store, "postgres", big);
     LatencyBench(**store, **store, latency_iters, "(one replica)");
     LatencyBench(**store, **replica, xreplica_iters, "(2 replicas)");
   }
@@ -315,12 +343,18 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
 
 int main(int argc, char** argv) {
   int jobs = 2000, threads = 2, latency_iters = 200, xreplica_iters = 50;
+  std::vector<int> big_sizes = {10'000, 100'000};
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--jobs=", 7) == 0) jobs = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
     if (std::strncmp(argv[i], "--latency-iters=", 16) == 0) latency_iters = std::atoi(argv[i] + 16);
     if (std::strncmp(argv[i], "--xreplica-iters=", 17) == 0)
       xreplica_iters = std::atoi(argv[i] + 17);
+    if (std::strncmp(argv[i], "--big=", 6) == 0) {  // --big=10000,100000 (--big= for none)
+      big_sizes.clear();
+      for (absl::string_view n : absl::StrSplit(argv[i] + 6, ',', absl::SkipEmpty()))
+        big_sizes.push_back(std::atoi(std::string(n).c_str()));
+    }
   }
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());
@@ -329,12 +363,13 @@ int main(int argc, char** argv) {
     auto store = npuperf::server::SqliteStore::Open((dir / "bench.db").string());
     if (!store.ok()) return 1;
     npuperf::server::Print("sqlite", npuperf::server::Run(**store, jobs, threads));
+    for (int big : big_sizes) npuperf::server::BigCollection(**store, "sqlite", big);
     npuperf::server::LatencyBench(**store, **store, latency_iters, "");
   }
   fs::remove_all(dir);
 #if NPUPERF_WITH_POSTGRES
   if (const char* url = std::getenv("NPUPERF_TEST_PG_URL"); url != nullptr && *url != '\0') {
-    npuperf::server::BenchPostgres(url, jobs, threads, latency_iters, xreplica_iters);
+    npuperf::server::BenchPostgres(url, jobs, threads, latency_iters, xreplica_iters, big_sizes);
   } else {
     std::printf("postgres   skipped: NPUPERF_TEST_PG_URL is not set\n");
   }

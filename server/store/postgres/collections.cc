@@ -47,6 +47,26 @@ absl::Status CheckTeamQuota(pqxx::work& tx, const NewCollection& c) {
                    " queued jobs; wait for some to run or cancel a collection"));
 }
 
+// The collection's jobs, queued, in one COPY, and its collection_queue row in
+// one statement (migration 0008: the row trigger's per-job count updates made
+// a big collection O(n^2)).
+void InsertJobs(pqxx::work& tx, const NewCollection& c) {
+  if (c.jobs.empty()) return;
+  tx.exec("SET LOCAL npuperf.bulk_counts = 'on'");
+  pqxx::stream_to copy(
+      tx, "jobs",
+      std::vector<std::string>{"collection_id", "team", "priority", "operator_name", "case_id",
+                               "op_name", "state", "max_attempts", "queued_ms"});
+  const int max_attempts = 1 + c.spec.params().retry();
+  for (const auto& j : c.jobs) {
+    copy << std::make_tuple(c.id, c.team, c.spec.priority(), j.operator_name, j.case_id, j.op_name,
+                            static_cast<int>(v1::JOB_STATE_QUEUED), max_attempts, c.now_ms);
+  }
+  copy.complete();
+  tx.exec_prepared("collection_queue_insert", c.id);
+  tx.exec("SET LOCAL npuperf.bulk_counts = 'off'");
+}
+
 // Inserts the collection and its jobs, or loads the one created earlier with
 // the same (team, idempotency key) (then false).
 absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& tx,
@@ -68,10 +88,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& t
   for (const auto& [key, value] : c.spec.labels()) {
     tx.exec_prepared("label_insert", c.id, key, value);
   }
-  for (const auto& j : c.jobs) {
-    tx.exec_prepared("job_insert", c.id, c.team, c.spec.priority(), j.operator_name, j.case_id,
-                     j.op_name, 1 + c.spec.params().retry(), c.now_ms);
-  }
+  InsertJobs(tx, c);
   PgAddEvent(tx, c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
              absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
   auto loaded = LoadCollection(tx, "", c.id, 0, -1);
@@ -169,7 +186,14 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
       return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
     }
     tx.exec_prepared("collection_mark_cancel", reason.empty() ? "cancelled" : reason, id);
-    tx.exec_prepared("collection_cancel_queued", absl::StrCat("cancelled: ", reason), now_ms, id);
+    // Counted once for the whole statement (migration 0008).
+    tx.exec("SET LOCAL npuperf.bulk_counts = 'on'");
+    const auto cancelled = tx.exec_prepared("collection_cancel_queued",
+                                            absl::StrCat("cancelled: ", reason), now_ms, id);
+    tx.exec_prepared("collection_queue_unqueue", static_cast<int64_t>(cancelled.affected_rows()),
+                     id);
+    tx.exec_prepared("collection_queue_drop_idle", id);
+    tx.exec("SET LOCAL npuperf.bulk_counts = 'off'");
     Out orders;
     for (const auto& row : tx.exec_prepared("collection_live_jobs", id)) {
       orders.push_back(

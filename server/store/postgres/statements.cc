@@ -87,9 +87,16 @@ constexpr Statement kStatements[] = {
     {"collection_by_key", "SELECT id FROM collections WHERE team = $1 AND idempotency_key = $2"},
     {"label_insert",
      "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
-    {"job_insert",
-     "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
-     "max_attempts, queued_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)"},
+    // The counts of a collection whose jobs were inserted with bulk counting on
+    // (migration 0008): its queued jobs, its first job the queue order.
+    {"collection_queue_insert",
+     "INSERT INTO collection_queue (collection_id, team, priority, first_job, queued, live) "
+     "SELECT collection_id, MIN(team), MIN(priority), MIN(id), COUNT(*), 0 FROM jobs "
+     "WHERE collection_id = $1 AND state = 1 GROUP BY collection_id"},
+    {"collection_queue_unqueue",
+     "UPDATE collection_queue SET queued = queued - $1 WHERE collection_id = $2"},
+    {"collection_queue_drop_idle",
+     "DELETE FROM collection_queue WHERE collection_id = $1 AND queued = 0 AND live = 0"},
     {"event_insert",
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) VALUES ($1, $2, $3, $4, $5)"},
     {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},

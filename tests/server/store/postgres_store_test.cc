@@ -1,9 +1,9 @@
 // PostgresStore beyond the conformance suite: the queue counts of migration
-// 0003 (collection_queue, kept by a trigger) stay exact through every kind of
-// job change, survive an upgrade from version 2, and hold the concurrency cap
-// when claims race on two replicas; the listener and deadlines follow the
-// store's Clock. Runs when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh);
-// each test in a schema of its own.
+// 0003 (collection_queue, kept by a trigger, and once per statement for bulk
+// writes since 0008) stay exact through every kind of job change, survive an upgrade from version
+// 2, and hold the concurrency cap when claims race on two replicas; the listener and deadlines
+// follow the store's Clock. Runs when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh); each
+// test in a schema of its own.
 #include <atomic>
 #include <functional>
 #include <future>
@@ -145,6 +145,30 @@ TEST_F(PostgresStoreTest, QueueCountsStayExactThroughEveryJobChange) {
     EXPECT_EQ(Kept(), Recounted());
   }
   EXPECT_TRUE(Kept().empty());
+}
+
+// Inserts and cancellations of many jobs count once per statement (migration
+// 0008), with the same counts the row trigger keeps: a big collection, one of
+// its jobs leased, then cancelled while a small one stays queued.
+TEST_F(PostgresStoreTest, BulkInsertAndCancelKeepTheSameCounts) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("small", "beta", 2)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("big", "alpha", 3000)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["big"]), 3000);
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  auto b = *store->ClaimJob(Req("a1", {1}), ChooseClaim);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(store->CancelCollection("", "big", "stop", 2300).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  const bool big_leased = a->collection_id() == "big" || b->collection_id() == "big";
+  EXPECT_EQ(Kept().contains("big"), big_leased) << "only its leased job keeps it in the queue";
+  EXPECT_EQ(std::get<0>(Kept()["small"]), big_leased ? 1 : 0);
+  // The bulk setting ended with its transaction: a claim still counts per row.
+  auto c = *store->ClaimJob(Req("a1", {2}, 2400), ChooseClaim);
+  EXPECT_EQ(Kept(), Recounted());
+  (void)c;
 }
 
 // A database at version 2 with queued and leased jobs gets exact counts from
