@@ -1,6 +1,7 @@
 # npuperf: the two set-up commands of the README.
 #   make demo   install deps, build, run server + agent + msprof-sim on SQLite, a real batch, a report
 #   make test   install deps, build, start a throwaway PostgreSQL, run every ctest test
+#   make package  build the three binaries, then the Debian package build/package/npuperf_<version>_<arch>.deb
 BUILD ?= build
 JOBS ?= 2
 BUILD_TYPE ?= RelWithDebInfo
@@ -11,7 +12,7 @@ CMAKE_FLAGS ?=
 WERROR ?=
 test: WERROR = ON
 
-.PHONY: all deps configure build test demo bench clean
+.PHONY: all deps configure build test demo bench package clean
 
 all: build
 
@@ -30,6 +31,11 @@ test: build
 
 demo: build
 	BUILD=$(abspath $(BUILD)) bash deploy/demo.sh
+
+# Only what the package installs (cmake/packaging.cmake), then cpack in the build directory.
+package: configure
+	cmake --build $(BUILD) -j$(JOBS) --target npuperf npuperf-server npuperf-agent
+	cd $(BUILD) && cpack
 
 bench: build
 	bash tests/bench/run.sh $(BUILD)
