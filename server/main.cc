@@ -142,7 +142,7 @@ void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& expos
   LogInfo("server",
           absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
                        HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(), " db ",
-                       opt.db, opt.tls_cert.empty() ? "" : " tls"));
+                       RedactDbUrl(opt.db), opt.tls_cert.empty() ? "" : " tls"));
   for (const auto& w : safety.warnings) LogWarning("server", w);
 }
 

@@ -40,4 +40,26 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db,
       absl::StrCat("--db '", db, "': want sqlite:PATH or postgres://user@host:port/dbname"));
 }
 
+std::string RedactDbUrl(const std::string& db) {
+  std::string out = db;
+  // URL user info: scheme://user:PASSWORD@host
+  const size_t scheme = out.find("://");
+  if (scheme != std::string::npos) {
+    const size_t auth_begin = scheme + 3;
+    const size_t auth_end = out.find_first_of("/?#", auth_begin);
+    const size_t at = out.rfind('@', auth_end == std::string::npos ? out.size() : auth_end);
+    if (at != std::string::npos && at > auth_begin) {
+      const size_t colon = out.find(':', auth_begin);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // password=VALUE, in a query string (up to '&') or a conninfo (up to a space).
+  for (size_t p = out.find("password="); p != std::string::npos; p = out.find("password=", p + 1)) {
+    const size_t value = p + 9;
+    const size_t end = out.find_first_of("& ", value);
+    out.replace(value, (end == std::string::npos ? out.size() : end) - value, "***");
+  }
+  return out;
+}
+
 }  // namespace npuperf::server
