@@ -186,15 +186,24 @@ absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
-                                            const std::vector<Launch>& launches) {
+// The device model of the run, once every launch fits its SoC.
+absl::StatusOr<DeviceModel> CheckedModel(const ExportInput& in,
+                                         const std::vector<Launch>& launches) {
   DeviceModel model(in.soc, in.env.noise);
   for (const Launch& l : launches) {
     absl::Status s = model.Check(l);
     if (!s.ok()) return s;
   }
+  return model;
+}
+
+}  // namespace
+
+absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
+                                            const std::vector<Launch>& launches) {
+  absl::StatusOr<DeviceModel> checked = CheckedModel(in, launches);
+  if (!checked.ok()) return checked.status();
+  const DeviceModel& model = *checked;
   Rng rng(in.seed);
   ExportSummary summary;
   summary.freq_mhz = RunFrequency(in, rng);
@@ -234,11 +243,9 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
 
 absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
                                            const std::vector<Launch>& launches) {
-  DeviceModel model(in.soc, in.env.noise);
-  for (const Launch& l : launches) {
-    absl::Status s = model.Check(l);
-    if (!s.ok()) return s;
-  }
+  absl::StatusOr<DeviceModel> checked = CheckedModel(in, launches);
+  if (!checked.ok()) return checked.status();
+  const DeviceModel& model = *checked;
   Rng rng(in.seed);
   ExportSummary summary;
   summary.freq_mhz = RunFrequency(in, rng);
