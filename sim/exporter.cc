@@ -186,27 +186,31 @@ absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
   return absl::OkStatus();
 }
 
-// The device model of the run, once every launch fits its SoC.
-absl::StatusOr<DeviceModel> CheckedModel(const ExportInput& in,
-                                         const std::vector<Launch>& launches) {
-  DeviceModel model(in.soc, in.env.noise);
+// What both exports start from: the device model (every launch checked
+// against its SoC), the seeded draws and the clock of the run.
+struct RunStart {
+  DeviceModel model;
+  Rng rng;
+  ExportSummary summary;
+};
+
+absl::StatusOr<RunStart> Begin(const ExportInput& in, const std::vector<Launch>& launches) {
+  RunStart out{DeviceModel(in.soc, in.env.noise), Rng(in.seed), ExportSummary{}};
   for (const Launch& l : launches) {
-    absl::Status s = model.Check(l);
+    absl::Status s = out.model.Check(l);
     if (!s.ok()) return s;
   }
-  return model;
+  out.summary.freq_mhz = RunFrequency(in, out.rng);
+  return out;
 }
 
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
                                             const std::vector<Launch>& launches) {
-  absl::StatusOr<DeviceModel> checked = CheckedModel(in, launches);
-  if (!checked.ok()) return checked.status();
-  const DeviceModel& model = *checked;
-  Rng rng(in.seed);
-  ExportSummary summary;
-  summary.freq_mhz = RunFrequency(in, rng);
+  absl::StatusOr<RunStart> start = Begin(in, launches);
+  if (!start.ok()) return start.status();
+  auto& [model, rng, summary] = *start;
   absl::StatusOr<std::vector<PmuColumn>> columns = Columns(in);
   if (!columns.ok()) return columns.status();
   ReportWriter writer(MakeReportConfig(in, *std::move(columns)));
@@ -243,12 +247,9 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
 
 absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
                                            const std::vector<Launch>& launches) {
-  absl::StatusOr<DeviceModel> checked = CheckedModel(in, launches);
-  if (!checked.ok()) return checked.status();
-  const DeviceModel& model = *checked;
-  Rng rng(in.seed);
-  ExportSummary summary;
-  summary.freq_mhz = RunFrequency(in, rng);
+  absl::StatusOr<RunStart> start = Begin(in, launches);
+  if (!start.ok()) return start.status();
+  auto& [model, rng, summary] = *start;
   std::optional<Launch> target;
   std::optional<KernelResult> result;
   auto sink = [&](const TaskRecord& t) {
