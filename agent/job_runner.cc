@@ -19,7 +19,6 @@
 #include "agent/job_environment.h"
 #include "agent/msprof_modes.h"
 #include "evidence/cases.h"
-#include "evidence/discovery.h"
 #include "evidence/evidence.h"
 #include "evidence/evidence_proto.h"
 #include "evidence/golden.h"
@@ -411,10 +410,6 @@ absl::Status JobRunner::GiveJobDir(const JobContext& ctx, const RunAsUser& user)
   return absl::OkStatus();
 }
 
-Clock::MonotonicTime JobRunner::JobDeadline(const JobContext& ctx) const {
-  return clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
-}
-
 absl::StatusOr<std::vector<std::string>> JobRunner::JobApp(const JobContext& ctx) const {
   auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
   if (!runner.ok()) return runner.status();
@@ -461,10 +456,8 @@ absl::StatusOr<evidence::Discovery> JobRunner::Discover(const JobContext& ctx) {
     const auto parse_started = clock_.MonotonicNow();
     absl::StatusOr<evidence::Discovery> found = evidence::DiscoverCandidates(output);
     AddParseTime(ctx, parse_started);
-    if (!found.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("discovery: ", found.status().message()));
-    }
-    return found;
+    if (found.ok()) return found;
+    return absl::FailedPreconditionError(absl::StrCat("discovery: ", found.status().message()));
   });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -114,7 +115,9 @@ class JobRunner {
   template <typename Body>
   auto InJobSession(const JobContext& ctx, Body body) -> decltype(body());
   // The job's deadline (params.timeout_seconds from now) and its runner's command line.
-  Clock::MonotonicTime JobDeadline(const JobContext& ctx) const;
+  Clock::MonotonicTime JobDeadline(const JobContext& ctx) const {
+    return clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
+  }
   absl::StatusOr<std::vector<std::string>> JobApp(const JobContext& ctx) const;
   absl::StatusOr<v1::Evidence> RunAsJob(const JobContext& ctx);
   struct Child {
