@@ -410,7 +410,14 @@ absl::Status JobRunner::GiveJobDir(const JobContext& ctx, const RunAsUser& user)
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
+absl::StatusOr<std::vector<std::string>> JobRunner::JobApp(const JobContext& ctx) const {
+  auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
+  if (!runner.ok()) return runner.status();
+  return RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
+}
+
+template <typename Body>
+auto JobRunner::InJobSession(const JobContext& ctx, Body body) -> decltype(body()) {
   if (auto s = CheckJobInputs(ctx.job); !s.ok()) return s;
   std::error_code ec;
   fs::create_directories(ctx.session_dir, ec);
@@ -427,16 +434,38 @@ absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
     if (auto s = GiveJobDir(ctx, it->second); !s.ok()) return s;
     as_user.emplace(it->second.uid, it->second.gid);
   }
-  return RunAsJob(ctx);
+  return body();
+}
+
+absl::StatusOr<v1::Evidence> JobRunner::Run(const JobContext& ctx) {
+  return InJobSession(ctx, [&] { return RunAsJob(ctx); });
+}
+
+absl::StatusOr<evidence::Discovery> JobRunner::Discover(const JobContext& ctx) {
+  return InJobSession(ctx, [&]() -> absl::StatusOr<evidence::Discovery> {
+    const auto deadline = JobDeadline(ctx);
+    absl::StatusOr<std::vector<std::string>> app = JobApp(ctx);
+    if (!app.ok()) return app.status();
+    if (auto s = Preflight(ctx, *app, deadline); !s.ok()) return s;
+    Report(ctx, v1::JOB_PHASE_TIMING_RUN, 1, 1, "discovery (task-time)", 1, 1);
+    const fs::path output = ctx.session_dir / "discovery";
+    Child child{QuickArgv(options_.msprof, output.string(), *app),
+                RunnerEnv(options_.agent_env, ctx.job), "discovery", "TaskTime"};
+    if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) return s;
+    Report(ctx, v1::JOB_PHASE_PARSING, 1, 1, "candidates", 1, 1);
+    const auto parse_started = clock_.MonotonicNow();
+    absl::StatusOr<evidence::Discovery> found = evidence::DiscoverCandidates(output);
+    AddParseTime(ctx, parse_started);
+    if (found.ok()) return found;
+    return absl::FailedPreconditionError(absl::StrCat("discovery: ", found.status().message()));
+  });
 }
 
 absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
-  const auto deadline =
-      clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
-  auto runner = FindRunner(ctx.operator_dir, ctx.job.runner());
-  if (!runner.ok()) return runner.status();
-  const std::vector<std::string> app =
-      RunnerArgv(options_.python, *runner, ctx.job, ctx.job.case_id());
+  const auto deadline = JobDeadline(ctx);
+  absl::StatusOr<std::vector<std::string>> runner_app = JobApp(ctx);
+  if (!runner_app.ok()) return runner_app.status();
+  const std::vector<std::string>& app = *runner_app;
   const v1::ProfileMode mode = ctx.job.params().mode();
   if (mode != v1::PROFILE_MODE_STANDARD && mode != v1::PROFILE_MODE_QUICK &&
       mode != v1::PROFILE_MODE_COMPARE) {

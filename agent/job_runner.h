@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -14,6 +15,7 @@
 #include "agent/run_as.h"
 #include "agent/sandbox.h"
 #include "common/clock.h"
+#include "evidence/discovery.h"
 #include "evidence/launch.h"
 #include "npuperf/v1/agent_service.pb.h"
 
@@ -93,10 +95,30 @@ class JobRunner {
 
   absl::StatusOr<v1::Evidence> Run(const JobContext& ctx);
 
+  // Discovery (issue 15): the runner once under msprof task-time (after the
+  // case-selector preflight, no warm-up) into <session>/discovery, and the
+  // candidate table of what it launched (evidence::DiscoverCandidates: count,
+  // task type, total us, launches, exact name, incidental reason), with the
+  // same session, run-user, timeout and cancellation handling as Run.
+  // FAILED_PRECONDITION when the capture holds no kernel row. Not yet a job
+  // kind: no assignment reaches it until the proto, server and client parts
+  // land (docs/evidence.md "Discovery").
+  absl::StatusOr<evidence::Discovery> Discover(const JobContext& ctx);
+
  private:
   // Run's parts: the job directory given to the device's user; the protocol
   // (with the agent's file access already that user's).
   static absl::Status GiveJobDir(const JobContext& ctx, const RunAsUser& user);
+  // Run's and Discover's prelude: the job's inputs checked, its session created and, with
+  // run_users, its directory given to the device's user and the agent's file access that
+  // user's while `body` runs.
+  template <typename Body>
+  auto InJobSession(const JobContext& ctx, Body body) -> decltype(body());
+  // The job's deadline (params.timeout_seconds from now) and its runner's command line.
+  Clock::MonotonicTime JobDeadline(const JobContext& ctx) const {
+    return clock_.MonotonicNow() + std::chrono::seconds(ctx.job.params().timeout_seconds());
+  }
+  absl::StatusOr<std::vector<std::string>> JobApp(const JobContext& ctx) const;
   absl::StatusOr<v1::Evidence> RunAsJob(const JobContext& ctx);
   struct Child {
     std::vector<std::string> argv;

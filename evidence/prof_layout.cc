@@ -99,14 +99,16 @@ absl::StatusOr<fs::path> FindSingleProfDir(const fs::path& output_dir) {
   if (!fs::is_directory(output_dir, ec)) {
     return absl::NotFoundError(internal::Cat(output_dir.string(), ": not a directory"));
   }
-  std::vector<fs::path> found;
+  std::vector<fs::path> found, torch;
   for (const fs::path& p : SortedChildren(output_dir, ec)) {
     std::error_code ignored;
-    if (internal::StartsWith(p.filename().string(), "PROF_") && fs::is_directory(p, ignored)) {
-      found.push_back(p);
-    }
+    if (!fs::is_directory(p, ignored)) continue;
+    if (internal::StartsWith(p.filename().string(), "PROF_")) found.push_back(p);
+    if (internal::EndsWith(p.filename().string(), "_ascend_pt")) torch.push_back(p);
   }
   if (ec) return absl::InternalError(internal::Cat(output_dir.string(), ": ", ec.message()));
+  // torch_npu keeps its raw PROF_* inside the one *_ascend_pt export.
+  if (found.empty() && torch.size() == 1) return FindSingleProfDir(torch.front());
   if (found.empty()) {
     return absl::NotFoundError(internal::Cat("no PROF_* directory in ", output_dir.string()));
   }

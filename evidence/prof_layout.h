@@ -30,7 +30,9 @@ std::vector<std::filesystem::path> SortedChildren(const std::filesystem::path& d
                                                   std::error_code& ec);
 
 // The one `PROF_*` directory directly under `output_dir` (the --output given to
-// msprof). NotFound / FailedPrecondition (listing the candidates) otherwise.
+// msprof), or inside the one `*_ascend_pt` there when there is no `PROF_*`
+// (torch_npu keeps its raw tree in its export). NotFound / FailedPrecondition
+// (listing the candidates) otherwise.
 absl::StatusOr<std::filesystem::path> FindSingleProfDir(const std::filesystem::path& output_dir);
 
 // `<prof_dir>/mindstudio_profiler_output`, which must exist.

@@ -171,6 +171,7 @@ void DeviceModel::RunCores(const Launch& l, bool cube, int blocks, double hbm_pe
   out.icache_miss += 64.0 * blocks * 0.02;
   out.core_cycles.assign(out.cores, 0.0);
   out.makespan_cycles = DealBlocks(block_cycles, out.core_cycles);
+  out.block_cycles = std::move(block_cycles);
 }
 
 void DeviceModel::AddBlockPipes(const Launch& l, bool cube, double link_hit, double link_miss,

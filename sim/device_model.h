@@ -67,8 +67,9 @@ struct CoreStats {
   double icache_req = 0, icache_miss = 0;
   double bankgroup_stall = 0, bank_stall = 0, resc_stall = 0;  // conflict cycles
   std::array<double, kTrafficCount> bytes{};
-  std::vector<double> core_cycles;  // busy cycles per physical core (size = cores)
-  double makespan_cycles = 0;       // busiest core
+  std::vector<double> core_cycles;   // busy cycles per physical core (size = cores)
+  std::vector<double> block_cycles;  // busy cycles per block (size = blocks; msprof op rows)
+  double makespan_cycles = 0;        // busiest core
 };
 
 // One simulated task execution.

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include "absl/strings/str_cat.h"
 #include "sim/device_model.h"
+#include "sim/opprof_writer.h"
 #include "sim/pmu_columns.h"
 #include "sim/report_writer.h"
 #include "sim/rng.h"
@@ -60,16 +62,20 @@ ReportConfig MakeReportConfig(const ExportInput& in, std::vector<PmuColumn> pmu)
   cfg.pmu = std::move(pmu);
   cfg.rated_mhz = in.soc.freq_mhz;
   cfg.block_dim_naming = in.env.block_dim_naming;
+  cfg.torch_npu = in.env.torch_npu_layout;
   cfg.garbage_row = FindFault(in.faults, FaultKind::kGarbage) != nullptr;
   cfg.truncate = FindFault(in.faults, FaultKind::kTruncate) != nullptr;
   return cfg;
 }
 
 // Host-side API calls that accompany one kernel launch.
-void AddLaunchApis(ReportWriter& w, Rng& rng, bool first) {
+// `w` null: the same draws, nothing recorded (msprof op).
+void AddLaunchApis(ReportWriter* w, Rng& rng, bool first) {
   double launch = 14.0 + 6.0 * rng.Uniform() + (first ? 110.0 : 0.0);
-  w.AddApiCall("runtime", "KernelLaunch", launch);
-  w.AddApiCall("node", "launch", launch + 7.0 + 2.0 * rng.Uniform());
+  double node = launch + 7.0 + 2.0 * rng.Uniform();
+  if (w == nullptr) return;
+  w->AddApiCall("runtime", "KernelLaunch", launch);
+  w->AddApiCall("node", "launch", node);
 }
 
 void AddSessionApis(ReportWriter& w, Rng& rng, int64_t tasks, size_t lines) {
@@ -103,17 +109,48 @@ absl::Status WriteSampleJson(const ExportInput& in, const std::filesystem::path&
   return out ? absl::OkStatus() : absl::InternalError("cannot write sample.json");
 }
 
+// torch_npu's experimental_config aic_metrics value of a group ("" when it has none).
+std::string AclMetric(MetricGroup g) {
+  switch (g) {
+    case MetricGroup::kPipeUtilization: return "ACL_AICORE_PIPE_UTILIZATION";
+    case MetricGroup::kArithmeticUtilization: return "ACL_AICORE_ARITHMETIC_UTILIZATION";
+    case MetricGroup::kMemory: return "ACL_AICORE_MEMORY_BANDWIDTH";
+    case MetricGroup::kMemoryL0: return "ACL_AICORE_L0B_AND_WIDTH";
+    case MetricGroup::kMemoryUB: return "ACL_AICORE_MEMORY_UB";
+    case MetricGroup::kL2Cache: return "ACL_AICORE_L2_CACHE";
+    case MetricGroup::kResourceConflictRatio: return "ACL_AICORE_RESOURCE_CONFLICT_RATIO";
+    default: return "";
+  }
+}
+
+// profiler_info_0.json of a torch_npu export: the profiler's config (Level1, the aic-metrics
+// group, or ACL_AICORE_NONE when AI Core PMU is off) and the rank.
+absl::Status WriteProfilerInfo(const ExportInput& in) {
+  std::ofstream out(in.prof_dir.parent_path() / "profiler_info_0.json");
+  std::string acl = in.options.ai_core && in.options.mode == AicMode::kTaskBased
+                        ? AclMetric(in.options.group)
+                        : "ACL_AICORE_NONE";
+  out << "{\n    \"config\": {\n        \"experimental_config\": {\n"
+      << "            \"_profiler_level\": \"Level1\",\n"
+      << "            \"_aic_metrics\": \"" << acl << "\",\n"
+      << "            \"_export_type\": \"text\"\n        }\n    },\n"
+      << "    \"rank_id\": 0,\n    \"simulator\": \"msprof-sim\"\n}\n";
+  return out ? absl::OkStatus() : absl::InternalError("cannot write profiler_info_0.json");
+}
+
 // The device timeline: tasks run back to back in launch order, never before
-// their host launch time plus the submit latency.
+// their host launch time plus the submit latency. msprof op runs the same
+// timeline (the same random draws) with no writer, db or sampler, only `sink`.
 struct Timeline {
   const DeviceModel& model;
-  ReportWriter& writer;
+  ReportWriter* writer;      // null in msprof op mode
   SampleCollector* sampler;  // null unless sample-based
-  UnifiedDb& db;
+  UnifiedDb* db;             // null in msprof op mode
   const Fault* ratio_fault;  // null unless ratio_gt1 is active
   Rng& rng;
   ExportSummary& summary;
   int64_t device_free_ns;
+  std::function<void(const TaskRecord&)> sink = nullptr;
 
   void Run(const Launch& l) {
     for (int rep = 0; rep < l.count; ++rep) {
@@ -125,9 +162,10 @@ struct Timeline {
         ForceRatioAboveOne(r);
       }
       TaskRecord task{&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)};
-      writer.AddTask(task);
-      db.AddTask(task);
+      if (writer) writer->AddTask(task);
+      if (db) db->AddTask(task);
       if (sampler) sampler->Add(start, r);
+      if (sink) sink(task);
       AddLaunchApis(writer, rng, summary.tasks == 0);
       device_free_ns = start + std::llround(r.duration_us * 1000.0);
       ++summary.tasks;
@@ -148,18 +186,31 @@ absl::Status WriteSamples(const ExportInput& in, const SampleCollector& sampler,
   return absl::OkStatus();
 }
 
+// What both exports start from: the device model (every launch checked
+// against its SoC), the seeded draws and the clock of the run.
+struct RunStart {
+  DeviceModel model;
+  Rng rng;
+  ExportSummary summary;
+};
+
+absl::StatusOr<RunStart> Begin(const ExportInput& in, const std::vector<Launch>& launches) {
+  RunStart out{DeviceModel(in.soc, in.env.noise), Rng(in.seed), ExportSummary{}};
+  for (const Launch& l : launches) {
+    absl::Status s = out.model.Check(l);
+    if (!s.ok()) return s;
+  }
+  out.summary.freq_mhz = RunFrequency(in, out.rng);
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
                                             const std::vector<Launch>& launches) {
-  DeviceModel model(in.soc, in.env.noise);
-  for (const Launch& l : launches) {
-    absl::Status s = model.Check(l);
-    if (!s.ok()) return s;
-  }
-  Rng rng(in.seed);
-  ExportSummary summary;
-  summary.freq_mhz = RunFrequency(in, rng);
+  absl::StatusOr<RunStart> start = Begin(in, launches);
+  if (!start.ok()) return start.status();
+  auto& [model, rng, summary] = *start;
   absl::StatusOr<std::vector<PmuColumn>> columns = Columns(in);
   if (!columns.ok()) return columns.status();
   ReportWriter writer(MakeReportConfig(in, *std::move(columns)));
@@ -170,9 +221,9 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
   UnifiedDb db(in.prof_dir / absl::StrCat("msprof_", in.ts14, ".db"), in.soc,
                in.env.physical_device);
   Timeline timeline{model,
-                    writer,
+                    &writer,
                     sample ? &sampler : nullptr,
-                    db,
+                    &db,
                     FindFault(in.faults, FaultKind::kRatioAboveOne),
                     rng,
                     summary,
@@ -189,7 +240,45 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
   if (s.ok())
     s = WriteSampleJson(in, in.prof_dir / absl::StrCat("device_", in.env.physical_device));
   if (s.ok() && sample) s = WriteSamples(in, sampler, timeline.device_free_ns, summary);
+  if (s.ok() && in.env.torch_npu_layout) s = WriteProfilerInfo(in);
   if (!s.ok()) return s;
+  return summary;
+}
+
+absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
+                                           const std::vector<Launch>& launches) {
+  absl::StatusOr<RunStart> start = Begin(in, launches);
+  if (!start.ok()) return start.status();
+  auto& [model, rng, summary] = *start;
+  std::optional<Launch> target;
+  std::optional<KernelResult> result;
+  auto sink = [&](const TaskRecord& t) {
+    if (result || t.launch->task_type == TaskType::kAiCpu) return;
+    if (!in.options.kernel_name.empty() && t.launch->op_name != in.options.kernel_name) return;
+    target = *t.launch;
+    result = *t.result;
+  };
+  Timeline timeline{model,
+                    nullptr,
+                    nullptr,
+                    nullptr,
+                    FindFault(in.faults, FaultKind::kRatioAboveOne),
+                    rng,
+                    summary,
+                    in.process_start_ns + kRuntimeInitNs,
+                    sink};
+  for (const Launch& l : launches) timeline.Run(l);
+  if (!result) {
+    return absl::NotFoundError(in.options.kernel_name.empty()
+                                   ? std::string("the application launched no AI Core kernel")
+                                   : absl::StrCat("the application launched no kernel named '",
+                                                  in.options.kernel_name, "' (--kernel-name)"));
+  }
+  absl::Status s = WriteOpprof(OpprofConfig{in.prof_dir, in.options.op_groups, in.soc,
+                                            in.env.physical_device, summary.freq_mhz},
+                               *target, *result);
+  if (!s.ok()) return s;
+  summary.tasks = 1;
   return summary;
 }
 

@@ -41,4 +41,12 @@ struct ExportSummary {
 absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
                                             const std::vector<Launch>& launches);
 
+// msprof op: simulates the launches exactly as ExportProfile does (the same
+// random draws, so one seed gives op_summary's figures for the same launch)
+// and writes OPPROF files into in.prof_dir (the OPPROF_* directory) for the
+// first AI Core launch of options.kernel_name (the first one when empty).
+// NotFound when there is none.
+absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
+                                           const std::vector<Launch>& launches);
+
 }  // namespace npuperf::sim

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace npuperf::sim {
 namespace {
@@ -154,6 +155,40 @@ absl::Status ApplyFlag(SimOptions& o, const std::string& name, const std::string
   return OtherFlag(name, value);
 }
 
+// msprof op's flags (msprof app mode's others are refused there).
+absl::Status ApplyOpFlag(SimOptions& o, const std::string& name, const std::string& value) {
+  if (name == "output" || name == "application") {
+    bool unused = false;
+    return ApplyFlag(o, name, value, unused);
+  }
+  if (name == "kernel-name") {
+    if (value.empty()) return absl::InvalidArgumentError("--kernel-name is empty");
+    o.kernel_name = value;
+    return absl::OkStatus();
+  }
+  if (name == "launch-count") {
+    if (value != "1") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--launch-count=", value, " is not supported by msprof-sim (only 1)"));
+    }
+    return absl::OkStatus();
+  }
+  if (name == "aic-metrics") {
+    o.op_groups.clear();
+    for (absl::string_view g : absl::StrSplit(value, ',')) {
+      absl::Status s = SetGroup(o, std::string(g));
+      if (!s.ok()) return s;
+      if (o.group == MetricGroup::kMemoryAccess) {
+        return absl::InvalidArgumentError("--aic-metrics=MemoryAccess is not a msprof op metric");
+      }
+      o.op_groups.push_back(o.group);
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", name, " is not supported by msprof-sim op (see --help)"));
+}
+
 absl::Status CheckCombination(const SimOptions& o, bool app_given) {
   if (!app_given) {
     return absl::InvalidArgumentError(
@@ -172,6 +207,10 @@ absl::StatusOr<SimOptions> ParseOptions(const std::vector<std::string>& args) {
   SimOptions o;
   bool ai_core_set = false;
   size_t i = 0;
+  if (!args.empty() && args[0] == "op") {
+    o.op_mode = true;
+    i = 1;
+  }
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--") {
@@ -192,7 +231,8 @@ absl::StatusOr<SimOptions> ParseOptions(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(
           absl::StrCat("option ", a, " needs a value: ", a, "=<value>"));
     }
-    absl::Status s = ApplyFlag(o, a.substr(2, eq - 2), a.substr(eq + 1), ai_core_set);
+    absl::Status s = o.op_mode ? ApplyOpFlag(o, a.substr(2, eq - 2), a.substr(eq + 1))
+                               : ApplyFlag(o, a.substr(2, eq - 2), a.substr(eq + 1), ai_core_set);
     if (!s.ok()) return s;
   }
   if (i < args.size()) {
@@ -203,6 +243,13 @@ absl::StatusOr<SimOptions> ParseOptions(const std::vector<std::string>& args) {
   }
   absl::Status s = CheckCombination(o, !o.app.empty());
   if (!s.ok()) return s;
+  if (o.op_mode && o.op_groups.empty()) {
+    for (MetricGroup g : {MetricGroup::kArithmeticUtilization, MetricGroup::kL2Cache,
+                          MetricGroup::kMemory, MetricGroup::kMemoryL0, MetricGroup::kMemoryUB,
+                          MetricGroup::kPipeUtilization, MetricGroup::kResourceConflictRatio}) {
+      o.op_groups.push_back(g);
+    }
+  }
   return o;
 }
 
@@ -245,6 +292,8 @@ std::string UsageText() {
 
 Usage: msprof-sim [options] [--] <app> [app args...]
        msprof-sim [options] --application="<app> <args>"
+       msprof-sim op [--output=<dir>] [--aic-metrics=<g1,g2,...>] [--kernel-name=<name>]
+                     [--launch-count=1] <app> [app args...]    (msprof op: OPPROF_<ts>_<id>/)
 
 Options (msprof syntax, --flag=value):
   --output=<dir>              directory that receives PROF_000001_<ts>_<id>/ (default: cwd)

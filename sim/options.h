@@ -24,6 +24,12 @@ struct SimOptions {
   std::vector<std::string> app;  // trailing app (after `--` or first non-option) or --application
   bool help = false;
   bool version = false;
+  // `msprof op ...` (first word "op"): operator tuning mode, one kernel profiled
+  // into OPPROF_<ts14>_<16 upper>/ (docs/simulator.md §4.2). Flags: --output,
+  // --aic-metrics (comma list), --kernel-name, --launch-count=1, --application.
+  bool op_mode = false;
+  std::vector<MetricGroup> op_groups;  // op mode --aic-metrics; Default: the seven groups
+  std::string kernel_name;             // --kernel-name; Default: the first kernel launched
 };
 
 // Parses argv[1..]. Errors carry the message to print; flags of real msprof

@@ -53,11 +53,15 @@ std::string ReportWriter::Path(const std::string& name) const {
 }
 
 std::string ReportWriter::OpSummaryHeader() const {
-  std::string block =
-      config_.block_dim_naming ? "Block Dim,Mix Block Dim" : "Block Num,Mix Block Num";
+  std::string block = config_.block_dim_naming || config_.torch_npu ? "Block Dim,Mix Block Dim"
+                                                                    : "Block Num,Mix Block Num";
+  // torch_npu's kernel_details: the op_summary columns under its own names, Step Id for Device_id.
   std::string h = absl::StrCat(
-      "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),"
-      "Task Duration(us),Task Wait Time(us),",
+      config_.torch_npu
+          ? "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start "
+            "Time(us),Duration(us),Wait Time(us),"
+          : "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start "
+            "Time(us),Task Duration(us),Task Wait Time(us),",
       block,
       ",HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
       "Output Formats,Context ID");
@@ -69,10 +73,11 @@ absl::Status ReportWriter::Open(int64_t session_start_ns, int control_stream) {
   std::error_code ec;
   std::filesystem::create_directories(config_.output_dir, ec);
   if (WritesTaskFiles()) {
-    op_summary_path_ = Path("op_summary");
+    op_summary_path_ = Path(config_.torch_npu ? "kernel_details" : "op_summary");
     op_summary_ = std::fopen(op_summary_path_.c_str(), "we");
     if (!op_summary_) return absl::InternalError(absl::StrCat("cannot write ", op_summary_path_));
     std::fprintf(op_summary_, "%s\n", OpSummaryHeader().c_str());
+    if (config_.torch_npu) return absl::OkStatus();  // torch_npu writes no task_time
     task_time_path_ = Path("task_time");
     task_time_ = std::fopen(task_time_path_.c_str(), "we");
     if (!task_time_) return absl::InternalError(absl::StrCat("cannot write ", task_time_path_));
@@ -134,10 +139,11 @@ void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us)
     wait = Fixed(std::max(0.0, gap), 6);
   }
   line_.clear();
-  absl::StrAppend(&line_, config_.device, ",4294967295,", task.task_id, ",", task.stream_id, ",",
-                  l.op_name, ",", l1 ? l.op_type : "N/A", ",", l1 ? l.op_state : "N/A", ",",
-                  l1 ? TaskTypeName(l.task_type) : "N/A", ",", MicrosFromNs(task.start_ns), "\t,",
-                  Fixed(duration_us, 3), ",", wait, ",");
+  // torch_npu: one profiler step (Step Id 1) where op_summary has the device.
+  absl::StrAppend(&line_, config_.torch_npu ? 1 : config_.device, ",4294967295,", task.task_id, ",",
+                  task.stream_id, ",", l.op_name, ",", l1 ? l.op_type : "N/A", ",",
+                  l1 ? l.op_state : "N/A", ",", l1 ? TaskTypeName(l.task_type) : "N/A", ",",
+                  MicrosFromNs(task.start_ns), "\t,", Fixed(duration_us, 3), ",", wait, ",");
   WriteBasicInfo(l, line_);
   if (!config_.pmu.empty()) {
     if (l1) {
@@ -166,12 +172,14 @@ absl::Status ReportWriter::WriteOpStatistic() {
   double total = 0;
   for (const auto& r : rows) total += r.second.sum;
   std::ofstream out(Path("op_statistic"));
-  out << "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max "
+  const std::string device = config_.torch_npu ? "" : absl::StrCat(config_.device, ",");
+  out << (config_.torch_npu ? "" : "Device_id,")
+      << "OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max "
          "Time(us),Ratio(%)\n";
   for (const auto& [key, s] : rows) {
-    out << config_.device << "," << key.first << "," << key.second << "," << s.count << ","
-        << Short3(s.sum) << "," << Short3(s.min) << "," << Short3(s.sum / s.count) << ","
-        << Short3(s.max) << "," << Short3(total > 0 ? s.sum / total * 100 : 0) << "\n";
+    out << device << key.first << "," << key.second << "," << s.count << "," << Short3(s.sum) << ","
+        << Short3(s.min) << "," << Short3(s.sum / s.count) << "," << Short3(s.max) << ","
+        << Short3(total > 0 ? s.sum / total * 100 : 0) << "\n";
   }
   return out ? absl::OkStatus() : absl::InternalError("cannot write op_statistic");
 }
@@ -182,13 +190,14 @@ absl::Status ReportWriter::WriteApiStatistic() {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second.sum > b.second.sum; });
   std::ofstream out(Path("api_statistic"));
-  out << "Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n";
+  out << (config_.torch_npu ? "" : "Device_id,")
+      << "Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n";
   for (const auto& [key, s] : rows) {
     double mean = s.sum / s.count;
     double var = std::max(0.0, s.sum_sq / s.count - mean * mean);
-    out << "host," << key.first << "," << key.second << "," << Short3(s.sum) << "," << s.count
-        << "," << Short3(mean) << "," << Short3(s.min) << "," << Short3(s.max) << "," << Short3(var)
-        << "\n";
+    out << (config_.torch_npu ? "" : "host,") << key.first << "," << key.second << ","
+        << Short3(s.sum) << "," << s.count << "," << Short3(mean) << "," << Short3(s.min) << ","
+        << Short3(s.max) << "," << Short3(var) << "\n";
   }
   return out ? absl::OkStatus() : absl::InternalError("cannot write api_statistic");
 }

@@ -25,8 +25,12 @@ struct ReportConfig {
   std::vector<PmuColumn> pmu;  // empty: op_summary without PMU columns
   double rated_mhz = 0;
   bool block_dim_naming = false;  // "Block Dim" instead of "Block Num"
-  bool garbage_row = false;       // fault: a malformed line after the first row
-  bool truncate = false;          // fault: cut the last op_summary/task_time line
+  // torch_npu export (SimEnv::torch_npu_layout): kernel_details.csv with its
+  // column names (Step Id first, no Device_id), no task_time, statistic
+  // tables without Device_id.
+  bool torch_npu = false;
+  bool garbage_row = false;  // fault: a malformed line after the first row
+  bool truncate = false;     // fault: cut the last op_summary/task_time line
 };
 
 // One executed task on the device timeline.

@@ -138,21 +138,24 @@ absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env) {
   }
   out.block_dim_naming = naming == "dim";
   std::string layout = Get(env, "MSPROF_SIM_LAYOUT");
-  if (!layout.empty() && layout != "cann8" && layout != "cann7") {
+  if (!layout.empty() && layout != "cann8" && layout != "cann7" && layout != "torch_npu") {
     return absl::InvalidArgumentError(
-        absl::StrCat("MSPROF_SIM_LAYOUT='", layout, "' (want cann8 or cann7)"));
+        absl::StrCat("MSPROF_SIM_LAYOUT='", layout, "' (want cann8, cann7 or torch_npu)"));
   }
   out.pre8_layout = layout == "cann7";
+  out.torch_npu_layout = layout == "torch_npu";
   return out;
 }
 
 std::filesystem::path TablesDir(const SimEnv& env, const std::filesystem::path& prof_dir) {
   if (env.pre8_layout) return prof_dir / absl::StrCat("device_", env.physical_device) / "summary";
+  if (env.torch_npu_layout) return prof_dir.parent_path() / "ASCEND_PROFILER_OUTPUT";
   return prof_dir / "mindstudio_profiler_output";
 }
 
 std::string TableSuffix(const SimEnv& env, const std::string& ts14) {
   if (env.pre8_layout) return absl::StrCat("_", env.physical_device, "_1_1_", ts14);
+  if (env.torch_npu_layout) return "";
   return "_" + ts14;
 }
 

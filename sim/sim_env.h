@@ -39,10 +39,17 @@ struct SimEnv {
   // PROF_*/device_<id>/summary named <table>_<device>_1_1_<ts14>.csv, no
   // mindstudio_profiler_output). Default: cann8.
   bool pre8_layout = false;
+  // MSPROF_SIM_LAYOUT=torch_npu: the export torch_npu.profiler writes with
+  // tensorboard_trace_handler(<output>): <output>/<host>_<pid>_<ts17>_ascend_pt/
+  // holding the PROF_* raw tree, profiler_info_<rank>.json and
+  // ASCEND_PROFILER_OUTPUT/{kernel_details,op_statistic,api_statistic}.csv (no
+  // task_time, no Device_id column). Default: off.
+  bool torch_npu_layout = false;
 };
 
 // Where the CSV tables of a run go, and the part of their names after the
-// table name ("_<ts14>", or "_<device>_1_1_<ts14>" in the pre-8.0 layout).
+// table name ("_<ts14>", "_<device>_1_1_<ts14>" in the pre-8.0 layout, "" for
+// torch_npu, whose tables sit next to the PROF_* dir in ASCEND_PROFILER_OUTPUT).
 std::filesystem::path TablesDir(const SimEnv& env, const std::filesystem::path& prof_dir);
 std::string TableSuffix(const SimEnv& env, const std::string& ts14);
 

@@ -102,15 +102,31 @@ absl::Status Simulator::CreateTree() {
                                                       : std::filesystem::path(options_.output);
   Clock::SystemTime now = clock_.SystemNow();
   start_ns_ = UnixNs(now);
-  prof_dir_ = std::filesystem::absolute(out) / ProfDirName(now, Random16());
+  const std::string prof = ProfDirName(now, Random16());
+  prof_dir_ = std::filesystem::absolute(out) / prof;
+  if (env_.torch_npu_layout) {
+    // torch_npu's tensorboard_trace_handler: <worker>_<ts17>_ascend_pt, worker = <host>_<pid>.
+    char host[256] = "localhost";
+    ::gethostname(host, sizeof(host) - 1);
+    const std::string ts17 = prof.substr(std::string("PROF_000001_").size(), 17);
+    prof_dir_ = std::filesystem::absolute(out) /
+                absl::StrCat(host, "_", getpid(), "_", ts17, "_ascend_pt") / prof;
+  }
   std::error_code ec;
+  if (options_.op_mode) {  // msprof op: OPPROF_<ts14>_<16 upper>/, the channel and log in dump/
+    prof_dir_ =
+        std::filesystem::absolute(out) / absl::StrCat("OPPROF_", Timestamp14(now), "_", Random16());
+    log_dir_ = prof_dir_ / "dump";
+    std::filesystem::create_directories(log_dir_, ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot create ", log_dir_.string()));
+    launch_file_ = log_dir_ / "msprof_sim_launches.txt";
+    return absl::OkStatus();
+  }
+  log_dir_ = prof_dir_ / "mindstudio_profiler_log";
   std::filesystem::path device = prof_dir_ / absl::StrCat("device_", env_.physical_device);
-  std::vector<std::filesystem::path> dirs = {prof_dir_ / "host" / "data",
-                                             prof_dir_ / "host" / "sqlite",
-                                             device / "data",
-                                             device / "sqlite",
-                                             TablesDir(env_, prof_dir_),
-                                             prof_dir_ / "mindstudio_profiler_log"};
+  std::vector<std::filesystem::path> dirs = {
+      prof_dir_ / "host" / "data", prof_dir_ / "host" / "sqlite", device / "data",
+      device / "sqlite",           TablesDir(env_, prof_dir_),    log_dir_};
   for (const auto& d : dirs) {
     std::filesystem::create_directories(d, ec);
     if (ec)
@@ -164,9 +180,7 @@ int Simulator::InjectPostRunFaults() {
 }
 
 void Simulator::WriteLog(const std::string& text) const {
-  std::ofstream log(
-      prof_dir_ / "mindstudio_profiler_log" / absl::StrCat("msprof_sim_", getpid(), ".log"),
-      std::ios::app);
+  std::ofstream log(log_dir_ / absl::StrCat("msprof_sim_", getpid(), ".log"), std::ios::app);
   log << text << "\n";
 }
 
@@ -186,7 +200,8 @@ int Simulator::Export() {
                  end_ns_,
                  faults_,
                  env_.seed.value_or(FreshSeed())};
-  absl::StatusOr<ExportSummary> sum = ExportProfile(in, *launches);
+  absl::StatusOr<ExportSummary> sum =
+      options_.op_mode ? ExportOpprof(in, *launches) : ExportProfile(in, *launches);
   if (!sum.ok()) {
     Error(absl::StrCat("export failed: ", sum.status().message()));
     return 1;
@@ -194,7 +209,7 @@ int Simulator::Export() {
   WriteLog(absl::StrCat("soc=", soc_.name, " device=", env_.physical_device, " seed=", in.seed,
                         " freq_mhz=", sum->freq_mhz, " rated_mhz=", soc_.freq_mhz,
                         " tasks=", sum->tasks, " samples=", sum->samples,
-                        " group=", MetricGroupName(options_.group)));
+                        " group=", options_.op_mode ? "op" : MetricGroupName(options_.group)));
   std::printf("[INFO] Export data in %s done.\n[INFO] Profiling finished.\n",
               prof_dir_.filename().c_str());
   std::printf("[INFO] Process profiling data complete. Data is saved in %s\n", prof_dir_.c_str());

@@ -56,6 +56,7 @@ class Simulator {
   std::unique_ptr<DeviceLock> lock_;
   std::filesystem::path prof_dir_;
   std::filesystem::path launch_file_;
+  std::filesystem::path log_dir_;  // msprof_sim_<pid>.log goes here
   int64_t start_ns_ = 0;
   int64_t end_ns_ = 0;
 };

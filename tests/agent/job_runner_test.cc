@@ -189,6 +189,48 @@ TEST_F(JobRunnerTest, QuickRunsTaskTimeRunsOnly) {
                           v1::JOB_PHASE_PARSING));
 }
 
+// Discovery (issue 15): one task-time run of the runner, and the candidate
+// table of everything it launched; quick_mix has two kernels that are not
+// incidental, so --op-name-auto's pick fails listing both.
+TEST_F(JobRunnerTest, DiscoveryRunsTheRunnerOnceUnderTaskTime) {
+  ctx_.job.set_op_name("");
+  ctx_.job.mutable_params()->set_warm_up(2);  // discovery does not warm up
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
+
+  auto d = runner_.Discover(ctx_);
+
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(Argvs(),
+              ElementsAre(WithApp({"msprof", "--output=" + (session() / "discovery").string(),
+                                   "--task-time=on", "--ascendcl=on"})));
+  EXPECT_EQ(MsprofRuns("TaskTime", "ok"), 1);
+  ASSERT_EQ(d->candidates.size(), 2u);
+  EXPECT_EQ(d->candidates[0].op_name, "main_kernel");
+  EXPECT_EQ(d->candidates[0].task_type, "MIX_AIC");
+  EXPECT_EQ(d->candidates[0].count, 3);
+  EXPECT_NEAR(d->candidates[0].total_duration_us, 87141.960 + 86810.080 + 86849.340, 1e-6);
+  EXPECT_EQ(d->candidates[1].op_name, "_Z14rmsnorm_kernelPfS_iiii");
+  auto pick = evidence::PickAutoCandidate(d->candidates, d->source);
+  ASSERT_FALSE(pick.ok());
+  EXPECT_THAT(pick.status().message(), HasSubstr("main_kernel"));
+  EXPECT_THAT(pick.status().message(), HasSubstr("_Z14rmsnorm_kernelPfS_iiii"));
+}
+
+// A capture without one kernel row, or a failing msprof run, fails discovery.
+TEST_F(JobRunnerTest, DiscoveryFailsWithoutKernelsOrWhenMsprofFails) {
+  fake_.On(Fake::HasArg("--output=" + (session() / "discovery").string()),
+           Fake::Exit(0, kTestData / "quick_api_only"));
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(3));  // the second session's run
+  auto empty = runner_.Discover(ctx_);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kFailedPrecondition) << empty.status();
+  EXPECT_THAT(empty.status().message(), HasSubstr("discovery: "));
+  ctx_.session_dir = dir_.path() / "session2";
+  auto failed = runner_.Discover(ctx_);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(MsprofRuns("TaskTime", "ok"), 1);
+}
+
 // The job's launch selector reaches the parser: by default (unique) a target
 // launched three times fails the job listing the launches; `all` makes each
 // launch of each repeat a sample; a malformed selector fails before any run.

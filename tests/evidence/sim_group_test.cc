@@ -4,10 +4,12 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "evidence/archive.h"
 #include "evidence/evidence.h"
 #include "evidence/op_summary.h"
+#include "evidence/opprof.h"
 #include "evidence/prof_layout.h"
 #include "evidence/summary_text.h"
 #include "evidence/task_time.h"
@@ -36,7 +38,7 @@ fs::path Runner() {
   return root / "examples/ops/inplace_add_rmsnorm/test_inplace_add_rmsnorm.py";
 }
 
-void Run(const std::string& cmd) {
+void RunCommand(const std::string& cmd) {
   int rc = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0) << cmd;
 }
@@ -46,14 +48,15 @@ void Collect(const fs::path& sim, const std::string& env, const fs::path& group,
              const fs::path& quick) {
   std::string app = " python3 " + Runner().string() + " --case-id p1 >/dev/null 2>&1";
   for (const std::string& m : SevenMetrics()) {
-    Run(env + sim.string() + " --output=" + (group / ("PROF_" + m)).string() +
-        " --ai-core=on --aic-metrics=" + m + " --task-time=on --ascendcl=on" + app);
+    RunCommand(env + sim.string() + " --output=" + (group / ("PROF_" + m)).string() +
+               " --ai-core=on --aic-metrics=" + m + " --task-time=on --ascendcl=on" + app);
   }
-  Run(env + sim.string() + " --output=" + (group / "PROF_Sample").string() +
-      " --ai-core=on --aic-metrics=PipeUtilization --aic-mode=sample-based --aic-freq=100"
-      " --task-time=on --ascendcl=on" +
-      app);
-  Run(env + sim.string() + " --output=" + quick.string() + " --task-time=on --ascendcl=on" + app);
+  RunCommand(env + sim.string() + " --output=" + (group / "PROF_Sample").string() +
+             " --ai-core=on --aic-metrics=PipeUtilization --aic-mode=sample-based --aic-freq=100"
+             " --task-time=on --ascendcl=on" +
+             app);
+  RunCommand(env + sim.string() + " --output=" + quick.string() + " --task-time=on --ascendcl=on" +
+             app);
 }
 
 class SimGroupTest : public ::testing::Test {
@@ -68,6 +71,16 @@ class SimGroupTest : public ::testing::Test {
     // The same runs (same seed) written in the tree before CANN 8.0.
     Collect(sim, state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann7 ", dir_->path() / "a2_cann7",
             dir_->path() / "a2q_cann7");
+    // The same runs as torch_npu.profiler exports (kernel_details.csv).
+    Collect(sim, state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=torch_npu ",
+            dir_->path() / "a2_torch", dir_->path() / "a2q_torch");
+    // msprof op of the target in the same process (same seed, so the same launch), and
+    // one with the clock stuck at 1200 MHz.
+    const std::string op = sim.string() + " op --kernel-name=" + kKernel + " --output=";
+    const std::string app = " python3 " + Runner().string() + " --case-id p1 >/dev/null 2>&1";
+    RunCommand(state + "MSPROF_SIM_SEED=7 " + op + (dir_->path() / "a2_op").string() + app);
+    RunCommand(state + "MSPROF_SIM_SEED=7 MSPROF_SIM_DVFS=1200:1 " + op +
+               (dir_->path() / "a2_op_dvfs").string() + app);
     // A5 on physical device 3, DVFS stuck at 1200 MHz, CANN 8.3 "Block Dim" naming.
     Collect(sim,
             state +
@@ -150,6 +163,88 @@ TEST_F(SimGroupTest, ThePre80TreeGivesTheSameEvidence) {
   ASSERT_TRUE(q8.ok()) << q8.status();
   ASSERT_TRUE(q7.ok()) << q7.status();
   EXPECT_EQ(q7->launches_us, q8->launches_us);
+}
+
+// torch_npu's export of the same launches: kernel_details.csv under its own
+// column names (no Device_id, Step Id first), no task_time, the raw PROF_*
+// inside *_ascend_pt; the figures are op_summary's.
+TEST_F(SimGroupTest, TheTorchNpuExportGivesTheSameEvidence) {
+  const fs::path run = dir_->path() / "a2_torch" / "PROF_PipeUtilization";
+  std::vector<fs::path> pts;
+  for (const auto& e : fs::directory_iterator(run)) pts.push_back(e.path());
+  ASSERT_EQ(pts.size(), 1u);
+  EXPECT_THAT(pts[0].filename().string(), ::testing::EndsWith("_ascend_pt"));
+  const fs::path table = pts[0] / "ASCEND_PROFILER_OUTPUT";
+  EXPECT_TRUE(fs::exists(pts[0] / "profiler_info_0.json"));
+  EXPECT_FALSE(fs::exists(table / "task_time.csv"));
+  std::ifstream kd(table / "kernel_details.csv");
+  std::string header;
+  std::getline(kd, header);
+  EXPECT_THAT(header, ::testing::StartsWith("Step Id,Model ID,Task ID,Stream ID,Name,Type,OP "
+                                            "State,Accelerator Core,Start Time(us),Duration(us)"));
+  EXPECT_THAT(header, ::testing::Not(HasSubstr("Device_id")));
+  auto cann8 = Build("a2", "Ascend910B2");
+  auto torch = Build("a2_torch", "Ascend910B2");
+  ASSERT_TRUE(cann8.ok()) << cann8.status();
+  ASSERT_TRUE(torch.ok()) << torch.status();
+  EXPECT_EQ(Name(torch->seven_metric_status), "complete");
+  EXPECT_TRUE(torch->errors.empty()) << torch->errors[0].message;
+  EXPECT_EQ(torch->task_duration_us, cann8->task_duration_us);
+  EXPECT_EQ(torch->aiv_time_us, cann8->aiv_time_us);
+  EXPECT_EQ(torch->block_num, cann8->block_num);
+  EXPECT_EQ(torch->input_shapes, cann8->input_shapes);
+  EXPECT_EQ(Name(torch->bound.label), Name(cann8->bound.label));
+  EXPECT_EQ(torch->dvfs.observed_mhz, cann8->dvfs.observed_mhz);
+  // The sample run's aicore.db is found in the PROF_* inside *_ascend_pt.
+  EXPECT_EQ(StatusText(torch->per_core), StatusText(cann8->per_core));
+  EXPECT_EQ(torch->per_core.cores.size(), cann8->per_core.cores.size());
+}
+
+// msprof op (OPPROF_*) of the target: OpBasicInfo has op_summary's Task
+// Duration and Block Dim of the same launch, the block mean of aiv_time(us) is
+// op_summary's aiv_time(us), the pipe ratios are its ratios, and Current/Rated
+// Freq drive the DVFS check (ok at 1800, suspect at 1200).
+TEST_F(SimGroupTest, MsprofOpOutputHasTheFiguresOfOpSummary) {
+  auto cann8 = Build("a2", "Ascend910B2");
+  ASSERT_TRUE(cann8.ok()) << cann8.status();
+  auto op = ReadOpprof(dir_->path() / "a2_op");
+  ASSERT_TRUE(op.ok()) << op.status();
+  ASSERT_TRUE(op->basic.has_value());
+  EXPECT_THAT(op->data_dir.filename().string(), ::testing::StartsWith("OPPROF_"));
+  EXPECT_EQ(op->basic->op_name, kKernel);
+  EXPECT_EQ(op->basic->op_type, "vector");
+  EXPECT_EQ(op->basic->block_dim, cann8->block_num);
+  EXPECT_NEAR(op->basic->task_duration_us, cann8->task_duration_us, 0.0005);
+  EXPECT_EQ(op->basic->current_freq_mhz, 1800);
+  EXPECT_EQ(op->basic->rated_freq_mhz, 1800);
+  EXPECT_EQ(op->hardware.soc, "Ascend910B2");
+  EXPECT_EQ(op->metrics.size(), 7u);
+  const OpprofMetric& pipe = op->metrics.front();
+  ASSERT_EQ(pipe.metric, "PipeUtilization");
+  EXPECT_EQ(pipe.rows, 48u);  // one row per block (vector0)
+  const ColumnStats* aiv = pipe.Find("aiv_time(us)");
+  ASSERT_NE(aiv, nullptr);
+  EXPECT_NEAR(aiv->avg, cann8->aiv_time_us, 0.0005 + 1e-9);
+  EXPECT_GE(aiv->max, aiv->avg);
+  EXPECT_EQ(pipe.Find("aic_time(us)"), nullptr);  // NA on every row of a vector kernel
+  for (const char* ratio : {"aiv_vec_ratio", "aiv_mte2_ratio", "aiv_scalar_ratio"}) {
+    const ColumnStats* c = pipe.Find(ratio);
+    ASSERT_NE(c, nullptr) << ratio;
+    ASSERT_TRUE(cann8->merged.count(ratio)) << ratio;
+    EXPECT_NEAR(c->avg, cann8->merged.at(ratio), 0.0005 + 1e-9) << ratio;
+  }
+  BuildOptions o;
+  o.op_name = kKernel;
+  o.soc = "Ascend910B2";
+  auto ev = OpprofEvidence(dir_->path() / "a2_op", o, Evidence{});
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(Name(ev->dvfs.status), "ok");
+  EXPECT_EQ(Name(ev->dvfs.source), "opprof.current_freq");
+  auto dip = OpprofEvidence(dir_->path() / "a2_op_dvfs", o, Evidence{});
+  ASSERT_TRUE(dip.ok()) << dip.status();
+  EXPECT_EQ(Name(dip->dvfs.status), "suspect");
+  EXPECT_DOUBLE_EQ(dip->dvfs.observed_mhz, 1200);
+  EXPECT_DOUBLE_EQ(dip->dvfs.rated_mhz, 1800);
 }
 
 TEST_F(SimGroupTest, A5Device3DvfsAndBlockDimNaming) {

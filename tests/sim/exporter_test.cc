@@ -5,6 +5,7 @@
 
 #include "SQLiteCpp/SQLiteCpp.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
@@ -152,6 +153,85 @@ TEST_F(ExporterTest, TaskTimeStatisticsAndApi) {
   for (const auto& r : api)
     launch_row |= r[1] == "node" && r[2] == "launch" && r[4] == "6" && r[0] == "host";
   EXPECT_TRUE(launch_row);
+}
+
+// torch_npu's export: kernel_details.csv is op_summary under torch_npu's
+// names (Step Id for Device_id), the same cells from column 1 on.
+TEST_F(ExporterTest, TorchNpuLayoutWritesKernelDetails) {
+  auto plain = Rows(Export("plain") / "op_summary_20261130120000.csv");
+  in_.env.torch_npu_layout = true;
+  const fs::path pt = root_ / "host_1_20261130120000000_ascend_pt";
+  in_.prof_dir = pt / "PROF_000001_20261130120000000_AAAAAAAAAAAAAAAA";
+  fs::create_directories(in_.prof_dir);  // Simulator::CreateTree's part
+  auto s = ExportProfile(in_, launches_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const fs::path out = pt / "ASCEND_PROFILER_OUTPUT";
+  auto kd = Rows(out / "kernel_details.csv");
+  ASSERT_EQ(kd.size(), plain.size());
+  EXPECT_EQ(absl::StrJoin(std::vector<std::string>(kd[0].begin(), kd[0].begin() + 13), ","),
+            "Step Id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start "
+            "Time(us),Duration(us),Wait Time(us),Block Dim,Mix Block Dim");
+  for (size_t i = 1; i < kd.size(); ++i) {
+    EXPECT_EQ(kd[i][0], "1");
+    EXPECT_EQ(std::vector<std::string>(kd[i].begin() + 1, kd[i].end()),
+              std::vector<std::string>(plain[i].begin() + 1, plain[i].end()));
+  }
+  EXPECT_FALSE(fs::exists(out / "task_time.csv"));
+  EXPECT_EQ(Rows(out / "op_statistic.csv")[0][0], "OP Type");
+  EXPECT_EQ(Rows(out / "api_statistic.csv")[0][0], "Level");
+  EXPECT_NE(
+      Read(pt / "profiler_info_0.json").find("\"_aic_metrics\": \"ACL_AICORE_PIPE_UTILIZATION\""),
+      std::string::npos);
+}
+
+// msprof op: the target's launch with the figures op_summary has for it.
+TEST_F(ExporterTest, OpprofHasTheTargetLaunchOfOpSummary) {
+  auto plain = Rows(Export("plain") / "op_summary_20261130120000.csv");
+  in_.options.op_mode = true;
+  in_.options.kernel_name = "_Z6targetv";
+  in_.options.op_groups = {MetricGroup::kPipeUtilization, MetricGroup::kMemory};
+  in_.prof_dir = root_ / "OPPROF_20261130120000_AAAAAAAAAAAAAAAA";
+  auto s = ExportOpprof(in_, launches_);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto basic = Rows(in_.prof_dir / "OpBasicInfo.csv");
+  ASSERT_EQ(basic.size(), 2u);
+  EXPECT_EQ(basic[0][7], "Current Freq");
+  const auto& target = plain[4];  // header, 3 StatelessNormal, then the target
+  ASSERT_EQ(target[4], "_Z6targetv");
+  EXPECT_EQ(basic[1][0], "_Z6targetv");
+  EXPECT_EQ(basic[1][1], "vector");
+  EXPECT_NEAR(std::stod(basic[1][2]), std::stod(target[9]), 0.0005);
+  EXPECT_EQ(basic[1][3], "20");
+  EXPECT_EQ(basic[1][4], "NA");
+  EXPECT_EQ(basic[1][7], "1800");
+  EXPECT_EQ(basic[1][8], "1800");
+  EXPECT_TRUE(absl::EndsWith(Read(in_.prof_dir / "OpBasicInfo.csv"), ",\n"));
+  auto pipe = Rows(in_.prof_dir / "PipeUtilization.csv");
+  ASSERT_EQ(pipe.size(), 21u);  // header + 20 blocks
+  EXPECT_TRUE(fs::exists(in_.prof_dir / "Memory.csv"));
+  EXPECT_FALSE(fs::exists(in_.prof_dir / "L2Cache.csv"));
+  size_t aiv = 0, aic = 0;
+  for (size_t c = 0; c < pipe[0].size(); ++c) {
+    if (pipe[0][c] == "aiv_time(us)") aiv = c;
+    if (pipe[0][c] == "aicore_time(us)" || pipe[0][c] == "aic_time(us)") aic = c;
+  }
+  ASSERT_GT(aiv, 1u);
+  double sum = 0;
+  for (size_t r = 1; r < pipe.size(); ++r) {
+    EXPECT_EQ(pipe[r][1], "vector0");
+    if (aic > 0) {
+      EXPECT_EQ(pipe[r][aic], "NA");
+    }
+    sum += std::stod(pipe[r][aiv]);
+  }
+  size_t op_aiv = 0;
+  for (size_t c = 0; c < plain[0].size(); ++c) {
+    if (plain[0][c] == "aiv_time(us)") op_aiv = c;
+  }
+  ASSERT_GT(op_aiv, 0u);
+  EXPECT_NEAR(sum / 20, std::stod(target[op_aiv]), 0.0006);
+  in_.options.kernel_name = "absent";
+  EXPECT_EQ(ExportOpprof(in_, launches_).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(ExporterTest, TaskTimeLevelsAndAscendcl) {

@@ -68,6 +68,39 @@ TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
   }
 }
 
+TEST(OptionsTest, MsprofOpSubcommand) {
+  auto o = ParseOptions({"op", "--output=/o", "--aic-metrics=PipeUtilization,Memory",
+                         "--kernel-name=add_custom", "--launch-count=1", "./app", "x"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->op_mode);
+  EXPECT_EQ(o->output, "/o");
+  EXPECT_EQ(o->kernel_name, "add_custom");
+  EXPECT_EQ(o->op_groups,
+            (std::vector<MetricGroup>{MetricGroup::kPipeUtilization, MetricGroup::kMemory}));
+  EXPECT_EQ(o->app, (Args{"./app", "x"}));
+  auto all = ParseOptions({"op", "./app"});
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ(all->op_groups.size(), 7u);  // msprof op collects every group by default
+  EXPECT_TRUE(all->kernel_name.empty());
+  EXPECT_FALSE(ParseOptions({"./app"})->op_mode);
+  struct Case {
+    Args args;
+    std::string want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"op", "--launch-count=2", "app"}, "--launch-count=2 is not supported"},
+           {{"op", "--task-time=on", "app"}, "--task-time is not supported by msprof-sim op"},
+           {{"op", "--aic-metrics=MemoryAccess", "app"}, "not a msprof op metric"},
+           {{"op", "--aic-metrics=PipeUtilization,Bogus", "app"}, "invalid --aic-metrics"},
+           {{"op", "--kernel-name=", "app"}, "--kernel-name is empty"},
+           {{"op", "--output=x"}, "no application"},
+       }) {
+    auto bad = ParseOptions(c.args);
+    ASSERT_FALSE(bad.ok()) << c.args[1];
+    EXPECT_NE(bad.status().message().find(c.want), std::string::npos) << bad.status();
+  }
+}
+
 TEST(OptionsTest, HelpVersionAndIgnoredFlags) {
   EXPECT_TRUE(ParseOptions({"--help"})->help);
   EXPECT_TRUE(ParseOptions({"--version"})->version);

@@ -83,6 +83,13 @@ TEST(SimEnvTest, LayoutPlacesAndNamesTheTables) {
   EXPECT_EQ(TableSuffix(*cann8, "20260601120000"), "_20260601120000");
   EXPECT_EQ(TablesDir(*cann7, "/p"), "/p/device_3/summary");
   EXPECT_EQ(TableSuffix(*cann7, "20260601120000"), "_3_1_1_20260601120000");
+  auto torch = ReadSimEnv(Env({{"MSPROF_SIM_LAYOUT", "torch_npu"}}));
+  ASSERT_TRUE(torch.ok());
+  EXPECT_TRUE(torch->torch_npu_layout);
+  EXPECT_FALSE(torch->pre8_layout);
+  EXPECT_EQ(TablesDir(*torch, "/o/h_1_20260601120000000_ascend_pt/PROF_1"),
+            "/o/h_1_20260601120000000_ascend_pt/ASCEND_PROFILER_OUTPUT");
+  EXPECT_EQ(TableSuffix(*torch, "20260601120000"), "");
 }
 
 }  // namespace
