@@ -113,10 +113,15 @@ std::vector<v1::JobAssignment> ClaimAll(Store& store, int jobs, int threads) {
         for (int d = 0; d < 8; ++d) req.devices.push_back({d, "Ascend910B2"});
         req.now_ms = 1;
         req.lease_ttl_ms = 3'600'000;
+        req.lease_secret = std::string(32, 'b');
         for (int d = 0; d < 8 && claimed.load() < jobs; ++d) {
           auto a = store.ClaimJob(req, ChooseClaim);
           if (!a.ok() && absl::IsAborted(a.status())) continue;
-          if (!a.ok() || !a->has_value()) break;
+          if (!a.ok()) {  // a broken bench must not spin over ever more agents
+            std::fprintf(stderr, "claim: %s\n", a.status().ToString().c_str());
+            std::abort();
+          }
+          if (!a->has_value()) break;
           got[t].push_back(**a);
           ++claimed;
         }
