@@ -35,8 +35,12 @@ TEST(ProcessMetricsTest, CollectsEveryFamilyOfThisProcess) {
   for (const auto& f : ProcessCollector().Collect()) {
     names.insert(f.name);
     ASSERT_EQ(f.metric.size(), 1u) << f.name;
-    if (f.name == "process_open_fds") EXPECT_GE(f.metric[0].gauge.value, 3);
-    if (f.name == "process_resident_memory_bytes") EXPECT_GT(f.metric[0].gauge.value, 1 << 20);
+    if (f.name == "process_open_fds") {
+      EXPECT_GE(f.metric[0].gauge.value, 3);
+    }
+    if (f.name == "process_resident_memory_bytes") {
+      EXPECT_GT(f.metric[0].gauge.value, 1 << 20);
+    }
     if (f.name == "npuperf_build_info") {
       EXPECT_EQ(f.metric[0].label.size(), 2u);
       EXPECT_EQ(f.metric[0].gauge.value, 1);
