@@ -148,6 +148,7 @@ bool Agent::Register(const std::atomic<bool>& stop) {
   {
     absl::MutexLock lock(&mu_);
     need_register_ = false;  // ends the session thread's wait for the registration
+    metrics_.registered.Set(1);
   }
   LogInfo("agent", absl::StrCat("registered as ", resp->agent_id(), " with ", req.devices_size(),
                                 " devices, ", req.running_jobs_size(), " jobs to reconcile"));
@@ -185,6 +186,7 @@ void Agent::SessionLoop(const std::atomic<bool>& stop) {
     metrics_.reconnects.Increment();
     absl::MutexLock lock(&mu_);
     need_register_ = true;
+    metrics_.registered.Set(0);
     clock_.AwaitWithDeadline(mu_, absl::Condition(&stopping),
                              clock_.MonotonicNow() + backoff.Next());
   }
@@ -476,6 +478,7 @@ bool Agent::NeedsRegister() {
 void Agent::SetNeedsRegister() {
   absl::MutexLock lock(&mu_);
   need_register_ = true;
+  metrics_.registered.Set(0);
 }
 
 std::string Agent::agent_id() {

@@ -6,15 +6,16 @@
 
 #include "absl/status/statusor.h"
 #include "agent/health.h"
+#include "common/metrics_http.h"
 #include "prometheus/registry.h"
 
 namespace npuperf::agent {
 
 // The agent's HTTP port: GET /metrics (Prometheus text format of `registry`)
-// and GET /healthz (HealthReport: 200 or 503 with a JSON body), both served by
-// civetweb, the server prometheus-cpp's Exposer is built on. Exposer cannot
-// serve anything but metrics, hence this small replacement (agent/README.md).
-// Owns its listener threads; destruction stops them. Thread-safe.
+// with the process and build metrics (common/process_metrics.h), and GET
+// /healthz (HealthReport: 200 or 503 with a JSON body), both served by
+// common/metrics_http.h. Owns its listener threads; destruction stops them.
+// Thread-safe.
 class HttpEndpoint {
  public:
   // Listens on HOST:PORT (port 0: any free port). `health` is called on the
@@ -25,13 +26,11 @@ class HttpEndpoint {
   ~HttpEndpoint();
 
   // The bound port (the chosen one when listen asked for port 0).
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
 
  private:
-  struct Impl;
-  explicit HttpEndpoint(std::unique_ptr<Impl> impl, int port);
-  std::unique_ptr<Impl> impl_;
-  int port_;
+  explicit HttpEndpoint(std::unique_ptr<MetricsHttpServer> http) : http_(std::move(http)) {}
+  std::unique_ptr<MetricsHttpServer> http_;
 };
 
 }  // namespace npuperf::agent

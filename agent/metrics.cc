@@ -1,5 +1,9 @@
 #include "agent/metrics.h"
 
+#include <iterator>
+
+#include "agent/msprof_modes.h"
+
 namespace npuperf::agent {
 
 AgentMetrics::AgentMetrics(prometheus::Registry& r)
@@ -37,6 +41,11 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                       .Help("Results waiting in the local spool for acknowledgement")
                       .Register(r)
                       .Add({})),
+      registered(prometheus::BuildGauge()
+                     .Name("npuperf_agent_registered")
+                     .Help("1 while this agent is registered with the server, else 0")
+                     .Register(r)
+                     .Add({})),
       job_duration_seconds(
           prometheus::BuildHistogram()
               .Name("npuperf_agent_job_duration_seconds")
@@ -49,6 +58,13 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
               .Name("npuperf_agent_job_phase_seconds")
               .Help("Wall time of job attempts by phase (sum over attempts and devices)")
               .Register(r)) {
+  for (const char* outcome : kJobOutcomes) jobs.Add({{"outcome", outcome}});
+  static_assert(std::size(kMsprofGroups) == kMetricGroups.size() + 2);
+  for (const char* group : kMsprofGroups) {
+    for (const char* outcome : kMsprofOutcomes) {
+      msprof_runs.Add({{"group", group}, {"outcome", outcome}});
+    }
+  }
   for (const char* phase : kJobPhases) {
     phases_[phase] = &job_phase_seconds.Add(
         {{"phase", phase}},

@@ -11,8 +11,10 @@
 
 namespace npuperf::agent {
 
-// Every metric of npuperf-agent, registered once (style.md R15).
-// Thread-safe.
+// Every metric of npuperf-agent, registered once (style.md R15). The
+// labelled counters start at zero for every label value they can take
+// (kJobOutcomes, kMsprofGroups x kMsprofOutcomes), so that rate() and
+// absent() work before the first job. Thread-safe.
 struct AgentMetrics {
   explicit AgentMetrics(prometheus::Registry& registry);
 
@@ -30,8 +32,19 @@ struct AgentMetrics {
   static constexpr const char* kJobPhases[] = {"bundle", "preflight", "warm_up", "msprof",
                                                "parse",  "spool",     "other",   "report"};
 
+  // The outcome label of npuperf_agent_jobs_total: the spooled result's
+  // outcome, or lease_lost (dropped, not spooled).
+  static constexpr const char* kJobOutcomes[] = {"succeeded", "failed", "interrupted", "cancelled",
+                                                 "lease_lost"};
+  // The group label of npuperf_agent_msprof_runs_total: the seven metric
+  // groups (kMetricGroups), then the sample and task-time runs.
+  static constexpr const char* kMsprofGroups[] = {
+      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
+      "L2Cache",         "ResourceConflictRatio", "Sample", "TaskTime"};
+  static constexpr const char* kMsprofOutcomes[] = {"ok", "failed", "timeout", "cancelled"};
+
   prometheus::Family<prometheus::Gauge>& devices;
-  prometheus::Family<prometheus::Counter>& jobs;  // label outcome
+  prometheus::Family<prometheus::Counter>& jobs;  // label outcome (kJobOutcomes)
   // msprof runs by group (seven metric groups, Sample, TaskTime) and outcome
   // (ok, failed, timeout, cancelled).
   prometheus::Family<prometheus::Counter>& msprof_runs;
@@ -40,6 +53,9 @@ struct AgentMetrics {
   // Spooled results the server refused for good (dropped from the spool).
   prometheus::Counter& results_refused;
   prometheus::Gauge& spool_depth;
+  // 1 while the agent holds a registration with the server, else 0 (the
+  // process may be up, Prometheus `up` 1, and still not registered).
+  prometheus::Gauge& registered;
   prometheus::Histogram& job_duration_seconds;
   prometheus::Family<prometheus::Histogram>& job_phase_seconds;  // label phase
 

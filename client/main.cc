@@ -19,6 +19,7 @@
 #include "client/cli.h"
 #include "client/offline_commands.h"
 #include "client/plumbing_commands.h"
+#include "client/version_command.h"
 #include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/version.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   AddCollectionCommands(app, command);
   AddRoundCommands(app, command);
   AddCompareCommands(app, command);
+  AddVersionCommand(app, command);
   int exit_code = kExitOk;
   AddOfflineCommands(app, exit_code);                         // they run inside app.parse()
   AddPlumbingCommands(app, command, config_file, exit_code);  // hidden: bundle pack, config show

@@ -24,16 +24,18 @@
 #include "common/grpc_log.h"
 #include "common/keepalive.h"
 #include "common/log.h"
+#include "common/metrics_http.h"
+#include "common/process_metrics.h"
 #include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/version.h"
+#include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/core/bundle_upload.h"
 #include "server/core/constants.h"
@@ -44,6 +46,7 @@
 #include "server/service/collection_service.h"
 #include "server/service/query_service.h"
 #include "server/store/factory.h"
+#include "server/store/migrator.h"
 
 namespace npuperf::server {
 namespace {
@@ -52,12 +55,21 @@ namespace {
 // this, and a connection without a call for this long is closed.
 constexpr int kHandshakeTimeoutMs = 10'000;
 constexpr int kConnectionIdleMs = 5 * 60'000;
-// The /metrics exposer (civetweb): threads, and how long a request may take
-// to arrive (slow clients no longer hold every thread).
-constexpr int kExposerThreads = 8;
-constexpr int kExposerRequestTimeoutMs = 5'000;
 // Exit code after the gRPC listener died (EX_TEMPFAIL: restart me).
 constexpr int kExitListenerDied = 75;
+// What GetServerInfo lists as features (docs/api.md): stable names, one
+// added with each capability a client may want to detect.
+constexpr const char* kFeatures[] = {"watch",     "bundle_upload", "golden_report",
+                                     "baselines", "regressions",   "lease_secrets"};
+
+// The services whose health is answered by name (grpc.health.v1; "" is the
+// whole server).
+const std::vector<std::string>& ServiceNames() {
+  static const auto* names = new std::vector<std::string>{
+      v1::CollectionService::service_full_name(), v1::AgentService::service_full_name(),
+      v1::QueryService::service_full_name()};
+  return *names;
+}
 
 int Fail(const absl::Status& s) {
   std::cerr << "npuperf-server: " << s.message() << "\n";
@@ -91,6 +103,9 @@ std::unique_ptr<grpc::Server> BuildGrpcServer(const ServerOptions& opt,
                                               std::shared_ptr<grpc::ServerCredentials> creds,
                                               std::vector<grpc::Service*> services, int* port) {
   grpc::EnableDefaultHealthCheckService(true);
+  // Links grpc.health.v1's descriptor into the pool, so that reflection
+  // serves the file of the health service it lists.
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(opt.listen, std::move(creds), port);
@@ -121,28 +136,27 @@ absl::StatusOr<std::map<std::string, Principal>> FileTokens(const ServerOptions&
   return LoadTokensFile(opt.tokens_file);
 }
 
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartExposer(
-    const ServerOptions& opt, std::shared_ptr<prometheus::Registry> registry) {
-  std::unique_ptr<prometheus::Exposer> exposer;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-        "listening_ports", opt.metrics_listen, "num_threads", std::to_string(kExposerThreads),
-        "request_timeout_ms", std::to_string(kExposerRequestTimeoutMs)});
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("--metrics-listen ", opt.metrics_listen, ": ", e.what()));
-  }
-  exposer->RegisterCollectable(registry);
-  return exposer;
+// GetServerInfo's answer: this binary's release and commit, and the schema
+// the store was migrated to (opening it applied every embedded migration).
+v1::GetServerInfoResponse ServerInfo(const ServerOptions& opt) {
+  const bool postgres = opt.db.rfind("postgres", 0) == 0;
+  const auto migrations =
+      EmbeddedMigrations(postgres ? SqlDialect::kPostgres : SqlDialect::kSqlite);
+  v1::GetServerInfoResponse info;
+  info.set_version(std::string(Version()));
+  info.set_commit(std::string(Commit()));
+  info.set_schema_version(migrations.empty() ? 0 : migrations.back().version);
+  info.set_database(postgres ? "postgres" : "sqlite");
+  for (const char* f : kFeatures) info.add_features(f);
+  return info;
 }
 
 // The first log line carries the chosen addresses (tests start with port 0).
-void LogListening(const ServerOptions& opt, int port, prometheus::Exposer& exposer,
+void LogListening(const ServerOptions& opt, int port, const MetricsHttpServer& http,
                   const SafetyDecision& safety) {
-  LogInfo("server",
-          absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
-                       HostOf(opt.metrics_listen), ":", exposer.GetListeningPorts().front(), " db ",
-                       RedactDbUrl(opt.db), opt.tls_cert.empty() ? "" : " tls"));
+  LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
+                                 HostOf(opt.metrics_listen), ":", http.port(), " db ",
+                                 RedactDbUrl(opt.db), opt.tls_cert.empty() ? "" : " tls"));
   for (const auto& w : safety.warnings) LogWarning("server", w);
 }
 
@@ -238,9 +252,9 @@ struct Server {
         auth(store, std::move(tokens), safety.auth_required),
         reads(store),
         comparisons(store, clock),
-        collections(scheduler, reads, ServiceContext{auth, metrics}, stopping),
-        agents(scheduler, ServiceContext{auth, metrics}, stopping),
-        queries(reads, comparisons, ServiceContext{auth, metrics}) {}
+        collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
+        agents(scheduler, ServiceContext{auth, metrics, clock}, stopping),
+        queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt)) {}
 
   std::shared_ptr<prometheus::Registry> registry;
   ServerMetrics metrics;
@@ -258,7 +272,7 @@ struct Server {
 // long-poll and watch, stop the reaper, and give in-flight RPCs the grace.
 void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
            const ServerOptions& opt) {
-  grpc_server.GetHealthCheckService()->SetServingStatus(false);
+  grpc_server.GetHealthCheckService()->SetServingStatus(false);  // every service name
   s.stopping = true;
   reaper.Stop();
   s.scheduler.changes().WakeAll();
@@ -281,14 +295,21 @@ int Serve(const ServerOptions& opt) {
   if (auto s = PrepareUploadDir(opt.scheduler.bundles.upload_dir); !s.ok()) return Fail(s);
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
-  auto exposer = StartExposer(opt, s.registry);
-  if (!exposer.ok()) return Fail(exposer.status());
+  auto http = MetricsHttpServer::Start(opt.metrics_listen,
+                                       {s.registry, std::make_shared<ProcessCollector>()});
+  if (!http.ok()) {
+    return Fail(
+        absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
+  }
   int port = 0;
   auto grpc_server = BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries}, &port);
   if (!grpc_server || port == 0)
     return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
-  LogListening(opt, port, **exposer, *safety);
+  LogListening(opt, port, **http, *safety);
   grpc_server->GetHealthCheckService()->SetServingStatus(true);
+  for (const std::string& name : ServiceNames()) {
+    grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
+  }
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {

@@ -1,5 +1,6 @@
 #include "server/core/metrics.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/core/job_state.h"
 
 namespace npuperf::server {
@@ -26,9 +27,28 @@ constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEAS
                                        v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
                                        v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
 constexpr const char* kAgentStates[] = {"online", "lost"};
+constexpr const char* kRefusedReasons[] = {"upload_busy", "bundle_quota", "bundle_download",
+                                           "watch_cap"};
 constexpr const char* kUnplaceableReasons[] = {"no_agent", "soc", "host_labels", "device_range"};
 constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
                                          "unhealthy", "offline", "unknown"};
+
+// The verdict label values (v1::Verdict without UNSPECIFIED).
+constexpr std::pair<v1::Verdict, const char*> kVerdicts[] = {
+    {v1::VERDICT_IMPROVED, "improved"},
+    {v1::VERDICT_REGRESSED, "regressed"},
+    {v1::VERDICT_STABLE, "stable"},
+    {v1::VERDICT_INSUFFICIENT, "insufficient"},
+    {v1::VERDICT_NOT_COMPARABLE, "not_comparable"},
+    {v1::VERDICT_ERRORED, "errored"}};
+
+constexpr const char* kStaleness = " (refreshed from the store every 5 s; may lag it by that much)";
+
+const prometheus::Histogram::BucketBoundaries& HandlingBuckets() {
+  static const auto* b = new prometheus::Histogram::BucketBoundaries{
+      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+  return *b;
+}
 
 template <typename Key>
 int64_t Get(const std::map<Key, int64_t>& m, const Key& k) {
@@ -66,13 +86,17 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                                   "Succeeded results whose evidence was refused at ingest")),
       handler_exceptions(NewCounter(r, "npuperf_server_handler_exceptions_total",
                                     "Exceptions caught by the RPC wrapper (answered INTERNAL)")),
-      jobs(NewGauges(r, "npuperf_server_jobs", "Jobs by state (all replicas, from the store)")),
-      agents(NewGauges(r, "npuperf_server_agents", "Agent instances by state")),
-      devices(NewGauges(r, "npuperf_server_devices",
-                        "Devices by state (offline: their agent is not online)")),
+      jobs(NewGauges(r, "npuperf_server_jobs",
+                     absl::StrCat("Jobs by state (all replicas)", kStaleness))),
+      agents(NewGauges(r, "npuperf_server_agents",
+                       absl::StrCat("Agent instances by state", kStaleness))),
+      devices(NewGauges(
+          r, "npuperf_server_devices",
+          absl::StrCat("Devices by state (offline: their agent is not online)", kStaleness))),
       unplaceable(NewGauges(r, "npuperf_server_jobs_unplaceable",
-                            "Queued jobs that no online agent can take, by the constraint that "
-                            "rules every device out")),
+                            absl::StrCat("Queued jobs that no online agent can take, by the "
+                                         "constraint that rules every device out",
+                                         kStaleness))),
       queue_wait(NewHistogram(r, "npuperf_server_job_queue_wait_seconds",
                               "Time from a job's submission to its first lease",
                               {0.01, 0.05, 0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400})),
@@ -96,7 +120,99 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
       plaintext_listener(NewGauges(r, "npuperf_server_plaintext_listener",
                                    "1 when the gRPC port serves plaintext on a non-loopback "
                                    "address (--allow-plaintext)")
-                             .Add({})) {}
+                             .Add({})),
+      device_state(NewGauges(
+          r, "npuperf_server_device_state",
+          absl::StrCat("1 for each device's current state, 0 for the others", kStaleness))),
+      queue_depth(NewGauges(r, "npuperf_server_queue_depth",
+                            absl::StrCat("Queued jobs by team, soc and priority", kStaleness))),
+      queue_oldest_age(NewGauges(r, "npuperf_server_queue_oldest_age_seconds",
+                                 absl::StrCat("Age of the oldest queued job since its "
+                                              "submission, 0 when none is queued",
+                                              kStaleness))
+                           .Add({})),
+      grpc_handling(prometheus::BuildHistogram()
+                        .Name("npuperf_server_grpc_handling_seconds")
+                        .Help("gRPC handling time by method (streams: to their end)")
+                        .Register(r)),
+      ingest_seconds(NewHistogram(
+          r, "npuperf_server_ingest_seconds",
+          "ReportResult ingest time: evidence validation, the store transaction, the counters",
+          {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10})),
+      verdicts(prometheus::BuildCounter()
+                   .Name("npuperf_server_verdicts_total")
+                   .Help("Verdicts returned by comparison calls, by query and verdict")
+                   .Register(r)) {
+  for (const char* reason : kRefusedReasons) refused.Add({{"reason", reason}});
+  for (const char* query : kVerdictQueries) {
+    for (const auto& [v, name] : kVerdicts) verdicts.Add({{"query", query}, {"verdict", name}});
+  }
+}
+
+void ServerMetrics::ObserveHandling(const std::string& method, double seconds) {
+  prometheus::Histogram* h = nullptr;
+  {
+    absl::MutexLock lock(&handling_mu_);
+    auto& slot = handling_[method];
+    if (slot == nullptr) slot = &grpc_handling.Add({{"method", method}}, HandlingBuckets());
+    h = slot;
+  }
+  h->Observe(seconds);
+}
+
+void ServerMetrics::CountVerdict(const char* query, v1::Verdict verdict) {
+  for (const auto& [v, name] : kVerdicts) {
+    if (v == verdict) verdicts.Add({{"query", query}, {"verdict", name}}).Increment();
+  }
+}
+
+void ServerMetrics::CountVerdicts(const char* query, const v1::ComparisonCounts& c) {
+  const int32_t n[] = {c.improved(),     c.regressed(),      c.stable(),
+                       c.insufficient(), c.not_comparable(), c.errored()};
+  for (size_t i = 0; i < std::size(kVerdicts); ++i) {
+    if (n[i] > 0) {
+      verdicts.Add({{"query", query}, {"verdict", kVerdicts[i].second}}).Increment(n[i]);
+    }
+  }
+}
+
+void ServerMetrics::SetSeries(prometheus::Family<prometheus::Gauge>& family,
+                              std::map<Labels, prometheus::Gauge*>& live,
+                              const std::map<Labels, double>& values) {
+  for (auto it = live.begin(); it != live.end();) {
+    if (values.count(it->first) == 0) {
+      family.Remove(it->second);
+      it = live.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (const auto& [labels, value] : values) {
+    prometheus::Gauge*& g = live[labels];
+    if (g == nullptr) g = &family.Add(labels);
+    g->Set(value);
+  }
+}
+
+void ServerMetrics::SetFleet(const FleetSnapshot& fleet) {
+  std::map<Labels, double> devices_now;
+  for (const auto& [key, state] : fleet.devices) {
+    const auto& [host, device, soc] = key;
+    for (const char* s : kDeviceStates) {
+      devices_now[{{"host", host}, {"device", absl::StrCat(device)}, {"soc", soc}, {"state", s}}] =
+          state == s ? 1 : 0;
+    }
+  }
+  std::map<Labels, double> queues_now;
+  for (const auto& [key, n] : fleet.queue) {
+    queues_now[{{"team", key.team}, {"soc", key.soc}, {"priority", absl::StrCat(key.priority)}}] =
+        static_cast<double>(n);
+  }
+  absl::MutexLock lock(&mu_);
+  SetSeries(device_state, live_devices_, devices_now);
+  SetSeries(queue_depth, live_queues_, queues_now);
+  queue_oldest_age.Set(fleet.oldest_queued_age_seconds);
+}
 
 void ServerMetrics::CountRequest(const std::string& method, const std::string& code) {
   requests.Add({{"method", method}, {"code", code}}).Increment();

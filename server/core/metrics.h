@@ -2,7 +2,11 @@
 
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -12,11 +16,30 @@
 
 namespace npuperf::server {
 
+// One series of npuperf_server_queue_depth.
+struct QueueKey {
+  std::string team;
+  std::string soc;  // QueueSocLabel
+  int32_t priority = 0;
+  auto operator<=>(const QueueKey&) const = default;
+};
+
+// What the state gauges show, computed from store reads (pure parts below).
+struct FleetSnapshot {
+  // (host, device id, soc) -> DeviceStatus.state.
+  std::map<std::tuple<std::string, int32_t, std::string>, std::string> devices;
+  std::map<QueueKey, int64_t> queue;
+  double oldest_queued_age_seconds = 0;  // 0: nothing queued
+};
+
 // Every metric of npuperf-server, registered once (style.md R15). Names
 // follow npuperf_<subsystem>_<noun>_<unit>; labels are bounded sets: gRPC
 // method names and status codes, job states, agent states ("online",
-// "lost"), device states (DeviceStatusName) and agent refusal reasons
-// (AgentRefusalName). Durations are seconds.
+// "lost"), device states (DeviceStatusName), agent refusal reasons
+// (AgentRefusalName), verdicts and comparison kinds (kVerdictQueries); the
+// fleet labels (host, device, soc) are bounded by the registered agents, the
+// team label by the teams of the token table (one "default" without auth),
+// priority by -10..10. Durations are seconds.
 // Thread-safe (prometheus-cpp metrics are atomic; SetStates takes the
 // families' locks).
 struct ServerMetrics {
@@ -24,6 +47,17 @@ struct ServerMetrics {
 
   // Counts one finished RPC by method and status code name.
   void CountRequest(const std::string& method, const std::string& code);
+  // Adds one RPC's handling time (Serve's start to its status).
+  void ObserveHandling(const std::string& method, double seconds);
+  // Counts the verdicts one comparison call returned; query is one of
+  // kVerdictQueries.
+  void CountVerdicts(const char* query, const v1::ComparisonCounts& counts);
+  void CountVerdict(const char* query, v1::Verdict verdict);
+  static constexpr const char* kVerdictQueries[] = {"compare_rounds", "compare_collections",
+                                                    "regressions_pinned", "regressions_recent"};
+  // Sets the per-device, queue-depth and queue-age gauges; series of devices
+  // and queues no longer in the snapshot are removed.
+  void SetFleet(const FleetSnapshot& fleet);
   // Counts one refused AgentService call (or one refused attempt of a
   // heartbeat or registration) by method and AgentRefusalName.
   void CountAgentRefusal(const std::string& method, const std::string& reason);
@@ -46,7 +80,8 @@ struct ServerMetrics {
   prometheus::Counter& results_rejected;
   // Exceptions that reached the Serve wrapper (answered INTERNAL).
   prometheus::Counter& handler_exceptions;
-  // Gauges refreshed from the store (Scheduler::RefreshStateMetrics).
+  // Gauges refreshed from the store every 5 s (StateGauges; they may lag
+  // the store by that much, and their help text says so).
   prometheus::Family<prometheus::Gauge>& jobs;
   prometheus::Family<prometheus::Gauge>& agents;
   prometheus::Family<prometheus::Gauge>& devices;
@@ -74,6 +109,36 @@ struct ServerMetrics {
   // 1 when the gRPC port serves plaintext on a non-loopback address
   // (--allow-plaintext), else 0.
   prometheus::Gauge& plaintext_listener;
+  // Per-device state, 1 for the device's current state and 0 for the others
+  // (labels host, device, soc, state).
+  prometheus::Family<prometheus::Gauge>& device_state;
+  // Queued jobs by team, soc (QueueSocLabel) and priority.
+  prometheus::Family<prometheus::Gauge>& queue_depth;
+  // Age of the oldest queued job (since its submission); 0 when none.
+  prometheus::Gauge& queue_oldest_age;
+  // gRPC handling time per method (the Serve wrapper, WatchCollection to
+  // its end).
+  prometheus::Family<prometheus::Histogram>& grpc_handling;
+  // ReportResult's ingest: validation, the store transaction, the counters.
+  prometheus::Histogram& ingest_seconds;
+  // Verdicts returned by comparison calls, by query and verdict (a case
+  // compared twice counts twice: a CI that asks once per run counts each
+  // run's verdicts once).
+  prometheus::Family<prometheus::Counter>& verdicts;
+
+ private:
+  using Labels = std::map<std::string, std::string>;
+  // Sets `values` on `family`, removing the series `live` had that values
+  // lacks.
+  void SetSeries(prometheus::Family<prometheus::Gauge>& family,
+                 std::map<Labels, prometheus::Gauge*>& live, const std::map<Labels, double>& values)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  std::map<Labels, prometheus::Gauge*> live_devices_ ABSL_GUARDED_BY(mu_);
+  std::map<Labels, prometheus::Gauge*> live_queues_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex handling_mu_;
+  std::map<std::string, prometheus::Histogram*> handling_ ABSL_GUARDED_BY(handling_mu_);
 };
 
 }  // namespace npuperf::server

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -41,7 +42,8 @@ Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, Schedul
       updates_(clock),
       agents_(store, metrics),
       bundles_(store, clock, metrics, options.bundles, options.max_bundle_bytes),
-      watches_(store, clock, metrics, options.watches) {
+      watches_(store, clock, metrics, options.watches),
+      gauges_(store, clock, metrics) {
   // Another replica's change: which collection is unknown, so every watched
   // one is read again.
   store_.SetChangeCallback([this](StoreChange change) {
@@ -305,6 +307,11 @@ absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
 
 absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
     const AgentIdentity& who, const v1::ReportResultRequest& req) {
+  const Clock::MonotonicTime started = clock_.MonotonicNow();
+  absl::Cleanup observe = [&] {
+    metrics_.ingest_seconds.Observe(
+        std::chrono::duration<double>(clock_.MonotonicNow() - started).count());
+  };
   std::vector<FieldViolation> bad;
   if (req.update_uuid().empty() || req.update_uuid().size() > kMaxUpdateUuidBytes ||
       !IsPrintableLine(req.update_uuid())) {
@@ -396,42 +403,7 @@ absl::Status Scheduler::PruneAgents() {
   return absl::OkStatus();
 }
 
-absl::Status Scheduler::RefreshStateMetrics() {
-  auto counts = store_.CountByState();
-  if (!counts.ok()) return counts.status();
-  metrics_.SetStates(*counts);
-  return RefreshUnplaceable();
-}
-
-absl::StatusOr<v1::DeviceConstraints> Scheduler::ConstraintsOf(const std::string& collection_id) {
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = constraints_.find(collection_id);
-    if (it != constraints_.end()) return it->second;
-  }
-  auto c = store_.GetCollectionPage("", collection_id, 0, 0);
-  if (!c.ok()) return c.status();
-  absl::MutexLock lock(&mu_);
-  if (constraints_.size() >= kMaxCachedConstraints) constraints_.clear();
-  return constraints_[collection_id] = c->spec().constraints();
-}
-
-absl::Status Scheduler::RefreshUnplaceable() {
-  auto queued = store_.CountQueuedByCollection(kMaxUnplaceableScan);
-  if (!queued.ok()) return queued.status();
-  auto agents = store_.ListAgents();
-  if (!agents.ok()) return agents.status();
-  std::map<std::string, int64_t> jobs;
-  for (const QueuedCount& q : *queued) {
-    auto constraints = ConstraintsOf(q.collection_id);
-    if (absl::IsNotFound(constraints.status())) continue;
-    if (!constraints.ok()) return constraints.status();
-    const Unplaceable why = WhyUnplaceable(*constraints, *agents);
-    if (!why.kind.empty()) jobs[why.kind] += q.queued;
-  }
-  metrics_.SetUnplaceable(jobs);
-  return absl::OkStatus();
-}
+absl::Status Scheduler::RefreshStateMetrics() { return gauges_.Refresh(); }
 
 std::vector<std::pair<std::string, double>> FlattenMetrics(const v1::Evidence& e) {
   std::vector<std::pair<std::string, double>> out;

@@ -22,6 +22,7 @@
 #include "server/core/change_notifier.h"
 #include "server/core/limits.h"
 #include "server/core/metrics.h"
+#include "server/core/state_gauges.h"
 #include "server/core/watch_hub.h"
 #include "server/store/store.h"
 
@@ -141,7 +142,7 @@ class Scheduler {
   // Deletes bundles nobody needs any more (called periodically by the
   // reaper; Bundles::Collect).
   absl::Status CollectBundles() { return bundles_.Collect().status(); }
-  // Sets the jobs/agents/devices-by-state gauges from the store.
+  // Sets the gauges that come from the store (StateGauges::Refresh).
   absl::Status RefreshStateMetrics();
 
   // Bumped when jobs may have become claimable (LeaseJob waits on it).
@@ -170,12 +171,6 @@ class Scheduler {
   // A succeeded report whose evidence was refused: fails the job through the
   // store, then INVALID_ARGUMENT naming the violations.
   absl::Status RejectEvidence(AttemptResult r, const std::vector<FieldViolation>& violations);
-  // The jobs-unplaceable gauges from the queued collections and the agents
-  // (RefreshStateMetrics).
-  absl::Status RefreshUnplaceable();
-  // The device constraints of a collection, cached (immutable after
-  // submission).
-  absl::StatusOr<v1::DeviceConstraints> ConstraintsOf(const std::string& collection_id);
 
   Store& store_;
   Clock& clock_;
@@ -191,13 +186,10 @@ class Scheduler {
   AgentRegistry agents_;
   Bundles bundles_;
   WatchHub watches_;
+  StateGauges gauges_;
   absl::Mutex mu_;
   // Cancellations waiting to be pushed on an agent's session.
   std::map<std::string, std::vector<PendingCancel>> cancels_ ABSL_GUARDED_BY(mu_);
-  // Device constraints by collection id (for the unplaceable gauges);
-  // cleared when it passes kMaxCachedConstraints.
-  static constexpr size_t kMaxCachedConstraints = 10'000;
-  std::map<std::string, v1::DeviceConstraints> constraints_ ABSL_GUARDED_BY(mu_);
 };
 
 // Flattens evidence into named figures for metric time series:

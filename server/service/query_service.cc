@@ -1,10 +1,12 @@
 #include "server/service/query_service.h"
 
+#include <utility>
+
 namespace npuperf::server {
 
 QueryServiceImpl::QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons,
-                                   ServiceContext sc)
-    : reads_(reads), comparisons_(comparisons), sc_(sc) {}
+                                   ServiceContext sc, v1::GetServerInfoResponse info)
+    : reads_(reads), comparisons_(comparisons), sc_(sc), info_(std::move(info)) {}
 
 grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                                         v1::GetRoundResponse* resp) {
@@ -20,14 +22,19 @@ grpc::Status QueryServiceImpl::ListRounds(grpc::ServerContext* ctx,
 grpc::Status QueryServiceImpl::CompareRounds(grpc::ServerContext* ctx,
                                              const v1::CompareRoundsRequest* req,
                                              v1::CompareRoundsResponse* resp) {
-  return Forward("CompareRounds", ctx, comparisons_, &ComparisonQueries::CompareRounds, req, resp);
+  grpc::Status s =
+      Forward("CompareRounds", ctx, comparisons_, &ComparisonQueries::CompareRounds, req, resp);
+  if (s.ok()) sc_.metrics.CountVerdict("compare_rounds", resp->comparison().verdict());
+  return s;
 }
 
 grpc::Status QueryServiceImpl::CompareCollections(grpc::ServerContext* ctx,
                                                   const v1::CompareCollectionsRequest* req,
                                                   v1::CompareCollectionsResponse* resp) {
-  return Forward("CompareCollections", ctx, comparisons_, &ComparisonQueries::CompareCollections,
-                 req, resp);
+  grpc::Status s = Forward("CompareCollections", ctx, comparisons_,
+                           &ComparisonQueries::CompareCollections, req, resp);
+  if (s.ok()) sc_.metrics.CountVerdicts("compare_collections", resp->counts());
+  return s;
 }
 
 grpc::Status QueryServiceImpl::GetGoldenReport(grpc::ServerContext* ctx,
@@ -40,8 +47,14 @@ grpc::Status QueryServiceImpl::GetGoldenReport(grpc::ServerContext* ctx,
 grpc::Status QueryServiceImpl::ListRegressions(grpc::ServerContext* ctx,
                                                const v1::ListRegressionsRequest* req,
                                                v1::ListRegressionsResponse* resp) {
-  return Forward("ListRegressions", ctx, comparisons_, &ComparisonQueries::ListRegressions, req,
-                 resp);
+  grpc::Status s =
+      Forward("ListRegressions", ctx, comparisons_, &ComparisonQueries::ListRegressions, req, resp);
+  if (s.ok()) {
+    sc_.metrics.CountVerdicts(
+        req->baseline_label().empty() ? "regressions_recent" : "regressions_pinned",
+        resp->counts());
+  }
+  return s;
 }
 
 grpc::Status QueryServiceImpl::PinBaseline(grpc::ServerContext* ctx,
@@ -56,6 +69,13 @@ grpc::Status QueryServiceImpl::ListAgents(grpc::ServerContext* ctx, const v1::Li
   return ServeReply(sc_, "ListAgents", ctx, std::nullopt, resp, [&](const Principal& p) {
     return reads_.ListAgents(AgentsViewer::Of(p, sc_.auth.required()));
   });
+}
+
+grpc::Status QueryServiceImpl::GetServerInfo(grpc::ServerContext* ctx,
+                                             const v1::GetServerInfoRequest*,
+                                             v1::GetServerInfoResponse* resp) {
+  return ServeReply(sc_, "GetServerInfo", ctx, std::nullopt, resp,
+                    [&](const Principal&) { return info_; });
 }
 
 }  // namespace npuperf::server

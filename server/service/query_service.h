@@ -12,7 +12,9 @@ namespace npuperf::server {
 // regressions), which check the requests. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc);
+  // info: what GetServerInfo answers (fixed for the process).
+  QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc,
+                   v1::GetServerInfoResponse info);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -31,6 +33,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                            v1::PinBaselineResponse* resp) override;
   grpc::Status ListAgents(grpc::ServerContext* ctx, const v1::ListAgentsRequest* req,
                           v1::ListAgentsResponse* resp) override;
+  grpc::Status GetServerInfo(grpc::ServerContext* ctx, const v1::GetServerInfoRequest* req,
+                             v1::GetServerInfoResponse* resp) override;
 
  private:
   // ServeReply for a team's call of one query method: method(team, *req).
@@ -45,6 +49,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   ReadQueries& reads_;
   ComparisonQueries& comparisons_;
   ServiceContext sc_;
+  const v1::GetServerInfoResponse info_;
 };
 
 }  // namespace npuperf::server

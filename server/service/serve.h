@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/status_util.h"
 #include "grpcpp/server_context.h"
@@ -21,7 +22,17 @@ namespace npuperf::server {
 struct ServiceContext {
   Authenticator& auth;
   ServerMetrics& metrics;
+  Clock& clock;  // times each call (npuperf_server_grpc_handling_seconds)
 };
+
+// Counts one finished RPC by method and status code and adds its handling
+// time since `started`.
+inline void CountFinished(ServiceContext& sc, const char* method, Clock::MonotonicTime started,
+                          absl::StatusCode code) {
+  sc.metrics.CountRequest(method, absl::StatusCodeToString(code));
+  sc.metrics.ObserveHandling(
+      method, std::chrono::duration<double>(sc.clock.MonotonicNow() - started).count());
+}
 
 // The caller's principal, or why the call is refused: UNAUTHENTICATED
 // without a known bearer token, PERMISSION_DENIED when an agent token calls
@@ -55,12 +66,13 @@ inline absl::Status EscapedException(ServiceContext& sc, const char* method,
 
 // The one wrapper of every RPC: authorizes the caller for the principal
 // kind the service `serves`, runs the handler with the principal under the
-// call's deadline (the store's statements stop there, R9), counts the
-// request and maps the status once (R2). No exception leaves it: one that
+// call's deadline (the store's statements stop there, R9), counts and times
+// the request and maps the status once (R2). No exception leaves it: one that
 // escapes the handler becomes INTERNAL (EscapedException).
 template <typename F>
 grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* ctx,
                    std::optional<PrincipalKind> serves, F&& handler) {
+  const Clock::MonotonicTime started = sc.clock.MonotonicNow();
   absl::Status status;
   try {
     auto principal = Authorize(sc, *ctx, serves);
@@ -75,7 +87,7 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
   } catch (...) {
     status = EscapedException(sc, method, "not a std::exception");
   }
-  sc.metrics.CountRequest(method, absl::StatusCodeToString(status.code()));
+  CountFinished(sc, method, started, status.code());
   return ToGrpcStatus(status);
 }
 

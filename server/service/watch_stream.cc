@@ -19,7 +19,8 @@ grpc::ServerWriteReactor<v1::WatchCollectionResponse>* WatchStream::Open(
   return stream.get();
 }
 
-WatchStream::WatchStream(ServiceContext sc, WatchHub& hub) : sc_(sc), hub_(hub) {}
+WatchStream::WatchStream(ServiceContext sc, WatchHub& hub)
+    : sc_(sc), hub_(hub), started_(sc.clock.MonotonicNow()) {}
 
 void WatchStream::Start(grpc::CallbackServerContext* ctx, const v1::WatchCollectionRequest& req) {
   auto principal = Authorize(sc_, *ctx, PrincipalKind::kTeam);
@@ -81,7 +82,7 @@ void WatchStream::End(const absl::Status& status) {
   pending_ = nullptr;
   if (subscription_ != 0) hub_.Unsubscribe(subscription_);
   subscription_ = 0;
-  sc_.metrics.CountRequest("WatchCollection", absl::StatusCodeToString(status.code()));
+  CountFinished(sc_, "WatchCollection", started_, status.code());
   Finish(ToGrpcStatus(status));
 }
 

@@ -50,6 +50,7 @@ class WatchStream final : public grpc::ServerWriteReactor<v1::WatchCollectionRes
 
   ServiceContext sc_;
   WatchHub& hub_;
+  const Clock::MonotonicTime started_;  // the handling time's start
   absl::Mutex mu_;
   std::shared_ptr<WatchStream> self_ ABSL_GUARDED_BY(mu_);  // until OnDone
   uint64_t subscription_ ABSL_GUARDED_BY(mu_) = 0;

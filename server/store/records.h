@@ -77,6 +77,9 @@ struct NewCollection {
 struct QueuedCount {
   std::string collection_id;
   int64_t queued = 0;
+  // queued_at of the collection's oldest queued job (its submission; a
+  // requeued job keeps it), milliseconds since the epoch.
+  int64_t oldest_queued_ms = 0;
 };
 
 // A collection's queued jobs offered to a claim, with what the chooser needs

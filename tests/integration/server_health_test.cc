@@ -1,4 +1,5 @@
 // The server's standard grpc.health.v1 service and reflection.
+#include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
@@ -40,6 +41,76 @@ TEST(ServerHealthTest, HealthServingAndReflectionListsTheServices) {
     EXPECT_TRUE(names.contains(want)) << want;
   }
   EXPECT_EQ(c.server->Stop(), 0);
+}
+
+grpc::health::v1::HealthCheckResponse::ServingStatus HealthOf(grpc::Channel& channel,
+                                                              const std::string& service,
+                                                              grpc::StatusCode* code) {
+  auto health = grpc::health::v1::Health::NewStub(
+      std::shared_ptr<grpc::Channel>(&channel, [](grpc::Channel*) {}));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
+  grpc::health::v1::HealthCheckRequest req;
+  req.set_service(service);
+  grpc::health::v1::HealthCheckResponse resp;
+  *code = health->Check(&ctx, req, &resp).error_code();
+  return resp.status();
+}
+
+// Generic tools: health answers per service name, reflection serves the
+// health service's file, GetServerInfo names the build.
+TEST(ServerHealthTest, HealthPerServiceReflectionOfHealthAndServerInfo) {
+  Cluster c;
+  c.Start("");
+  auto channel = grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials());
+  for (const char* name :
+       {"npuperf.v1.CollectionService", "npuperf.v1.QueryService", "npuperf.v1.AgentService", ""}) {
+    grpc::StatusCode code;
+    EXPECT_EQ(HealthOf(*channel, name, &code), grpc::health::v1::HealthCheckResponse::SERVING)
+        << name;
+    EXPECT_EQ(code, grpc::StatusCode::OK) << name;
+  }
+  grpc::StatusCode code;
+  HealthOf(*channel, "npuperf.v1.NoSuchService", &code);
+  EXPECT_EQ(code, grpc::StatusCode::NOT_FOUND);
+
+  auto reflection = grpc::reflection::v1alpha::ServerReflection::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
+  auto stream = reflection->ServerReflectionInfo(&ctx);
+  grpc::reflection::v1alpha::ServerReflectionRequest req;
+  req.set_file_containing_symbol("grpc.health.v1.Health");
+  ASSERT_TRUE(stream->Write(req));
+  stream->WritesDone();
+  grpc::reflection::v1alpha::ServerReflectionResponse resp;
+  ASSERT_TRUE(stream->Read(&resp));
+  EXPECT_FALSE(resp.has_error_response()) << resp.error_response().error_message();
+  EXPECT_EQ(resp.file_descriptor_response().file_descriptor_proto_size(), 1);
+  EXPECT_TRUE(stream->Finish().ok());
+
+  grpc::ClientContext info_ctx;
+  info_ctx.set_deadline(WallClock().SystemNow() + std::chrono::seconds(10));
+  v1::GetServerInfoResponse info;
+  ASSERT_TRUE(v1::QueryService::NewStub(channel)
+                  ->GetServerInfo(&info_ctx, v1::GetServerInfoRequest(), &info)
+                  .ok());
+  EXPECT_FALSE(info.version().empty());
+  EXPECT_FALSE(info.commit().empty());
+  EXPECT_GE(info.schema_version(), 7);
+  EXPECT_EQ(info.database(), "sqlite");
+  EXPECT_GE(info.features_size(), 1);
+  // The CLI prints both sides; without a server it says so and exits 5.
+  auto version = c.Cli({"version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("client   npuperf "), std::string::npos) << version.out;
+  EXPECT_NE(version.out.find(absl::StrCat("schema ", info.schema_version(), " (sqlite)")),
+            std::string::npos)
+      << version.out;
+  EXPECT_EQ(c.server->Stop(), 0);
+  auto down = c.Cli({"version"});
+  EXPECT_EQ(down.exit_code, 5) << down.out << down.err;
+  EXPECT_NE(down.out.find("client   npuperf "), std::string::npos) << down.out;
+  EXPECT_NE(down.err.find("unreachable"), std::string::npos) << down.err;
 }
 
 // Every RPC is implemented; a malformed comparison names its bad fields.

@@ -151,7 +151,7 @@ absl::StatusOr<std::vector<QueuedCount>> PostgresStore::CountQueuedByCollection(
   return pool_->Run("count queued jobs", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
     Out out;
     for (const auto& row : tx.exec_prepared("queued_by_collection", limit)) {
-      out.push_back({row[0].as<std::string>(), row[1].as<int64_t>()});
+      out.push_back({row[0].as<std::string>(), row[1].as<int64_t>(), row[2].as<int64_t>(0)});
     }
     return out;
   });

@@ -112,8 +112,9 @@ constexpr Statement kStatements[] = {
      "SELECT COALESCE(SUM(queued), 0)::bigint FROM collection_queue "
      "WHERE team = $1"},
     {"queued_by_collection",
-     "SELECT collection_id, queued FROM collection_queue WHERE queued > 0 "
-     "ORDER BY first_job LIMIT $1"},
+     "SELECT q.collection_id, q.queued, (SELECT j.queued_ms FROM jobs j WHERE j.collection_id = "
+     "q.collection_id AND j.state = 1 ORDER BY j.id LIMIT 1) FROM collection_queue q "
+     "WHERE q.queued > 0 ORDER BY q.first_job LIMIT $1"},
     {"collection_list",
      "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
      "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS(

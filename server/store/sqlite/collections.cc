@@ -185,12 +185,15 @@ absl::StatusOr<std::vector<QueuedCount>> SqliteStore::CountQueuedByCollection(in
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Statement q(*db_,
-                        "SELECT collection_id, COUNT(*) FROM jobs WHERE state = ? "
+                        "SELECT collection_id, COUNT(*), MIN(queued_ms) FROM jobs WHERE state = ? "
                         "GROUP BY collection_id ORDER BY MIN(id) LIMIT ?");
     q.bind(1, kQueued);
     q.bind(2, limit);
     std::vector<QueuedCount> out;
-    while (q.executeStep()) out.push_back({q.getColumn(0).getString(), q.getColumn(1).getInt64()});
+    while (q.executeStep()) {
+      out.push_back(
+          {q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    }
     return out;
   } catch (...) {
     return CurrentSqliteError("count queued jobs");

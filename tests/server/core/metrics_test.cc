@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
 #include "server/core/scheduler.h"
+#include "server/core/state_gauges.h"
 #include "server/store/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -23,7 +24,7 @@ class MetricsTest : public ::testing::Test {
         metrics_(registry_),
         scheduler_(*store_, clock_, metrics_, SchedulerOptions()) {}
 
-  void Submit(int jobs) {
+  void Submit(int jobs, const std::string& soc = "") {
     const std::string sha = Sha256Hex("tar");
     ASSERT_TRUE(store_->PutBundle("team", "op", sha, "tar", 0).ok());
     v1::SubmitCollectionRequest req;
@@ -35,6 +36,7 @@ class MetricsTest : public ::testing::Test {
     op->set_bundle_sha256(sha);
     op->set_op_name("kernel");
     for (int i = 0; i < jobs; ++i) op->add_case_ids("c" + std::to_string(i));
+    if (!soc.empty()) spec->mutable_constraints()->add_socs(soc);
     ASSERT_TRUE(scheduler_.Submit("team", req).ok());
   }
 
@@ -165,6 +167,8 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
   EXPECT_EQ(metrics_.results_duplicate.Value(), 1);
   EXPECT_EQ(metrics_.results_stale.Value(), 1);
   EXPECT_EQ(metrics_.lease_expirations.Value(), 1);
+  // Every ReportResult is timed, the refused one too.
+  EXPECT_EQ(metrics_.ingest_seconds.Collect().histogram.sample_count, 3u);
   EXPECT_EQ(
       metrics_.agent_calls_refused.Add({{"method", "ReportResult"}, {"reason", "stale_lease"}})
           .Value(),
@@ -175,6 +179,92 @@ TEST_F(MetricsTest, IngestCountersAndLeaseExpirations) {
         "npuperf_server_ingest_stale_total 1", "npuperf_server_lease_expirations_total 1"}) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
+}
+
+TEST_F(MetricsTest, PerDeviceStatesQueueDepthAndAge) {
+  Submit(3);
+  clock_.Advance(milliseconds(1'000));
+  Submit(1, "Ascend910B2");
+  Submit(2, "Ascend310P");  // no device has it: "other", not a label of its own
+  const std::string agent = Register();
+  ASSERT_TRUE(Lease(agent, 0));
+  clock_.Advance(milliseconds(6'000));
+  ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
+  auto device = [&](const std::string& d, const std::string& state) {
+    return metrics_.device_state
+        .Add({{"host", "h1"}, {"device", d}, {"soc", "Ascend910B2"}, {"state", state}})
+        .Value();
+  };
+  EXPECT_EQ(device("0", "busy"), 1);
+  EXPECT_EQ(device("0", "idle"), 0);
+  EXPECT_EQ(device("1", "idle"), 1);
+  auto queue = [&](const std::string& soc) {
+    return metrics_.queue_depth.Add({{"team", "team"}, {"soc", soc}, {"priority", "0"}}).Value();
+  };
+  EXPECT_EQ(queue("any"), 2);  // one of the three is leased
+  EXPECT_EQ(queue("Ascend910B2"), 1);
+  EXPECT_EQ(queue("other"), 2);
+  EXPECT_DOUBLE_EQ(metrics_.queue_oldest_age.Value(), 7.0);
+  EXPECT_EQ(metrics_.unplaceable.Add({{"reason", "soc"}}).Value(), 2);
+
+  // The agent restarts with device 0 only: device 1 is offline (the lost
+  // agent's), device 0 idle; a team whose jobs are gone has no series left.
+  v1::RegisterAgentRequest again;
+  again.set_host("h1");
+  again.set_boot_id("boot");
+  again.set_instance_id("i-h1-restarted");
+  auto* d0 = again.add_devices();
+  d0->set_device_id(0);
+  d0->set_soc("Ascend910B2");
+  ASSERT_TRUE(scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), again).ok());
+  ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
+  EXPECT_EQ(device("1", "offline"), 1);
+  EXPECT_EQ(device("0", "offline"), 0);
+  const std::string text = Scrape();
+  EXPECT_NE(text.find("npuperf_server_queue_depth{priority=\"0\",soc=\"other\",team=\"team\"} 2"),
+            std::string::npos)
+      << text;
+}
+
+TEST(QueueSocLabelTest, BoundedByTheFleet) {
+  v1::DeviceConstraints c;
+  EXPECT_EQ(QueueSocLabel(c, {"Ascend910B2"}), "any");
+  c.add_socs("Ascend910B2");
+  EXPECT_EQ(QueueSocLabel(c, {"Ascend910B2"}), "Ascend910B2");
+  EXPECT_EQ(QueueSocLabel(c, {}), "other");
+  c.add_socs("Ascend310P");
+  EXPECT_EQ(QueueSocLabel(c, {"Ascend910B2", "Ascend310P"}), "other");
+}
+
+TEST_F(MetricsTest, VerdictsStartAtZeroAndCountByQuery) {
+  EXPECT_NE(
+      Scrape().find(
+          "npuperf_server_verdicts_total{query=\"regressions_pinned\",verdict=\"regressed\"} 0"),
+      std::string::npos);
+  v1::ComparisonCounts counts;
+  counts.set_regressed(2);
+  counts.set_stable(5);
+  metrics_.CountVerdicts("regressions_pinned", counts);
+  metrics_.CountVerdict("compare_rounds", v1::VERDICT_IMPROVED);
+  metrics_.CountVerdict("compare_rounds", v1::VERDICT_UNSPECIFIED);  // no label: not counted
+  auto v = [&](const std::string& q, const std::string& verdict) {
+    return metrics_.verdicts.Add({{"query", q}, {"verdict", verdict}}).Value();
+  };
+  EXPECT_EQ(v("regressions_pinned", "regressed"), 2);
+  EXPECT_EQ(v("regressions_pinned", "stable"), 5);
+  EXPECT_EQ(v("regressions_pinned", "improved"), 0);
+  EXPECT_EQ(v("compare_rounds", "improved"), 1);
+}
+
+TEST_F(MetricsTest, HandlingTimePerMethod) {
+  metrics_.ObserveHandling("GetRound", 0.002);
+  metrics_.ObserveHandling("GetRound", 0.004);
+  auto h = metrics_.grpc_handling
+               .Add({{"method", "GetRound"}}, prometheus::Histogram::BucketBoundaries{})
+               .Collect()
+               .histogram;
+  EXPECT_EQ(h.sample_count, 2u);
+  EXPECT_DOUBLE_EQ(h.sample_sum, 0.006);
 }
 
 TEST_F(MetricsTest, RequestsByMethodAndCode) {

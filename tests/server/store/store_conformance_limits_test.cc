@@ -72,12 +72,16 @@ TEST_P(StoreConformanceTest, TheQueuedJobsQuotaOfATeamIsCheckedWithTheInsert) {
   EXPECT_TRUE(absl::IsNotFound(store_->GetCollection("", "c2").status()));
   NewCollection other = MakeCollection("c3", "beta", 4);
   other.max_team_queued = 4;
+  other.now_ms = 7000;
   Insert(other);
   ASSERT_OK_AND_ASSIGN(queued, store_->CountQueuedByCollection(10));
   ASSERT_EQ(queued.size(), 2u);
   EXPECT_EQ(queued[0].collection_id, "c1");
   EXPECT_EQ(queued[0].queued, 3);
   EXPECT_EQ(queued[1].queued, 4);
+  // The oldest queued job's submission time (the gauge of the queue's age).
+  EXPECT_EQ(queued[0].oldest_queued_ms, 1000);
+  EXPECT_EQ(queued[1].oldest_queued_ms, 7000);
 }
 
 }  // namespace
