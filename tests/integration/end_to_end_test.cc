@@ -179,6 +179,37 @@ TEST(EndToEndTest, AHostWritingThePre80TreeRunsBothModes) {
   }
 }
 
+// Issue 15: on a host whose captures arrive as torch_npu exports
+// (*_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv), a standard job
+// succeeds through the layout detector; a quick job, which times from
+// task_time, fails saying so (torch_npu writes no task_time).
+TEST(EndToEndTest, AHostWritingTorchNpuExportsRunsStandardMode) {
+  Cluster c;
+  c.Start("");
+  c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_LAYOUT", "torch_npu"}});
+  ASSERT_NE(c.agent, nullptr);
+  for (const std::string mode : {"standard", "quick"}) {
+    std::vector<std::string> args = {"--format",  "json",
+                                     "submit",    Operator("inplace_add_rmsnorm"),
+                                     "--op-name", kRmsNormKernel,
+                                     "--warm-up", "0",
+                                     "--repeats", "1"};
+    if (mode == "quick") args.push_back("--quick");
+    auto r = c.Cli(args);
+    v1::Collection col;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;
+    ASSERT_EQ(col.jobs_size(), 1);
+    if (mode == "standard") {
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err << c.agent->Log();
+      EXPECT_EQ(col.jobs(0).state(), v1::JOB_STATE_SUCCEEDED) << col.jobs(0).reason();
+      EXPECT_GT(col.jobs(0).kernel_time_us(), 0.5);
+    } else {
+      EXPECT_NE(col.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
+      EXPECT_NE(col.jobs(0).reason().find("task_time"), std::string::npos) << col.jobs(0).reason();
+    }
+  }
+}
+
 TEST(EndToEndTest, BadSubmissionNamesTheFieldAndQueuesNothing) {
   Cluster c;
   c.Start("");
