@@ -57,7 +57,7 @@ TEST(VersionCommandTest, JsonHasBothSides) {
   EXPECT_EQ(client::RunVersion(m.session(), out, err), client::kExitOk);
   auto j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["client"]["version"], std::string(Version()));
-  EXPECT_EQ(j["server"]["schemaVersion"], 7);
+  EXPECT_EQ(j["server"]["schema_version"], 7);
   EXPECT_EQ(j["server"]["features"][1], "golden_report");
 }
 
