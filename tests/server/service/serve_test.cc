@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/store/sqlite/sqlite_store.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {
 namespace {
@@ -16,7 +17,8 @@ class ServeTest : public ::testing::Test {
   Authenticator auth_{*store_, {}, /*required=*/false};
   prometheus::Registry registry_;
   ServerMetrics metrics_{registry_};
-  ServiceContext sc_{auth_, metrics_};
+  testing::FakeClock clock_;
+  ServiceContext sc_{auth_, metrics_, clock_};
   grpc::ServerContext ctx_;
 };
 
