@@ -155,6 +155,21 @@ TEST(EndToEndTest, TheJobsLaunchSelectorPicksAmongATargetsLaunches) {
   EXPECT_NE(bad.err.find("operators[0].launch"), std::string::npos) << bad.err;
 }
 
+// One inplace_add_rmsnorm job, one repeat and no warm-up, in quick or
+// standard mode: the CLI's result and the collection it printed.
+std::pair<CommandResult, v1::Collection> SubmitOneRmsNorm(Cluster& c, bool quick) {
+  std::vector<std::string> args = {"--format",  "json",
+                                   "submit",    Operator("inplace_add_rmsnorm"),
+                                   "--op-name", kRmsNormKernel,
+                                   "--warm-up", "0",
+                                   "--repeats", "1"};
+  if (quick) args.push_back("--quick");
+  auto r = c.Cli(args);
+  v1::Collection col;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;
+  return {r, col};
+}
+
 // Issue 15: on a host whose CANN writes the tree before 8.0 (device_<id>/summary,
 // op_summary_0_1_1_<ts>.csv), the agent's standard and quick jobs succeed.
 TEST(EndToEndTest, AHostWritingThePre80TreeRunsBothModes) {
@@ -163,16 +178,8 @@ TEST(EndToEndTest, AHostWritingThePre80TreeRunsBothModes) {
   c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_LAYOUT", "cann7"}});
   ASSERT_NE(c.agent, nullptr);
   for (const std::string mode : {"quick", "standard"}) {
-    std::vector<std::string> args = {"--format",  "json",
-                                     "submit",    Operator("inplace_add_rmsnorm"),
-                                     "--op-name", kRmsNormKernel,
-                                     "--warm-up", "0",
-                                     "--repeats", "1"};
-    if (mode == "quick") args.push_back("--quick");
-    auto r = c.Cli(args);
+    auto [r, col] = SubmitOneRmsNorm(c, mode == "quick");
     EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.out << r.err << c.agent->Log();
-    v1::Collection col;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;
     ASSERT_EQ(col.jobs_size(), 1);
     EXPECT_EQ(col.jobs(0).state(), v1::JOB_STATE_SUCCEEDED) << mode << ": " << col.jobs(0).reason();
     EXPECT_GT(col.jobs(0).kernel_time_us(), 0.5) << mode;
@@ -189,15 +196,7 @@ TEST(EndToEndTest, AHostWritingTorchNpuExportsRunsStandardMode) {
   c.agent = c.StartAgent("0", "agent", {{"MSPROF_SIM_LAYOUT", "torch_npu"}});
   ASSERT_NE(c.agent, nullptr);
   for (const std::string mode : {"standard", "quick"}) {
-    std::vector<std::string> args = {"--format",  "json",
-                                     "submit",    Operator("inplace_add_rmsnorm"),
-                                     "--op-name", kRmsNormKernel,
-                                     "--warm-up", "0",
-                                     "--repeats", "1"};
-    if (mode == "quick") args.push_back("--quick");
-    auto r = c.Cli(args);
-    v1::Collection col;
-    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out << r.err;
+    auto [r, col] = SubmitOneRmsNorm(c, mode == "quick");
     ASSERT_EQ(col.jobs_size(), 1);
     if (mode == "standard") {
       EXPECT_EQ(r.exit_code, 0) << r.out << r.err << c.agent->Log();
