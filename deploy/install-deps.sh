@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libarchive-dev libcli11-dev nlohmann-json3-dev libssl-dev
   postgresql-15 python3 util-linux procps curl clang-format
   bubblewrap  # npuperf-agent --sandbox bwrap (and its tests)
+  zsh groff-base  # tests/integration/cli_docs_test.cc: zsh -n on the completion, groff on the man pages
   python3-grpcio python3-protobuf python3-grpc-tools python3-venv python3-yaml libxml2-utils
 )
 
