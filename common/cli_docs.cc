@@ -44,6 +44,9 @@ void Walk(const CLI::App& app, const std::string& path, std::vector<std::string>
   flags.insert(flags.end(), inherited.begin(), inherited.end());
   node.words.insert(node.words.end(), flags.begin(), flags.end());
   out.push_back(node);
+  // What a command falls through to: the flags above it, less their --help
+  // (each command has its own).
+  std::erase_if(flags, [](const std::string& f) { return f == "--help" || f == "-h"; });
   for (const CLI::App* sub : VisibleSubcommands(app)) {
     Walk(*sub, path + "/" + sub->get_name(),
          sub->get_fallthrough() ? flags : std::vector<std::string>{}, out);
@@ -92,7 +95,7 @@ void ManOptions(const CLI::App& app, std::string& out) {
     for (const auto& l : opt->get_lnames()) names.push_back("\\fB\\-\\-" + Roff(l) + "\\fR");
     if (opt->get_positional()) names.push_back("\\fI" + Roff(opt->get_name()) + "\\fR");
     std::string line = absl::StrJoin(names, ", ");
-    if (!opt->get_positional() && opt->get_type_size() != 0) {
+    if (!opt->get_positional() && !opt->get_type_name().empty()) {
       absl::StrAppend(&line, " \\fI", Roff(opt->get_type_name()), "\\fR");
     }
     std::string help = opt->get_description();
