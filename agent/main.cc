@@ -34,6 +34,8 @@
 #include "agent/run_as.h"
 #include "agent/subprocess_runner.h"
 #include "common/bundle_tar.h"
+#include "common/cli_docs.h"
+#include "common/cli_environment.h"
 #include "common/clock.h"
 #include "common/device_range.h"
 #include "common/grpc_log.h"
@@ -309,7 +311,16 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Config* config) {
   CLI::App app{"npuperf-agent: leases profiling jobs for this host's NPU devices and runs msprof"};
   app.set_version_flag("--version", VersionLine("npuperf-agent"));
   DefineFlags(app, flags);
-  CLI11_PARSE(app, argc, argv);
+  AddGeneratedDocsFlags(app, "npuperf-agent", 8, VersionLine("npuperf-agent"), kDaemonManFooter,
+                        std::cout);       // hidden: --completion, --man-page
+  AddEnvironmentAndConfig(app, "agent");  // NPUPERF_SERVER ..., --config / NPUPERF_AGENT_CONFIG
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help and --version exit 0; a bad flag 2 (not CLI11's own 105..114),
+    // CLI11's message naming it on stderr.
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   auto resolved = Resolve(flags);
   if (!resolved.ok()) return Fail(std::string(resolved.status().message()));
   *config = *std::move(resolved);

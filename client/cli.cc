@@ -1,5 +1,6 @@
 #include "client/cli.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <vector>
@@ -12,6 +13,14 @@ namespace {
 // Makes `run` the chosen command when cmd is parsed.
 void Choose(CLI::App* cmd, ServerCommand& chosen, ServerCommand run) {
   cmd->callback([&chosen, run = std::move(run)] { chosen = run; });
+}
+
+// --reconnect-for of watch and submit's wait (commands.h, RunWatch).
+void AddReconnectFor(CLI::App* cmd, std::chrono::seconds& reconnect_for) {
+  cmd->add_option_function<int>(
+         "--reconnect-for", [&reconnect_for](int s) { reconnect_for = std::chrono::seconds(s); },
+         "seconds to keep reconnecting when the server goes away (default 300; 0: never)")
+      ->check(CLI::Range(0, 86400));
 }
 
 void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
@@ -47,7 +56,8 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
   sub->add_option("--idempotency-key", a.idempotency_key,
                   "resubmitting the key returns the same collection");
   sub->add_flag("--wait,!--no-wait", a.wait,
-                "watch until the collection finishes (default) or return after queueing");
+                "watch until the collection finishes (default) or return after queueing (exit 0)");
+  AddReconnectFor(sub, a.reconnect_for);
 }
 
 void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
@@ -137,6 +147,7 @@ void AddReport(CLI::App& app, ServerCommand& chosen) {
 }  // namespace
 
 void AddSettingFlags(CLI::App& app, Settings& flags, std::string& config_file) {
+  app.fallthrough();  // inherited by the commands added after this
   auto setting = [&](const char* flag, const char* key, const char* help) {
     app.add_option_function<std::string>(
         flag, [&flags, key](const std::string& v) { flags[key] = v; }, help);
@@ -161,6 +172,7 @@ void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
   struct Args {
     std::string id, reason, page_token;
     std::vector<std::string> labels;
+    std::chrono::seconds reconnect_for = kDefaultReconnectFor;
   };
   auto a = std::make_shared<Args>();
   auto* get = app.add_subcommand("get", "show a collection and its jobs");
@@ -170,8 +182,9 @@ void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
   });
   auto* watch = app.add_subcommand("watch", "follow a collection until it finishes");
   watch->add_option("collection", a->id)->required();
+  AddReconnectFor(watch, a->reconnect_for);
   Choose(watch, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-    return RunWatch(s, a->id, out, err);
+    return RunWatch(s, a->id, out, err, a->reconnect_for);
   });
   auto* cancel = app.add_subcommand("cancel", "cancel a collection");
   cancel->add_option("collection", a->id)->required();
@@ -216,6 +229,96 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddRegressions(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
+}
+
+void AddHelpCommand(CLI::App& app, std::ostream& out, std::ostream& err, int& exit_code) {
+  auto topic = std::make_shared<std::vector<std::string>>();
+  auto* help = app.add_subcommand("help", "the commands, or the flags of one: help [COMMAND...]");
+  help->add_option("command", *topic, "a command, e.g. submit or baseline pin");
+  help->callback([&app, topic, &out, &err, &exit_code] {
+    const CLI::App* at = &app;
+    for (const std::string& word : *topic) {
+      const auto subs = at->get_subcommands(
+          [&word](const CLI::App* c) { return c->get_name() == word && !c->get_group().empty(); });
+      if (subs.empty()) {
+        UnknownCommand(*at, word, err);
+        exit_code = kExitUsage;
+        return;
+      }
+      at = subs.front();
+    }
+    // Not at->help(): that shows the chosen command's help, here `help` itself.
+    std::string usage = at->get_name();
+    for (const CLI::App* p = at->get_parent(); p != nullptr; p = p->get_parent()) {
+      usage = p->get_name() + " " + usage;
+    }
+    out << at->get_formatter()->make_help(at, usage, CLI::AppFormatMode::Normal);
+    exit_code = kExitOk;
+  });
+}
+
+int EditDistance(const std::string& a, const std::string& b) {
+  // d[i][j]: distance of a[0, i) and b[0, j).
+  std::vector<std::vector<int>> d(a.size() + 1, std::vector<int>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+void UnknownCommand(const CLI::App& app, const std::string& word, std::ostream& err) {
+  const auto visible =
+      app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); });
+  const std::string prefix = app.get_parent() == nullptr ? "npuperf" : "npuperf " + app.get_name();
+  if (word.empty()) {
+    err << prefix << ": a command is required\n";
+  } else {
+    err << prefix << ": unknown command '" << word << "'";
+    const CLI::App* nearest = nullptr;
+    int best = 3;  // suggest within distance 2 only
+    for (const CLI::App* c : visible) {
+      const int d = EditDistance(word, c->get_name());
+      if (d < best && d < static_cast<int>(c->get_name().size())) {
+        best = d;
+        nearest = c;
+      }
+    }
+    if (nearest != nullptr) err << " (did you mean '" << nearest->get_name() << "'?)";
+    err << "\n";
+  }
+  err << "commands:\n";
+  for (const CLI::App* c : visible) {
+    const size_t n = c->get_name().size();
+    err << "  " << c->get_name() << std::string(n < 14 ? 16 - n : 2, ' ') << c->get_description()
+        << "\n";
+  }
+  err << "run '" << prefix << " --help' for the flags\n";
+}
+
+int ReportParseError(CLI::App& app, const CLI::ParseError& e, std::ostream& out,
+                     std::ostream& err) {
+  // The deepest command parsed: a missing command is its RequiredError.
+  const CLI::App* at = &app;
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = at->get_subcommands()) {
+    at = subs.front();
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+      at->get_require_subcommand_min() > 0 && at->get_subcommands().empty()) {
+    const std::vector<std::string> rest = app.remaining(/*recurse=*/true);
+    const auto word = std::find_if(rest.begin(), rest.end(),
+                                   [](const std::string& r) { return r.rfind('-', 0) != 0; });
+    UnknownCommand(*at, word == rest.end() ? "" : *word, err);
+    return kExitUsage;
+  }
+  return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
 }
 
 ReportStyle ReportStyleOf(const std::string& style, OutputFormat format) {

@@ -196,11 +196,6 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
   return req;
 }
 
-int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config) {
-  Render(c, config, out, PrintCollection);
-  return c.state() == v1::COLLECTION_STATE_SUCCEEDED ? kExitOk : kExitError;
-}
-
 // The collection with every job: GetCollection pages them (each page its
 // own call and deadline) and the pages are joined.
 absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id) {
@@ -233,6 +228,11 @@ absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
 }
 
 }  // namespace
+
+int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config) {
+  Render(c, config, out, PrintCollection);
+  return c.state() == v1::COLLECTION_STATE_SUCCEEDED ? kExitOk : kExitError;
+}
 
 int ExitCodeOfError(const absl::Status& s) {
   switch (s.code()) {
@@ -274,6 +274,10 @@ std::unique_ptr<Session> Session::Connect(const ClientConfig& config, Clock& clo
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
+  // A restarted server is found again within RunWatch's own retry cap (gRPC's
+  // default backoff grows to 120 s, failing every retry meanwhile).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 500);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 10'000);
   args.SetMaxReceiveMessageSize(64 << 20);
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!config.tls_ca.empty()) {
@@ -303,65 +307,15 @@ int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostrea
   const v1::Collection& c = resp.collection();
   err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
       << c.counts().total() << " jobs\n";
-  if (args.wait) return RunWatch(s, c.id(), out, err);
+  if (args.wait) return RunWatch(s, c.id(), out, err, args.reconnect_for);
   auto all = Completed(s, c);
   if (!all.ok()) return ReportError(all.status(), s.config(), out, err);
-  return FinishCollection(*all, out, s.config());
-}
-
-namespace {
-
-// Folds one watch event into the collection known so far: a snapshot (any
-// event carrying jobs) replaces it; a delta brings the collection's own
-// fields and the jobs that changed (docs/api.md, "Watches").
-void ApplyWatchEvent(const v1::WatchCollectionResponse& e, v1::Collection* c) {
-  if (e.full_snapshot() || e.collection().jobs_size() > 0) {
-    *c = e.collection();
-    return;
-  }
-  auto jobs = std::move(*c->mutable_jobs());
-  *c = e.collection();
-  *c->mutable_jobs() = std::move(jobs);
-  for (const auto& job : e.changed_jobs()) {
-    auto* all = c->mutable_jobs();
-    auto it = std::find_if(all->begin(), all->end(),
-                           [&job](const v1::Job& j) { return j.id() == job.id(); });
-    if (it != all->end()) {
-      *it = job;
-    } else {
-      *all->Add() = job;
-    }
-  }
-}
-
-}  // namespace
-
-int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx, std::chrono::hours(24 * 7));
-  v1::WatchCollectionRequest req;
-  req.set_collection_id(id);
-  auto reader = s.collections().WatchCollection(&ctx, req);
-  const bool tty = s.config().progress == ProgressStyle::kTerminal;
-  v1::WatchCollectionResponse event;
-  v1::Collection last;
-  std::string previous;
-  while (reader->Read(&event)) {
-    ApplyWatchEvent(event, &last);
-    const std::string line =
-        ProgressLine(last, event.has_changed_job() ? &event.changed_job() : nullptr);
-    if (line == previous) continue;
-    previous = line;
-    if (tty) {
-      err << "\r\033[K" << ProgressBar(last.counts(), 24) << " " << line << std::flush;
-    } else {
-      err << line << "\n";
-    }
-  }
-  if (tty) err << "\n";
-  auto st = FromGrpcStatus(reader->Finish());
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  return FinishCollection(last, out, s.config());
+  // --no-wait: queued (or running, or done) is success; only a collection the
+  // idempotency key found already failed or cancelled is not.
+  const int code = FinishCollection(*all, out, s.config());
+  const bool ended_badly =
+      all->state() == v1::COLLECTION_STATE_FAILED || all->state() == v1::COLLECTION_STATE_CANCELLED;
+  return ended_badly ? code : kExitOk;
 }
 
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {

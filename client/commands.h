@@ -52,6 +52,9 @@ struct ClientConfig {
   std::string tls_ca;  // PEM file of the CA that signed the server's certificate; empty: plaintext
   // main.cc picks kTerminal when stderr is a terminal. Default: kLines.
   ProgressStyle progress = ProgressStyle::kLines;
+  // kTerminal: the terminal's width (main.cc: TerminalColumns of stderr); the
+  // progress line is cut to one column less, so it never wraps.
+  int terminal_columns = 80;
 };
 
 // The stubs a command talks to (generated StubInterfaces: mocks in tests)
@@ -81,6 +84,10 @@ class Session {
   Clock& clock_;
 };
 
+// How long watch (and submit's wait) keeps reconnecting to a server that
+// went away (restart, drain) before it gives up with kExitUnavailable.
+inline constexpr std::chrono::seconds kDefaultReconnectFor{300};
+
 // `npuperf submit` arguments.
 struct SubmitArgs {
   std::vector<std::string> operator_dirs;  // positional
@@ -107,7 +114,13 @@ struct SubmitArgs {
   std::string device_range;
   std::string idempotency_key;
   bool wait = true;
+  // --reconnect-for: how long the wait keeps reconnecting (RunWatch).
+  std::chrono::seconds reconnect_for = kDefaultReconnectFor;
 };
+
+// Prints the collection (text or JSON per config) and returns kExitOk when
+// it succeeded, kExitError otherwise.
+int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config);
 
 // The exit code of a failed call: kExitUnavailable (UNAVAILABLE,
 // DEADLINE_EXCEEDED), kExitNotFound (NOT_FOUND) or kExitError.
@@ -129,7 +142,14 @@ int ReportUsage(const std::string& command, const std::string& message, const Cl
 // to err, and returns an exit code.
 int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err);
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
-int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
+// Follows the collection until it finishes. A stream that fails with
+// UNAVAILABLE (the server restarted or drains) is opened again after a
+// capped backoff (0.5 s doubling to 10 s, jittered, on s.clock()) and resumes
+// from the server's new snapshot; it gives up with kExitUnavailable when the
+// next try would start more than reconnect_for after the first failure
+// since the last event (0: never reconnect).
+int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err,
+             std::chrono::seconds reconnect_for = kDefaultReconnectFor);
 int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
               std::ostream& err);
 int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,

@@ -13,12 +13,14 @@
 // session.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "CLI/CLI.hpp"
 #include "client/cli.h"
 #include "client/offline_commands.h"
 #include "client/plumbing_commands.h"
+#include "client/terminal_text.h"
 #include "client/version_command.h"
 #include "common/bundle_tar.h"
 #include "common/clock.h"
@@ -42,12 +44,13 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   AddOfflineCommands(app, exit_code);                         // they run inside app.parse()
   AddPlumbingCommands(app, command, config_file, exit_code);  // hidden: bundle pack, config show
+  AddHelpCommand(app, std::cout, std::cerr, exit_code);
+  AddGeneratedDocsCommands(app, exit_code);  // hidden: completion bash|zsh, man
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? kExitOk : kExitUsage;
+    return ReportParseError(app, e, std::cout, std::cerr);
   }
   absl::StatusOr<ClientConfig> config = LoadConfig(flags, config_file);
   if (!config.ok()) {
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   }
   if (!command) return exit_code;
   config->progress = ::isatty(STDERR_FILENO) ? ProgressStyle::kTerminal : ProgressStyle::kLines;
+  config->terminal_columns = TerminalColumns(STDERR_FILENO, std::getenv("COLUMNS"));
   npuperf::RealClock clock;
   return command(*Session::Connect(*config, clock), std::cout, std::cerr);
 }

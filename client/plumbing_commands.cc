@@ -7,7 +7,9 @@
 #include "CLI/CLI.hpp"
 #include "client/config.h"
 #include "common/bundle_tar.h"
+#include "common/cli_docs.h"
 #include "common/sha256.h"
+#include "common/version.h"
 #include "nlohmann/json.hpp"
 
 namespace npuperf::client {
@@ -66,6 +68,42 @@ void AddPlumbingCommands(CLI::App& app, ServerCommand& chosen, const std::string
     chosen = [&config_file](Session& s, std::ostream& out, std::ostream&) {
       return RunConfigShow(s.config(), config_file, out);
     };
+  });
+}
+
+std::string ClientManPageFooter() {
+  return R"(.SH ENVIRONMENT
+NPUPERF_SERVER, NPUPERF_TOKEN, NPUPERF_TLS_CA, NPUPERF_TIMEOUT, NPUPERF_FORMAT: the settings
+flags; NPUPERF_CONFIG: the config file. A flag wins over the environment, which wins over the file.
+.SH FILES
+.TP
+~/.config/npuperf/config
+key = value lines (server, token, tls_ca, timeout, format); $XDG_CONFIG_HOME is honoured.
+.SH EXIT STATUS
+0 ok (submit, watch: the collection succeeded; submit \-\-no\-wait: it was queued);
+1 error, or a collection that failed or was cancelled; 2 usage error;
+3 compare/regressions: a case regressed; 4 compare/regressions: no verdict;
+5 the server is unavailable or the deadline passed; 6 not found.
+.SH SEE ALSO
+docs/api.md of the npuperf sources.
+)";
+}
+
+void AddGeneratedDocsCommands(CLI::App& app, int& exit_code) {
+  auto shell = std::make_shared<std::string>();
+  auto* completion = app.add_subcommand("completion", "shell completion script")->group("");
+  completion->add_option("shell", *shell, "bash or zsh")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh"}));
+  completion->callback([&app, shell, &exit_code] {
+    std::cout << (*shell == "bash" ? BashCompletion(app, "npuperf")
+                                   : ZshCompletion(app, "npuperf"));
+    exit_code = kExitOk;
+  });
+  auto* man = app.add_subcommand("man", "the man page npuperf(1) (roff)")->group("");
+  man->callback([&app, &exit_code] {
+    std::cout << ManPage(app, "npuperf", 1, VersionLine("npuperf"), ClientManPageFooter());
+    exit_code = kExitOk;
   });
 }
 

@@ -5,6 +5,8 @@
 //   npuperf bundle pack DIR [--out FILE]   the operator bundle of DIR (common/bundle_tar.h):
 //                                          prints "<sha256> <bytes>"; the tar to FILE when given
 //   npuperf config show                    the resolved settings (client/config.h) as JSON
+//   npuperf completion bash|zsh            the shell completion script (common/cli_docs.h)
+//   npuperf man                            the man page npuperf(1), roff
 //
 // Exit codes: 0 ok, 1 the bundle cannot be packed or written, 2 usage.
 #pragma once
@@ -28,6 +30,13 @@ namespace npuperf::client {
 // app.parse().
 void AddPlumbingCommands(CLI::App& app, ServerCommand& chosen, const std::string& config_file,
                          int& exit_code);
+
+// Registers `completion bash|zsh` and `man`, which print what common/cli_docs.h
+// makes of app's whole tree (inside app.parse(), exit_code 0).
+void AddGeneratedDocsCommands(CLI::App& app, int& exit_code);
+
+// The end of npuperf(1): ENVIRONMENT, FILES, EXIT STATUS (docs/api.md).
+std::string ClientManPageFooter();
 
 // `bundle pack`: packs dir as PackBundle does (the 64 MiB limit of submit),
 // writes the tar to out_file unless it is empty, prints "<sha256> <bytes>\n".

@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "common/bundle_tar.h"
+#include "common/cli_docs.h"
+#include "common/cli_environment.h"
 #include "common/clock.h"
 #include "common/duration_text.h"
 #include "common/grpc_log.h"
@@ -477,10 +479,15 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
   kind->add_option("--team", team, "team name");
   kind->add_option("--agent", agent, "agent token: the host name it may register as");
   kind->require_option(1);
+  AddGeneratedDocsFlags(app, "npuperf-server", 8, VersionLine("npuperf-server"), kDaemonManFooter,
+                        std::cout);        // hidden: --completion, --man-page
+  AddEnvironmentAndConfig(app, "server");  // NPUPERF_LISTEN ..., --config / NPUPERF_SERVER_CONFIG
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; a bad flag 2 (not CLI11's own 105..114),
+    // CLI11's message naming it on stderr.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   ApplyDurations(ms, cmd->options);
   if (migrate->parsed()) {

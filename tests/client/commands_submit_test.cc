@@ -1,6 +1,5 @@
-// client/commands.cc against StrictMock stubs, the streaming commands: watch
-// (progress lines, the final collection, the exit code of its state) and
-// submit (bundle uploads, the spec naming them, then watching).
+// client/commands.cc against StrictMock stubs: submit (bundle uploads, the
+// spec naming them, then watching; watch itself: watch_command_test.cc).
 #include <fstream>
 #include <sstream>
 
@@ -11,6 +10,7 @@
 #include "grpcpp/test/mock_stream.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/mock_session.h"
+#include "tests/client/watch_events.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace npuperf::client {
@@ -21,151 +21,24 @@ using ::npuperf::testing::EqualsProto;
 using ::npuperf::testing::HasDeadline;
 using ::npuperf::testing::JsonConfig;
 using ::npuperf::testing::kDefaultCallTimeout;
+using ::npuperf::testing::kTwoJobsLines;
+using ::npuperf::testing::kWatchTimeout;
 using ::npuperf::testing::MockSession;
 using ::npuperf::testing::OneJobCollection;
 using ::npuperf::testing::Proto;
 using ::npuperf::testing::Reply;
+using ::npuperf::testing::Stream;
+using ::npuperf::testing::TwoJobsSucceed;
+using ::npuperf::testing::WatchRequest;
 using ::testing::_;
 using ::testing::DoAll;
 using ::testing::Property;
 using ::testing::Return;
 using ::testing::SetArgPointee;
 using ::testing::StrictMock;
-using Reader = StrictMock<grpc::testing::MockClientReader<v1::WatchCollectionResponse>>;
 using Writer = StrictMock<grpc::testing::MockClientWriter<v1::UploadBundleRequest>>;
 
 constexpr std::chrono::seconds kUploadTimeout(300);  // per bundle
-constexpr std::chrono::hours kWatchTimeout(24 * 7);  // a week of watching
-
-v1::WatchCollectionResponse Event(v1::CollectionState state, int succeeded, const char* job = "") {
-  v1::WatchCollectionResponse e;
-  *e.mutable_collection() = OneJobCollection(state);
-  e.mutable_collection()->mutable_counts()->set_total(2);
-  e.mutable_collection()->mutable_counts()->set_succeeded(succeeded);
-  if (*job != '\0') *e.mutable_changed_job() = Proto<v1::Job>(job);
-  return e;
-}
-
-// A stream that yields events, then ends with status.
-Reader* Stream(const std::vector<v1::WatchCollectionResponse>& events,
-               grpc::Status status = grpc::Status::OK) {
-  auto* reader = new Reader();
-  ::testing::InSequence in_order;
-  for (const auto& e : events) {
-    EXPECT_CALL(*reader, Read(_)).WillOnce(DoAll(SetArgPointee<0>(e), Return(true)));
-  }
-  EXPECT_CALL(*reader, Read(_)).WillOnce(Return(false));
-  EXPECT_CALL(*reader, Finish()).WillOnce(Return(status));
-  return reader;
-}
-
-std::vector<v1::WatchCollectionResponse> TwoJobsSucceed() {
-  return {
-      Event(v1::COLLECTION_STATE_QUEUED, 0),
-      Event(
-          v1::COLLECTION_STATE_RUNNING, 0,
-          R"pb(id: 7
-               operator_name: "add"
-               state: JOB_STATE_RUNNING
-               progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
-      // The same line again (a heartbeat-only change): printed once.
-      Event(
-          v1::COLLECTION_STATE_RUNNING, 0,
-          R"pb(id: 7
-               operator_name: "add"
-               state: JOB_STATE_RUNNING
-               progress { phase: JOB_PHASE_METRIC_RUN step: 3 step_count: 7 detail: "Memory" })pb"),
-      Event(v1::COLLECTION_STATE_SUCCEEDED, 2,
-            R"pb(id: 8 operator_name: "add" case_id: "p2" state: JOB_STATE_SUCCEEDED)pb")};
-}
-
-constexpr char kTwoJobsLines[] =
-    "queued 0/2 done (succeeded 0, failed 0, running 0)\n"
-    "running 0/2 done (succeeded 0, failed 0, running 0)  job 7 add running metric_run 3/7 Memory\n"
-    "succeeded 2/2 done (succeeded 2, failed 0, running 0)  job 8 add/p2 succeeded\n";
-
-v1::WatchCollectionRequest WatchRequest(const std::string& id) {
-  v1::WatchCollectionRequest r;
-  r.set_collection_id(id);
-  return r;
-}
-
-// The server sends a full snapshot, then deltas (the changed jobs only):
-// the final collection printed has every job in its last state.
-TEST(WatchTest, FoldsDeltasIntoTheSnapshot) {
-  v1::WatchCollectionResponse first = Event(v1::COLLECTION_STATE_QUEUED, 0);
-  first.set_full_snapshot(true);
-  *first.mutable_collection()->add_jobs() = Proto<v1::Job>(R"pb(id: 7 state: JOB_STATE_QUEUED)pb");
-  *first.mutable_collection()->add_jobs() = Proto<v1::Job>(R"pb(id: 8 state: JOB_STATE_QUEUED)pb");
-  v1::WatchCollectionResponse one = Event(v1::COLLECTION_STATE_RUNNING, 1);
-  *one.add_changed_jobs() = Proto<v1::Job>(R"pb(id: 8 state: JOB_STATE_SUCCEEDED)pb");
-  v1::WatchCollectionResponse two = Event(v1::COLLECTION_STATE_SUCCEEDED, 2);
-  *two.add_changed_jobs() = Proto<v1::Job>(R"pb(id: 7 state: JOB_STATE_SUCCEEDED)pb");
-  MockSession m(JsonConfig());
-  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
-      .WillOnce(Return(Stream({first, one, two})));
-  std::ostringstream out, err;
-  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
-  v1::Collection got;
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out.str(), &got).ok()) << out.str();
-  EXPECT_EQ(got.state(), v1::COLLECTION_STATE_SUCCEEDED);
-  ASSERT_EQ(got.jobs_size(), 2);
-  EXPECT_EQ(got.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(got.jobs(1).state(), v1::JOB_STATE_SUCCEEDED);
-}
-
-TEST(WatchTest, PrintsEachNewProgressLineThenTheFinalCollection) {
-  MockSession m;
-  EXPECT_CALL(m.collections(), WatchCollectionRaw(HasDeadline(m.DeadlineIn(kWatchTimeout)),
-                                                  EqualsProto(WatchRequest("c-1"))))
-      .WillOnce(Return(Stream(TwoJobsSucceed())));
-  std::ostringstream out, err;
-  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
-  EXPECT_EQ(err.str(), kTwoJobsLines);
-  EXPECT_EQ(out.str(),
-            "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
-}
-
-TEST(WatchTest, OnATerminalRedrawsOneLineWithAProgressBar) {
-  ClientConfig config;
-  config.progress = ProgressStyle::kTerminal;
-  MockSession m(config);
-  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
-      .WillOnce(Return(Stream(
-          {Event(v1::COLLECTION_STATE_RUNNING, 1), Event(v1::COLLECTION_STATE_SUCCEEDED, 2)})));
-  std::ostringstream out, err;
-  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitOk);
-  EXPECT_EQ(
-      err.str(),
-      "\r\033[K[############------------] running 1/2 done (succeeded 1, failed 0, running 0)"
-      "\r\033[K[########################] succeeded 2/2 done (succeeded 2, failed 0, running 0)"
-      "\n");
-}
-
-TEST(WatchTest, ACollectionThatDidNotSucceedExitsOne) {
-  for (auto state : {v1::COLLECTION_STATE_FAILED, v1::COLLECTION_STATE_CANCELLED}) {
-    MockSession m(JsonConfig());
-    EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
-        .WillOnce(Return(Stream({Event(state, 1)})));
-    std::ostringstream out, err;
-    EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitError)
-        << v1::CollectionState_Name(state);
-    EXPECT_EQ(nlohmann::json::parse(out.str())["state"], v1::CollectionState_Name(state));
-  }
-}
-
-TEST(WatchTest, AStreamThatEndsWithAnErrorReportsIt) {
-  MockSession m;
-  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
-      .WillOnce(Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 0)},
-                              grpc::Status(grpc::StatusCode::UNAVAILABLE, "connection reset"))));
-  std::ostringstream out, err;
-  EXPECT_EQ(RunWatch(m.session(), "c-1", out, err), kExitUnavailable);
-  EXPECT_EQ(err.str(),
-            "running 0/2 done (succeeded 0, failed 0, running 0)\n"
-            "npuperf: UNAVAILABLE: connection reset\n");
-  EXPECT_EQ(out.str(), "");
-}
 
 // ---- submit ---------------------------------------------------------------
 
@@ -258,8 +131,8 @@ TEST_F(SubmitTest, UploadsTheBundleThenSubmitsASpecNamingIt) {
                             Property(&v1::GetCollectionRequest::collection_id, "c-1"), _))
       .WillOnce(Reply(Page(OneJobCollection(v1::COLLECTION_STATE_QUEUED))));
   std::ostringstream out, err;
-  // A queued collection has not succeeded (yet): 1, as for watch.
-  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  // --no-wait: once queued it is done (a bot must not read it as a failure).
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk);
   EXPECT_EQ(err.str(), "submitted c-1: 1 jobs\n");
   EXPECT_EQ(out.str(),
             "collection c-1  queued  0/1 succeeded, 0 failed, 0 cancelled  (created -)\n");
@@ -304,6 +177,24 @@ TEST_F(SubmitTest, WaitsByWatchingTheCollectionItCreated) {
             std::string("already submitted (idempotency key) c-1: 1 jobs\n") + kTwoJobsLines);
   EXPECT_EQ(out.str(),
             "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
+}
+
+TEST_F(SubmitTest, NoWaitFailsOnlyForACollectionTheKeyFoundAlreadyFailed) {
+  for (const auto state : {v1::COLLECTION_STATE_RUNNING, v1::COLLECTION_STATE_SUCCEEDED,
+                           v1::COLLECTION_STATE_FAILED, v1::COLLECTION_STATE_CANCELLED}) {
+    MockSession m;
+    Upload upload;
+    EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&upload)));
+    EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
+        .WillOnce(Reply(Submitted(OneJobCollection(state), /*created=*/false)));
+    EXPECT_CALL(m.collections(), GetCollection(_, _, _))
+        .WillOnce(Reply(Page(OneJobCollection(state))));
+    std::ostringstream out, err;
+    const bool bad =
+        state == v1::COLLECTION_STATE_FAILED || state == v1::COLLECTION_STATE_CANCELLED;
+    EXPECT_EQ(RunSubmit(m.session(), args_, out, err), bad ? kExitError : kExitOk)
+        << v1::CollectionState_Name(state);
+  }
 }
 
 TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
