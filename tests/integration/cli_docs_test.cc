@@ -17,7 +17,7 @@ const std::vector<std::string> kClientCommands = {
     "round",    "rounds", "report",    "compare",       "regressions",
     "baseline", "agents", "summarize", "list-op-names", "help"};
 
-CommandResult Run(const std::vector<std::string>& argv, const std::filesystem::path& dir) {
+CommandResult RunTool(const std::vector<std::string>& argv, const std::filesystem::path& dir) {
   return RunCommand(argv, dir, {}, std::chrono::seconds(30));
 }
 
@@ -31,14 +31,14 @@ std::string BashCompletes(const std::filesystem::path& script, const std::string
                             "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _" +
                             (program == "npuperf" ? "npuperf" : "npuperf_server") +
                             "; printf '%s\\n' \"${COMPREPLY[@]}\"";
-  auto r = Run({"/bin/bash", "-c", shell}, dir);
+  auto r = RunTool({"/bin/bash", "-c", shell}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return "\n" + r.out;  // every word between newlines
 }
 
 TEST(CliDocsTest, BashCompletesEveryCommandAndTheFlagsAfterIt) {
   TempDir dir;
-  auto gen = Run({Bin("npuperf"), "completion", "bash"}, dir.path());
+  auto gen = RunTool({Bin("npuperf"), "completion", "bash"}, dir.path());
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const auto script = dir.path() / "npuperf.bash";
   std::ofstream(script) << gen.out;
@@ -59,11 +59,11 @@ TEST(CliDocsTest, ZshAcceptsTheZshScripts) {
        {std::vector<std::string>{Bin("npuperf"), "completion", "zsh"},
         {Bin("npuperf-server"), "--completion", "zsh"},
         {Bin("npuperf-agent"), "--completion", "zsh"}}) {
-    auto r = Run(gen, dir.path());
+    auto r = RunTool(gen, dir.path());
     ASSERT_EQ(r.exit_code, 0) << gen[0] << ": " << r.err;
     const auto script = dir.path() / "_script";
     std::ofstream(script) << r.out;
-    auto check = Run({"zsh", "-n", script.string()}, dir.path());
+    auto check = RunTool({"zsh", "-n", script.string()}, dir.path());
     EXPECT_EQ(check.exit_code, 0) << gen[0]
                                   << " (is zsh installed? deploy/install-deps.sh): " << check.err;
   }
@@ -88,14 +88,14 @@ TEST(CliDocsTest, ManPagesHaveEveryCommandAndGroffFindsNothingWrong) {
       {{Bin("npuperf-agent"), "--man-page"},
        {".TH \"NPUPERF-AGENT\" \"8\"", "(env NPUPERF_DEVICES)", "(env NPUPERF_RUN_AS_POOL)"}}};
   for (const Page& p : pages) {
-    auto r = Run(p.argv, dir.path());
+    auto r = RunTool(p.argv, dir.path());
     ASSERT_EQ(r.exit_code, 0) << p.argv[0] << ": " << r.err;
     for (const std::string& want : p.must_have) {
       EXPECT_NE(r.out.find(want), std::string::npos) << p.argv[0] << ": no " << want;
     }
     const auto page = dir.path() / "page.roff";
     std::ofstream(page) << r.out;
-    auto groff = Run({"groff", "-man", "-Tutf8", "-ww", "-z", page.string()}, dir.path());
+    auto groff = RunTool({"groff", "-man", "-Tutf8", "-ww", "-z", page.string()}, dir.path());
     EXPECT_EQ(groff.exit_code, 0) << p.argv[0] << ": " << groff.err;
     EXPECT_EQ(groff.err, "") << p.argv[0];
   }
@@ -103,7 +103,7 @@ TEST(CliDocsTest, ManPagesHaveEveryCommandAndGroffFindsNothingWrong) {
 
 TEST(CliDocsTest, DaemonBashScriptsCompleteTheirFlagsAndCommands) {
   TempDir dir;
-  auto gen = Run({Bin("npuperf-server"), "--completion", "bash"}, dir.path());
+  auto gen = RunTool({Bin("npuperf-server"), "--completion", "bash"}, dir.path());
   ASSERT_EQ(gen.exit_code, 0) << gen.err;
   const auto script = dir.path() / "server.bash";
   std::ofstream(script) << gen.out;

@@ -14,7 +14,7 @@
 namespace npuperf::testing {
 namespace {
 
-CommandResult Run(const std::string& program, const std::vector<std::string>& args) {
+CommandResult RunTool(const std::string& program, const std::vector<std::string>& args) {
   TempDir dir;
   std::vector<std::string> argv = {(BuildDir() / "bin" / program).string()};
   argv.insert(argv.end(), args.begin(), args.end());
@@ -36,23 +36,23 @@ TEST(CliUsageTest, SettingFlagsComeAnywhereOnTheLine) {
 }
 
 TEST(CliUsageTest, AMistypedCommandListsTheCommandsAndSuggests) {
-  auto r = Run("npuperf", {"sumbit", "ops/add"});
+  auto r = RunTool("npuperf", {"sumbit", "ops/add"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown command 'sumbit' (did you mean 'submit'?)"), std::string::npos)
       << r.err;
   for (const char* command : {"submit", "watch", "compare", "summarize", "help"}) {
     EXPECT_NE(r.err.find(std::string("\n  ") + command + " "), std::string::npos) << command;
   }
-  auto none = Run("npuperf", {});
+  auto none = RunTool("npuperf", {});
   EXPECT_EQ(none.exit_code, 2);
   EXPECT_NE(none.err.find("a command is required"), std::string::npos) << none.err;
 }
 
 TEST(CliUsageTest, HelpPrintsTheCommandsOrOneCommandsFlags) {
-  auto all = Run("npuperf", {"help"});
+  auto all = RunTool("npuperf", {"help"});
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_NE(all.out.find("submit"), std::string::npos) << all.out;
-  auto submit = Run("npuperf", {"help", "submit"});
+  auto submit = RunTool("npuperf", {"help", "submit"});
   EXPECT_EQ(submit.exit_code, 0) << submit.err;
   EXPECT_NE(submit.out.find("--no-wait"), std::string::npos) << submit.out;
 }
@@ -74,7 +74,7 @@ TEST(CliUsageTest, BadFlagsExitTwoNamingTheFlag) {
       {"npuperf-agent", {"--server", "h:1", "--devices"}, "--devices"},  // 114
   };
   for (const Case& c : cases) {
-    auto r = Run(c.program, c.args);
+    auto r = RunTool(c.program, c.args);
     EXPECT_EQ(r.exit_code, 2) << c.program << " " << c.args[0] << ": " << r.err;
     EXPECT_NE(r.err.find(c.named), std::string::npos) << c.program << ": " << r.err;
   }
@@ -118,7 +118,7 @@ TEST(CliUsageTest, DaemonsReadTheEnvironmentAndAConfigFile) {
   // A key the agent does not know is refused by name, exit 2.
   const auto bad = c.dir.path() / "bad.toml";
   std::ofstream(bad) << "devics = \"0\"\n";
-  auto r = Run("npuperf-agent", {"--config", bad.string()});
+  auto r = RunTool("npuperf-agent", {"--config", bad.string()});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("devics"), std::string::npos) << r.err;
 }
