@@ -113,7 +113,10 @@ struct Config {
 };
 
 void DefineFlags(CLI::App& app, Flags& f) {
-  app.add_option("--server", f.server, "npuperf-server HOST:PORT")->required();
+  // --server and --devices are required, checked in Resolve: CLI11 checks
+  // required options before unknown ones, so `--bogus` would be reported as
+  // a missing --server instead of by its own name.
+  app.add_option("--server", f.server, "npuperf-server HOST:PORT (required)");
   app.add_option("--token-file", f.token_file, "file holding this agent's bearer token");
   app.add_option("--host", f.host,
                  "the host name to register as (default: this host's name); an agent token's "
@@ -121,7 +124,7 @@ void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--tls-ca", f.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
       ->envname("NPUPERF_TLS_CA")
       ->check(CLI::ExistingFile);
-  app.add_option("--devices", f.devices, "physical device ids, e.g. 0-7")->required();
+  app.add_option("--devices", f.devices, "physical device ids, e.g. 0-7 (required)");
   auto* soc_opt = app.add_option("--soc", f.soc, "SoC of every device")->capture_default_str();
   app.add_option("--soc-map", f.soc_map,
                  "per-device SoC, e.g. 0-3=Ascend910B2,4-7=Ascend950PR_9589")
@@ -265,6 +268,9 @@ absl::Status ParseDevices(const Flags& f, AgentOptions* options) {
 // runner's options.
 absl::StatusOr<Config> Resolve(const Flags& f) {
   Config c;
+  for (const auto& [flag, value] : {std::pair{"--server", &f.server}, {"--devices", &f.devices}}) {
+    if (value->empty()) return absl::InvalidArgumentError(absl::StrCat(flag, " is required"));
+  }
   if (auto s = ParseDevices(f, &c.options); !s.ok()) return s;
   if (!f.token_file.empty()) {
     if (auto s = CheckTokenFile(f.token_file, ::geteuid()); !s.ok()) return s;

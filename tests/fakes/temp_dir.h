@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -14,11 +15,15 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::temp_directory_path() /
-            (std::string("npuperf_") + info->test_suite_name() + "_" + info->name() + "_" +
-             std::to_string(::getpid()));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    // Named after the test for whoever reads /tmp, unique per instance
+    // (mkdtemp): a test may hold several, and a second one must never
+    // remove the first one's files.
+    std::string name = (std::filesystem::temp_directory_path() /
+                        (std::string("npuperf_") + info->test_suite_name() + "_" + info->name() +
+                         "_" + std::to_string(::getpid()) + "_XXXXXX"))
+                           .string();
+    if (::mkdtemp(name.data()) == nullptr) std::abort();
+    path_ = name;
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   const std::filesystem::path& path() const { return path_; }

@@ -5,6 +5,7 @@
 // deploy/install-deps.sh: a missing one fails here, it is never skipped.
 #include <fstream>
 
+#include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
 #include "tests/integration/cluster.h"
 
@@ -77,7 +78,8 @@ TEST(CliDocsTest, ManPagesHaveEveryCommandAndGroffFindsNothingWrong) {
   };
   std::vector<std::string> client = {".TH \"NPUPERF\" \"1\"", ".SH EXIT STATUS"};
   for (const std::string& command : kClientCommands) {
-    client.push_back(".SS \"npuperf " + command + "\"");
+    // roff escapes a hyphen: list-op-names is "list\-op\-names" on the page.
+    client.push_back(".SS \"npuperf " + absl::StrReplaceAll(command, {{"-", "\\-"}}) + "\"");
   }
   client.push_back(".SS \"npuperf baseline pin\"");
   const std::vector<Page> pages = {
