@@ -16,6 +16,7 @@
 #include "server/core/constants.h"
 #include "server/core/evidence_validator.h"
 #include "server/core/job_rules.h"
+#include "server/core/placement.h"
 #include "server/core/request_rules.h"
 #include "server/core/submission.h"
 
@@ -90,6 +91,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   c.spec = WithDefaults(req.spec());
   c.idempotency_key = req.idempotency_key();
   c.jobs = ExpandJobs(c.spec);
+  if (absl::Status s = PlaceLongestFirst(team, c.spec, &c.jobs); !s.ok()) return s;
   c.now_ms = NowMs();
   c.max_team_queued = options_.limits.max_queued_jobs_per_team;
   auto result = store_.InsertCollection(c);
@@ -104,6 +106,23 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   }
   KeepJobsPage(&result->first, kDefaultJobsPage);
   return result;
+}
+
+absl::Status Scheduler::PlaceLongestFirst(const std::string& team, const v1::CollectionSpec& spec,
+                                          std::vector<NewJob>* jobs) {
+  SetDurationKeys(team, spec, jobs);
+  std::vector<std::string> keys;
+  for (const NewJob& j : *jobs) keys.push_back(j.duration_key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  auto history = store_.RecentRunTimes(keys, kDurationHistory);
+  if (!history.ok()) return history.status();
+  std::map<std::string, int64_t> expected;
+  for (auto& [key, runs] : *history) {
+    if (auto ms = ExpectedRunMs(std::move(runs))) expected[key] = *ms;
+  }
+  *jobs = LongestFirst(std::move(*jobs), expected);
+  return absl::OkStatus();
 }
 
 absl::Status Scheduler::SameSpec(const v1::Collection& existing,

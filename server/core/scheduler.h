@@ -164,6 +164,10 @@ class Scheduler {
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
+  // Keys the jobs (core/placement.h) and orders them longest first from the
+  // store's history of those keys; a store error is returned.
+  absl::Status PlaceLongestFirst(const std::string& team, const v1::CollectionSpec& spec,
+                                 std::vector<NewJob>* jobs);
   // ALREADY_EXISTS naming the fields in which `submitted` (defaults filled)
   // differs from the spec stored under the same idempotency key; OK when
   // equal.

@@ -59,6 +59,9 @@ struct NewJob {
   std::string operator_name;
   std::string case_id;
   std::string op_name;
+  // What its device time depends on (core/placement.h DurationKey); empty:
+  // not keyed, so it neither gives nor gets history.
+  std::string duration_key = {};
 };
 
 // A collection to create with its jobs, in one transaction.

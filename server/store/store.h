@@ -86,6 +86,11 @@ class Store {
   // are atomic per team.
   virtual absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(
       const NewCollection& c) = 0;
+  // Placement history (core/placement.h): for each key, the device time
+  // (ms from lease to result) of its newest per_key succeeded jobs, newest
+  // first. A key with no such job is absent; empty keys are ignored.
+  virtual absl::StatusOr<std::map<std::string, std::vector<int64_t>>> RecentRunTimes(
+      const std::vector<std::string>& keys, int per_key) = 0;
   // A collection with its jobs. NOT_FOUND when absent or another team's
   // (team empty: any team).
   virtual absl::StatusOr<v1::Collection> GetCollection(const std::string& team,

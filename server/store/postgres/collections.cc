@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/job_state.h"
 #include "server/store/postgres/pool.h"
 #include "server/store/postgres/postgres_store.h"
@@ -56,11 +57,17 @@ void InsertJobs(pqxx::work& tx, const NewCollection& c) {
   pqxx::stream_to copy(
       tx, "jobs",
       std::vector<std::string>{"collection_id", "team", "priority", "operator_name", "case_id",
-                               "op_name", "state", "max_attempts", "queued_ms"});
+                               "op_name", "state", "max_attempts", "queued_ms", "duration_key"});
   const int max_attempts = 1 + c.spec.params().retry();
+  const int queued = static_cast<int>(v1::JOB_STATE_QUEUED);
   for (const auto& j : c.jobs) {
-    copy << std::make_tuple(c.id, c.team, c.spec.priority(), j.operator_name, j.case_id, j.op_name,
-                            static_cast<int>(v1::JOB_STATE_QUEUED), max_attempts, c.now_ms);
+    if (j.duration_key.empty()) {  // NULL: COPY's \N
+      copy << std::make_tuple(c.id, c.team, c.spec.priority(), j.operator_name, j.case_id,
+                              j.op_name, queued, max_attempts, c.now_ms, nullptr);
+    } else {
+      copy << std::make_tuple(c.id, c.team, c.spec.priority(), j.operator_name, j.case_id,
+                              j.op_name, queued, max_attempts, c.now_ms, j.duration_key);
+    }
   }
   copy.complete();
   tx.exec_prepared("collection_queue_insert", c.id);
@@ -143,6 +150,27 @@ absl::StatusOr<v1::Collection> PostgresStore::GetCollectionPage(const std::strin
                                                                 int32_t max_jobs) {
   return pool_->Run("get collection " + id, [&](pqxx::work& tx) {
     return LoadCollection(tx, team, id, after_job_id, std::max(max_jobs, 0));
+  });
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>> PostgresStore::RecentRunTimes(
+    const std::vector<std::string>& keys, int per_key) {
+  using Out = std::map<std::string, std::vector<int64_t>>;
+  // A text[] literal: only hex digests (core/placement.h) are asked for,
+  // so they need no quoting.
+  std::vector<std::string> hex;
+  for (const std::string& k : keys) {
+    if (!k.empty() && k.find_first_not_of("0123456789abcdef") == std::string::npos)
+      hex.push_back(k);
+  }
+  if (hex.empty() || per_key <= 0) return Out();
+  const std::string array = absl::StrCat("{", absl::StrJoin(hex, ","), "}");
+  return pool_->Run("recent run times", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out out;
+    for (const auto& row : tx.exec_prepared("recent_run_times", array, per_key)) {
+      out[row[0].as<std::string>()].push_back(row[1].as<int64_t>());
+    }
+    return out;
   });
 }
 

@@ -95,7 +95,7 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
                    r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
                    ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
-                   notify_payload);
+                   notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
   PgRefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
   return ack;
 }

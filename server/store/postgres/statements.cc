@@ -242,17 +242,24 @@ constexpr Statement kStatements[] = {
     // The job's new state, the applied update (idempotency), the event and
     // the wake-up of other replicas (its device is free, or the job queued
     // again; $15 is our replica id) in one statement. $3 is the round id, 0
-    // for none.
+    // for none; $16 the time of a success, 0 for none (run_ms, migration 0009).
     {"job_finish",
      "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
      "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
      "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
-     "NULLIF($6::bigint, 0), lost_count = lost_count + $7 WHERE id = $8 RETURNING id), "
+     "NULLIF($6::bigint, 0), lost_count = lost_count + $7, run_ms = NULLIF($16::bigint, 0) - "
+     "leased_ms WHERE id = $8 RETURNING id), "
      "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
      "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
      "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
      "'job_result', $14 FROM f, n"},
+    // Placement history (migration 0009): the newest $2 device times of each
+    // duration key in $1 (a text[] literal of hex keys).
+    {"recent_run_times",
+     "SELECT duration_key, run_ms FROM (SELECT duration_key, run_ms, ROW_NUMBER() OVER (PARTITION "
+     "BY duration_key ORDER BY finished_ms DESC, id DESC) AS n FROM jobs WHERE run_ms IS NOT NULL "
+     "AND duration_key = ANY($1::text[])) t WHERE n <= $2 ORDER BY duration_key, n"},
     {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
     {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
     // Gauges of /metrics.

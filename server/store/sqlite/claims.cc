@@ -92,12 +92,13 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
                                                         const ClaimCandidate& pick,
                                                         const std::string& operator_name,
                                                         const OfferedDevice& device) {
-  SQLite::Statement lease(*db_,
-                          "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
-                          "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
-                          "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), progress = "
-                          "NULL, lease_secret_sha256 = ? WHERE id = ? AND state = ? RETURNING "
-                          "attempt, max_attempts, fencing_token, op_name, case_id, queued_ms");
+  SQLite::Statement lease(
+      *db_,
+      "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "
+      "fencing_token + 1, agent_id = ?, host = ?, device_id = ?, soc = ?, "
+      "lease_expires_ms = ?, started_ms = COALESCE(started_ms, ?), leased_ms = ?7, progress = "
+      "NULL, lease_secret_sha256 = ? WHERE id = ? AND state = ? RETURNING "
+      "attempt, max_attempts, fencing_token, op_name, case_id, queued_ms");
   lease.bind(1, kLeased);
   lease.bind(2, req.agent_id);
   lease.bind(3, req.host);

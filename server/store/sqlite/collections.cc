@@ -5,6 +5,7 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/job_state.h"
 #include "server/store/sqlite/errors.h"
 #include "server/store/sqlite/rows.h"
@@ -115,7 +116,8 @@ std::optional<std::string> SqliteStore::InsertCollectionTx(const NewCollection& 
   }
   SQLite::Statement job(*db_,
                         "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, "
-                        "op_name, state, max_attempts, queued_ms) VALUES (?,?,?,?,?,?,?,?,?)");
+                        "op_name, state, max_attempts, queued_ms, duration_key) VALUES "
+                        "(?,?,?,?,?,?,?,?,?,?)");
   for (const auto& j : c.jobs) {
     job.bind(1, c.id);
     job.bind(2, c.team);
@@ -126,6 +128,11 @@ std::optional<std::string> SqliteStore::InsertCollectionTx(const NewCollection& 
     job.bind(7, static_cast<int>(v1::JOB_STATE_QUEUED));
     job.bind(8, 1 + c.spec.params().retry());
     job.bind(9, c.now_ms);
+    if (j.duration_key.empty()) {
+      job.bind(10);
+    } else {
+      job.bind(10, j.duration_key);
+    }
     job.exec();
     job.reset();
   }
@@ -178,6 +185,34 @@ absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& te
     return c;
   } catch (...) {
     return CurrentSqliteError("get collection " + id);
+  }
+}
+
+absl::StatusOr<std::map<std::string, std::vector<int64_t>>> SqliteStore::RecentRunTimes(
+    const std::vector<std::string>& keys, int per_key) {
+  // The keys travel as one JSON array (json_each): only hex digests
+  // (core/placement.h) are asked for, so quoting them is enough.
+  std::vector<std::string> quoted;
+  for (const std::string& k : keys) {
+    if (!k.empty() && k.find_first_not_of("0123456789abcdef") == std::string::npos) {
+      quoted.push_back(absl::StrCat("\"", k, "\""));
+    }
+  }
+  std::map<std::string, std::vector<int64_t>> out;
+  if (quoted.empty() || per_key <= 0) return out;
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement q(*db_,
+                        "SELECT duration_key, run_ms FROM (SELECT duration_key, run_ms, "
+                        "ROW_NUMBER() OVER (PARTITION BY duration_key ORDER BY finished_ms DESC, "
+                        "id DESC) AS n FROM jobs WHERE run_ms IS NOT NULL AND duration_key IN "
+                        "(SELECT value FROM json_each(?))) WHERE n <= ? ORDER BY duration_key, n");
+    q.bind(1, absl::StrCat("[", absl::StrJoin(quoted, ","), "]"));
+    q.bind(2, per_key);
+    while (q.executeStep()) out[q.getColumn(0).getString()].push_back(q.getColumn(1).getInt64());
+    return out;
+  } catch (...) {
+    return CurrentSqliteError("recent run times");
   }
 }
 

@@ -133,7 +133,7 @@ void SqliteStore::FinishJob(const AttemptResult& r, const JobDecision& d, int at
   SQLite::Statement up(*db_,
                        "UPDATE jobs SET state = ?, reason = ?, round_id = ?, kernel_time_us = ?, "
                        "bound_label = ?, lease_expires_ms = NULL, finished_ms = ?, lost_count = "
-                       "lost_count + ? WHERE id = ?");
+                       "lost_count + ?, run_ms = ? - leased_ms WHERE id = ?");
   up.bind(1, static_cast<int>(d.next));
   up.bind(2, d.reason);
   if (round_id > 0) {
@@ -151,7 +151,13 @@ void SqliteStore::FinishJob(const AttemptResult& r, const JobDecision& d, int at
     up.bind(6, r.now_ms);
   }
   up.bind(7, d.lost ? 1 : 0);
-  up.bind(8, r.ref.job_id);
+  // The device time of a success, for placement (core/placement.h).
+  if (d.next == v1::JOB_STATE_SUCCEEDED) {
+    up.bind(8, r.now_ms);
+  } else {
+    up.bind(8);
+  }
+  up.bind(9, r.ref.job_id);
   up.exec();
   SQLite::Statement rec(*db_, "INSERT INTO result_updates VALUES (?, ?, ?, ?, ?, ?)");
   rec.bind(1, r.update_uuid);

@@ -51,6 +51,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<BundleCollection> CollectBundles(int64_t unused_before_ms) override;
 
   absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollection(const NewCollection& c) override;
+  absl::StatusOr<std::map<std::string, std::vector<int64_t>>> RecentRunTimes(
+      const std::vector<std::string>& keys, int per_key) override;
   absl::StatusOr<v1::Collection> GetCollection(const std::string& team,
                                                const std::string& id) override;
   absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team, const std::string& id,

@@ -232,5 +232,46 @@ TEST_P(StoreConformanceTest, CancelCollection) {
   EXPECT_EQ(StateOf("c2"), v1::COLLECTION_STATE_CANCELLED);
 }
 
+// ---- Placement history (core/placement.h) ----
+
+// run_ms is the device time of the attempt that succeeded: from its lease to
+// its result. Failures give nothing, a retry counts from its own lease, and
+// the newest runs come first.
+TEST_P(StoreConformanceTest, ASucceededJobGivesItsDurationKeyTheTimeFromItsLeaseToItsResult) {
+  NewCollection first = MakeCollection("h1", "alpha", 3, 0, 8, /*retry=*/1);
+  first.jobs[0].duration_key = "aa01";
+  first.jobs[1].duration_key = "bb02";  // fails for good
+  Insert(first);                        // jobs[2] has no key
+  auto a = Claim(Req("a1", {0, 1, 2}, 2000));
+  auto b = Claim(Req("a1", {0, 1, 2}, 2500));
+  auto c = Claim(Req("a1", {0, 1, 2}, 2600));
+  ASSERT_TRUE(a && b && c);
+  EXPECT_GT(Finish(*a, "u-a", 5000, 10.0), 0);
+  AttemptResult fail = Result(*b, "u-b", v1::ATTEMPT_OUTCOME_FAILED, 4000);
+  fail.retryable = false;
+  ASSERT_TRUE(store_->RecordResult(fail).ok());
+  EXPECT_GT(Finish(*c, "u-c", 9000, 10.0), 0);
+  auto runs = store_->RecentRunTimes({"aa01", "bb02", "", "cc03", "no'hex"}, 5);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  EXPECT_EQ(*runs, (std::map<std::string, std::vector<int64_t>>{{"aa01", {3000}}}));
+
+  NewCollection second = MakeCollection("h2", "alpha", 1, 0, 8, /*retry=*/1);
+  second.jobs[0].duration_key = "aa01";
+  Insert(second);
+  auto d = Claim(Req("a1", {0}, 20'000));
+  ASSERT_TRUE(d);
+  ASSERT_TRUE(store_->RecordResult(Result(*d, "u-d1", v1::ATTEMPT_OUTCOME_FAILED, 21'000)).ok());
+  auto retry = Claim(Req("a1", {0}, 30'000));  // the retry, leased again
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry->job_id(), d->job_id());
+  EXPECT_GT(Finish(*retry, "u-d2", 30'500, 10.0), 0);
+  auto newest = store_->RecentRunTimes({"aa01"}, 5);
+  ASSERT_TRUE(newest.ok()) << newest.status();
+  EXPECT_EQ((*newest)["aa01"], (std::vector<int64_t>{500, 3000}));
+  auto one = store_->RecentRunTimes({"aa01"}, 1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ((*one)["aa01"], (std::vector<int64_t>{500}));
+}
+
 }  // namespace
 }  // namespace npuperf::server

@@ -1,0 +1,81 @@
+#include "server/core/placement.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "common/sha256.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
+namespace npuperf::server {
+namespace {
+
+// The parts of a message that decide a run's length, as deterministic bytes.
+std::string Bytes(const google::protobuf::Message& m) {
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  m.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return out;
+}
+
+}  // namespace
+
+std::string DurationKey(const std::string& team, const v1::CollectionSpec& spec,
+                        const v1::OperatorSpec& op, const NewJob& job) {
+  v1::OperatorSpec shape = op;
+  shape.clear_bundle_sha256();  // a new revision keeps its history
+  shape.clear_case_ids();       // the job's own case is below
+  shape.clear_op_name_map();
+  shape.clear_op_name();
+  const auto launch = op.launch_map().find(job.case_id);
+  shape.clear_launch_map();
+  if (launch != op.launch_map().end()) shape.set_launch(launch->second);
+  // Length-prefixed fields: no two different tuples give the same bytes.
+  std::string text;
+  for (const std::string& part : {team, Bytes(spec.params()), Bytes(spec.constraints()),
+                                  Bytes(shape), job.case_id, job.op_name}) {
+    absl::StrAppend(&text, part.size(), ":", part);
+  }
+  return Sha256Hex(text).substr(0, 32);
+}
+
+void SetDurationKeys(const std::string& team, const v1::CollectionSpec& spec,
+                     std::vector<NewJob>* jobs) {
+  std::map<std::string, const v1::OperatorSpec*> by_name;
+  for (const auto& op : spec.operators()) by_name[op.name()] = &op;
+  for (NewJob& job : *jobs) {
+    const auto op = by_name.find(job.operator_name);
+    if (op != by_name.end()) job.duration_key = DurationKey(team, spec, *op->second, job);
+  }
+}
+
+std::optional<int64_t> ExpectedRunMs(std::vector<int64_t> recent_run_ms) {
+  if (recent_run_ms.empty()) return std::nullopt;
+  const size_t mid = recent_run_ms.size() / 2;
+  std::nth_element(recent_run_ms.begin(), recent_run_ms.begin() + mid, recent_run_ms.end());
+  const int64_t upper = recent_run_ms[mid];
+  if (recent_run_ms.size() % 2 == 1) return upper;
+  const int64_t lower = *std::max_element(recent_run_ms.begin(), recent_run_ms.begin() + mid);
+  return lower + (upper - lower) / 2;
+}
+
+std::vector<NewJob> LongestFirst(std::vector<NewJob> jobs,
+                                 const std::map<std::string, int64_t>& expected_ms) {
+  // -1: no history, before every estimate (>= 0).
+  auto estimate = [&](const NewJob& j) -> int64_t {
+    const auto it = expected_ms.find(j.duration_key);
+    return it == expected_ms.end() ? -1 : it->second;
+  };
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const NewJob& a, const NewJob& b) {
+    const int64_t ea = estimate(a), eb = estimate(b);
+    if ((ea < 0) != (eb < 0)) return ea < 0;
+    return ea > eb;
+  });
+  return jobs;
+}
+
+}  // namespace npuperf::server
