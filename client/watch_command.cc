@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "client/commands.h"
 #include "client/format.h"
@@ -87,7 +88,12 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   while (true) {
     bool delivered = false;
     st = WatchOnce(s, id, p, err, &delivered);
-    if (st.code() != absl::StatusCode::kUnavailable) break;
+    // CANCELLED too: this process never cancels a watch (Ctrl-C ends it by
+    // the signal), so a CANCELLED stream is the server's: a shutdown cancels
+    // the calls still open, including one that reconnected while it drained.
+    if (st.code() != absl::StatusCode::kUnavailable && st.code() != absl::StatusCode::kCancelled) {
+      break;
+    }
     const Clock::MonotonicTime now = s.clock().MonotonicNow();
     if (delivered || !give_up) {
       backoff.Reset();
@@ -97,8 +103,9 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
     if (now + delay > *give_up) break;
     if (p.drawn) err << "\n";
     p.drawn = false;
-    err << absl::StrFormat("npuperf: watch %s: UNAVAILABLE: %s; reconnecting in %.1f s\n", id,
-                           st.message(), delay.count() / 1000.0);
+    err << absl::StrFormat("npuperf: watch %s: %s: %s; reconnecting in %.1f s\n", id,
+                           absl::StatusCodeToString(st.code()), st.message(),
+                           delay.count() / 1000.0);
     s.clock().SleepFor(delay);
   }
   if (p.drawn) err << "\n";

@@ -206,6 +206,29 @@ TEST(WatchReconnectTest, ReopensTheStreamAndResumesFromTheNewSnapshot) {
             "collection c-1  succeeded  2/2 succeeded, 0 failed, 0 cancelled  (created -)\n");
 }
 
+// A server that shuts down cancels the calls still open, including a watch
+// that reconnected while it drained: CANCELLED is retried like UNAVAILABLE
+// (this process never cancels a watch itself).
+TEST(WatchReconnectTest, AStreamTheServerCancelledIsReopenedToo) {
+  MockSession m;
+  std::atomic<int> calls{0};
+  auto count = ::testing::InvokeWithoutArgs([&calls] { ++calls; });
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, EqualsProto(WatchRequest("c-1"))))
+      .WillOnce(::testing::DoAll(
+          count, Return(Stream({Event(v1::COLLECTION_STATE_RUNNING, 1)},
+                               grpc::Status(grpc::StatusCode::CANCELLED, "CANCELLED")))));
+  v1::WatchCollectionResponse snapshot = Event(v1::COLLECTION_STATE_SUCCEEDED, 2);
+  snapshot.set_full_snapshot(true);
+  EXPECT_CALL(m.collections(), WatchCollectionRaw(_, EqualsProto(WatchRequest("c-1"))))
+      .WillOnce(::testing::DoAll(count, Return(Stream({snapshot}))));
+  std::ostringstream out, err;
+  const Watched w = WatchWithClock(m, std::chrono::seconds(60), calls, out, err);
+  EXPECT_EQ(w.exit_code, kExitOk) << err.str();
+  EXPECT_THAT(err.str(), ::testing::HasSubstr("npuperf: watch c-1: CANCELLED: CANCELLED; "
+                                              "reconnecting in 0."));
+}
+
 // A server that stays away: retries back off, and the watch gives up with 5
 // once the next try would start after --reconnect-for.
 TEST(WatchReconnectTest, GivesUpWithFiveAfterReconnectFor) {
@@ -227,8 +250,8 @@ TEST(WatchReconnectTest, GivesUpWithFiveAfterReconnectFor) {
   EXPECT_EQ(out.str(), "");
 }
 
-// Only UNAVAILABLE is worth a retry: NOT_FOUND (or a refused token) exits
-// at once with its own code.
+// Only UNAVAILABLE and the server's CANCELLED are worth a retry: NOT_FOUND (or a refused token)
+// exits at once with its own code.
 TEST(WatchReconnectTest, OtherErrorsAreNotRetried) {
   MockSession m;
   EXPECT_CALL(m.collections(), WatchCollectionRaw(_, _))
