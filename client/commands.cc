@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/discover_commands.h"
 #include "client/format.h"
 #include "common/bundle_tar.h"
 #include "common/keepalive.h"
@@ -152,6 +153,14 @@ absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& 
     op->set_manifest_path("PERFORMANCE_CASES.json");
   }
   for (const auto& c : cases) op->add_case_ids(c);
+  for (const auto& [job, op_name] : a.discovered_op_names) {
+    if (job.first != name) continue;
+    if (job.second.empty()) {
+      op->set_op_name(op_name);
+    } else {
+      (*op->mutable_op_name_map())[job.second] = op_name;
+    }
+  }
   auto sha = Upload(s, dir);
   if (!sha.ok()) return sha.status();
   op->set_bundle_sha256(*sha);
@@ -232,6 +241,21 @@ absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
   return FetchCollection(s, c.id());
 }
 
+// Uploads the operators, submits the collection and says so on err; the
+// collection as SubmitCollection answered (its first page of jobs).
+absl::StatusOr<v1::Collection> Submit(Session& s, const SubmitArgs& args, std::ostream& err) {
+  auto req = BuildRequest(s, args);
+  if (!req.ok()) return req.status();
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::SubmitCollectionResponse resp;
+  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
+  if (!st.ok()) return st;
+  err << (resp.created() ? "submitted " : "already submitted (idempotency key) ")
+      << resp.collection().id() << ": " << resp.collection().counts().total() << " jobs\n";
+  return std::move(*resp.mutable_collection());
+}
+
 }  // namespace
 
 int ExitCodeOfError(const absl::Status& s) {
@@ -292,21 +316,32 @@ void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) co
   ctx->set_deadline(clock_.SystemNow() + (timeout.count() > 0 ? timeout : config_.timeout));
 }
 
-int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err) {
-  auto req = BuildRequest(s, args);
-  if (!req.ok()) return ReportError(req.status(), s.config(), out, err);
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::SubmitCollectionResponse resp;
-  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  const v1::Collection& c = resp.collection();
-  err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
-      << c.counts().total() << " jobs\n";
-  if (args.wait) return RunWatch(s, c.id(), out, err);
-  auto all = Completed(s, c);
-  if (!all.ok()) return ReportError(all.status(), s.config(), out, err);
-  return FinishCollection(*all, out, s.config());
+int RunSubmit(Session& s, const SubmitArgs& given, std::ostream& out, std::ostream& err) {
+  SubmitArgs args = given;
+  if (args.op_name_auto) {
+    if (!args.op_name.empty() || !args.op_name_map.empty()) {
+      return ReportUsage("submit", "--op-name-auto excludes --op-name and --op-name-map",
+                         s.config(), out, err);
+    }
+    absl::StatusOr<SubmitArgs> named = DiscoverOpNames(s, args, err);
+    if (absl::IsFailedPrecondition(named.status())) {  // no single target: an input error
+      err << "npuperf submit: " << named.status().message() << "\n";
+      if (s.config().format == OutputFormat::kJson)
+        out << ErrorJson(named.status(), kExitUsage) << "\n";
+      return kExitUsage;
+    }
+    if (!named.ok()) return ReportError(named.status(), s.config(), out, err);
+    args = *std::move(named);
+  }
+  if (!args.wait) {
+    absl::StatusOr<v1::Collection> c = Submit(s, args, err);
+    if (c.ok()) c = Completed(s, *std::move(c));
+    if (!c.ok()) return ReportError(c.status(), s.config(), out, err);
+    return FinishCollection(*c, out, s.config());
+  }
+  absl::StatusOr<v1::Collection> c = SubmitAndFollow(s, args, err);
+  if (!c.ok()) return ReportError(c.status(), s.config(), out, err);
+  return FinishCollection(*c, out, s.config());
 }
 
 namespace {
@@ -336,7 +371,11 @@ void ApplyWatchEvent(const v1::WatchCollectionResponse& e, v1::Collection* c) {
 
 }  // namespace
 
-int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
+namespace {
+
+// Follows the collection until it finishes, progress on err; the last state
+// with every job.
+absl::StatusOr<v1::Collection> Follow(Session& s, const std::string& id, std::ostream& err) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx, std::chrono::hours(24 * 7));
   v1::WatchCollectionRequest req;
@@ -360,8 +399,25 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
   }
   if (tty) err << "\n";
   auto st = FromGrpcStatus(reader->Finish());
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  return FinishCollection(last, out, s.config());
+  if (!st.ok()) return st;
+  return last;
+}
+
+}  // namespace
+
+int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<v1::Collection> last = Follow(s, id, err);
+  if (!last.ok()) return ReportError(last.status(), s.config(), out, err);
+  return FinishCollection(*last, out, s.config());
+}
+
+absl::StatusOr<v1::Collection> SubmitAndFollow(Session& s, const SubmitArgs& args,
+                                               std::ostream& err) {
+  absl::StatusOr<v1::Collection> submitted = Submit(s, args, err);
+  if (!submitted.ok()) return submitted.status();
+  absl::StatusOr<v1::Collection> last = Follow(s, submitted->id(), err);
+  if (!last.ok()) return last.status();
+  return Completed(s, *std::move(last));
 }
 
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {

@@ -5,9 +5,11 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
@@ -107,6 +109,11 @@ struct SubmitArgs {
   std::string device_range;
   std::string idempotency_key;
   bool wait = true;
+  // --op-name-auto: discover each operator's (and case's) target first
+  // (discover_commands.h DiscoverOpNames), which fills discovered_op_names.
+  bool op_name_auto = false;
+  // (operator, case id) -> the discovered exact op name ("" case: no cases).
+  std::map<std::pair<std::string, std::string>, std::string> discovered_op_names;
 };
 
 // The exit code of a failed call: kExitUnavailable (UNAVAILABLE,
@@ -128,6 +135,11 @@ int ReportUsage(const std::string& command, const std::string& message, const Cl
 // Each command writes its result to out (text or JSON per config), errors
 // to err, and returns an exit code.
 int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err);
+// Uploads the operators of args, submits their collection and follows it
+// (watch progress on err) until it finishes; the finished collection with
+// every job. Used by submit --op-name-auto and discover.
+absl::StatusOr<v1::Collection> SubmitAndFollow(Session& s, const SubmitArgs& args,
+                                               std::ostream& err);
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
 int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
 int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
