@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/constants.h"
+#include "agent/discovery_report.h"
 #include "common/bundle_tar.h"
 #include "common/log.h"
 
@@ -42,12 +43,14 @@ const char* OutcomeLabel(v1::AttemptOutcome outcome) {
   }
 }
 
-// The result of a finished attempt, all but its agent id: the evidence, else
-// why it stopped (reason, spelled reason_text), else the job runner's error.
+// The result of a finished attempt, all but its agent id: the evidence (or
+// discovery) measured, else why it stopped (reason, spelled reason_text),
+// else the job runner's error.
 v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
-                                    absl::StatusOr<v1::Evidence> evidence, StopReason reason,
-                                    const std::string& reason_text) {
+                                    absl::StatusOr<v1::ReportResultRequest> evidence,
+                                    StopReason reason, const std::string& reason_text) {
   v1::ReportResultRequest result;
+  if (evidence.ok()) result = *std::move(evidence);
   result.set_job_id(a.job_id());
   result.set_attempt(a.attempt());
   result.set_fencing_token(a.fencing_token());
@@ -55,7 +58,6 @@ v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
   result.set_update_uuid(NewUuid());
   if (evidence.ok()) {
     result.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
-    *result.mutable_evidence() = *std::move(evidence);
   } else if (reason == StopReason::kShutdown) {
     result.set_outcome(v1::ATTEMPT_OUTCOME_INTERRUPTED);
     result.set_failure_reason("the agent stopped during the job");
@@ -139,7 +141,7 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   SendPhase(v1::JOB_PHASE_PREPARING);
   Times times;
   auto cgroup = services_.containment.Enter(absl::StrCat("job-", a.job_id(), "-", a.attempt()));
-  absl::StatusOr<v1::Evidence> evidence =
+  absl::StatusOr<v1::ReportResultRequest> evidence =
       cgroup.ok() ? Measure(dir, cgroup->get(), &times)
                   : absl::UnavailableError(absl::StrCat("job cgroup: ", cgroup.status().message()));
   if (evidence.ok()) {
@@ -174,8 +176,9 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   lease.reset();  // the device is free once the result is durable
 }
 
-absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, const CgroupTree::Job* cgroup,
-                                              Times* times) {
+absl::StatusOr<v1::ReportResultRequest> Attempt::Measure(const fs::path& dir,
+                                                         const CgroupTree::Job* cgroup,
+                                                         Times* times) {
   const auto bundle_started = services_.clock.MonotonicNow();
   auto op_dir = PrepareBundle(dir / assignment_.operator_name());
   times->bundle = SecondsBetween(bundle_started, services_.clock.MonotonicNow());
@@ -186,7 +189,17 @@ absl::StatusOr<v1::Evidence> Attempt::Measure(const fs::path& dir, const CgroupT
     ctx.cgroup_procs_fd = cgroup->procs_fd;
     ctx.cgroup = cgroup->dir;
   }
-  return services_.job_runner.Run(ctx);
+  v1::ReportResultRequest measured;
+  if (assignment_.params().mode() == v1::PROFILE_MODE_DISCOVER) {
+    absl::StatusOr<evidence::Discovery> found = services_.job_runner.Discover(ctx);
+    if (!found.ok()) return found.status();
+    *measured.mutable_discovery() = DiscoveryReport(*found, ctx.session_dir);
+    return measured;
+  }
+  absl::StatusOr<v1::Evidence> run = services_.job_runner.Run(ctx);
+  if (!run.ok()) return run.status();
+  *measured.mutable_evidence() = *std::move(run);
+  return measured;
 }
 
 absl::StatusOr<fs::path> Attempt::PrepareBundle(const fs::path& dest) {

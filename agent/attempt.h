@@ -75,9 +75,11 @@ class Attempt {
 
   // The bundle unpacked into dest (the operator directory).
   absl::StatusOr<std::filesystem::path> PrepareBundle(const std::filesystem::path& dest);
-  // Bundle, then the job runner; times get both phases.
-  absl::StatusOr<v1::Evidence> Measure(const std::filesystem::path& dir,
-                                       const CgroupTree::Job* cgroup, Times* times);
+  // Bundle, then the job runner (JobRunner::Discover for a discovery job,
+  // else Run); times get both phases. The result's evidence, or its
+  // discovery, is set; nothing else.
+  absl::StatusOr<v1::ReportResultRequest> Measure(const std::filesystem::path& dir,
+                                                  const CgroupTree::Job* cgroup, Times* times);
   // Spools the result unless the lease was lost; returns the jobs_total label.
   std::string Keep(const v1::ReportResultRequest& result, StopReason reason);
   void SendProgress(const v1::JobProgress& progress);

@@ -100,9 +100,8 @@ class JobRunner {
   // candidate table of what it launched (evidence::DiscoverCandidates: count,
   // task type, total us, launches, exact name, incidental reason), with the
   // same session, run-user, timeout and cancellation handling as Run.
-  // FAILED_PRECONDITION when the capture holds no kernel row. Not yet a job
-  // kind: no assignment reaches it until the proto, server and client parts
-  // land (docs/evidence.md "Discovery").
+  // FAILED_PRECONDITION when the capture holds no kernel row. The attempt
+  // calls it for a PROFILE_MODE_DISCOVER job (docs/evidence.md "Discovery").
   absl::StatusOr<evidence::Discovery> Discover(const JobContext& ctx);
 
  private:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/discover_commands.h"
 
 namespace npuperf::client {
 namespace {
@@ -35,6 +36,9 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
       ->excludes(quick);
   sub->add_option("--op-name", a.op_name, "exact target kernel name");
   sub->add_option("--op-name-map", a.op_name_map, "JSON file {operator: op name}");
+  sub->add_flag("--op-name-auto", a.op_name_auto,
+                "discover each target first (npuperf discover); accepted only when exactly one "
+                "kernel is not a known incidental kernel");
   sub->add_option("--launch", a.launch,
                   "which launches of the target in each run: unique (default), all, N, -N, "
                   "task:STREAM/TASK");
@@ -58,6 +62,21 @@ void AddSubmitOptions(CLI::App* sub, SubmitArgs& a) {
   sub->add_flag("--wait,!--no-wait", a.wait,
                 "watch until the collection finishes (default) or return after queueing (exit 0)");
   AddReconnectFor(sub, a.reconnect_for);
+}
+
+// discover: the operators and where they may run, as submit takes them.
+void AddDiscoverOptions(CLI::App* cmd, SubmitArgs& a) {
+  cmd->add_option("operator_dirs", a.operator_dirs, "operator directories");
+  cmd->add_option("--batch", a.batch_dir, "every operator directory under this base directory");
+  cmd->add_flag("--manifest", a.manifest, "cases from each PERFORMANCE_CASES.json");
+  cmd->add_option("--case-id", a.case_ids, "case id (repeatable)");
+  cmd->add_option("--case-arg", a.case_arg, "runner option that selects the case, e.g. --case-id");
+  cmd->add_option("--case-env", a.case_env, "environment variable that selects the case");
+  cmd->add_option("--runner", a.runner, "runner script inside the operator directory");
+  cmd->add_option("--job-timeout", a.timeout_seconds, "per-job limit, seconds");
+  cmd->add_option("--label", a.labels, "label key=value (repeatable)");
+  cmd->add_option("--soc", a.socs, "allowed SoC (repeatable)");
+  cmd->add_option("--devices", a.device_range, "allowed device ids, e.g. 0-3");
 }
 
 void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
@@ -168,6 +187,13 @@ void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
   AddSubmitOptions(sub, *submit);
   Choose(sub, chosen, [submit](Session& s, std::ostream& out, std::ostream& err) {
     return RunSubmit(s, *submit, out, err);
+  });
+  auto discover = std::make_shared<SubmitArgs>();
+  auto* disc = app.add_subcommand(
+      "discover", "run each operator once under msprof and print the kernels it launched");
+  AddDiscoverOptions(disc, *discover);
+  Choose(disc, chosen, [discover](Session& s, std::ostream& out, std::ostream& err) {
+    return RunDiscover(s, *discover, out, err);
   });
   struct Args {
     std::string id, reason, page_token;

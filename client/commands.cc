@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/discover_commands.h"
 #include "client/format.h"
 #include "common/bundle_tar.h"
 #include "common/keepalive.h"
@@ -152,6 +153,14 @@ absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& 
     op->set_manifest_path("PERFORMANCE_CASES.json");
   }
   for (const auto& c : cases) op->add_case_ids(c);
+  for (const auto& [job, op_name] : a.discovered_op_names) {
+    if (job.first != name) continue;
+    if (job.second.empty()) {
+      op->set_op_name(op_name);
+    } else {
+      (*op->mutable_op_name_map())[job.second] = op_name;
+    }
+  }
   auto sha = Upload(s, dir);
   if (!sha.ok()) return sha.status();
   op->set_bundle_sha256(*sha);
@@ -227,6 +236,21 @@ absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
   return FetchCollection(s, c.id());
 }
 
+// Uploads the operators, submits the collection and says so on err; the
+// collection as SubmitCollection answered (its first page of jobs).
+absl::StatusOr<v1::Collection> Submit(Session& s, const SubmitArgs& args, std::ostream& err) {
+  auto req = BuildRequest(s, args);
+  if (!req.ok()) return req.status();
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::SubmitCollectionResponse resp;
+  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
+  if (!st.ok()) return st;
+  err << (resp.created() ? "submitted " : "already submitted (idempotency key) ")
+      << resp.collection().id() << ": " << resp.collection().counts().total() << " jobs\n";
+  return std::move(*resp.mutable_collection());
+}
+
 }  // namespace
 
 int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config) {
@@ -296,19 +320,28 @@ void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) co
   ctx->set_deadline(clock_.SystemNow() + (timeout.count() > 0 ? timeout : config_.timeout));
 }
 
-int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err) {
-  auto req = BuildRequest(s, args);
-  if (!req.ok()) return ReportError(req.status(), s.config(), out, err);
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::SubmitCollectionResponse resp;
-  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  const v1::Collection& c = resp.collection();
-  err << (resp.created() ? "submitted " : "already submitted (idempotency key) ") << c.id() << ": "
-      << c.counts().total() << " jobs\n";
-  if (args.wait) return RunWatch(s, c.id(), out, err, args.reconnect_for);
-  auto all = Completed(s, c);
+int RunSubmit(Session& s, const SubmitArgs& given, std::ostream& out, std::ostream& err) {
+  SubmitArgs args = given;
+  if (args.op_name_auto) {
+    if (!args.op_name.empty() || !args.op_name_map.empty()) {
+      return ReportUsage("submit", "--op-name-auto excludes --op-name and --op-name-map",
+                         s.config(), out, err);
+    }
+    absl::StatusOr<SubmitArgs> named = DiscoverOpNames(s, args, err);
+    if (absl::IsFailedPrecondition(named.status())) {  // no single target: an input error
+      err << "npuperf submit: " << named.status().message() << "\n";
+      if (s.config().format == OutputFormat::kJson) {
+        out << ErrorJson(named.status(), kExitUsage) << "\n";
+      }
+      return kExitUsage;
+    }
+    if (!named.ok()) return ReportError(named.status(), s.config(), out, err);
+    args = *std::move(named);
+  }
+  absl::StatusOr<v1::Collection> c = Submit(s, args, err);
+  if (!c.ok()) return ReportError(c.status(), s.config(), out, err);
+  if (args.wait) return RunWatch(s, c->id(), out, err, args.reconnect_for);
+  auto all = Completed(s, *std::move(c));
   if (!all.ok()) return ReportError(all.status(), s.config(), out, err);
   // --no-wait: queued (or running, or done) is success; only a collection the
   // idempotency key found already failed or cancelled is not.
@@ -316,6 +349,17 @@ int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostrea
   const bool ended_badly =
       all->state() == v1::COLLECTION_STATE_FAILED || all->state() == v1::COLLECTION_STATE_CANCELLED;
   return ended_badly ? code : kExitOk;
+}
+
+absl::StatusOr<v1::Collection> SubmitAndFollow(Session& s, const SubmitArgs& args,
+                                               std::ostream& err) {
+  absl::StatusOr<v1::Collection> submitted = Submit(s, args, err);
+  if (!submitted.ok()) return submitted.status();
+  absl::StatusOr<v1::Collection> last =
+      FollowCollection(s, submitted->id(), err, args.reconnect_for);
+  if (!last.ok()) return last.status();
+  return Completed(s, *std::move(last));
+}
 }
 
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {

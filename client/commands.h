@@ -5,9 +5,11 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
@@ -116,6 +118,11 @@ struct SubmitArgs {
   bool wait = true;
   // --reconnect-for: how long the wait keeps reconnecting (RunWatch).
   std::chrono::seconds reconnect_for = kDefaultReconnectFor;
+  // --op-name-auto: discover each operator's (and case's) target first
+  // (discover_commands.h DiscoverOpNames), which fills discovered_op_names.
+  bool op_name_auto = false;
+  // (operator, case id) -> the discovered exact op name ("" case: no cases).
+  std::map<std::pair<std::string, std::string>, std::string> discovered_op_names;
 };
 
 // Prints the collection (text or JSON per config) and returns kExitOk when
@@ -141,6 +148,11 @@ int ReportUsage(const std::string& command, const std::string& message, const Cl
 // Each command writes its result to out (text or JSON per config), errors
 // to err, and returns an exit code.
 int RunSubmit(Session& s, const SubmitArgs& args, std::ostream& out, std::ostream& err);
+// Uploads the operators of args, submits their collection and follows it
+// (watch progress on err) until it finishes; the finished collection with
+// every job. Used by submit --op-name-auto and discover.
+absl::StatusOr<v1::Collection> SubmitAndFollow(Session& s, const SubmitArgs& args,
+                                               std::ostream& err);
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err);
 // Follows the collection until it finishes. A stream that fails with
 // UNAVAILABLE (the server restarted or drains) is opened again after a
@@ -150,6 +162,12 @@ int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& e
 // since the last event (0: never reconnect).
 int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err,
              std::chrono::seconds reconnect_for = kDefaultReconnectFor);
+// RunWatch's loop: progress on err, reconnecting the same way; the last state
+// of the collection (its jobs as the watch saw them), or the error it gave
+// up on. Used by RunWatch and SubmitAndFollow (submit --op-name-auto, discover).
+absl::StatusOr<v1::Collection> FollowCollection(Session& s, const std::string& id,
+                                                std::ostream& err,
+                                                std::chrono::seconds reconnect_for);
 int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
               std::ostream& err);
 int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,

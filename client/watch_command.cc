@@ -79,8 +79,9 @@ absl::Status WatchOnce(Session& s, const std::string& id, Progress& p, std::ostr
 
 }  // namespace
 
-int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err,
-             std::chrono::seconds reconnect_for) {
+absl::StatusOr<v1::Collection> FollowCollection(Session& s, const std::string& id,
+                                                std::ostream& err,
+                                                std::chrono::seconds reconnect_for) {
   Progress p;
   Backoff backoff(kFirstRetry, kLongestRetry, std::hash<std::string>()(id));
   std::optional<Clock::MonotonicTime> give_up;  // set at the first failure since an event
@@ -109,8 +110,15 @@ int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream&
     s.clock().SleepFor(delay);
   }
   if (p.drawn) err << "\n";
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  return FinishCollection(p.last, out, s.config());
+  if (!st.ok()) return st;
+  return p.last;
+}
+
+int RunWatch(Session& s, const std::string& id, std::ostream& out, std::ostream& err,
+             std::chrono::seconds reconnect_for) {
+  absl::StatusOr<v1::Collection> last = FollowCollection(s, id, err, reconnect_for);
+  if (!last.ok()) return ReportError(last.status(), s.config(), out, err);
+  return FinishCollection(*last, out, s.config());
 }
 
 }  // namespace npuperf::client

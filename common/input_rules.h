@@ -18,6 +18,19 @@ namespace npuperf {
 inline constexpr size_t kMaxBundlePathBytes = 256;
 inline constexpr size_t kMaxCaseEnvBytes = 64;
 
+// A discovery report (npuperf.v1.DiscoveryResult): the agent keeps at most
+// this much, the server refuses more (server/core/discovery_validator.h).
+// Candidates, launches shown per candidate, notes; the text limits (bytes)
+// of an op name, task type, op type, incidental reason, source and note.
+inline constexpr int kMaxDiscoveryCandidates = 64;
+inline constexpr int kMaxDiscoveryLaunches = 8;
+inline constexpr int kMaxDiscoveryNotes = 16;
+inline constexpr size_t kMaxDiscoveryOpNameBytes = 1024;
+inline constexpr size_t kMaxDiscoveryTaskTypeBytes = 64;
+inline constexpr size_t kMaxDiscoveryOpTypeBytes = 256;
+inline constexpr size_t kMaxDiscoveryReasonBytes = 256;
+inline constexpr size_t kMaxDiscoveryTextBytes = 1024;
+
 // Prefixes and exact names a case_env selector may not name: the device
 // mask (ASCEND_RT_VISIBLE_DEVICES, TILE_FWK_DEVICE_ID), the loader, the
 // interpreter, and the variables npuperf, the profiler and the runner

@@ -10,7 +10,12 @@ namespace npuperf::server {
 JobDecision DecideResult(const AttemptResult& r, const JobFacts& job) {
   JobDecision d;
   const int32_t failed_attempts = job.attempt - job.lost_count;
-  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
+  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED && job.discovery != r.discovery.has_value()) {
+    d.next = v1::JOB_STATE_FAILED;  // the agent ran the wrong protocol: a retry cannot help
+    d.reason = absl::StrCat("attempt ", job.attempt, " failed: result rejected: ",
+                            job.discovery ? "a discovery job must report a candidate table"
+                                          : "a candidate table from a job that is not discovery");
+  } else if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
     d.next = v1::JOB_STATE_SUCCEEDED;
   } else if (r.outcome == v1::ATTEMPT_OUTCOME_CANCELLED) {
     d.next = v1::JOB_STATE_CANCELLED;

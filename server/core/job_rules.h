@@ -23,6 +23,8 @@ struct JobFacts {
   int32_t max_attempts = 0;
   int32_t lost_count = 0;  // attempts whose agent vanished or was interrupted
   bool cancelled = false;  // the collection has a cancel request
+  // A discovery job (PROFILE_MODE_DISCOVER; the only jobs without an op_name).
+  bool discovery = false;
 };
 
 // What to do with the job.
@@ -32,7 +34,8 @@ struct JobDecision {
   bool lost = false;  // counts against max_lost, not the retry budget
 };
 
-// For a finished attempt: SUCCEEDED; CANCELLED (agent stopped it, or it
+// For a finished attempt: SUCCEEDED (FAILED for good when a discovery job
+// reports no candidate table, or another job reports one); CANCELLED (agent stopped it, or it
 // failed after its collection was cancelled); INTERRUPTED -> requeue unless
 // the job was interrupted/lost max_lost times (does not use the retry
 // budget); retryable failure -> QUEUED while attempt - lost_count <

@@ -14,6 +14,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
+#include "server/core/discovery_validator.h"
 #include "server/core/evidence_validator.h"
 #include "server/core/job_rules.h"
 #include "server/core/placement.h"
@@ -352,7 +353,12 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   r.retryable = req.retryable();
   r.max_lost = options_.max_lost;
   r.now_ms = NowMs();
-  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
+  if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED && req.has_discovery()) {
+    std::vector<FieldViolation> invalid = ValidateDiscovery(req.discovery());
+    if (req.has_evidence()) invalid.push_back({"evidence", "absent when discovery is given"});
+    if (!invalid.empty()) return RejectEvidence(std::move(r), invalid);
+    r.discovery = req.discovery();
+  } else if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
     std::vector<FieldViolation> invalid = ValidateEvidence(req.evidence());
     if (!invalid.empty()) return RejectEvidence(std::move(r), invalid);
     r.evidence = req.evidence();
@@ -366,7 +372,7 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   }
   if (ack->duplicate) {
     metrics_.results_duplicate.Increment();
-  } else if (ack->round_id > 0) {
+  } else if (ack->round_id > 0 || r.discovery) {  // a discovery job stores no round
     metrics_.results_stored.Increment();
   } else {
     metrics_.results_failed.Increment();

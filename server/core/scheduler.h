@@ -131,7 +131,9 @@ class Scheduler {
   // refused evidence fails the job for good with "evidence rejected: ..."
   // (through the store, so the fencing checks apply and a resend is a
   // duplicate), nothing of it is stored, and the answer is INVALID_ARGUMENT
-  // naming the fields. The failure reason is cleaned and cut.
+  // naming the fields. The failure reason is cleaned and cut. A succeeded
+  // discovery job carries a DiscoveryResult instead, refused the same way
+  // when ValidateDiscovery objects (or evidence comes with it).
   absl::StatusOr<v1::ReportResultResponse> ReportResult(const AgentIdentity& who,
                                                         const v1::ReportResultRequest& req);
 

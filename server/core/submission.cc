@@ -130,8 +130,19 @@ void CheckLaunches(const v1::OperatorSpec& op, const std::string& f, Violations&
     CheckCaseMap(op, f, "launch_map", op.launch_map(), CheckLaunchSelector, out);
 }
 
+// A discovery job looks for the target's name and runs every launch once:
+// it takes no name and no launch selector.
+void CheckDiscoveryOperator(const v1::OperatorSpec& op, const std::string& f, Violations& out) {
+  if (!op.op_name().empty() || !op.op_name_map().empty()) {
+    out.push_back({f + ".op_name", "a discovery collection gives no op_name or op_name_map"});
+  }
+  if (!op.launch().empty() || !op.launch_map().empty()) {
+    out.push_back({f + ".launch", "a discovery collection gives no launch or launch_map"});
+  }
+}
+
 void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has_selector,
-                      const std::function<bool(const std::string&)>& bundle_known,
+                      bool discovery, const std::function<bool(const std::string&)>& bundle_known,
                       Violations& out) {
   if (!ValidName(op.name(), kMaxOperatorNameBytes) || op.name() == "." || op.name() == "..") {
     out.push_back({f + ".name", "must be 1..128 of [A-Za-z0-9_.-], not . or .."});
@@ -143,8 +154,12 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
   }
   CheckPath(out, f + ".runner", op.runner());
   CheckPath(out, f + ".manifest_path", op.manifest_path());
-  CheckOpNames(op, f, out);
-  CheckLaunches(op, f, out);
+  if (discovery) {
+    CheckDiscoveryOperator(op, f, out);
+  } else {
+    CheckOpNames(op, f, out);
+    CheckLaunches(op, f, out);
+  }
   CheckCases(op, f, out);
   if (op.case_ids_size() > 0 && !has_selector) {
     out.push_back({f + ".case_ids", "cases need a case selector (case_arg or case_env)"});
@@ -260,7 +275,8 @@ std::vector<FieldViolation> ValidateSpec(
   CheckCount(out, "spec.operators", spec.operators_size(), kMaxOperators);
   for (int i = 0; i < operators; ++i) {
     const std::string f = absl::StrCat("spec.operators[", i, "]");
-    ValidateOperator(spec.operators(i), f, has_selector, bundle_known, out);
+    ValidateOperator(spec.operators(i), f, has_selector,
+                     spec.params().mode() == v1::PROFILE_MODE_DISCOVER, bundle_known, out);
     if (!names.insert(spec.operators(i).name()).second) {
       out.push_back({f + ".name", "duplicate operator name"});
     }
@@ -275,7 +291,10 @@ v1::CollectionSpec WithDefaults(v1::CollectionSpec spec) {
   if (p->mode() == v1::PROFILE_MODE_UNSPECIFIED) p->set_mode(v1::PROFILE_MODE_STANDARD);
   if (p->warm_up() == 0 && !p->skip_warm_up()) p->set_warm_up(1);
   if (p->skip_warm_up()) p->set_warm_up(0);
-  if (p->repeats() == 0) p->set_repeats(p->mode() == v1::PROFILE_MODE_STANDARD ? 1 : 3);
+  if (p->repeats() == 0) {
+    p->set_repeats(
+        p->mode() == v1::PROFILE_MODE_STANDARD || p->mode() == v1::PROFILE_MODE_DISCOVER ? 1 : 3);
+  }
   if (p->seed() == 0) p->set_seed(42);
   if (p->timeout_seconds() == 0) p->set_timeout_seconds(3600);
   if (spec.max_concurrent_jobs() == 0) spec.set_max_concurrent_jobs(8);

@@ -21,7 +21,10 @@ namespace npuperf::server {
 // case_env name (not reserved, common/input_rules.h), and the number of jobs
 // the spec expands into (limits.max_jobs_per_collection). A count over its
 // limit is reported once and only the first items under the limit are
-// checked further. bundle_known answers whether a bundle hash was uploaded.
+// checked further. A discovery collection (PROFILE_MODE_DISCOVER) gives no
+// op name and no launch selector; every other operator exactly one of
+// op_name and op_name_map (so the jobs without an op_name are exactly the
+// discovery jobs). bundle_known answers whether a bundle hash was uploaded.
 std::vector<FieldViolation> ValidateSpec(
     const v1::CollectionSpec& spec, const std::string& idempotency_key,
     const std::function<bool(const std::string&)>& bundle_known, const InputLimits& limits = {});

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -187,7 +188,9 @@ struct AttemptResult {
   v1::AttemptOutcome outcome = v1::ATTEMPT_OUTCOME_UNSPECIFIED;
   std::string failure_reason;
   bool retryable = false;
-  v1::Evidence evidence;                                // when succeeded
+  v1::Evidence evidence;  // when succeeded
+  // The candidate table of a succeeded discovery job (then no evidence).
+  std::optional<v1::DiscoveryResult> discovery;
   std::vector<std::pair<std::string, double>> metrics;  // flattened figures
   int32_t max_lost = 3;  // interrupted attempts allowed, like lost leases
   int64_t now_ms = 0;

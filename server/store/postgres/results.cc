@@ -87,15 +87,19 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
   }
   const pqxx::row row = job[0];
   ResultAck ack{0, false, row[5].as<std::string>()};
-  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled};
+  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled,
+                       row[15].as<std::string>().empty()};
   const JobDecision d = DecideResult(r, facts);
-  if (d.next == v1::JOB_STATE_SUCCEEDED) ack.round_id = StoreRound(tx, r, row);
+  if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) ack.round_id = StoreRound(tx, r, row);
   tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
                    r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
                    ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
                    notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
+  if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
+    tx.exec_prepared("job_discovery_set", PgBytes(r.discovery->SerializeAsString()), r.ref.job_id);
+  }
   PgRefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
   return ack;
 }

@@ -62,6 +62,7 @@ v1::Job PgJobFromRow(const pqxx::row& row) {
   SetTime(row["queued_ms"], j.mutable_queued_at());
   SetTime(row["started_ms"], j.mutable_started_at());
   SetTime(row["finished_ms"], j.mutable_finished_at());
+  if (!row["discovery"].is_null()) j.mutable_discovery()->ParseFromString(PgBlob(row["discovery"]));
   return j;
 }
 

@@ -14,7 +14,7 @@ namespace {
 #define NPUPERF_PG_JOB_COLUMNS                                                                   \
   "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
   "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
-  "started_ms, finished_ms"
+  "started_ms, finished_ms, discovery"
 #define NPUPERF_PG_ROUND_COLUMNS                                                     \
   "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
   "r.created_ms, r.evidence"
@@ -229,7 +229,9 @@ constexpr Statement kStatements[] = {
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
      "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2), agent_id, host, "
-     "lease_expires_ms, lease_secret_sha256 FROM jobs WHERE id = $1 FOR UPDATE"},
+     "lease_expires_ms, lease_secret_sha256, op_name FROM jobs WHERE id = $1 FOR UPDATE"},
+    // The candidate table of a succeeded discovery job (job_finish has set its state).
+    {"job_discovery_set", "UPDATE jobs SET discovery = $1 WHERE id = $2"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
     // A round and all its figures in one statement: $11 is a JSON object
     // name -> value as text ("%.17g", so NaN and infinities survive).

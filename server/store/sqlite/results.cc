@@ -60,7 +60,9 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   job->facts.cancelled = CollectionCancelled(job->collection_id);
   const JobDecision decision = DecideResult(r, job->facts);
   ResultAck ack{0, false, job->collection_id};
-  if (decision.next == v1::JOB_STATE_SUCCEEDED) ack.round_id = InsertRound(r, *job);
+  if (decision.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
+    ack.round_id = InsertRound(r, *job);
+  }
   FinishJob(r, decision, job->facts.attempt, ack.round_id);
   AddEvent(r.now_ms, ack.collection_id, r.ref.job_id, EventKind::kJobResult,
            absl::StrCat(JobStateName(decision.next), " ", decision.reason));
@@ -85,7 +87,7 @@ absl::StatusOr<SqliteStore::ReportedJob> SqliteStore::LoadReportedJob(const Atte
   if (auto why = CheckLease(*lease, r.ref, r.agent_id)) return LeaseRefused(*why, r.ref);
   SQLite::Statement q(*db_,
                       "SELECT max_attempts, lost_count, collection_id, team, operator_name, "
-                      "case_id FROM jobs WHERE id = ?");
+                      "case_id, op_name FROM jobs WHERE id = ?");
   q.bind(1, r.ref.job_id);
   q.executeStep();
   ReportedJob job;
@@ -96,6 +98,7 @@ absl::StatusOr<SqliteStore::ReportedJob> SqliteStore::LoadReportedJob(const Atte
   job.team = q.getColumn(3).getString();
   job.operator_name = q.getColumn(4).getString();
   job.case_id = q.getColumn(5).getString();
+  job.facts.discovery = q.getColumn(6).getString().empty();
   return job;
 }
 
@@ -159,6 +162,13 @@ void SqliteStore::FinishJob(const AttemptResult& r, const JobDecision& d, int at
   }
   up.bind(9, r.ref.job_id);
   up.exec();
+  if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
+    const std::string blob = r.discovery->SerializeAsString();
+    SQLite::Statement found(*db_, "UPDATE jobs SET discovery = ? WHERE id = ?");
+    found.bind(1, blob.data(), static_cast<int>(blob.size()));
+    found.bind(2, r.ref.job_id);
+    found.exec();
+  }
   SQLite::Statement rec(*db_, "INSERT INTO result_updates VALUES (?, ?, ?, ?, ?, ?)");
   rec.bind(1, r.update_uuid);
   rec.bind(2, r.ref.job_id);

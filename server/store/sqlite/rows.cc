@@ -79,6 +79,9 @@ v1::Job JobFromRow(SQLite::Statement& q) {
   SetTime(q, "queued_ms", j.mutable_queued_at());
   SetTime(q, "started_ms", j.mutable_started_at());
   SetTime(q, "finished_ms", j.mutable_finished_at());
+  if (!q.getColumn("discovery").isNull()) {
+    j.mutable_discovery()->ParseFromString(BlobOf(q.getColumn("discovery")));
+  }
   return j;
 }
 

@@ -23,7 +23,7 @@ inline constexpr char kCollectionColumns[] =
 inline constexpr char kJobColumns[] =
     "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, "
     "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "
-    "started_ms, finished_ms";
+    "started_ms, finished_ms, discovery";
 inline constexpr char kRoundColumns[] =
     "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, "
     "r.created_ms, r.evidence";
