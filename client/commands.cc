@@ -360,7 +360,6 @@ absl::StatusOr<v1::Collection> SubmitAndFollow(Session& s, const SubmitArgs& arg
   if (!last.ok()) return last.status();
   return Completed(s, *std::move(last));
 }
-}
 
 int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
   auto c = FetchCollection(s, id);
