@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "evidence/findings.h"
+
 namespace npuperf::evidence {
 namespace {
 
@@ -115,6 +117,26 @@ Json DvfsJson(const DvfsCheck& d) {
               {"note", d.note}};
 }
 
+Json FindingsJson(const Findings& f, Json* not_applied) {
+  Json items = Json::array();
+  for (const Finding& x : f.items) {
+    items.push_back({{"rule_id", x.rule_id},
+                     {"severity", NameOf(x.severity)},
+                     {"field", x.field},
+                     {"value", x.value},
+                     {"comparison", NameOf(x.comparison)},
+                     {"threshold", x.threshold},
+                     {"unit", x.unit},
+                     {"message", x.message},
+                     {"caveat", x.caveat}});
+  }
+  *not_applied = Json::array();
+  for (const FindingNotApplied& n : f.not_applied) {
+    not_applied->push_back({{"rule_id", n.rule_id}, {"note", n.note}});
+  }
+  return items;
+}
+
 Json Identity(const Evidence& ev) {
   return Json{{"schema_version", kEvidenceSchemaVersion},
               {"op_name", ev.op_name},
@@ -155,6 +177,9 @@ std::string ToJson(const Evidence& ev) {
   j["per_core_claim_allowed"] = false;
   j["bound"] = BoundJson(ev.bound);
   j["dvfs"] = DvfsJson(ev.dvfs);
+  Json not_applied;
+  j["findings"] = FindingsJson(EvaluateFindings(ev), &not_applied);
+  j["findings_not_applied"] = std::move(not_applied);
   j["launch"] = LaunchJson(ev.launch);
   j["input"] = {{"kind", ev.input.kind}, {"notes", ev.input.notes}};
   j["golden"] = {{"status", StatusText(ev.golden)},

@@ -1,6 +1,7 @@
 #include "evidence/evidence_proto.h"
 
 #include "evidence/evidence_json.h"
+#include "evidence/findings.h"
 #include "evidence/summary_text.h"
 #include "npuperf/v1/evidence.pb.h"
 
@@ -70,6 +71,26 @@ void FillDvfs(const DvfsCheck& d, pb::DvfsCheck* out) {
   out->set_source(NameOf(d.source));
 }
 
+void FillFindings(const Findings& f, pb::Evidence* out) {
+  for (const Finding& x : f.items) {
+    pb::Finding* p = out->add_findings();
+    p->set_rule_id(x.rule_id);
+    p->set_severity(NameOf(x.severity));
+    p->set_field(x.field);
+    p->set_value(x.value);
+    p->set_comparison(NameOf(x.comparison));
+    p->set_threshold(x.threshold);
+    p->set_unit(x.unit);
+    p->set_message(x.message);
+    p->set_caveat(x.caveat);
+  }
+  for (const FindingNotApplied& n : f.not_applied) {
+    pb::FindingNotApplied* p = out->add_findings_not_applied();
+    p->set_rule_id(n.rule_id);
+    p->set_note(n.note);
+  }
+}
+
 void FillIdentity(const Evidence& ev, pb::Evidence* out) {
   out->set_op_name(ev.op_name);
   out->set_op_type(ev.op_type);
@@ -119,6 +140,7 @@ void ToProto(const Evidence& ev, pb::Evidence* out) {
     pe->set_message(e.message);
   }
   for (const std::string& w : ev.warnings) out->add_warnings(w);
+  FillFindings(EvaluateFindings(ev), out);
   out->set_evidence_json(ToJson(ev));
   out->set_summary_text(RenderSummary(ev, SummaryOptions()));
   out->set_summary_markdown(RenderMarkdown(ev));

@@ -32,8 +32,8 @@ bool HasDeviceDir(const fs::path& dir) {
 }
 
 BalanceVerdict VerdictOf(double spread_pct) {
-  if (spread_pct < 10) return BalanceVerdict::kPass;
-  if (spread_pct < 30) return BalanceVerdict::kWarning;
+  if (spread_pct < kSpreadWarningPct) return BalanceVerdict::kPass;
+  if (spread_pct < kSpreadCriticalPct) return BalanceVerdict::kWarning;
   return BalanceVerdict::kCritical;
 }
 
@@ -136,7 +136,7 @@ void ComputeBalance(std::vector<CoreCycles> cores, double core_time_us, PerCore*
     out->first_half_avg_us = a;
     out->second_half_avg_us = b;
     out->half_gap_pct = top > 0 ? std::abs(a - b) / top * 100 : 0;
-    out->half_gap_hint = out->half_gap_pct >= 2.0;
+    out->half_gap_hint = out->half_gap_pct >= kHalfGapHintPct;
   }
   out->cores = std::move(cores);
 }

@@ -18,6 +18,14 @@ namespace npuperf::evidence {
 // result is labelled kProcessScopeUnattributed and never attributed to the
 // target op (reference §2.9). Stateless; thread-safe.
 
+// Balance thresholds (msprof-op-guide §4.2; reference §9.4): spread
+// (max - min) / max below kSpreadWarningPct is PASS, below
+// kSpreadCriticalPct WARNING, else CRITICAL; the halves' averages
+// kHalfGapHintPct or more apart (n >= 4) hint at NUMA / L2-slice skew.
+inline constexpr double kSpreadWarningPct = 10;
+inline constexpr double kSpreadCriticalPct = 30;
+inline constexpr double kHalfGapHintPct = 2;
+
 // Summed positive task_cyc per core (replay group 0 only when the column
 // exists), ordered by coreid. time_us is left 0.
 absl::StatusOr<std::vector<CoreCycles>> ReadCoreCycles(const std::filesystem::path& db);

@@ -1,6 +1,7 @@
 // RenderMarkdown (declared in summary_text.h): the evidence as Markdown tables.
 #include <cstdio>
 
+#include "evidence/findings.h"
 #include "evidence/str_util.h"
 #include "evidence/summary_text.h"
 
@@ -58,6 +59,7 @@ std::string RenderMarkdown(const Evidence& ev) {
   md += Cat("\n## DVFS\n\n- status: ", Name(ev.dvfs.status), " (observed ",
             Num(ev.dvfs.observed_mhz, 1), " MHz, rated ", Num(ev.dvfs.rated_mhz, 1),
             " MHz, source ", Name(ev.dvfs.source), ")\n");
+  md += FindingsMarkdown(EvaluateFindings(ev));
   md += "\n## Metrics\n\n| group | field | value |\n|---|---|---|\n";
   for (const MetricGroup& g : ev.metrics) {
     for (const auto& [name, v] : g.fields)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "evidence/derived.h"
+#include "evidence/findings.h"
 #include "evidence/str_util.h"
 
 namespace npuperf::evidence {
@@ -361,6 +362,7 @@ std::string RenderSummary(const Evidence& ev, const SummaryOptions& options) {
   PerCoreSection(ev.per_core, t, &out);
   PerCoreSection(ev.per_core_secondary, t, &out);
   DvfsAndErrors(ev, t, &out);
+  for (std::string& line : FindingsTextLines(EvaluateFindings(ev))) out.push_back(std::move(line));
   Footer(ev, options, t, &out);
   std::string text;
   for (size_t i = 0; i < out.size(); ++i) text += Cat(i ? "\n" : "", out[i]);

@@ -242,6 +242,41 @@ void AddFlags(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison*
   }
 }
 
+// ---- findings --------------------------------------------------------------
+
+// "RULE(field)": what a finding is matched by across rounds.
+std::string FindingKey(const v1::Finding& f) {
+  return absl::StrCat(f.rule_id(), "(", f.field(), ")");
+}
+
+bool NotApplied(const v1::Evidence& e, const std::string& rule_id) {
+  for (const auto& n : e.findings_not_applied()) {
+    if (n.rule_id() == rule_id) return true;
+  }
+  return false;
+}
+
+// The findings of `from` that `to` lacks: `change` when `to` applied the
+// rule, "unmeasured" when its field is absent there.
+void AddOneSided(const v1::Evidence& from, const v1::Evidence& to, const char* change,
+                 v1::RoundComparison* out) {
+  std::map<std::string, const v1::Finding*> other;
+  for (const auto& f : to.findings()) other[FindingKey(f)] = &f;
+  for (const auto& f : from.findings()) {
+    if (other.count(FindingKey(f)) > 0) continue;
+    const bool unmeasured = NotApplied(to, f.rule_id());
+    auto* c = out->add_finding_changes();
+    c->set_change(unmeasured ? "unmeasured" : change);
+    *c->mutable_finding() = f;
+    if (!unmeasured) out->add_flags(absl::StrCat("finding_", change, ":", FindingKey(f)));
+  }
+}
+
+void AddFindingChanges(const v1::Evidence& b, const v1::Evidence& c, v1::RoundComparison* out) {
+  AddOneSided(b, c, "disappeared", out);
+  AddOneSided(c, b, "appeared", out);
+}
+
 // One matched pair in the counts, by its verdict.
 void CountVerdict(v1::Verdict v, v1::ComparisonCounts* n) {
   n->set_matched(n->matched() + 1);
@@ -303,6 +338,7 @@ v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& ca
   AddFingerprintDifferences(baseline, candidate, &out);
   AddMetricDeltas(b, c, options, &out);
   AddFlags(b, c, &out);
+  AddFindingChanges(b, c, &out);
   DecideDuration(b, c, options, out.mutable_duration());
 
   std::vector<std::string> blocking;

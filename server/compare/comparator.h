@@ -12,8 +12,10 @@
 //                      moved less than the practical threshold
 //   5. IMPROVED / REGRESSED  p < alpha and |ratio - 1| >= threshold
 //
-// Bound-route, per-core balance and DVFS changes are flags beside the
-// verdict; they never turn a duration verdict around. docs/comparisons.md
+// Bound-route, per-core balance and DVFS changes, and threshold findings
+// (evidence/findings.h) that appear or disappear (matched by rule id and
+// field; "unmeasured" when the other side lacks the rule's field), are flags
+// beside the verdict; they never turn a duration verdict around. docs/comparisons.md
 // has the full contract.
 #pragma once
 

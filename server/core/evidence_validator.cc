@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "common/input_rules.h"
+#include "evidence/findings.h"
 #include "server/core/limits.h"
 
 namespace npuperf::server {
@@ -294,6 +295,44 @@ void CheckNotes(const v1::Evidence& e, Checker& c) {
   c.Text("evidence.summary_markdown", e.summary_markdown(), kMaxSummaryBytes);
 }
 
+// A finding names a rule of the library's table and repeats that rule's
+// severity, comparison, threshold and unit exactly.
+void CheckFinding(const std::string& f, const v1::Finding& x, Checker& c) {
+  const evidence::FindingRule* rule = evidence::FindRule(x.rule_id());
+  if (rule == nullptr) {
+    c.Add(f + ".rule_id", "is not a rule of the findings table");
+  } else {
+    if (x.severity() != evidence::Name(rule->severity)) c.Add(f + ".severity", "is not the rule's");
+    if (x.comparison() != evidence::Name(rule->comparison)) {
+      c.Add(f + ".comparison", "is not the rule's");
+    }
+    if (x.threshold() != rule->threshold) c.Add(f + ".threshold", "is not the rule's");
+    if (x.unit() != rule->unit) c.Add(f + ".unit", "is not the rule's");
+  }
+  c.Line(f + ".field", x.field(), kMaxMetricFieldNameBytes);
+  c.Finite(f + ".value", x.value());
+  c.Text(f + ".message", x.message(), kMaxEvidenceTextBytes);
+  c.Text(f + ".caveat", x.caveat(), kMaxEvidenceTextBytes);
+}
+
+void CheckFindings(const v1::Evidence& e, Checker& c) {
+  if (c.Count("evidence.findings", e.findings_size(), kMaxEvidenceListItems)) {
+    for (int i = 0; i < e.findings_size(); ++i) {
+      CheckFinding(absl::StrCat("evidence.findings[", i, "]"), e.findings(i), c);
+    }
+  }
+  if (c.Count("evidence.findings_not_applied", e.findings_not_applied_size(),
+              kMaxEvidenceListItems)) {
+    for (int i = 0; i < e.findings_not_applied_size(); ++i) {
+      const std::string f = absl::StrCat("evidence.findings_not_applied[", i, "]");
+      if (evidence::FindRule(e.findings_not_applied(i).rule_id()) == nullptr) {
+        c.Add(f + ".rule_id", "is not a rule of the findings table");
+      }
+      c.Text(f + ".note", e.findings_not_applied(i).note(), kMaxEvidenceTextBytes);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
@@ -311,6 +350,7 @@ std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
   CheckDvfsAndGolden(e, c);
   CheckFingerprint(e.fingerprint(), c);
   CheckNotes(e, c);
+  CheckFindings(e, c);
   return std::move(c.out);
 }
 

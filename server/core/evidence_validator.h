@@ -25,6 +25,8 @@ namespace npuperf::server {
 //    (evidence/labels.h): bound and routing labels, core types, per-core,
 //    DVFS, golden and clock statuses, verdicts, sources, modes; proto enums
 //    hold known values;
+//  - a finding names a rule of evidence/findings.h and repeats that rule's
+//    severity, comparison, threshold and unit; its value is finite;
 //  - names (groups, fields, error codes) are short printable lines; the
 //    counts of repeated fields, the size of every text (warnings, error
 //    messages, evidence_json, summary_text, summary_markdown) and of the whole

@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "evidence/evidence.h"
+#include "evidence/evidence_proto.h"
 #include "gtest/gtest.h"
 
 namespace npuperf::server {
@@ -236,6 +238,55 @@ TEST(ComparatorTest, GoldenReportIsLabelledAsACrossScopeReference) {
   EXPECT_EQ(out.cases_size(), 2);
   EXPECT_NEAR(out.geomean_ratio(), 1.0, 1e-12);
   EXPECT_EQ(out.label(), kGoldenLabel);
+}
+
+// A round whose evidence the evidence library renders from `merged`, so its
+// findings are the library's (evidence/findings.h).
+v1::Round WithFindingsOf(int64_t id, const std::map<std::string, double>& merged) {
+  v1::Round r = MakeRound(id, {10, 10.1, 9.9});
+  evidence::Evidence ev;
+  ev.merged = merged;
+  v1::Evidence rendered;
+  evidence::ToProto(ev, &rendered);
+  *r.mutable_evidence()->mutable_findings() = rendered.findings();
+  *r.mutable_evidence()->mutable_findings_not_applied() = rendered.findings_not_applied();
+  return r;
+}
+
+std::vector<std::string> Changes(const v1::RoundComparison& c) {
+  std::vector<std::string> out;
+  for (const auto& f : c.finding_changes()) {
+    out.push_back(
+        absl::StrCat(f.change(), " ", f.finding().rule_id(), "(", f.finding().field(), ")"));
+  }
+  return out;
+}
+
+bool HasFlag(const v1::RoundComparison& c, const std::string& flag) {
+  return std::find(c.flags().begin(), c.flags().end(), flag) != c.flags().end();
+}
+
+TEST(ComparatorTest, AFindingOnlyTheCandidateHasAppearsAndOneOnlyTheBaselineHasDisappears) {
+  const v1::Round busy = WithFindingsOf(1, {{"aiv_mte2_ratio", 0.62}, {"aiv_scalar_ratio", 0.1}});
+  const v1::Round calm = WithFindingsOf(2, {{"aiv_mte2_ratio", 0.20}, {"aiv_scalar_ratio", 0.4}});
+  const auto cmp = CompareRounds(busy, calm, kDefaults);
+  EXPECT_EQ(Changes(cmp),
+            (std::vector<std::string>{"disappeared PIPE_MTE2_RATIO_HIGH(aiv_mte2_ratio)",
+                                      "appeared PIPE_SCALAR_RATIO_HIGH(aiv_scalar_ratio)"}));
+  EXPECT_TRUE(HasFlag(cmp, "finding_disappeared:PIPE_MTE2_RATIO_HIGH(aiv_mte2_ratio)"));
+  EXPECT_TRUE(HasFlag(cmp, "finding_appeared:PIPE_SCALAR_RATIO_HIGH(aiv_scalar_ratio)"));
+  EXPECT_DOUBLE_EQ(cmp.finding_changes(0).finding().value(), 62);
+  // A finding on both sides is no change.
+  EXPECT_TRUE(CompareRounds(busy, busy, kDefaults).finding_changes().empty());
+}
+
+TEST(ComparatorTest, AFindingWhoseFieldTheOtherSideLacksIsUnmeasuredNotDisappeared) {
+  const v1::Round standard = WithFindingsOf(1, {{"aiv_mte2_ratio", 0.62}});
+  const v1::Round quick = WithFindingsOf(2, {});  // no metric runs: every rule not applied
+  const auto cmp = CompareRounds(standard, quick, kDefaults);
+  EXPECT_EQ(Changes(cmp),
+            (std::vector<std::string>{"unmeasured PIPE_MTE2_RATIO_HIGH(aiv_mte2_ratio)"}));
+  for (const auto& f : cmp.flags()) EXPECT_EQ(f.rfind("finding_", 0), std::string::npos) << f;
 }
 
 TEST(ComparatorTest, OptionsAreValidatedByField) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "evidence/evidence.h"
 #include "evidence/evidence_proto.h"
+#include "evidence/findings.h"
 #include "evidence/labels.h"
 #include "gtest/gtest.h"
 #include "server/core/limits.h"
@@ -187,6 +188,53 @@ TEST(EvidenceValidatorTest, ViolationsAreCappedAtOneHundred) {
   v1::Evidence e = Honest();
   for (int i = 0; i < 900; ++i) e.mutable_duration()->add_samples_us(kNaN);
   EXPECT_EQ(ValidateEvidence(e).size(), 100u);
+}
+
+TEST(EvidenceValidatorTest, FindingsTheLibraryRendersPass) {
+  ev::Evidence built;
+  built.merged = {{"aiv_mte2_ratio", 0.62}, {"aiv_vec_resc_cflt_ratio", 1.2}};
+  v1::Evidence e;
+  ev::ToProto(built, &e);
+  ASSERT_EQ(e.findings_size(), 2);
+  EXPECT_EQ(Fields(e), Names{});
+}
+
+TEST(EvidenceValidatorTest, AFindingMustRepeatItsRuleExactly) {
+  ev::Evidence built;
+  built.merged = {{"aiv_mte2_ratio", 0.62}};
+  v1::Evidence e;
+  ev::ToProto(built, &e);
+  v1::Finding* f = e.mutable_findings(0);
+  f->set_severity("good");
+  f->set_threshold(5);
+  f->set_comparison("<");
+  f->set_unit("MHz");
+  f->set_value(kNaN);
+  EXPECT_EQ(Fields(e), (Names{"evidence.findings[0].severity", "evidence.findings[0].comparison",
+                              "evidence.findings[0].threshold", "evidence.findings[0].unit",
+                              "evidence.findings[0].value"}));
+  f->set_rule_id("MADE_UP_RULE");
+  e.mutable_findings_not_applied(0)->set_rule_id("ALSO_MADE_UP");
+  EXPECT_EQ(Fields(e), (Names{"evidence.findings[0].rule_id", "evidence.findings[0].value",
+                              "evidence.findings_not_applied[0].rule_id"}));
+}
+
+TEST(EvidenceValidatorTest, FindingCountsAndTextsAreBounded) {
+  v1::Evidence e = Honest();
+  for (int i = 0; i < kMaxEvidenceListItems + 1; ++i) {
+    e.add_findings_not_applied()->set_rule_id("PIPE_MTE2_RATIO_HIGH");
+  }
+  auto* f = e.add_findings();
+  const ev::FindingRule& rule = ev::FindingRules().front();
+  f->set_rule_id(std::string(rule.id));
+  f->set_severity(std::string(ev::Name(rule.severity)));
+  f->set_comparison(std::string(ev::Name(rule.comparison)));
+  f->set_threshold(rule.threshold);
+  f->set_unit(std::string(rule.unit));
+  f->set_caveat(std::string(kMaxEvidenceTextBytes + 1, 'c'));
+  f->set_field("bad\nfield");
+  EXPECT_EQ(Fields(e), (Names{"evidence.findings[0].field", "evidence.findings[0].caveat",
+                              "evidence.findings_not_applied"}));
 }
 
 TEST(EvidenceValidatorTest, TheRejectionReasonNamesTheFirstFieldAndCountsTheRest) {
