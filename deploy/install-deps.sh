@@ -11,6 +11,7 @@ PACKAGES=(
   postgresql-15 python3 util-linux procps curl clang-format
   bubblewrap  # npuperf-agent --sandbox bwrap (and its tests)
   nftables    # deploy/nftables (tests/deploy/nftables_test.sh)
+  openssl     # the throwaway CA and certificates of the TLS tests (tests/integration)
   prometheus  # promtool: checks the alert rules and the scrapes (tests/integration/metrics_contract)
   python3-grpcio python3-protobuf python3-grpc-tools python3-venv python3-yaml libxml2-utils
   dpkg-dev file systemd  # make package (dpkg-shlibdeps) and tests/deploy (systemd-analyze verify)
