@@ -274,16 +274,28 @@ struct Server {
   ReadQueries reads;
   ComparisonQueries comparisons;
   std::atomic<bool> stopping{false};
+  // What GET /healthz answers: the gRPC health's overall status (SERVING
+  // from the start of the gRPC port until the drain).
+  std::atomic<bool> serving{false};
   CollectionServiceImpl collections;
   AgentServiceImpl agents;
   QueryServiceImpl queries;
 };
+
+// GET /healthz on the metrics port: the gRPC health in plain HTTP, for
+// probes that cannot speak the gRPC port's TLS (kubelet). 200 while serving,
+// 503 before and while draining; nothing else is on that port but /metrics.
+HttpReply HealthzReply(bool serving) {
+  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n"}
+                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n"};
+}
 
 // Drains at SIGTERM: health NOT_SERVING, refuse new work, wake every
 // long-poll and watch, stop the reaper, and give in-flight RPCs the grace.
 void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
            const ServerOptions& opt) {
   grpc_server.GetHealthCheckService()->SetServingStatus(false);  // every service name
+  s.serving = false;
   s.stopping = true;
   reaper.Stop();
   s.scheduler.changes().WakeAll();
@@ -307,7 +319,8 @@ int Serve(const ServerOptions& opt) {
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
   auto http = MetricsHttpServer::Start(opt.metrics_listen,
-                                       {s.registry, std::make_shared<ProcessCollector>()});
+                                       {s.registry, std::make_shared<ProcessCollector>()},
+                                       {{"/healthz", [&s] { return HealthzReply(s.serving); }}});
   if (!http.ok()) {
     return Fail(
         absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
@@ -321,6 +334,7 @@ int Serve(const ServerOptions& opt) {
   for (const std::string& name : ServiceNames()) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
+  s.serving = true;
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {
