@@ -48,19 +48,22 @@ absl::Status PrepareWorkDir(const fs::path& work_dir, uid_t owner) {
   return absl::OkStatus();
 }
 
-absl::Status CheckTokenFile(const std::string& path, uid_t owner) {
+absl::Status CheckPrivateFile(const std::string& flag, const std::string& path, uid_t owner) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--token-file ", path, ": ", std::strerror(errno)));
+    return absl::FailedPreconditionError(absl::StrCat(flag, " ", path, ": ", std::strerror(errno)));
   }
   if (st.st_uid != owner || (st.st_mode & 077) != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "--token-file %s: owned by uid %d with mode %04o; the token must be readable by the "
-        "agent's user (uid %d) only: chown it and chmod 600",
-        path, st.st_uid, st.st_mode & 07777, owner));
+        "%s %s: owned by uid %d with mode %04o; it must be readable by the agent's user (uid %d) "
+        "only, since whoever reads it can act as this agent: chown it and chmod 600",
+        flag, path, st.st_uid, st.st_mode & 07777, owner));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckTokenFile(const std::string& path, uid_t owner) {
+  return CheckPrivateFile("--token-file", path, owner);
 }
 
 void HardenAgentProcess() {

@@ -20,9 +20,12 @@ namespace npuperf::agent {
 // `owner`.
 absl::Status PrepareWorkDir(const std::filesystem::path& work_dir, uid_t owner);
 
-// The agent's token must be readable by its own user only: FAILED_PRECONDITION
-// naming --token-file when the file belongs to another uid than `owner` or has
-// any group/other permission bit.
+// A secret file of the agent (what `flag` names: its token, its TLS private
+// key) must be readable by its own user only, since whoever reads it can act
+// as this agent: FAILED_PRECONDITION naming the flag when the file is missing,
+// belongs to another uid than `owner` or has any group/other permission bit.
+absl::Status CheckPrivateFile(const std::string& flag, const std::string& path, uid_t owner);
+// CheckPrivateFile for --token-file.
 absl::Status CheckTokenFile(const std::string& path, uid_t owner);
 
 // The process-wide part: files the agent creates get no group/other bits

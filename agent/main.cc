@@ -6,7 +6,7 @@
 //                 --msprof PATH --lock-dir DIR --work-dir DIR --metrics-listen HOST:PORT
 //                 (--run-as-pool USERS | --run-as USER | --run-as-self)
 //                 [--cgroup auto|none|DIR] [--job-pids-max N] [--job-memory-max BYTES]
-//                 [--label k=v]...
+//                 [--label k=v]... [--tls-ca PEM [--tls-cert PEM --tls-key PEM]]
 #include <signal.h>
 #include <unistd.h>
 
@@ -25,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/agent.h"
+#include "agent/channel_tls.h"
 #include "agent/constants.h"
 #include "agent/containment.h"
 #include "agent/flock_device_lock.h"
@@ -80,6 +81,8 @@ struct Flags {
   std::string server;
   std::string token_file;
   std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
   std::string devices;
   std::string soc = "Ascend910B2";
   std::string soc_map;
@@ -103,7 +106,7 @@ struct Flags {
 struct Config {
   std::string server;
   std::string token;
-  std::string tls_ca;
+  ChannelTls tls;
   std::string lock_dir;
   std::string metrics_listen;
   AgentOptions options;
@@ -124,6 +127,12 @@ void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--tls-ca", f.tls_ca, "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)")
       ->envname("NPUPERF_TLS_CA")
       ->check(CLI::ExistingFile);
+  app.add_option("--tls-cert", f.tls_cert,
+                 "this agent's client certificate (PEM) for mTLS (env NPUPERF_TLS_CERT)")
+      ->envname("NPUPERF_TLS_CERT");
+  app.add_option("--tls-key", f.tls_key,
+                 "private key (PEM, mode 600) of --tls-cert (env NPUPERF_TLS_KEY)")
+      ->envname("NPUPERF_TLS_KEY");
   app.add_option("--devices", f.devices, "physical device ids, e.g. 0-7 (required)");
   auto* soc_opt = app.add_option("--soc", f.soc, "SoC of every device")->capture_default_str();
   app.add_option("--soc-map", f.soc_map,
@@ -305,7 +314,9 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
   if (auto s = ResolveContainment(f, &c); !s.ok()) return s;
   if (auto s = ResolveSandbox(f, &c); !s.ok()) return s;
   c.server = f.server;
-  c.tls_ca = f.tls_ca;
+  auto tls = LoadChannelTls({f.tls_ca, f.tls_cert, f.tls_key}, ::geteuid());
+  if (!tls.ok()) return tls.status();
+  c.tls = *std::move(tls);
   c.metrics_listen = f.metrics_listen;
   return c;
 }
@@ -355,7 +366,7 @@ int main(int argc, char** argv) {
   AgentMetrics metrics(*registry);
   FlockDeviceLocker locker(config.lock_dir);
   SubprocessRunner runner(clock);
-  auto channel = ServerChannel::Connect(config.server, config.token, config.tls_ca, clock);
+  auto channel = ServerChannel::Connect(config.server, config.token, config.tls, clock);
   Containment containment(std::move(config.cgroups), config.job_options.run_users, config.limits,
                           clock);
   Agent agent(*channel, locker, runner, metrics, clock, config.options, config.job_options,

@@ -1,7 +1,5 @@
 #include "agent/server_channel.h"
 
-#include <fstream>
-#include <iterator>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -17,7 +15,7 @@ ServerChannel::ServerChannel(std::unique_ptr<v1::AgentService::StubInterface> st
     : stub_(std::move(stub)), token_(std::move(token)), clock_(clock) {}
 
 std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address, std::string token,
-                                                      const std::string& tls_ca, Clock& clock) {
+                                                      const ChannelTls& tls, Clock& clock) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive::kClientKeepaliveTimeMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, keepalive::kKeepaliveTimeoutMs);
@@ -27,10 +25,11 @@ std::unique_ptr<ServerChannel> ServerChannel::Connect(const std::string& address
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetMaxSendMessageSize(64 << 20);
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
-  if (!tls_ca.empty()) {
-    std::ifstream ca(tls_ca);
+  if (!tls.root_pem.empty()) {
     grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs.assign(std::istreambuf_iterator<char>(ca), std::istreambuf_iterator<char>());
+    ssl.pem_root_certs = tls.root_pem;
+    ssl.pem_private_key = tls.key_pem;
+    ssl.pem_cert_chain = tls.cert_pem;
     creds = grpc::SslCredentials(ssl);
   }
   auto channel = grpc::CreateCustomChannel(address, creds, args);

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/channel_tls.h"
 #include "common/clock.h"
 #include "npuperf/v1/agent_service.grpc.pb.h"
 
@@ -23,10 +24,10 @@ class ServerChannel {
                 Clock& clock);
 
   // Connects to HOST:PORT with the shared keepalive settings; over TLS when
-  // tls_ca names the PEM file of the CA that signed the server's certificate
-  // (empty: plaintext).
+  // tls.root_pem holds the CA that signed the server's certificate (empty:
+  // plaintext), presenting tls's client certificate when it has one.
   static std::unique_ptr<ServerChannel> Connect(const std::string& address, std::string token,
-                                                const std::string& tls_ca, Clock& clock);
+                                                const ChannelTls& tls, Clock& clock);
 
   absl::StatusOr<v1::RegisterAgentResponse> Register(const v1::RegisterAgentRequest& req);
   // Long-polls for a job; CANCELLED at once after StopLeasePolls().

@@ -11,6 +11,7 @@ PACKAGES=(
   postgresql-15 python3 util-linux procps curl clang-format
   bubblewrap  # npuperf-agent --sandbox bwrap (and its tests)
   nftables    # deploy/nftables (tests/deploy/nftables_test.sh)
+  openssl     # the throwaway CA and certificates of the TLS tests (tests/integration)
   prometheus  # promtool: checks the alert rules and the scrapes (tests/integration/metrics_contract)
   zsh groff-base  # tests/integration/cli_docs_test.cc: zsh -n on the completion, groff on the man pages
   python3-grpcio python3-protobuf python3-grpc-tools python3-venv python3-yaml libxml2-utils

@@ -2,6 +2,7 @@
 //
 //   npuperf-server --listen HOST:PORT --metrics-listen HOST:PORT --db sqlite:PATH|postgres://...
 //                  [--tokens-file F] [--tls-cert PEM --tls-key PEM] [--agent-retention 7d]
+//                  [--tls-client-ca PEM [--require-agent-cert]]
 //   npuperf-server migrate --db ...
 //   npuperf-server token hash            (token on stdin -> sha256 hex)
 //   npuperf-server token create --team NAME | --agent HOST --db ...
@@ -88,7 +89,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& 
   return pem;
 }
 
-// Plaintext, or TLS with --tls-cert/--tls-key.
+// Plaintext, or TLS with --tls-cert/--tls-key; with --tls-client-ca client
+// certificates are requested and verified, not required (the CLI has none).
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
     const ServerOptions& opt) {
   if (opt.tls_cert.empty()) return grpc::InsecureServerCredentials();
@@ -98,6 +100,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentials(
   if (!key.ok()) return key.status();
   grpc::SslServerCredentialsOptions ssl;
   ssl.pem_key_cert_pairs.push_back({*std::move(key), *std::move(cert)});
+  if (!opt.tls_client_ca.empty()) {
+    auto ca = ReadPem("--tls-client-ca", opt.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *std::move(ca);
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
   return grpc::SslServerCredentials(ssl);
 }
 
@@ -158,7 +166,9 @@ void LogListening(const ServerOptions& opt, int port, const MetricsHttpServer& h
                   const SafetyDecision& safety) {
   LogInfo("server", absl::StrCat("listening on ", HostOf(opt.listen), ":", port, " metrics ",
                                  HostOf(opt.metrics_listen), ":", http.port(), " db ",
-                                 RedactDbUrl(opt.db), opt.tls_cert.empty() ? "" : " tls"));
+                                 RedactDbUrl(opt.db), opt.tls_cert.empty() ? "" : " tls",
+                                 opt.tls_client_ca.empty() ? "" : " client-certs",
+                                 opt.require_agent_cert ? " (required of agents)" : ""));
   for (const auto& w : safety.warnings) LogWarning("server", w);
 }
 
@@ -255,7 +265,8 @@ struct Server {
         reads(store),
         comparisons(store, clock),
         collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
-        agents(scheduler, ServiceContext{auth, metrics, clock}, stopping),
+        agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
+               AgentCertPolicy{opt.require_agent_cert}),
         queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt)) {}
 
   std::shared_ptr<prometheus::Registry> registry;
@@ -265,16 +276,28 @@ struct Server {
   ReadQueries reads;
   ComparisonQueries comparisons;
   std::atomic<bool> stopping{false};
+  // What GET /healthz answers: the gRPC health's overall status (SERVING
+  // from the start of the gRPC port until the drain).
+  std::atomic<bool> serving{false};
   CollectionServiceImpl collections;
   AgentServiceImpl agents;
   QueryServiceImpl queries;
 };
+
+// GET /healthz on the metrics port: the gRPC health in plain HTTP, for
+// probes that cannot speak the gRPC port's TLS (kubelet). 200 while serving,
+// 503 before and while draining; nothing else is on that port but /metrics.
+HttpReply HealthzReply(bool serving) {
+  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n"}
+                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n"};
+}
 
 // Drains at SIGTERM: health NOT_SERVING, refuse new work, wake every
 // long-poll and watch, stop the reaper, and give in-flight RPCs the grace.
 void Drain(Server& s, Reaper& reaper, grpc::Server& grpc_server, Clock& clock,
            const ServerOptions& opt) {
   grpc_server.GetHealthCheckService()->SetServingStatus(false);  // every service name
+  s.serving = false;
   s.stopping = true;
   reaper.Stop();
   s.scheduler.changes().WakeAll();
@@ -298,7 +321,8 @@ int Serve(const ServerOptions& opt) {
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
   auto http = MetricsHttpServer::Start(opt.metrics_listen,
-                                       {s.registry, std::make_shared<ProcessCollector>()});
+                                       {s.registry, std::make_shared<ProcessCollector>()},
+                                       {{"/healthz", [&s] { return HealthzReply(s.serving); }}});
   if (!http.ok()) {
     return Fail(
         absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
@@ -312,6 +336,7 @@ int Serve(const ServerOptions& opt) {
   for (const std::string& name : ServiceNames()) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
+  s.serving = true;
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {
@@ -408,6 +433,23 @@ void AddLimitFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
       ->capture_default_str();
 }
 
+// --tls-cert/--tls-key, and the client certificates of mTLS.
+void AddTlsFlags(CLI::App& app, ServerOptions& opt) {
+  auto* tls_cert =
+      app.add_option("--tls-cert", opt.tls_cert, "TLS certificate chain (PEM) for the gRPC port");
+  auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
+  tls_cert->needs(tls_key);
+  tls_key->needs(tls_cert);
+  auto* client_ca = app.add_option("--tls-client-ca", opt.tls_client_ca,
+                                   "CA (PEM) whose client certificates the gRPC port verifies")
+                        ->envname("NPUPERF_TLS_CLIENT_CA")
+                        ->needs(tls_cert);
+  app.add_flag("--require-agent-cert", opt.require_agent_cert,
+               "every AgentService call must present a client certificate naming its agent")
+      ->envname("NPUPERF_REQUIRE_AGENT_CERT")
+      ->needs(client_ca);
+}
+
 void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")
       ->capture_default_str();
@@ -415,11 +457,7 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
       ->capture_default_str();
   app.add_option("--db", opt.db, "sqlite:PATH or postgres://...")->capture_default_str();
   app.add_option("--tokens-file", opt.tokens_file, "lines 'team|agent NAME SHA256HEX'");
-  auto* tls_cert =
-      app.add_option("--tls-cert", opt.tls_cert, "TLS certificate chain (PEM) for the gRPC port");
-  auto* tls_key = app.add_option("--tls-key", opt.tls_key, "TLS private key (PEM) of --tls-cert");
-  tls_cert->needs(tls_key);
-  tls_key->needs(tls_cert);
+  AddTlsFlags(app, opt);
   app.add_flag("--insecure-no-auth", opt.insecure_no_auth,
                "no authentication (loopback --listen only; development)");
   app.add_flag("--allow-plaintext", opt.allow_plaintext,

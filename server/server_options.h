@@ -36,6 +36,14 @@ struct ServerOptions {
   // neither). Default: none (plaintext).
   std::string tls_cert;
   std::string tls_key;
+  // mTLS: the PEM CA whose client certificates the gRPC port requests and
+  // verifies (needs --tls-cert; a client without one still connects).
+  // Default: none (no client certificates requested).
+  std::string tls_client_ca;
+  // Every AgentService call must present a client certificate naming its
+  // agent (docs/security.md, "Agent client certificates"; needs
+  // --tls-client-ca). Default: off (a presented one must still match).
+  bool require_agent_cert = false;
   // How often the jobs/agents/devices-by-state gauges are read from the
   // store. Default: 5 s.
   std::chrono::milliseconds state_metrics_interval{5'000};

@@ -13,8 +13,9 @@ namespace npuperf::server {
 // of its credential, the host name it may register as and whose agent ids it
 // may use. Today the credential is an agent token (its name is the host:
 // tokens file line `agent HOST SHA256`, `npuperf-server token create --agent
-// HOST`); a client certificate naming the host would map to the same
-// identity here, so nothing past this class knows how the caller proved it.
+// HOST`); a client certificate naming the host maps to the same
+// identity here (core/agent_certificate.h), so nothing past this class knows
+// how the caller proved it.
 // With authentication disabled (development mode) the identity is unbound:
 // it may act for any host. docs/security.md, "Agents and leases".
 class AgentIdentity {
@@ -32,6 +33,8 @@ class AgentIdentity {
   static AgentIdentity Unbound() { return AgentIdentity(std::nullopt); }
 
   bool bound() const { return host_.has_value(); }
+  // The host it is bound to; nullopt when unbound.
+  const std::optional<std::string>& host() const { return host_; }
   // Whether the caller may register as, or use agent ids registered by, host.
   bool MayActFor(std::string_view host) const { return !host_ || *host_ == host; }
   // What the caller is, for error messages: "agent token for host X" or

@@ -65,7 +65,7 @@ namespace {
 constexpr AgentRefusal kAllRefusals[] = {
     AgentRefusal::kWrongHost,          AgentRefusal::kForeignAgent, AgentRefusal::kUnknownAgent,
     AgentRefusal::kUnregisteredDevice, AgentRefusal::kUnknownJob,   AgentRefusal::kStaleLease,
-    AgentRefusal::kBadSecret};
+    AgentRefusal::kBadSecret,          AgentRefusal::kNoClientCert, AgentRefusal::kCertMismatch};
 
 absl::StatusCode CodeOf(AgentRefusal why) {
   switch (why) {
@@ -73,9 +73,11 @@ absl::StatusCode CodeOf(AgentRefusal why) {
     case AgentRefusal::kUnknownJob: return absl::StatusCode::kNotFound;
     case AgentRefusal::kStaleLease: return absl::StatusCode::kFailedPrecondition;
     case AgentRefusal::kUnregisteredDevice: return absl::StatusCode::kInvalidArgument;
+    case AgentRefusal::kNoClientCert: return absl::StatusCode::kUnauthenticated;
     case AgentRefusal::kWrongHost:
     case AgentRefusal::kForeignAgent:
-    case AgentRefusal::kBadSecret: break;
+    case AgentRefusal::kBadSecret:
+    case AgentRefusal::kCertMismatch: break;
   }
   return absl::StatusCode::kPermissionDenied;
 }
@@ -116,6 +118,8 @@ const char* AgentRefusalName(AgentRefusal why) {
     case AgentRefusal::kUnknownJob: return "unknown_job";
     case AgentRefusal::kStaleLease: return "stale_lease";
     case AgentRefusal::kBadSecret: return "bad_secret";
+    case AgentRefusal::kNoClientCert: return "no_client_cert";
+    case AgentRefusal::kCertMismatch: return "cert_mismatch";
   }
   return "unknown";
 }

@@ -73,7 +73,8 @@ std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRe
 
 // The refusal as a status: NOT_FOUND (unknown agent or job),
 // FAILED_PRECONDITION (stale lease), PERMISSION_DENIED (wrong host, foreign
-// agent, bad secret), INVALID_ARGUMENT (unregistered device), with the
+// agent, bad secret, certificate mismatch), UNAUTHENTICATED (no client
+// certificate), INVALID_ARGUMENT (unregistered device), with the
 // reason as the ErrorInfo reason (AgentRefusalReason).
 absl::Status AgentRefused(AgentRefusal why, const std::string& message);
 // AgentRefused for the attempt ref, with the message saying what it is.
@@ -81,7 +82,8 @@ absl::Status LeaseRefused(AgentRefusal why, const AttemptRef& ref);
 // status's AgentRefusal (its ErrorInfo reason), nullopt when it has none.
 std::optional<AgentRefusal> AgentRefusalOf(const absl::Status& status);
 // The metric label: "wrong_host", "foreign_agent", "unknown_agent",
-// "unregistered_device", "unknown_job", "stale_lease", "bad_secret".
+// "unregistered_device", "unknown_job", "stale_lease", "bad_secret",
+// "no_client_cert", "cert_mismatch".
 const char* AgentRefusalName(AgentRefusal why);
 // The ErrorInfo reason: the label in upper case ("FOREIGN_AGENT").
 std::string AgentRefusalReason(AgentRefusal why);

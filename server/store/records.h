@@ -140,6 +140,8 @@ enum class AgentRefusal {
   kUnknownJob,          // no such job
   kStaleLease,          // not the job's current lease (token, attempt, or the job ended)
   kBadSecret,           // the lease secret is missing or wrong
+  kNoClientCert,        // --require-agent-cert: the call presented no client certificate
+  kCertMismatch,        // the client certificate names another agent (core/agent_certificate.h)
 };
 
 // An attempt a renewal or an adoption did not take, and why.

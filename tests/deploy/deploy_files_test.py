@@ -2,7 +2,8 @@
 
 systemd units (deploy/systemd): ExecStart names an installed binary and only flags its --help lists; every ${VAR}
 is set in the env example; User/Group come from the sysusers file, which has the agent's whole run-as pool;
-LoadCredential ids are the %d/ paths used. Kubernetes (deploy/k8s): kinds and required fields, probe, container and
+LoadCredential ids are the %d/ paths used. Kubernetes (deploy/k8s): kinds and required fields, probe (/healthz on
+the metrics port, the gRPC port requiring client certificates), container and
 Service ports against --listen/--metrics-listen, one image named after the project version, every Secret in the
 README's kubectl lines, the agent's lock, work and token paths mounted. Containerfile: multi-stage on debian:12
 variants, every COPY source exists. Needs python3-yaml (deploy/install-deps.sh) and the built binaries.
@@ -178,8 +179,13 @@ class KubernetesTest(unittest.TestCase):
         (c,) = dep["spec"]["template"]["spec"]["containers"]
         grpc_port = port_of(flag_value(c["args"], "--listen"))
         metrics_port = port_of(flag_value(c["args"], "--metrics-listen"))
+        # TLS with client certificates on the gRPC port: kubelet probes /healthz on the metrics port.
         for probe in ("readinessProbe", "livenessProbe"):
-            self.assertEqual(c[probe]["grpc"]["port"], grpc_port, probe)
+            self.assertEqual(c[probe]["httpGet"], {"path": "/healthz", "port": metrics_port}, probe)
+        self.assertIn("--require-agent-cert", c["args"])
+        mounts = self.mounts(dep["spec"]["template"]["spec"], c)
+        for flag in ("--tls-cert", "--tls-key", "--tls-client-ca"):
+            self.assertIn(os.path.dirname(flag_value(c["args"], flag)), mounts, flag)
         ports = {p["name"]: p["containerPort"] for p in c["ports"]}
         self.assertEqual(ports, {"grpc": grpc_port, "metrics": metrics_port})
         svc = self.docs[("Service", "npuperf-server")]
@@ -211,8 +217,9 @@ class KubernetesTest(unittest.TestCase):
         self.assertEqual(set(devices), expected)
         for path in devices:
             self.assertEqual(mounts[path]["hostPath"], {"path": path, "type": "CharDevice"})
-        token_dir = os.path.dirname(flag_value(c["args"], "--token-file"))
-        self.assertEqual(mounts[token_dir]["secret"]["defaultMode"], 0o400)
+        for flag in ("--token-file", "--tls-key"):
+            secret_dir = os.path.dirname(flag_value(c["args"], flag))
+            self.assertEqual(mounts[secret_dir]["secret"]["defaultMode"], 0o400, flag)
         env = {e["name"] for e in c["env"]}
         self.assertIn("NODE_NAME", env)
         self.assertEqual(flag_value(c["args"], "--host"), "$(NODE_NAME)")

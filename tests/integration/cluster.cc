@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/create_channel.h"
@@ -14,6 +15,14 @@ namespace npuperf::testing {
 bool Terminal(const v1::Collection& c) {
   return c.state() == v1::COLLECTION_STATE_SUCCEEDED || c.state() == v1::COLLECTION_STATE_FAILED ||
          c.state() == v1::COLLECTION_STATE_CANCELLED;
+}
+
+double AgentCallsRefused(const std::string& metrics, const std::string& method,
+                         const std::string& reason) {
+  const std::string key = absl::StrCat("npuperf_server_agent_calls_refused_total{method=\"", method,
+                                       "\",reason=\"", reason, "\"} ");
+  const auto at = metrics.find(key);
+  return at == std::string::npos ? 0 : std::stod(metrics.substr(at + key.size()));
 }
 
 std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
@@ -95,8 +104,18 @@ absl::StatusOr<v1::Round> Cluster::GetRound(int64_t round_id) const {
 }
 
 std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const std::string& name,
-                                             const std::map<std::string, std::string>& extra_env,
+                                             const std::map<std::string, std::string>& env,
                                              const std::string& server_address) {
+  auto a = LaunchAgent(devices, name, env, server_address);
+  if (a == nullptr) return nullptr;
+  auto line = a->WaitForLine("registered as", std::chrono::seconds(20));
+  EXPECT_TRUE(line.ok()) << line.status();
+  return a;
+}
+
+std::unique_ptr<Process> Cluster::LaunchAgent(const std::string& devices, const std::string& name,
+                                              const std::map<std::string, std::string>& extra_env,
+                                              const std::string& server_address) {
   const auto work = dir.path() / name;
   std::map<std::string, std::string> env = {
       {"MSPROF_SIM_STATE_DIR", (dir.path() / "sim-state").string()},
@@ -119,13 +138,12 @@ std::unique_ptr<Process> Cluster::StartAgent(const std::string& devices, const s
   auto a = Process::Start(argv, dir.path() / (name + ".log"), env);
   EXPECT_TRUE(a.ok()) << a.status();
   if (!a.ok()) return nullptr;
-  auto line = (*a)->WaitForLine("registered as", std::chrono::seconds(20));
-  EXPECT_TRUE(line.ok()) << line.status();
   return *std::move(a);
 }
 
 CommandResult Cluster::Cli(std::vector<std::string> args, const std::string& server_address) {
   if (!cli_token.empty()) args.insert(args.begin(), {"--token", cli_token});
+  args.insert(args.begin(), cli_flags.begin(), cli_flags.end());
   args.insert(args.begin(), {(BuildDir() / "bin/npuperf").string(), "--server",
                              server_address.empty() ? address : server_address});
   return RunCommand(args, dir.path());

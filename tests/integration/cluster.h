@@ -15,6 +15,11 @@ namespace npuperf::testing {
 // SUCCEEDED, FAILED or CANCELLED: a predicate for Cluster::WaitFor.
 bool Terminal(const v1::Collection& c);
 
+// npuperf_server_agent_calls_refused_total{method,reason} in a scrape of
+// the server's /metrics (0 when absent).
+double AgentCallsRefused(const std::string& metrics, const std::string& method,
+                         const std::string& reason);
+
 // A server on SQLite (or on `db` when set) and one agent on msprof-sim, in a
 // temp dir, on free ports.
 struct Cluster {
@@ -22,9 +27,10 @@ struct Cluster {
   std::string db;  // --db of every server started; empty: sqlite in dir
   std::unique_ptr<Process> server;
   std::unique_ptr<Process> agent;
-  std::string address;          // gRPC HOST:PORT
-  std::string metrics_address;  // server /metrics
-  std::string cli_token;        // --token of every Cli call (empty: none)
+  std::string address;                 // gRPC HOST:PORT
+  std::string metrics_address;         // server /metrics
+  std::string cli_token;               // --token of every Cli call (empty: none)
+  std::vector<std::string> cli_flags;  // global flags of every Cli call (e.g. --tls-ca F)
   // Servers run with --insecure-no-auth (loopback) unless this is false or
   // their flags give --tokens-file.
   bool insecure_no_auth = true;
@@ -46,6 +52,11 @@ struct Cluster {
   std::unique_ptr<Process> StartAgent(const std::string& devices, const std::string& name,
                                       const std::map<std::string, std::string>& env = {},
                                       const std::string& server_address = "");
+  // StartAgent without waiting for the registration (an agent the server
+  // refuses).
+  std::unique_ptr<Process> LaunchAgent(const std::string& devices, const std::string& name,
+                                       const std::map<std::string, std::string>& env = {},
+                                       const std::string& server_address = "");
   // Another server on the same database (a replica) on a free port; returns
   // it and sets *replica_address.
   std::unique_ptr<Process> StartReplica(const std::string& name, std::string* replica_address);

@@ -107,14 +107,6 @@ class Intruder {
   std::unique_ptr<v1::AgentService::Stub> stub_;
 };
 
-// npuperf_server_agent_calls_refused_total{method,reason} as scraped.
-double Refused(const std::string& metrics, const std::string& method, const std::string& reason) {
-  const std::string key = absl::StrCat("npuperf_server_agent_calls_refused_total{method=\"", method,
-                                       "\",reason=\"", reason, "\"} ");
-  const auto at = metrics.find(key);
-  return at == std::string::npos ? 0 : std::stod(metrics.substr(at + key.size()));
-}
-
 TEST(HostileAgentTest, AnotherAgentsTokenCannotForgeLeaseOrHeartbeatForItsJob) {
   Cluster c;
   const auto tokens = c.dir.path() / "tokens";
@@ -190,13 +182,13 @@ TEST(HostileAgentTest, AnotherAgentsTokenCannotForgeLeaseOrHeartbeatForItsJob) {
 
   auto metrics = HttpGet(c.metrics_address, "/metrics");
   ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_EQ(Refused(*metrics, "ReportResult", "foreign_agent"), 2) << *metrics;
-  EXPECT_EQ(Refused(*metrics, "ReportResult", "stale_lease"), 2);
-  EXPECT_EQ(Refused(*metrics, "ReportProgress", "foreign_agent"), 2);
-  EXPECT_EQ(Refused(*metrics, "LeaseJob", "foreign_agent"), 1);
-  EXPECT_EQ(Refused(*metrics, "LeaseJob", "unregistered_device"), 1);
-  EXPECT_EQ(Refused(*metrics, "AgentSession", "foreign_agent"), 1);
-  EXPECT_EQ(Refused(*metrics, "RegisterAgent", "wrong_host"), 1);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "ReportResult", "foreign_agent"), 2) << *metrics;
+  EXPECT_EQ(AgentCallsRefused(*metrics, "ReportResult", "stale_lease"), 2);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "ReportProgress", "foreign_agent"), 2);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "LeaseJob", "foreign_agent"), 1);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "LeaseJob", "unregistered_device"), 1);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "AgentSession", "foreign_agent"), 1);
+  EXPECT_EQ(AgentCallsRefused(*metrics, "RegisterAgent", "wrong_host"), 1);
 }
 
 }  // namespace

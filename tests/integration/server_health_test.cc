@@ -1,9 +1,13 @@
-// The server's standard grpc.health.v1 service and reflection.
+// The server's standard grpc.health.v1 service and reflection, and its
+// plain-HTTP /healthz on the metrics port.
+#include <signal.h>
+
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
+#include "npuperf/v1/agent_service.grpc.pb.h"
 #include "npuperf/v1/query_service.grpc.pb.h"
 #include "tests/integration/cluster.h"
 
@@ -158,6 +162,50 @@ TEST(ServerTlsTest, TlsClientsConnectAndPlaintextClientsFail) {
       metrics->find("npuperf_server_grpc_requests_total{code=\"OK\",method=\"ListCollections\"} 1"),
       std::string::npos);
   agent->Stop();
+  EXPECT_EQ(c.server->Stop(), 0);
+}
+
+// GET /healthz on the metrics port mirrors the gRPC health for probes that
+// cannot speak the gRPC port's TLS: 200 SERVING, 503 NOT_SERVING while
+// draining. The port serves nothing else but /metrics (no gRPC).
+TEST(ServerHealthTest, HealthzOnTheMetricsPortFollowsTheDrain) {
+  Cluster c;
+  c.Start("");
+  auto ok = HttpGetResponse(c.metrics_address, "/healthz");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_NE(ok->body.find("\"SERVING\""), std::string::npos) << ok->body;
+  auto other = HttpGetResponse(c.metrics_address, "/debug");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->status, 404) << other->body;
+  auto on_metrics = grpc::CreateChannel(c.metrics_address, grpc::InsecureChannelCredentials());
+  grpc::StatusCode code;
+  HealthOf(*on_metrics, "", &code);
+  EXPECT_NE(code, grpc::StatusCode::OK);
+
+  // An AgentSession that sends nothing holds the drain open (up to the 10 s
+  // grace): /healthz says 503 meanwhile.
+  auto agents =
+      v1::AgentService::NewStub(grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext session;
+  auto stream = agents->AgentSession(&session);
+  ASSERT_TRUE(c.server->WaitForLine("listening on", std::chrono::seconds(1)).ok());
+  {  // the call is in flight once a unary call after it has been answered
+    grpc::StatusCode served;
+    HealthOf(*grpc::CreateChannel(c.address, grpc::InsecureChannelCredentials()), "", &served);
+    ASSERT_EQ(served, grpc::StatusCode::OK);
+  }
+  ASSERT_EQ(::kill(c.server->pid(), SIGTERM), 0);
+  int status = 0;
+  const auto deadline = WallClock().MonotonicNow() + std::chrono::seconds(8);
+  while (status != 503 && WallClock().MonotonicNow() < deadline) {
+    auto r = HttpGetResponse(c.metrics_address, "/healthz");
+    if (r.ok()) status = r->status;
+    WallClock().SleepFor(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 503);
+  session.TryCancel();
+  stream->Finish();
   EXPECT_EQ(c.server->Stop(), 0);
 }
 
