@@ -24,6 +24,12 @@ class TempDir {
                            .string();
     if (::mkdtemp(name.data()) == nullptr) std::abort();
     path_ = name;
+    // 0755 as before mkdtemp (0700): tests that run children as other users
+    // (run-as, the per-device pool) need to reach their directories below.
+    std::filesystem::permissions(
+        path_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                   std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                   std::filesystem::perms::others_exec);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
   const std::filesystem::path& path() const { return path_; }
