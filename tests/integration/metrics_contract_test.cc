@@ -192,9 +192,13 @@ TEST(MetricsContractTest, DashboardAndAlertsUseOnlyExportedMetrics) {
     EXPECT_TRUE(exported.contains(name)) << name << " is not exported";
 
   // promtool: the rules, their unit tests, and the lint of both scrapes.
-  auto check = Promtool({"check", "rules", "alerts.yml"}, deploy / "prometheus");
+  // Absolute paths, run in the test's directory: RunCommand leaves its
+  // output files where it runs, never in the source tree.
+  auto check =
+      Promtool({"check", "rules", (deploy / "prometheus/alerts.yml").string()}, c.dir.path());
   EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
-  auto test = Promtool({"test", "rules", "alerts_test.yml"}, deploy / "prometheus");
+  auto test =
+      Promtool({"test", "rules", (deploy / "prometheus/alerts_test.yml").string()}, c.dir.path());
   EXPECT_EQ(test.exit_code, 0) << test.out << test.err;
   for (const auto& [name, body] : {std::pair{"server", server}, std::pair{"agent", agent}}) {
     const std::filesystem::path file = c.dir.path() / absl::StrCat(name, ".prom");
