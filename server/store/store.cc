@@ -1,5 +1,6 @@
 // The Store's conveniences over its bundle methods (tests and tools hold
-// bundles in memory; the server streams them, core/bundles.h).
+// bundles in memory; the server streams them, core/bundles.h), and the key
+// check both backends' RecentRunTimes share.
 #include "server/store/store.h"
 
 #include <algorithm>
@@ -20,6 +21,16 @@ absl::StatusOr<bool> Store::PutBundle(const std::string& team, const std::string
     return content.substr(at, static_cast<size_t>(max));
   };
   return StoreBundle(b);
+}
+
+std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys) {
+  std::vector<std::string> hex;
+  for (const std::string& k : keys) {
+    if (!k.empty() && k.find_first_not_of("0123456789abcdef") == std::string::npos) {
+      hex.push_back(k);
+    }
+  }
+  return hex;
 }
 
 absl::StatusOr<std::string> Store::GetBundle(const std::string& sha256) {

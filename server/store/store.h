@@ -29,6 +29,11 @@ using ClaimChooser = std::function<std::optional<std::pair<size_t, size_t>>(
     const std::vector<ClaimCandidate>&, const std::vector<OfferedDevice>&,
     const std::map<std::string, std::string>& agent_labels)>;
 
+// The keys RecentRunTimes asks for: the non-empty lowercase hex ones, in
+// order (core/placement.h's digests). Both backends splice them into one
+// array literal, which they need no quoting in.
+std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys);
+
 // Where every durable fact of the server lives (style.md §4, seam 1).
 // Methods are domain operations; each is atomic. Exceptions never leave a
 // Store: backend errors become statuses (R3): busy/serialization ->
@@ -88,7 +93,8 @@ class Store {
       const NewCollection& c) = 0;
   // Placement history (core/placement.h): for each key, the device time
   // (ms from lease to result) of its newest per_key succeeded jobs, newest
-  // first. A key with no such job is absent; empty keys are ignored.
+  // first. A key with no such job is absent; keys that are not lowercase
+  // hex (DurationKeysToAsk) are ignored.
   virtual absl::StatusOr<std::map<std::string, std::vector<int64_t>>> RecentRunTimes(
       const std::vector<std::string>& keys, int per_key) = 0;
   // A collection with its jobs. NOT_FOUND when absent or another team's

@@ -156,13 +156,8 @@ absl::StatusOr<v1::Collection> PostgresStore::GetCollectionPage(const std::strin
 absl::StatusOr<std::map<std::string, std::vector<int64_t>>> PostgresStore::RecentRunTimes(
     const std::vector<std::string>& keys, int per_key) {
   using Out = std::map<std::string, std::vector<int64_t>>;
-  // A text[] literal: only hex digests (core/placement.h) are asked for,
-  // so they need no quoting.
-  std::vector<std::string> hex;
-  for (const std::string& k : keys) {
-    if (!k.empty() && k.find_first_not_of("0123456789abcdef") == std::string::npos)
-      hex.push_back(k);
-  }
+  // A text[] literal; hex needs no quoting.
+  const std::vector<std::string> hex = DurationKeysToAsk(keys);
   if (hex.empty() || per_key <= 0) return Out();
   const std::string array = absl::StrCat("{", absl::StrJoin(hex, ","), "}");
   return pool_->Run("recent run times", [&](pqxx::work& tx) -> absl::StatusOr<Out> {

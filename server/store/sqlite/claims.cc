@@ -92,6 +92,8 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
                                                         const ClaimCandidate& pick,
                                                         const std::string& operator_name,
                                                         const OfferedDevice& device) {
+  // leased_ms = ?7 reuses the now_ms bound for started_ms; the plain ?s
+  // after it number on from 8 (SQLite numbers a ? one past the largest so far).
   SQLite::Statement lease(
       *db_,
       "UPDATE jobs SET state = ?, attempt = attempt + 1, fencing_token = "

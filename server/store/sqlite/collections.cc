@@ -190,14 +190,10 @@ absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& te
 
 absl::StatusOr<std::map<std::string, std::vector<int64_t>>> SqliteStore::RecentRunTimes(
     const std::vector<std::string>& keys, int per_key) {
-  // The keys travel as one JSON array (json_each): only hex digests
-  // (core/placement.h) are asked for, so quoting them is enough.
+  // The keys travel as one JSON array (json_each); hex needs no escaping.
   std::vector<std::string> quoted;
-  for (const std::string& k : keys) {
-    if (!k.empty() && k.find_first_not_of("0123456789abcdef") == std::string::npos) {
-      quoted.push_back(absl::StrCat("\"", k, "\""));
-    }
-  }
+  for (const std::string& k : DurationKeysToAsk(keys))
+    quoted.push_back(absl::StrCat("\"", k, "\""));
   std::map<std::string, std::vector<int64_t>> out;
   if (quoted.empty() || per_key <= 0) return out;
   absl::MutexLock lock(&mu_);
