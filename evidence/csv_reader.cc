@@ -240,7 +240,51 @@ absl::Status CsvReader::ReadPlain(int& c) {
   return absl::OkStatus();
 }
 
+bool CsvReader::ReadSimpleRecord() {
+  char* const start = pos_;
+  const char* const end = end_;
+  const char* p = start;
+  if (p == end || *p == '\n' || *p == '\r') return false;
+  spans_.clear();
+  while (true) {
+    while (p < end && IsBlank(*p)) ++p;
+    if (p == end) return false;
+    const char* first = p;
+    const char* last;
+    if (*p == '"') {
+      ++first;
+      const char* q = static_cast<const char*>(std::memchr(first, '"', end - first));
+      if (q == nullptr || std::memchr(first, '\n', q - first) != nullptr) return false;
+      last = q;
+      p = q + 1;
+      // An escaped quote, a blank after the closing quote, or the block's end.
+      if (p == end || (*p != ',' && *p != '\n' && *p != '\r')) return false;
+    } else {
+      while (p < end && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
+      if (p == end || *p == '"') return false;
+      last = p;
+      while (last > first && IsBlank(last[-1])) --last;
+    }
+    if (static_cast<size_t>(last - first) > kMaxCellBytes) return false;
+    spans_.push_back({static_cast<size_t>(first - start), static_cast<size_t>(last - start)});
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (*p == '\r') {
+      if (p + 1 == end) return false;  // the '\n' may be in the next block
+      if (p[1] == '\n') ++p;
+    }
+    rec_start_ = start;
+    pos_ = start + (p + 1 - start);
+    record_line_ = line_++;
+    return true;
+  }
+}
+
 absl::StatusOr<bool> CsvReader::ReadRecord() {
+  rec_start_ = nullptr;
+  if (ReadSimpleRecord()) return true;
   rec_start_ = nullptr;
   spans_.clear();
   int c = Get();

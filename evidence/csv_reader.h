@@ -76,6 +76,12 @@ class CsvReader {
   absl::Status ReadHeader();
   // Reads one raw record into spans_; false at EOF.
   absl::StatusOr<bool> ReadRecord();
+  // The common record, parsed without a refill check per byte: it lies wholly
+  // in the block, and its quoted cells hold no quote, line end or trailing
+  // blank. Fills spans_ and moves on exactly as the byte-by-byte path would;
+  // false (nothing moved) for any other record, which ReadRecord then parses
+  // byte by byte (and so reports its errors).
+  bool ReadSimpleRecord();
   absl::Status ReadQuoted(int& c);
   absl::Status ReadPlain(int& c);
   absl::Status LineError(std::string_view what) const;
