@@ -217,6 +217,9 @@ Point Bench::Run(int devices, int duration_s, int window_s) {
   o.job_duration = std::chrono::seconds(duration_s);
   o.progress_per_job = Flags().progress;
   o.evidence = evidence_;
+  // One reporter per two devices: a real agent reports from the job's own
+  // thread, so a slow ReportResult must not queue results behind it.
+  o.reporters = std::clamp(devices / 2, 32, 512);
   fleet::Fleet fleet(o, WallClock());
   if (absl::Status s = fleet.Start(); !s.ok()) {
     ADD_FAILURE() << s;
@@ -264,11 +267,12 @@ void Print(const Point& p) {
   const double ours = (p.server_cpu + p.pg_cpu + p.fleet_cpu) / p.f.seconds;
   std::printf(
       "%5d dev %3d s jobs | %7.1f jobs/s (ideal %6.1f) | util %5.1f %% | idle p50 %6.1f p99 %7.1f "
-      "ms | lease p50 %5.1f p99 %6.1f ms (server p99 <= %.0f ms) | cpu/1k jobs: servers %5.2f s, "
+      "ms | lease p50 %5.1f p99 %6.1f ms (server p99 <= %s ms) | cpu/1k jobs: servers %5.2f s, "
       "postgres %5.2f s, fleet %5.2f s | machine %3.0f %% busy (ours %.2f of 2 cores)\n",
       p.devices, p.duration_s, p.f.jobs_per_s, static_cast<double>(p.devices) / p.duration_s,
       100 * p.f.utilisation, p.f.idle_p50_ms, p.f.idle_p99_ms, p.f.lease_p50_ms, p.f.lease_p99_ms,
-      p.s2l_p99_ms, p.server_cpu * k, p.pg_cpu * k, p.fleet_cpu * k, busy_pct, ours);
+      p.s2l_p99_ms > 1e6 ? "inf" : absl::StrFormat("%.0f", p.s2l_p99_ms).c_str(), p.server_cpu * k,
+      p.pg_cpu * k, p.fleet_cpu * k, busy_pct, ours);
   std::printf(
       "      submit %lld jobs in %.1f s | server time: %s, %s, %s | errors: lease %lld report %lld "
       "progress %lld sessions %lld cancels %lld (kills of just-reported jobs %lld)\n",
@@ -279,6 +283,9 @@ void Print(const Point& p) {
       static_cast<long long>(p.errors.progress_errors),
       static_cast<long long>(p.errors.session_ends), static_cast<long long>(p.errors.cancels),
       static_cast<long long>(p.errors.kills));
+  if (!p.errors.first_error.empty()) {
+    std::printf("      first error: %s\n", p.errors.first_error.substr(0, 300).c_str());
+  }
   const char* first = busy_pct >= 90 ? "CPU (both cores busy)" : "none (CPU below 90 %)";
   std::printf(
       "      first to saturate: %s; of our %.2f cores: servers %.0f %%, postgres %.0f %%, "

@@ -89,6 +89,7 @@ FleetErrors Fleet::errors() const {
     sum.session_ends += e.session_ends;
     sum.kills += e.kills;
     sum.cancels += e.cancels;
+    if (sum.first_error.empty()) sum.first_error = e.first_error;
   }
   return sum;
 }

@@ -51,7 +51,8 @@ struct FleetErrors {
   // was acknowledged names a lease that is gone (the real agent sees the same
   // race and ignores it; more means leases were lost).
   int64_t kills = 0;
-  int64_t cancels = 0;  // cancels pushed on the session or by ReportProgress
+  int64_t cancels = 0;      // cancels pushed on the session or by ReportProgress
+  std::string first_error;  // the first failed call's status, for the figures
 };
 
 // Many virtual agents in one process over the real AgentService protocol:

@@ -1,6 +1,7 @@
 #include "tests/bench/fleet/host_stats.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,8 +20,15 @@ namespace {
 // The fields of /proc/<pid>/stat, field n of proc(5) at [n - 1] (pid and
 // comm left empty: comm may hold spaces); empty when the process is gone.
 std::vector<std::string> StatFields(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // read(2), not a stream: a backend that exits meanwhile fails the read
+  // with ESRCH, which libstdc++ streams throw.
+  const int fd = open(("/proc/" + std::to_string(pid) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  char buf[2048];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return {};
+  const std::string stat(buf, static_cast<size_t>(n));
   const auto close = stat.rfind(')');
   if (close == std::string::npos) return {};
   std::vector<std::string> fields = {"", ""};  // pid and comm

@@ -60,6 +60,7 @@ absl::Status VirtualAgent::Register() {
   auto resp = channel_.Register(req);
   if (!resp.ok()) return resp.status();
   agent_id_ = resp->agent_id();
+  started_ms_ = ToUnixMillis(clock_.SystemNow());  // update uuids unique across fleets
   heartbeat_ms_ = std::max(100, resp->heartbeat_interval_ms());
   return absl::OkStatus();
 }
@@ -144,6 +145,9 @@ void VirtualAgent::LeaseLoop() {
     return stop_ || !leasing_ ||
            std::any_of(devices_.begin(), devices_.end(), [](const Device& d) { return !d.busy; });
   };
+  // Agents start their first poll spread over one job duration, as a real
+  // fleet is not in step: no synchronised waves of results and leases.
+  Pause(options_.job_duration * index_ / std::max(1, options_.agents));
   while (true) {
     v1::LeaseJobRequest req;
     {
@@ -167,6 +171,9 @@ void VirtualAgent::LeaseLoop() {
         absl::MutexLock lock(&mu_);
         if (stop_ || !leasing_) return;
         ++errors_.lease_errors;
+        if (errors_.first_error.empty()) {
+          errors_.first_error = "LeaseJob: " + resp.status().ToString();
+        }
       }
       Pause(kRetryPause);
       continue;
@@ -233,7 +240,8 @@ void VirtualAgent::SendResult(int slot) {
     req.set_attempt(d.job.attempt());
     req.set_fencing_token(d.job.fencing_token());
     req.set_lease_secret(d.job.lease_secret());
-    req.set_update_uuid(absl::StrFormat("fleet-%d-%d-%d", index_, slot, results_sent_++));
+    req.set_update_uuid(
+        absl::StrFormat("fleet-%d-%d-%d-%d", started_ms_, index_, slot, results_sent_++));
   }
   req.set_agent_id(agent_id_);
   req.set_outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
@@ -247,6 +255,7 @@ void VirtualAgent::SendResult(int slot) {
   if (!s.ok()) {
     absl::MutexLock lock(&mu_);
     ++errors_.report_errors;
+    if (errors_.first_error.empty()) errors_.first_error = "ReportResult: " + s.ToString();
   }
   Release(slot);
 }

@@ -23,7 +23,8 @@ namespace npuperf::fleet {
 // code). Two threads: the session (heartbeats every interval the server
 // asked for, naming the running jobs with their lease secrets) and the lease
 // loop (one LeaseJob long-poll at a time offering every free device; a
-// finished job's device is offered at once). A leased job's progress reports
+// finished job's device is offered at once; agent i starts polling i/agents
+// of a job duration late, so the fleet is not in step). A leased job's progress reports
 // and result are queued on the shared Reporter for when they fall due.
 // Thread-safe.
 class VirtualAgent {
@@ -73,6 +74,7 @@ class VirtualAgent {
   agent::ServerChannel channel_;
   std::string agent_id_;
   int heartbeat_ms_ = 1000;
+  int64_t started_ms_ = 0;
 
   absl::Mutex mu_;
   std::vector<Device> devices_ ABSL_GUARDED_BY(mu_);
