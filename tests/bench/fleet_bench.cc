@@ -275,14 +275,14 @@ void Print(const Point& p) {
       p.pg_cpu * k, p.fleet_cpu * k, busy_pct, ours);
   std::printf(
       "      submit %lld jobs in %.1f s | server time: %s, %s, %s | errors: lease %lld report %lld "
-      "progress %lld sessions %lld cancels %lld (kills of just-reported jobs %lld)\n",
+      "progress %lld sessions %lld cancels %lld kills %lld (of running jobs %lld)\n",
       static_cast<long long>(p.jobs_submitted), p.submit_s,
       MethodFigures(p, "ReportResult").c_str(), MethodFigures(p, "ReportProgress").c_str(),
       MethodFigures(p, "RegisterAgent").c_str(), static_cast<long long>(p.errors.lease_errors),
       static_cast<long long>(p.errors.report_errors),
       static_cast<long long>(p.errors.progress_errors),
       static_cast<long long>(p.errors.session_ends), static_cast<long long>(p.errors.cancels),
-      static_cast<long long>(p.errors.kills));
+      static_cast<long long>(p.errors.kills), static_cast<long long>(p.errors.kills_running));
   if (!p.errors.first_error.empty()) {
     std::printf("      first error: %s\n", p.errors.first_error.substr(0, 300).c_str());
   }

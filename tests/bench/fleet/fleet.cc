@@ -88,6 +88,7 @@ FleetErrors Fleet::errors() const {
     sum.progress_errors += e.progress_errors;
     sum.session_ends += e.session_ends;
     sum.kills += e.kills;
+    sum.kills_running += e.kills_running;
     sum.cancels += e.cancels;
     if (sum.first_error.empty()) sum.first_error = e.first_error;
   }

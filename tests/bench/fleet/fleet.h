@@ -51,6 +51,9 @@ struct FleetErrors {
   // was acknowledged names a lease that is gone (the real agent sees the same
   // race and ignores it; more means leases were lost).
   int64_t kills = 0;
+  // KILL directives for a job whose result was not yet sent: a lease the
+  // server dropped while the agent still ran it (0 in a sound run).
+  int64_t kills_running = 0;
   int64_t cancels = 0;      // cancels pushed on the session or by ReportProgress
   std::string first_error;  // the first failed call's status, for the figures
 };

@@ -137,6 +137,11 @@ void VirtualAgent::OnSessionResponse(const v1::AgentSessionResponse& resp) {
   // The fleet's jobs are never cancelled on purpose: counted for the figures.
   absl::MutexLock lock(&mu_);
   errors_.kills += resp.directives_size();
+  for (const auto& d : resp.directives()) {
+    for (const Device& dev : devices_) {
+      if (dev.busy && !dev.reporting && dev.job.job_id() == d.job_id()) ++errors_.kills_running;
+    }
+  }
   errors_.cancels += resp.cancels_size();
 }
 
@@ -235,7 +240,8 @@ void VirtualAgent::SendResult(int slot) {
   v1::ReportResultRequest req;
   {
     absl::MutexLock lock(&mu_);
-    const Device& d = devices_[static_cast<size_t>(slot)];
+    Device& d = devices_[static_cast<size_t>(slot)];
+    d.reporting = true;
     req.set_job_id(d.job.job_id());
     req.set_attempt(d.job.attempt());
     req.set_fencing_token(d.job.fencing_token());
@@ -266,6 +272,7 @@ void VirtualAgent::Release(int slot) {
   Device& d = devices_[static_cast<size_t>(slot)];
   log_.Freed(d.record, now);
   d.busy = false;
+  d.reporting = false;
   d.record = -1;
 }
 

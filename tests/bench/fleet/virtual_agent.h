@@ -48,8 +48,9 @@ class VirtualAgent {
   struct Device {
     int id = 0;
     bool busy = false;
-    v1::JobAssignment job;  // when busy
-    int64_t record = -1;    // JobLog id, when busy
+    bool reporting = false;  // its result is being sent
+    v1::JobAssignment job;   // when busy
+    int64_t record = -1;     // JobLog id, when busy
   };
 
   void SessionLoop();
