@@ -8,6 +8,8 @@
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
 #   upload_rss          the server's peak RSS beside 8 concurrent 60 MiB bundle uploads
+#   fleet_bench         a virtual fleet of 100-1,000 devices on two replicas over one PostgreSQL: jobs/s,
+#                       utilisation, idle gaps, lease latency, CPU per 1,000 jobs (FLEET_BENCH_FLAGS, e.g. --quick)
 # Usage: tests/bench/run.sh [build dir]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,3 +36,7 @@ sh "$ROOT/tests/bench/sim_100k_kernels.sh" "$BUILD" 100000
 echo
 echo "== upload_rss (8 concurrent 60 MiB uploads from 4 teams)"
 bash "$ROOT/tests/bench/upload_rss.sh" "$BUILD" 8 60
+echo
+echo "== fleet_bench (virtual fleet, 2 replicas, one PostgreSQL; 10 s and 1 s jobs)"
+NPUPERF_BUILD_DIR="$BUILD" NPUPERF_SOURCE_DIR="$ROOT" \
+  bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/fleet_bench" ${FLEET_BENCH_FLAGS:-}

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <pqxx/pqxx>
@@ -208,12 +209,31 @@ void PostgresStore::CacheSpecs(const std::map<std::string, SpecPtr>& fetched) {
 absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent_id,
                                                         const std::vector<AttemptRef>& running,
                                                         int64_t now_ms, int64_t lease_ttl_ms) {
+  if (running.empty()) return LeaseRenewal();
+  // Every named lease in one statement (fleet_bench: two round trips per
+  // running job on every heartbeat were PostgreSQL's largest cost); only a
+  // lease it did not renew is looked up, to say why.
+  nlohmann::json refs = nlohmann::json::array();
+  for (const auto& ref : running) {
+    refs.push_back({{"id", ref.job_id},
+                    {"token", ref.fencing_token},
+                    {"attempt", ref.attempt},
+                    {"secret", Sha256Hex(ref.lease_secret)}});
+  }
   return pool_->Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    // (job, token, attempt, secret sha256) -> its collection was cancelled
+    using Key = std::tuple<int64_t, int64_t, int, std::string>;
+    std::map<Key, bool> renewed;
+    for (const auto& row :
+         tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump())) {
+      renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
+                  row[3].as<std::string>()}] = row[4].as<bool>();
+    }
     LeaseRenewal out;
     for (const auto& ref : running) {
-      auto r = tx.exec_prepared("lease_renew", now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
-                                ref.attempt, agent_id, Sha256Hex(ref.lease_secret));
-      if (r.empty()) {
+      auto it = renewed.find(
+          Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)});
+      if (it == renewed.end()) {
         const auto lease = PgLoadLease(tx, ref.job_id);
         out.dropped.push_back(
             {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
@@ -221,7 +241,7 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
         continue;
       }
       out.renewed.push_back(ref);
-      if (PgCollectionCancelled(tx, r[0][0].as<std::string>())) out.cancelled.push_back(ref);
+      if (it->second) out.cancelled.push_back(ref);
     }
     return out;
   });

@@ -145,12 +145,18 @@ constexpr Statement kStatements[] = {
      "last_seen_ms, slot) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7, $8) ON CONFLICT (id) "
      "DO UPDATE "
      "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
-    {"agent_seen", "UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2"},
     {"devices_drop", "DELETE FROM devices WHERE agent_id = $1"},
     {"device_insert",
      "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4)"},
-    // A heartbeat: only devices the agent registered.
-    {"device_update", "UPDATE devices SET state = $1 WHERE agent_id = $2 AND device_id = $3"},
+    // A heartbeat in one statement: the agent seen at $1 and the states of
+    // its registered devices ($3: a JSON array of {"device_id", "state"}),
+    // written only where they changed; the count of agents found (0: unknown).
+    {"heartbeat_seen",
+     "WITH a AS (UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2 RETURNING "
+     "id), d AS (UPDATE devices SET state = x.state FROM a, jsonb_to_recordset($3::jsonb) AS "
+     "x(device_id integer, state integer) WHERE devices.agent_id = a.id AND devices.device_id = "
+     "x.device_id AND devices.state <> x.state RETURNING 1) SELECT (SELECT COUNT(*) FROM a)::int, "
+     "(SELECT COUNT(*) FROM d)::int"},
     {"agents_list",
      "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host COLLATE \"C\", "
      "registered_ms"},
@@ -191,10 +197,19 @@ constexpr Statement kStatements[] = {
     {"lease_facts",
      "SELECT state, attempt, fencing_token, agent_id, host, lease_expires_ms, lease_secret_sha256 "
      "FROM jobs WHERE id = $1"},
-    {"lease_renew",
-     "UPDATE jobs SET lease_expires_ms = $1 WHERE id = $2 AND fencing_token = $3 AND attempt = $4 "
-     "AND agent_id = $5 AND state IN " NPUPERF_PG_LIVE
-     " AND " NPUPERF_PG_SECRET("$6") " RETURNING collection_id"},
+    // Every lease a heartbeat names in one statement ($3: a JSON array of
+    // {"id", "token", "attempt", "secret"}, secret the sha256 of the
+    // presented one): the renewed jobs and whether their collection was
+    // cancelled, each with the reference that renewed it. A named lease missing
+    // here is looked up with lease_facts.
+    {"lease_renew_all",
+     "WITH r AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(id bigint, token bigint, "
+     "attempt integer, secret text)), u AS (UPDATE jobs j SET lease_expires_ms = $1 FROM r WHERE "
+     "j.id = r.id AND j.fencing_token = r.token AND j.attempt = r.attempt AND j.agent_id = $2 AND "
+     "j.state IN " NPUPERF_PG_LIVE
+     " AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = r.secret) RETURNING j.id, "
+     "r.token, r.attempt, r.secret, j.collection_id) SELECT u.id, u.token, u.attempt, u.secret, "
+     "c.cancel_reason <> '' FROM u JOIN collections c ON c.id = u.collection_id"},
     {"lease_adopt",
      "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
      "AND attempt = $5 AND state IN " NPUPERF_PG_LIVE

@@ -1,6 +1,7 @@
 // Store conformance: the lease rule on agent identity and secrets (every
 // write about a lease names its holder and presents its secret), devices as
 // registered, and pruning long-unseen agents. Both backends.
+#include "google/protobuf/util/time_util.h"
 #include "server/core/job_rules.h"
 #include "tests/server/store/store_conformance.h"
 
@@ -96,6 +97,63 @@ TEST_P(StoreConformanceTest, DevicesAreExactlyTheRegisteredOnes) {
   ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 1), 300).ok());
   ASSERT_OK_AND_ASSIGN(again, store_->ListAgents());
   EXPECT_EQ(again[0].status.devices_size(), 1);
+}
+
+// A heartbeat of a 4-device agent: the agent seen, only changed states
+// written (PostgreSQL does it in one statement), an unknown agent NOT_FOUND.
+TEST_P(StoreConformanceTest, AHeartbeatMarksTheAgentSeenAndSetsEveryDeviceState) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 4), 100).ok());
+  std::vector<v1::DeviceInfo> states(4);
+  for (int d = 0; d < 4; ++d) {
+    states[d].set_device_id(d);
+    states[d].set_soc("Ascend910B2");
+    states[d].set_state(d % 2 == 0 ? v1::DEVICE_STATE_IDLE : v1::DEVICE_STATE_UNHEALTHY);
+  }
+  ASSERT_TRUE(store_->UpdateDevices("a1", states, 700).ok());
+  states[1].set_state(v1::DEVICE_STATE_IDLE);  // one changes back, the others stay
+  ASSERT_TRUE(store_->UpdateDevices("a1", states, 900).ok());
+  ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
+  ASSERT_EQ(agents.size(), 1u);
+  EXPECT_EQ(google::protobuf::util::TimeUtil::TimestampToMilliseconds(agents[0].status.last_seen()),
+            900);
+  ASSERT_EQ(agents[0].status.devices_size(), 4);
+  EXPECT_EQ(agents[0].status.devices(0).state(), "idle");
+  EXPECT_EQ(agents[0].status.devices(1).state(), "idle");
+  EXPECT_EQ(agents[0].status.devices(2).state(), "idle");
+  EXPECT_EQ(agents[0].status.devices(3).state(), "unhealthy");
+  EXPECT_TRUE(absl::IsNotFound(store_->UpdateDevices("nobody", states, 1000)));
+  EXPECT_TRUE(store_->UpdateDevices("a1", {}, 1100).ok());  // no devices: only seen
+}
+
+// Every lease one heartbeat names, in one call: renewed, cancelled and
+// refused ones told apart per reference, in the order named.
+TEST_P(StoreConformanceTest, OneHeartbeatRenewsEveryLeaseItNames) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  Insert(MakeCollection("c2", "alpha", 2));
+  auto a = Claim(Req("a1", {0}));
+  auto b = Claim(Req("a1", {1}));
+  ASSERT_TRUE(a && b);
+  ASSERT_NE(a->collection_id(), b->collection_id());
+  ASSERT_TRUE(store_->CancelCollection("alpha", b->collection_id(), "user", 2500).ok());
+  AttemptRef wrong = Ref(*a);
+  wrong.lease_secret = "not-it";
+  AttemptRef unknown = Ref(*a);
+  unknown.job_id = 999'999;
+  ASSERT_OK_AND_ASSIGN(
+      r, store_->RenewLeases("a1", {wrong, Ref(*a), unknown, Ref(*b)}, 2000 + kTtl - 1, kTtl));
+  ASSERT_EQ(r.renewed.size(), 2u);
+  EXPECT_EQ(r.renewed[0].job_id, a->job_id());
+  EXPECT_EQ(r.renewed[1].job_id, b->job_id());
+  ASSERT_EQ(r.cancelled.size(), 1u);
+  EXPECT_EQ(r.cancelled[0].job_id, b->job_id());
+  ASSERT_EQ(r.dropped.size(), 2u);
+  EXPECT_EQ(r.dropped[0].reason, AgentRefusal::kBadSecret);
+  EXPECT_EQ(r.dropped[1].reason, AgentRefusal::kUnknownJob);
+  // Both renewed: neither expires at the original deadline.
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  EXPECT_TRUE(expired.empty());
+  ASSERT_OK_AND_ASSIGN(none, store_->RenewLeases("a1", {}, 5000, kTtl));
+  EXPECT_TRUE(none.renewed.empty() && none.dropped.empty());
 }
 
 // ---- Pruning ----
