@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -131,6 +132,37 @@ absl::StatusOr<v1::Collection> GetCollection(Fleet& fleet, const Workload& w, co
   return absl::UnavailableError("no replica answered GetCollection " + s.id);
 }
 
+// The checker over the drained fleet, then the report; the exit code.
+int CheckAndReport(Fleet& fleet, Workload& work, const std::string& url,
+                   const std::vector<FaultRecord>& faults, uint64_t seed, double wall_s) {
+  CheckInput in;
+  in.db_url = url;
+  for (const auto& a : fleet.agents()) {
+    const fs::path log = fleet.ConflictLog(a.host);
+    if (std::find(in.conflict_logs.begin(), in.conflict_logs.end(), log) == in.conflict_logs.end())
+      in.conflict_logs.push_back(log);
+    in.spools.push_back(a.work_dir / "spool");
+  }
+  in.submitted = work.submitted();
+  in.get = [&](const Submitted& s) { return GetCollection(fleet, work, s); };
+  auto check = Check(in);
+  if (!check.ok()) {
+    std::cerr << "npuperf-chaos: checker: " << check.status() << "\n";
+    return 2;
+  }
+  PrintReport(std::cout, faults, fleet, *check, wall_s);
+  std::printf("chaos: seed %llu; logs and database in %s\n", static_cast<unsigned long long>(seed),
+              fleet.dir().parent_path().c_str());
+  fleet.Stop();
+  int rc = check->violations.empty() ? 0 : 1;
+  if (work.submit_failures() > 0) {
+    std::printf("chaos: %d collections could not be submitted within 90 s\n",
+                work.submit_failures());
+    rc = 1;
+  }
+  return rc;
+}
+
 int Soak(const Flags& f) {
   const auto t0 = WallClock().MonotonicNow();
   const fs::path dir = f.dir;
@@ -180,29 +212,8 @@ int Soak(const Flags& f) {
     return 2;
   }
   injector.ResolveSimFaults(faults);
-  CheckInput in;
-  in.db_url = pg.url();
-  for (const std::string host : {"h0", "h1"}) in.conflict_logs.push_back(fleet.ConflictLog(host));
-  for (const auto& a : fleet.agents()) in.spools.push_back(a.work_dir / "spool");
-  in.submitted = work.submitted();
-  in.get = [&](const Submitted& s) { return GetCollection(fleet, work, s); };
-  auto check = Check(in);
-  if (!check.ok()) {
-    std::cerr << "npuperf-chaos: checker: " << check.status() << "\n";
-    return 2;
-  }
-  const double wall = std::chrono::duration<double>(WallClock().MonotonicNow() - t0).count();
-  PrintReport(std::cout, faults, fleet, *check, wall);
-  std::printf("chaos: seed %llu; logs and database in %s\n",
-              static_cast<unsigned long long>(f.seed), dir.c_str());
-  fleet.Stop();
-  int rc = check->violations.empty() ? 0 : 1;
-  if (work.submit_failures() > 0) {
-    std::printf("chaos: %d collections could not be submitted within 90 s\n",
-                work.submit_failures());
-    rc = 1;
-  }
-  return rc;
+  return CheckAndReport(fleet, work, pg.url(), faults, f.seed,
+                        std::chrono::duration<double>(WallClock().MonotonicNow() - t0).count());
 }
 
 }  // namespace
