@@ -31,10 +31,20 @@ absl::Status ResultSpool::Put(const v1::ReportResultRequest& result) {
     return absl::InternalError(absl::StrCat("spool ", tmp.string(), ": ", std::strerror(errno)));
   const bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
                   ::fsync(fd) == 0;
+  const int write_errno = errno;
   ::close(fd);
-  if (!ok) return absl::InternalError(absl::StrCat("spool write ", tmp.string(), " failed"));
+  if (!ok) {
+    // A full disk must not keep a partial result (nor its blocks) forever.
+    fs::remove(tmp, ec);
+    return absl::InternalError(
+        absl::StrCat("spool write ", tmp.string(), ": ", std::strerror(write_errno)));
+  }
   fs::rename(tmp, final_path, ec);
-  if (ec) return absl::InternalError(absl::StrCat("spool rename: ", ec.message()));
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    return absl::InternalError(absl::StrCat("spool rename: ", ec.message()));
+  }
   return absl::OkStatus();
 }
 
@@ -43,7 +53,11 @@ absl::StatusOr<std::vector<v1::ReportResultRequest>> ResultSpool::Pending() {
   std::vector<v1::ReportResultRequest> out;
   std::error_code ec;
   if (!fs::exists(dir_, ec)) return out;
+  std::vector<fs::path> leftovers;
   for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    // Put holds mu_ from open to rename, so a .tmp seen here is the leftover
+    // of a Put that a crash (kill -9) interrupted: never a result.
+    if (e.path().extension() == ".tmp") leftovers.push_back(e.path());
     if (e.path().extension() != ".result") continue;
     std::ifstream in(e.path(), std::ios::binary);
     v1::ReportResultRequest r;
@@ -53,6 +67,7 @@ absl::StatusOr<std::vector<v1::ReportResultRequest>> ResultSpool::Pending() {
     }
     out.push_back(std::move(r));
   }
+  for (const auto& p : leftovers) fs::remove(p, ec);
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.job_id() < b.job_id(); });
   return out;

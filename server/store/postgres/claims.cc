@@ -46,10 +46,12 @@ std::string JsonStrings(const std::vector<std::string>& values) {
 }
 
 // The agent's busy devices and the queue heads, in one statement (specs not
-// yet attached).
+// yet attached). A device is busy while any agent of the host holds a live
+// lease on it: a restarted agent (a new instance) must not be handed a device
+// that its killed predecessor's lease still holds (issue #18's chaos soak).
 ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
   ClaimView view;
-  auto heads = tx.exec_prepared("claim_heads", req.agent_id);
+  auto heads = tx.exec_prepared("claim_heads", req.agent_id, req.host);
   std::set<int> busy;
   if (!heads.empty() && !heads[0][0].is_null()) {
     for (absl::string_view d : absl::StrSplit(heads[0][0].as<std::string>(), ',')) {

@@ -180,8 +180,9 @@ constexpr Statement kStatements[] = {
     // live jobs, from collection_queue (active collections only). Always one
     // row at least (no heads: NULL head columns).
     {"claim_heads",
-     "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE agent_id = $1 AND "
-     "state IN " NPUPERF_PG_LIVE "), active AS (SELECT collection_id, team, priority, first_job, "
+     "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE (agent_id = $1 OR "
+     "($2 <> '' AND host = $2)) AND state IN " NPUPERF_PG_LIVE
+     "), active AS (SELECT collection_id, team, priority, first_job, "
      "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
      "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int "
      "FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, h.first_job"},

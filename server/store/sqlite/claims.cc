@@ -41,10 +41,18 @@ absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(const Cla
 
 std::vector<OfferedDevice> SqliteStore::FreeDevices(const ClaimRequest& req) {
   std::set<int> busy_devices;
-  SQLite::Statement busy(*db_, "SELECT device_id FROM jobs WHERE agent_id = ? AND state IN (?, ?)");
+  // Busy while any agent of the host holds a live lease on the device: a
+  // restarted agent (a new instance) must not be handed a device that its
+  // killed predecessor's lease still holds (issue #18's chaos soak).
+  SQLite::Statement busy(
+      *db_,
+      "SELECT device_id FROM jobs WHERE (agent_id = ? OR (? <> '' AND host = ?)) "
+      "AND state IN (?, ?)");
   busy.bind(1, req.agent_id);
-  busy.bind(2, kLeased);
-  busy.bind(3, kRunning);
+  busy.bind(2, req.host);
+  busy.bind(3, req.host);
+  busy.bind(4, kLeased);
+  busy.bind(5, kRunning);
   while (busy.executeStep()) busy_devices.insert(busy.getColumn(0).getInt());
   std::vector<OfferedDevice> offered;
   for (const auto& d : req.devices) {

@@ -180,6 +180,36 @@ TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
 
 // ---- Expiry and cancellation ----
 
+// Issue #18 (the chaos soak): an agent killed -9 and restarted registers as a
+// new instance of its host and offers the same devices, while its
+// predecessor's lease still holds one of them until it expires. That device is
+// not handed out again before the lease ends; another host's device 0 is.
+TEST_P(StoreConformanceTest, ARestartedAgentIsNotHandedItsPredecessorsLeasedDevice) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
+  Insert(MakeCollection("c1", "alpha", 4));
+  ClaimRequest first = Req("a1", {0});
+  first.host = "h1";
+  auto a = Claim(first);
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 2), 2500).ok());
+  ClaimRequest restarted = Req("a1b", {0, 1}, 2600);
+  restarted.host = "h1";
+  auto b = Claim(restarted);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->device_id(), 1) << "device 0 is still leased to the replaced instance";
+  ClaimRequest only0 = Req("a1b", {0}, 2700);
+  only0.host = "h1";
+  EXPECT_FALSE(Claim(only0));
+  ClaimRequest elsewhere = Req("x", {0}, 2700);
+  elsewhere.host = "h2";
+  EXPECT_TRUE(Claim(elsewhere));
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].job_id, a->job_id());
+  only0.now_ms = 2000 + kTtl + 2;
+  EXPECT_TRUE(Claim(only0));
+}
+
 TEST_P(StoreConformanceTest, ExpireLeasesRequeuesThenFails) {
   Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/5));
   auto a = Claim(Req("a1", {0}));
