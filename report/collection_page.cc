@@ -12,6 +12,9 @@ namespace {
 
 using CaseKey = std::pair<std::string, std::string>;  // operator, case
 
+// The most rounds a sparkline draws: the newest.
+constexpr size_t kSparklineRounds = 60;
+
 std::string StateText(v1::JobState s) {
   std::string n = v1::JobState_Name(s);
   return n.rfind("JOB_STATE_", 0) == 0 ? n.substr(10) : n;
@@ -34,7 +37,9 @@ Cell HistoryCell(const std::vector<const v1::Round*>* rounds, int64_t round_id) 
   if (rounds == nullptr || rounds->empty()) return Cell("no history", "muted");
   std::vector<double> values;
   int highlight = -1;
-  for (const v1::Round* r : *rounds) {
+  const size_t first = rounds->size() > kSparklineRounds ? rounds->size() - kSparklineRounds : 0;
+  for (size_t i = first; i < rounds->size(); ++i) {
+    const v1::Round* r = (*rounds)[i];
     if (r->id() == round_id) highlight = static_cast<int>(values.size());
     values.push_back(r->evidence().duration().aggregate_us());
   }

@@ -26,7 +26,7 @@ std::string RenderRoundPage(const v1::Round& round);
 // time, bound and a sparkline of that case's history. `history` holds
 // rounds of the collection's operators (any order, any collection; rounds
 // without a matching job are ignored); each case's line is its rounds in
-// id order, this collection's round marked.
+// id order (the newest 60), this collection's round marked.
 std::string RenderCollectionPage(const v1::Collection& collection,
                                  const std::vector<v1::Round>& history);
 

@@ -109,6 +109,13 @@ TEST(CollectionPageTest, OneRowPerCaseWithItsHistory) {
   EXPECT_TRUE(Has(page, "class=\"spark-this\""));
   EXPECT_TRUE(Has(page, "state state-failed critical"));
   EXPECT_TRUE(Has(page, "runner exited 3"));
+
+  // A long history: the newest 60 rounds; the job's round 9 is older than them.
+  std::vector<v1::Round> long_history(100, CaptureRound(1, "c1", 80));
+  for (int64_t id = 1; id <= 100; ++id) long_history[id - 1].set_id(id);
+  const std::string newest = RenderCollectionPage(DemoCollection(), long_history);
+  EXPECT_TRUE(Has(newest, "data-points=\"60\""));
+  EXPECT_FALSE(Has(newest, "class=\"spark-this\""));
 }
 
 TEST(ComparisonPageTest, VerdictsForestChangesAndFindingChanges) {
