@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/discover_commands.h"
+#include "client/report_commands.h"
 
 namespace npuperf::client {
 namespace {
@@ -89,11 +90,13 @@ void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
       {"text", VerdictFormat::kText},
       {"json", VerdictFormat::kJson},
       {"junit", VerdictFormat::kJunit},
-      {"markdown", VerdictFormat::kMarkdown}};
+      {"markdown", VerdictFormat::kMarkdown},
+      {"html", VerdictFormat::kHtml}};
   cmd->add_option_function<std::string>(
          "--format", [&v](const std::string& f) { v.format = kFormats.at(f); },
-         "text, json, junit (JUnit XML) or markdown (a PR comment); default: the global --format")
-      ->check(CLI::IsMember({"text", "json", "junit", "markdown"}));
+         "text, json, junit (JUnit XML), markdown (a PR comment) or html (a page); default: the "
+         "global --format")
+      ->check(CLI::IsMember({"text", "json", "junit", "markdown", "html"}));
   static const std::map<std::string, FailOn> kFailOn = {{"no-verdict", FailOn::kNoVerdict},
                                                         {"regressed", FailOn::kRegressed},
                                                         {"never", FailOn::kNever}};
@@ -156,8 +159,8 @@ void AddReport(CLI::App& app, ServerCommand& chosen) {
   auto a = std::make_shared<Args>();
   auto* report = app.add_subcommand("report", "a round's summary.txt, or a collection's table");
   report->add_option("id", a->id, "round id or collection id")->required();
-  report->add_option("--style", a->style, "text, md or json")
-      ->check(CLI::IsMember({"text", "md", "json"}));
+  report->add_option("--style", a->style, "text, md, json or html (a self-contained page)")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}));
   Choose(report, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunReport(s, a->id, ReportStyleOf(a->style, s.config().format), out, err);
   });
@@ -244,6 +247,21 @@ void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
   rounds->add_option("--metric", a->metric, "also print this metric's series, e.g. duration");
   Choose(rounds, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunRounds(s, a->op, a->case_id, a->collection, a->metric, out, err);
+  });
+  auto h = std::make_shared<HistoryArgs>();
+  auto* history = app.add_subcommand(
+      "history", "an operator's kernel time over its rounds, with a baseline and verdicts");
+  history->add_option("operator", h->operator_name, "operator directory name")->required();
+  history->add_option("--case-id", h->case_id, "only this case");
+  history->add_option("--baseline", h->baseline,
+                      "round id or collection id (e.g. the pinned one) to draw and compare with; "
+                      "default: each round against its predecessor");
+  history->add_option("--last", h->last, "newest rounds per case (default 20)")
+      ->check(CLI::Range(1, kMaxHistoryRounds));
+  history->add_option("--style", h->style, "text or html (a self-contained page)")
+      ->check(CLI::IsMember({"text", "html"}));
+  Choose(history, chosen, [h](Session& s, std::ostream& out, std::ostream& err) {
+    return RunHistory(s, *h, out, err);
   });
   auto* agents = app.add_subcommand("agents", "list agents and their devices");
   Choose(agents, chosen,
@@ -349,6 +367,7 @@ int ReportParseError(CLI::App& app, const CLI::ParseError& e, std::ostream& out,
 
 ReportStyle ReportStyleOf(const std::string& style, OutputFormat format) {
   if (format == OutputFormat::kJson || style == "json") return ReportStyle::kJson;
+  if (style == "html") return ReportStyle::kHtml;
   return style == "md" ? ReportStyle::kMarkdown : ReportStyle::kText;
 }
 

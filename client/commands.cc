@@ -205,8 +205,8 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
   return req;
 }
 
-// The collection with every job: GetCollection pages them (each page its
-// own call and deadline) and the pages are joined.
+}  // namespace
+
 absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id) {
   google::protobuf::RepeatedPtrField<v1::Job> jobs;
   v1::Collection all;
@@ -227,6 +227,8 @@ absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id
   *all.mutable_jobs() = std::move(jobs);
   return all;
 }
+
+namespace {
 
 // c as returned by a call that carries only the first page of its jobs
 // (SubmitCollection, CancelCollection, the last watch snapshot), completed

@@ -125,6 +125,10 @@ struct SubmitArgs {
   std::map<std::pair<std::string, std::string>, std::string> discovered_op_names;
 };
 
+// The collection with every job: GetCollection pages them (each page its
+// own call and deadline) and the pages are joined.
+absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id);
+
 // Prints the collection (text or JSON per config) and returns kExitOk when
 // it succeeded, kExitError otherwise.
 int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config);

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "client/ci_format.h"
 #include "client/format.h"
+#include "client/report_commands.h"
 #include "common/clock.h"
 #include "common/duration_text.h"
 #include "common/status_util.h"
@@ -24,11 +25,6 @@ using google::protobuf::util::TimeUtil;
 // Version of the JSON envelope of compare and regressions (docs/api.md).
 constexpr char kCompareSchema[] = "npuperf.compare.v1";
 constexpr char kRegressionsSchema[] = "npuperf.regressions.v1";
-
-bool IsRoundId(const std::string& id, int64_t* out) {
-  return !id.empty() && absl::c_all_of(id, absl::ascii_isdigit) && absl::SimpleAtoi(id, out) &&
-         *out > 0;
-}
 
 v1::CompareOptions OptionsOf(const VerdictArgs& v) {
   v1::CompareOptions o;
@@ -122,6 +118,11 @@ v1::ComparisonCounts CountsOfOne(v1::Verdict v) {
 
 }  // namespace
 
+bool IsRoundId(const std::string& id, int64_t* out) {
+  return !id.empty() && absl::c_all_of(id, absl::ascii_isdigit) && absl::SimpleAtoi(id, out) &&
+         *out > 0;
+}
+
 int ExitCodeOf(const v1::ComparisonCounts& n) {
   if (n.regressed() > 0) return kExitRegressed;
   if (n.comparable() == 0 || n.insufficient() > 0 || n.not_comparable() > 0 || n.errored() > 0) {
@@ -183,6 +184,7 @@ int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
       break;
     case VerdictFormat::kJunit: out << JunitXml(v.report, s.clock().SystemNow()); break;
     case VerdictFormat::kMarkdown: out << MarkdownComment(v.report); break;
+    case VerdictFormat::kHtml: out << ComparisonHtml(v.report); break;
     default: v.text(out);
   }
   return v.report.exit_code;
@@ -418,6 +420,7 @@ int ReportCollection(Session& s, const std::string& id, ReportStyle style, std::
 
 int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
               std::ostream& err) {
+  if (style == ReportStyle::kHtml) return RunHtmlReport(s, id, out, err);
   int64_t round_id = 0;
   if (IsRoundId(id, &round_id)) return ReportRound(s, round_id, style, out, err);
   return ReportCollection(s, id, style, out, err);

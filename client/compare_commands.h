@@ -21,6 +21,7 @@ enum class VerdictFormat {
   kJson,      // the versioned envelope (docs/api.md)
   kJunit,     // JUnit XML, one testcase per case (client/ci_format.h, docs/ci.md)
   kMarkdown,  // a pull-request comment body
+  kHtml,      // the comparison page (client/report_commands.h, docs/reports.md)
 };
 
 // --fail-on: which outcomes give a non-zero exit code.
@@ -61,12 +62,16 @@ enum class ReportStyle {
   kText,      // a round's summary.txt; a collection's table
   kMarkdown,  // perf_report.md; a Markdown table
   kJson,      // evidence.json; {"rounds": ..., "golden": ...}
+  kHtml,      // the round or collection page (client/report_commands.h, docs/reports.md)
 };
 
 // A round (digits: its summary.txt layout) or a collection (a table of its
 // rounds).
 int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
               std::ostream& err);
+
+// True when id is a round id (digits, > 0), stored in *out.
+bool IsRoundId(const std::string& id, int64_t* out);
 
 // Exit code of a set of verdicts (the bot contract above).
 int ExitCodeOf(const v1::ComparisonCounts& counts);

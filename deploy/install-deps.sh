@@ -13,6 +13,7 @@ PACKAGES=(
   nftables    # deploy/nftables (tests/deploy/nftables_test.sh)
   openssl     # the throwaway CA and certificates of the TLS tests (tests/integration)
   prometheus  # promtool: checks the alert rules and the scrapes (tests/integration/metrics_contract)
+  chromium zlib1g-dev  # tests/report: the HTML report pages in headless Chromium (DOM + screenshot)
   zsh groff-base  # tests/integration/cli_docs_test.cc: zsh -n on the completion, groff on the man pages
   python3-grpcio python3-protobuf python3-grpc-tools python3-venv python3-yaml libxml2-utils
   dpkg-dev file systemd  # make package (dpkg-shlibdeps) and tests/deploy (systemd-analyze verify)

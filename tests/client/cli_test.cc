@@ -273,6 +273,11 @@ TEST(CliTest, MissingOrBadArgumentsAreParseErrors) {
   EXPECT_THROW(Cli().app.parse("report 42 --style xml", false), CLI::ValidationError);
   EXPECT_THROW(Cli().app.parse("baseline pin branch=main", false), CLI::RequiredError);
   EXPECT_THROW(Cli().app.parse("round x", false), CLI::ParseError);
+  EXPECT_THROW(Cli().app.parse("history", false), CLI::RequiredError);
+  EXPECT_THROW(Cli().app.parse("history add --last 0", false), CLI::ValidationError);
+  EXPECT_THROW(Cli().app.parse("history add --last 201", false), CLI::ValidationError);
+  EXPECT_THROW(Cli().app.parse("history add --style md", false), CLI::ValidationError);
+  EXPECT_THROW(Cli().app.parse("compare 1 2 --format pdf", false), CLI::ValidationError);
 }
 
 TEST(ReportStyleOfTest, FormatJsonWinsOverTheStyle) {
@@ -281,6 +286,8 @@ TEST(ReportStyleOfTest, FormatJsonWinsOverTheStyle) {
   EXPECT_EQ(ReportStyleOf("json", OutputFormat::kText), ReportStyle::kJson);
   EXPECT_EQ(ReportStyleOf("md", OutputFormat::kJson), ReportStyle::kJson);
   EXPECT_EQ(ReportStyleOf("text", OutputFormat::kJson), ReportStyle::kJson);
+  EXPECT_EQ(ReportStyleOf("html", OutputFormat::kText), ReportStyle::kHtml);
+  EXPECT_EQ(ReportStyleOf("html", OutputFormat::kJson), ReportStyle::kJson);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #  - agent/: only server_channel.* and main.cc include <grpcpp/...>.
 #  - evidence/: never gRPC; SQLite only in the sample-db reader.
 #  - server/ and agent/ never include each other.
+#  - report/ (the HTML pages) is pure: the generated messages and evidence/ only; no gRPC, no
+#    database, no binary's code, no common/, no file or stream I/O; only client/ includes it.
 #  - time: only common/clock.* reads a clock (std::chrono::*_clock::now, absl::Now) or sleeps, in
 #    production code and tests alike (tests take a FakeClock, or a RealClock where real processes run).
 set -u
@@ -39,8 +41,15 @@ violations "$grpc" evidence '^$' "gRPC in evidence/"
 violations '#include "server/' agent '^$' "agent/ includes server/"
 violations '#include "agent/' server '^$' "server/ includes agent/"
 violations '#include "server/|#include "agent/|#include "client/' evidence '^$' "evidence/ includes a binary's code"
+violations "$grpc|$sql" report '^$' "gRPC or a database in report/"
+violations '#include "(server|agent|client|common|sim)/' report '^$' \
+  "report/ includes a binary's code or common/ (it renders messages; the caller fetches them)"
+violations 'std::(cout|cerr|ofstream|ifstream|fstream)|fopen\(|#include <(fstream|iostream)>' report '^$' \
+  "I/O in report/ (it returns strings)"
+violations '#include "report/' server '^$' "server/ includes report/ (the CLI renders the pages)"
+violations '#include "report/' evidence '^$' "evidence/ includes report/"
 clock='[a-z_]*clock::now|[A-Z][A-Za-z]*::now\(\)|absl::Now\(|absl::SleepFor|sleep_for\(|usleep\(|[^_a-z]sleep\('
-for dir in common server agent client evidence sim tests; do
+for dir in common server agent client evidence report sim tests; do
   violations "$clock" "$dir" '/common/clock\.(h|cc)$' "a clock read or sleep outside common/clock"
 done
 if [ $fail -eq 0 ]; then echo "layering: ok"; fi

@@ -1,0 +1,66 @@
+// The HTML report pages of npuperf (docs/reports.md): self-contained
+// documents (inline SVG charts drawn by svg.h, an inline stylesheet, no
+// script, no network at view time) rendered from the API's messages. Every
+// string of the messages is tenant input and is escaped (html.h Escape).
+// The caller fetches the messages (client/report_commands.cc); this library
+// does no I/O. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "npuperf/v1/collection.pb.h"
+#include "npuperf/v1/comparison.pb.h"
+#include "npuperf/v1/query_service.pb.h"
+
+namespace npuperf::report {
+
+// A round: kernel time (samples and their range), bound and routing label,
+// pipe ratios per core type against the 80 % / 70 % rules, per-core balance
+// with the slowest and fastest cores and the two-cluster hint, the Memory,
+// L2 and conflict tables coloured by the findings table
+// (evidence/findings.h), DVFS, the findings, fingerprint, errors, warnings.
+std::string RenderRoundPage(const v1::Round& round);
+
+// A collection: one row per job (operator x case) with its state, kernel
+// time, bound and a sparkline of that case's history. `history` holds
+// rounds of the collection's operators (any order, any collection; rounds
+// without a matching job are ignored); each case's line is its rounds in
+// id order (the newest 60), this collection's round marked.
+std::string RenderCollectionPage(const v1::Collection& collection,
+                                 const std::vector<v1::Round>& history);
+
+// A comparison of two rounds, two collections or a regressions listing.
+struct ComparisonPage {
+  std::string title;    // e.g. "npuperf compare c-1 c-2"
+  std::string summary;  // the summary line with denominators
+  std::vector<v1::RoundComparison> comparisons;
+  v1::ComparisonCounts counts;
+  std::vector<std::string> unmatched;  // "operator/case" on one side only
+  double geomean_ratio = 0;            // 0: none
+};
+// The verdict table coloured by verdict, a forest plot of the duration
+// ratio intervals, the bound-route, per-core and DVFS changes, the finding
+// changes and the notable metric deltas.
+std::string RenderComparisonPage(const ComparisonPage& page);
+
+// An operator's history: the rounds of one operator (all cases, or one).
+struct HistoryPage {
+  std::string operator_name;
+  std::vector<v1::Round> rounds;  // any order; grouped by case, id order inside
+  // The pinned baseline's rounds (one per case at most), e.g. of a pinned
+  // collection; empty: no baseline line.
+  std::vector<v1::Round> baseline;
+  std::string baseline_name;  // e.g. "baseline round 12" or "baseline collection c-3"
+  // Verdicts of rounds against the baseline (or against their predecessor),
+  // keyed by candidate_round_id; a round without one is drawn unmarked.
+  std::vector<v1::RoundComparison> verdicts;
+};
+// Per case: kernel time over rounds with the baseline line, verdict
+// markers, and a table of rounds with their labels.
+std::string RenderHistoryPage(const HistoryPage& page);
+
+// "IMPROVED", "REGRESSED", ... (the enum name without VERDICT_).
+std::string VerdictText(v1::Verdict v);
+
+}  // namespace npuperf::report
