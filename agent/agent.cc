@@ -45,6 +45,7 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
       job_runner_(runner, clock, job_options, &metrics),
       spool_(options_.work_dir / "spool"),
       bundles_(options_.work_dir / "bundles", kBundleCacheBytes, clock),
+      artifacts_(channel, options_.work_dir / "jobs", clock),
       own_containment_(
           containment != nullptr
               ? nullptr
@@ -58,7 +59,8 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
                 metrics_,
                 clock_,
                 options_.work_dir / "jobs",
-                [this] { return agent_id(); }} {}
+                [this] { return agent_id(); },
+                artifacts_} {}
 
 Agent::~Agent() = default;
 
@@ -207,6 +209,7 @@ void Agent::ReporterLoop(const std::atomic<bool>& stop) {
   Backoff backoff = RetryBackoff();
   while (!stop) {
     const ReportPass pass = ReportPending(stop, backoff);
+    if (!pass.unreachable) artifacts_.UploadReady(SpooledAttempts(), stop);
     metrics_.spool_depth.Set(static_cast<double>(spool_.Depth()));
     // Unreachable: every result waits for the backoff. Else a new result is
     // sent at once and a result the server could not take now at its own
@@ -221,6 +224,15 @@ void Agent::ReporterLoop(const std::atomic<bool>& stop) {
     clock_.AwaitWithDeadline(mu_, absl::Condition(&wake), until);
     spool_dirty_ = false;
   }
+}
+
+std::set<std::pair<int64_t, int32_t>> Agent::SpooledAttempts() {
+  std::set<std::pair<int64_t, int32_t>> out;
+  auto pending = spool_.Pending();
+  if (pending.ok()) {
+    for (const auto& r : *pending) out.insert({r.job_id(), r.attempt()});
+  }
+  return out;
 }
 
 Agent::ReportPass Agent::ReportPending(const std::atomic<bool>& stop, Backoff& backoff) {

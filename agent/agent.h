@@ -5,12 +5,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "agent/agent_options.h"
+#include "agent/artifact_uploader.h"
 #include "agent/attempt.h"
 #include "agent/bundle_cache.h"
 #include "agent/containment.h"
@@ -32,6 +34,9 @@ namespace npuperf::agent {
 //   <work_dir>/bundles/<sha256>.tar      verified operator bundles (BundleCache)
 //   <work_dir>/jobs/<job>-<attempt>/<operator>/ unpacked operator directory
 //   <work_dir>/jobs/<job>-<attempt>/session/  msprof output, collection.log
+//   <work_dir>/jobs/<job>-<attempt>/raw.tar.gz, artifact.header  the session
+//                                        kept for the server (keep_raw_output;
+//                                        ArtifactUploader)
 //   <work_dir>/spool/*.result            results not yet acknowledged (ResultSpool)
 //
 // Threads: Run's own (registration, again with the running jobs whenever the
@@ -94,6 +99,9 @@ class Agent {
   // only an unreachable server ends the pass.
   ReportPass ReportPending(const std::atomic<bool>& stop, Backoff& backoff);
   ReportOutcome ReportOne(const v1::ReportResultRequest& result);
+  // The (job, attempt) of every result still in the spool: their raw output
+  // waits until the server has stored the round.
+  std::set<std::pair<int64_t, int32_t>> SpooledAttempts();
   void LeaseOnce(const std::atomic<bool>& stop);
   // Locks every device not in use and returns the lease request offering them
   // (held receives the locks); updates the device states and gauges.
@@ -123,6 +131,7 @@ class Agent {
   JobRunner job_runner_;
   ResultSpool spool_;
   BundleCache bundles_;
+  ArtifactUploader artifacts_;
   std::unique_ptr<Containment> own_containment_;
   Containment& containment_;
   const AttemptServices services_;

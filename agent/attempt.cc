@@ -174,6 +174,13 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
                                 times.Summary(total),
                                 ok ? "" : absl::StrCat(": ", result.failure_reason())));
   lease.reset();  // the device is free once the result is durable
+  if (a.params().keep_raw_output() && result.has_evidence() &&
+      result.outcome() == v1::ATTEMPT_OUTCOME_SUCCEEDED && outcome != "lease_lost") {
+    if (auto s = services_.artifacts.Prepare(dir, a, result.agent_id()); !s.ok()) {
+      LogError("agent", absl::StrCat("job ", a.job_id(), ": cannot pack raw output: ", s.ToString(),
+                                     " (kept in ", dir.string(), ")"));
+    }
+  }
 }
 
 absl::StatusOr<v1::ReportResultRequest> Attempt::Measure(const fs::path& dir,

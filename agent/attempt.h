@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/artifact_uploader.h"
 #include "agent/bundle_cache.h"
 #include "agent/containment.h"
 #include "agent/device_lock.h"
@@ -43,6 +44,9 @@ struct AttemptServices {
   std::filesystem::path jobs_dir;
   // The agent's current id (it may change when the agent registers again).
   std::function<std::string()> agent_id;
+  // Packs the raw output of a succeeded attempt that keeps it
+  // (keep_raw_output) for the server.
+  ArtifactUploader& artifacts;
 };
 
 // One attempt of one leased job, end to end: a fresh scratch directory, the

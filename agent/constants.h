@@ -6,6 +6,7 @@
 namespace npuperf::agent {
 
 using std::chrono::milliseconds;
+using std::chrono::minutes;
 using std::chrono::seconds;
 
 // SIGTERM -> SIGKILL grace for a runner's process group.
@@ -44,5 +45,9 @@ inline constexpr size_t kMaxManifestBytes = 16 << 20;
 inline constexpr int64_t kBundleCacheBytes = int64_t{2} << 30;
 // Largest operator bundle accepted from the server.
 inline constexpr int64_t kMaxBundleBytes = int64_t{256} << 20;
+// Raw output uploads (keep_raw_output): the bytes per message, and the
+// deadline of one whole upload.
+inline constexpr size_t kArtifactChunkBytes = 1 << 20;
+inline constexpr milliseconds kArtifactUploadDeadline = minutes(30);
 
 }  // namespace npuperf::agent

@@ -1,7 +1,9 @@
 #include "agent/server_channel.h"
 
+#include <fstream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/constants.h"
 #include "common/keepalive.h"
@@ -119,6 +121,30 @@ absl::StatusOr<std::string> ServerChannel::DownloadBundle(const std::string& sha
   auto s = FromGrpcStatus(reader->Finish());
   if (!s.ok()) return s;
   return content;
+}
+
+absl::StatusOr<v1::UploadArtifactResponse> ServerChannel::UploadArtifact(
+    const v1::ArtifactHeader& header, const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path.string(), ": cannot be read"));
+  grpc::ClientContext ctx;
+  Prepare(&ctx, kArtifactUploadDeadline);
+  v1::UploadArtifactResponse resp;
+  auto writer = stub_->UploadArtifact(&ctx, &resp);
+  v1::UploadArtifactRequest msg;
+  *msg.mutable_header() = header;
+  bool open = writer->Write(msg);
+  std::string buf(kArtifactChunkBytes, '\0');
+  while (open && in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    if (in.gcount() <= 0) break;
+    msg.set_chunk(buf.data(), static_cast<size_t>(in.gcount()));
+    open = writer->Write(msg);  // false: the server answered early (already stored, refused)
+  }
+  writer->WritesDone();
+  auto s = FromGrpcStatus(writer->Finish());
+  if (!s.ok()) return s;
+  return resp;
 }
 
 absl::Status ServerChannel::RunSession(

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <set>
@@ -40,6 +41,12 @@ class ServerChannel {
   // holds a lease on (the server streams bundles to lease holders only).
   absl::StatusOr<std::string> DownloadBundle(const std::string& sha256, const std::string& agent_id,
                                              int64_t job_id, int64_t max_bytes);
+
+  // Streams the file at path as the artifact header announces (the header,
+  // then the bytes in chunks of kArtifactChunkBytes, never the whole file in
+  // memory); the server's answer, or NOT_FOUND when the file cannot be read.
+  absl::StatusOr<v1::UploadArtifactResponse> UploadArtifact(const v1::ArtifactHeader& header,
+                                                            const std::filesystem::path& path);
 
   // Runs one session: sends next_heartbeat() at once and then every interval,
   // and hands each answer to on_response (on a reader thread), until stop

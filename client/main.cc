@@ -17,6 +17,7 @@
 #include <iostream>
 
 #include "CLI/CLI.hpp"
+#include "client/artifact_commands.h"
 #include "client/cli.h"
 #include "client/offline_commands.h"
 #include "client/plumbing_commands.h"
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
   AddCollectionCommands(app, command);
   AddRoundCommands(app, command);
   AddCompareCommands(app, command);
+  AddArtifactCommands(app, command);  // artifacts, fetch
   AddVersionCommand(app, command);
   int exit_code = kExitOk;
   AddOfflineCommands(app, exit_code);                         // they run inside app.parse()

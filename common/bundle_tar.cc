@@ -2,6 +2,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <unistd.h>
@@ -59,15 +60,15 @@ bool Skipped(const fs::path& rel) {
   return s == "docs/perf" || s.rfind("docs/perf/", 0) == 0;
 }
 
-absl::Status CheckEntryPath(const std::string& path) {
+absl::Status CheckEntryPath(const std::string& path, const char* what) {
   if (path.empty() || path.front() == '/') {
     return absl::InvalidArgumentError(
-        absl::StrCat("bundle entry '", path, "' is absolute or empty"));
+        absl::StrCat(what, " entry '", path, "' is absolute or empty"));
   }
   for (const auto& part : fs::path(path)) {
     if (part == "..") {
       return absl::InvalidArgumentError(
-          absl::StrCat("bundle entry '", path, "' leaves the directory"));
+          absl::StrCat(what, " entry '", path, "' leaves the directory"));
     }
   }
   return absl::OkStatus();
@@ -80,38 +81,43 @@ la_ssize_t AppendToString(archive*, void* out, const void* buf, size_t n) {
 
 // Walks the archive open() opens, checking each entry; calls on_entry for
 // accepted ones.
+// compressed: gzip (raw archives) rather than a bare tar (bundles).
 template <typename Open, typename F>
-absl::Status ForEachEntryOf(Open&& open, int64_t max_bytes, F&& on_entry) {
+absl::Status ForEachEntryOf(Open&& open, int64_t max_bytes, F&& on_entry, bool compressed = false) {
   ThreadLocale utf8("C.UTF-8");  // UTF-8 names convert to the same bytes (PackBundle)
   std::unique_ptr<archive, ArchiveReadDeleter> a(archive_read_new());
   archive_read_support_format_tar(a.get());
+  if (compressed) archive_read_support_filter_gzip(a.get());
+  const char* what = compressed ? "archive" : "bundle";
   if (open(a.get()) != ARCHIVE_OK) {
     return absl::InvalidArgumentError(
-        absl::StrCat("bundle is not a tar: ", archive_error_string(a.get())));
+        absl::StrCat(what, " is not a tar: ", archive_error_string(a.get())));
   }
   int64_t total = 0;
   archive_entry* entry = nullptr;
   int rc;
   while ((rc = archive_read_next_header(a.get(), &entry)) == ARCHIVE_OK) {
     const char* name = archive_entry_pathname(entry);
-    if (name == nullptr) return absl::InvalidArgumentError("bundle entry without a usable name");
+    if (name == nullptr)
+      return absl::InvalidArgumentError(absl::StrCat(what, " entry without a usable name"));
     const std::string path = name;
-    if (auto s = CheckEntryPath(path); !s.ok()) return s;
+    if (auto s = CheckEntryPath(path, what); !s.ok()) return s;
     const auto type = archive_entry_filetype(entry);
-    if (type != AE_IFREG && type != AE_IFDIR) {
+    const bool link = compressed && archive_entry_hardlink(entry) != nullptr;
+    if ((type != AE_IFREG && type != AE_IFDIR) || link) {
       return absl::InvalidArgumentError(
-          absl::StrCat("bundle entry '", path, "' is not a file or directory"));
+          absl::StrCat(what, " entry '", path, "' is not a file or directory"));
     }
-    total += archive_entry_size(entry);
+    total += std::max<int64_t>(0, archive_entry_size(entry));
     if (total > max_bytes) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("bundle unpacks past ", max_bytes, " bytes"));
+          absl::StrCat(what, " unpacks past ", max_bytes, " bytes"));
     }
     if (auto s = on_entry(a.get(), entry, path, type == AE_IFDIR); !s.ok()) return s;
   }
   if (rc != ARCHIVE_EOF) {
     return absl::InvalidArgumentError(
-        absl::StrCat("corrupt bundle: ", archive_error_string(a.get())));
+        absl::StrCat("corrupt ", what, ": ", archive_error_string(a.get())));
   }
   return absl::OkStatus();
 }
@@ -126,13 +132,16 @@ absl::Status ForEachEntry(const std::string& tar, int64_t max_bytes, F&& on_entr
 
 // The paths under dir that go into a bundle, relative and sorted; only
 // regular files and directories.
-absl::StatusOr<std::vector<fs::path>> BundleEntries(const fs::path& dir) {
+// raw: keep everything (no skip list) and leave out, rather than refuse,
+// what is not a regular file or directory.
+absl::StatusOr<std::vector<fs::path>> BundleEntries(const fs::path& dir, bool raw = false) {
   std::error_code ec;
   std::vector<fs::path> entries;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
        it.increment(ec)) {
     const fs::path rel = fs::relative(it->path(), dir);
-    if (Skipped(rel)) {
+    if (raw && (it->is_symlink() || (!it->is_regular_file() && !it->is_directory()))) continue;
+    if (!raw && Skipped(rel)) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
     }
@@ -255,6 +264,153 @@ absl::Status UnpackBundle(const std::string& tar, const fs::path& dest, int64_t 
                         ec);
         return absl::OkStatus();
       });
+}
+
+namespace {
+
+// Appends dir/rel to the raw archive a, streaming a file's content.
+absl::Status AddRawEntry(archive* a, const fs::path& dir, const fs::path& rel) {
+  const fs::path full = dir / rel;
+  std::error_code ec;
+  const bool is_dir = fs::is_directory(full, ec);
+  std::ifstream in;
+  int64_t size = 0;
+  if (!is_dir) {
+    in.open(full, std::ios::binary);
+    size = static_cast<int64_t>(fs::file_size(full, ec));
+    if (!in || ec) return absl::InternalError(absl::StrCat(full.string(), ": cannot be read"));
+  }
+  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  archive_entry_set_pathname(e.get(), rel.generic_string().c_str());
+  archive_entry_set_filetype(e.get(), is_dir ? AE_IFDIR : AE_IFREG);
+  archive_entry_set_perm(e.get(), is_dir ? 0755 : 0644);
+  archive_entry_set_size(e.get(), static_cast<la_int64_t>(size));
+  archive_entry_set_mtime(e.get(), 0, 0);
+  if (archive_write_header(a, e.get()) < ARCHIVE_WARN) {
+    return absl::InternalError(absl::StrCat("pack ", rel.string(), ": ", archive_error_string(a)));
+  }
+  char buf[64 * 1024];
+  int64_t left = size;  // exactly the size announced, even if the file grows meanwhile
+  while (left > 0 && in) {
+    in.read(buf, static_cast<std::streamsize>(std::min<int64_t>(left, sizeof(buf))));
+    const std::streamsize n = in.gcount();
+    if (n <= 0) break;
+    if (archive_write_data(a, buf, static_cast<size_t>(n)) < 0) {
+      return absl::InternalError(
+          absl::StrCat("pack ", rel.string(), ": ", archive_error_string(a)));
+    }
+    left -= n;
+  }
+  if (left > 0) return absl::InternalError(absl::StrCat(full.string(), ": shrank while packed"));
+  return absl::OkStatus();
+}
+
+// The entry's path under dest, refusing any existing component that is not
+// a plain directory (a link planted under dest).
+absl::StatusOr<fs::path> SafeTarget(const fs::path& dest, const std::string& path) {
+  fs::path at = dest;
+  const fs::path rel(path);
+  for (auto it = rel.begin(); it != rel.end(); ++it) {
+    if (it->empty() || *it == ".") continue;
+    at /= *it;
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(at, ec);
+    if (fs::is_symlink(st)) {
+      return absl::InvalidArgumentError(absl::StrCat("entry '", path, "' passes a link"));
+    }
+  }
+  return at;
+}
+
+absl::Status ExtractFile(archive* a, const fs::path& target, const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) return absl::InternalError(absl::StrCat("mkdir for ", path, ": ", ec.message()));
+  const int fd =
+      ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("create ", path, ": ", std::strerror(errno)));
+  char buf[64 * 1024];
+  la_ssize_t n;
+  bool ok = true;
+  while (ok && (n = archive_read_data(a, buf, sizeof(buf))) > 0) {
+    ok = ::write(fd, buf, static_cast<size_t>(n)) == n;
+  }
+  ok = ok && n == 0;
+  ::close(fd);
+  if (!ok) return absl::InternalError(absl::StrCat("extract ", path, " failed"));
+  return absl::OkStatus();
+}
+
+absl::Status RewindFd(int fd) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) {
+    return absl::InternalError(absl::StrCat("rewind archive file: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> PackRawArchive(const fs::path& dir, const fs::path& out) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("directory ", dir.string(), " not found"));
+  }
+  absl::StatusOr<std::vector<fs::path>> entries = BundleEntries(dir, /*raw=*/true);
+  if (!entries.ok()) return entries.status();
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("create ", out.string(), ": ", std::strerror(errno)));
+  }
+  std::unique_ptr<archive, ArchiveWriteDeleter> a(archive_write_new());
+  archive_write_set_format_pax_restricted(a.get());
+  archive_write_add_filter_gzip(a.get());
+  archive_write_set_filter_option(a.get(), "gzip", "timestamp", nullptr);  // no mtime: same bytes
+  absl::Status s = archive_write_open_fd(a.get(), fd) == ARCHIVE_OK
+                       ? absl::OkStatus()
+                       : absl::InternalError(archive_error_string(a.get()));
+  ThreadLocale utf8("C.UTF-8");
+  for (size_t i = 0; s.ok() && i < entries->size(); ++i)
+    s = AddRawEntry(a.get(), dir, (*entries)[i]);
+  if (s.ok() && archive_write_close(a.get()) != ARCHIVE_OK) {
+    s = absl::InternalError(
+        absl::StrCat("pack ", dir.string(), ": ", archive_error_string(a.get())));
+  }
+  a.reset();
+  if (s.ok() && ::fsync(fd) != 0) s = absl::InternalError(std::strerror(errno));
+  ::close(fd);
+  if (!s.ok()) return s;
+  return static_cast<int64_t>(entries->size());
+}
+
+absl::Status VerifyRawArchiveFd(int fd, int64_t max_unpacked) {
+  if (auto s = RewindFd(fd); !s.ok()) return s;
+  return ForEachEntryOf(
+      [fd](archive* a) { return archive_read_open_fd(a, fd, 64 * 1024); }, max_unpacked,
+      [](archive*, archive_entry*, const std::string&, bool) { return absl::OkStatus(); },
+      /*compressed=*/true);
+}
+
+absl::Status UnpackRawArchiveFd(int fd, const fs::path& dest, int64_t max_unpacked) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(dest, ec)) &&
+      (!fs::is_directory(fs::symlink_status(dest, ec)) || !fs::is_empty(dest, ec))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(dest.string(), " exists and is not an empty directory"));
+  }
+  fs::create_directories(dest, ec);
+  if (ec) return absl::InternalError(absl::StrCat("create ", dest.string(), ": ", ec.message()));
+  if (auto s = RewindFd(fd); !s.ok()) return s;
+  return ForEachEntryOf(
+      [fd](archive* a) { return archive_read_open_fd(a, fd, 64 * 1024); }, max_unpacked,
+      [&](archive* a, archive_entry*, const std::string& path, bool is_dir) -> absl::Status {
+        auto target = SafeTarget(dest, path);
+        if (!target.ok()) return target.status();
+        if (!is_dir) return ExtractFile(a, *target, path);
+        fs::create_directories(*target, ec);
+        return ec ? absl::InternalError(absl::StrCat("mkdir ", path, ": ", ec.message()))
+                  : absl::OkStatus();
+      },
+      /*compressed=*/true);
 }
 
 }  // namespace npuperf

@@ -38,4 +38,26 @@ absl::Status VerifyBundleFd(int fd, int64_t max_bytes);
 absl::Status UnpackBundle(const std::string& tar, const std::filesystem::path& dest,
                           int64_t max_bytes);
 
+// Raw output archives (artifacts, issue 19): a directory tree packed as a
+// gzip-compressed pax tar, streamed file by file (never whole in memory).
+
+// Packs the regular files and directories under dir into a new file at out
+// (mode 0600), sorted, zero mtimes, no owners; symlinks, sockets and devices
+// are left out. Returns the number of entries written.
+absl::StatusOr<int64_t> PackRawArchive(const std::filesystem::path& dir,
+                                       const std::filesystem::path& out);
+
+// Checks the gzip tar in the file open as fd without extracting (the same
+// rules as UnpackRawArchiveFd: only regular files and directories, relative
+// paths without "..", at most max_unpacked bytes). Reads from its start.
+absl::Status VerifyRawArchiveFd(int fd, int64_t max_unpacked);
+
+// Extracts the gzip tar in the file open as fd into dest, which must not
+// exist or be an empty directory (FAILED_PRECONDITION otherwise): absolute
+// paths, "..", links, devices and other special entries are refused
+// (INVALID_ARGUMENT naming the entry), as is more than max_unpacked bytes in
+// total (RESOURCE_EXHAUSTED); files are created without following links.
+// Nothing is written outside dest.
+absl::Status UnpackRawArchiveFd(int fd, const std::filesystem::path& dest, int64_t max_unpacked);
+
 }  // namespace npuperf

@@ -63,7 +63,7 @@ constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
 constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
-                                     "regressions", "lease_secrets", "discovery"};
+                                     "regressions", "lease_secrets", "discovery",     "artifacts"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
@@ -267,7 +267,8 @@ struct Server {
         collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
         agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
                AgentCertPolicy{opt.require_agent_cert}),
-        queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt)) {}
+        queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
+                &scheduler.artifacts()) {}
 
   std::shared_ptr<prometheus::Registry> registry;
   ServerMetrics metrics;
@@ -319,6 +320,7 @@ int Serve(const ServerOptions& opt) {
   RaiseFileLimit();
   if (auto s = PrepareUploadDir(opt.scheduler.bundles.upload_dir); !s.ok()) return Fail(s);
   Server s(**store, clock, opt, *std::move(tokens), *safety);
+  if (!s.scheduler.artifacts().status().ok()) return Fail(s.scheduler.artifacts().status());
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
   auto http = MetricsHttpServer::Start(opt.metrics_listen,
                                        {s.registry, std::make_shared<ProcessCollector>()},
@@ -403,7 +405,45 @@ struct DurationFlags {
   std::string agent_retention = "7d";
   int64_t retention_hours = 0;
   std::string upload_dir;
+  std::string artifact_retention = "30d";
+  std::string artifact_dir;
+  int64_t max_artifact_mib = 0;
+  int64_t artifact_quota_mib = 0;
 };
+
+// Artifacts (docs/operations.md, "Artifacts").
+void AddArtifactFlags(CLI::App& app, DurationFlags& ms, const ArtifactOptions& a) {
+  auto duration = [](const std::string& text) {
+    if (text == "never") return std::string();
+    auto d = ParseDurationText(text);
+    return d.ok() ? std::string() : std::string(d.status().message());
+  };
+  app.add_option("--artifact-dir", ms.artifact_dir,
+                 "where artifacts (raw output) are kept; shared by every replica (default: "
+                 "<db>.artifacts beside a SQLite database; none for PostgreSQL)");
+  ms.max_artifact_mib = a.max_bytes >> 20;
+  app.add_option("--max-artifact-mib", ms.max_artifact_mib, "largest artifact accepted")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  ms.artifact_quota_mib = a.quota_bytes >> 20;
+  app.add_option("--artifact-quota-mib", ms.artifact_quota_mib,
+                 "artifact bytes one team may store (0: no quota)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  app.add_option("--artifact-retention", ms.artifact_retention,
+                 "artifacts older than this are deleted unless a pinned baseline needs them "
+                 "(<n>s|m|h|d, or never)")
+      ->capture_default_str()
+      ->check(duration);
+}
+
+// The artifact directory: --artifact-dir, else beside a SQLite database
+// file (none for :memory: and PostgreSQL).
+std::string ArtifactDirFor(const std::string& flag, const std::string& db) {
+  if (!flag.empty() || db.rfind("sqlite:", 0) != 0) return flag;
+  const std::string path = db.substr(7);
+  return path.empty() || path == ":memory:" ? "" : path + ".artifacts";
+}
 
 // Bundles, watches and gRPC resources (docs/operations.md).
 void AddLimitFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
@@ -420,6 +460,7 @@ void AddLimitFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
                  "uploads in progress at once per team")
       ->capture_default_str();
   app.add_option("--upload-dir", ms.upload_dir, "where uploads are spooled (default: $TMPDIR)");
+  AddArtifactFlags(app, ms, opt.scheduler.artifacts);
   WatchOptions& w = opt.scheduler.watches;
   app.add_option("--max-watches", w.max_total, "WatchCollection streams")->capture_default_str();
   app.add_option("--max-watches-per-team", w.max_per_team, "WatchCollection streams per team")
@@ -495,6 +536,13 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
   opt.scheduler.bundles.retention = std::chrono::hours(ms.retention_hours);
   opt.scheduler.bundles.upload_dir = ms.upload_dir;
+  ArtifactOptions& a = opt.scheduler.artifacts;
+  a.dir = ArtifactDirFor(ms.artifact_dir, opt.db);
+  a.max_bytes = ms.max_artifact_mib << 20;
+  a.quota_bytes = ms.artifact_quota_mib << 20;
+  a.retention = ms.artifact_retention == "never"
+                    ? std::chrono::milliseconds(0)
+                    : ParseDurationText(ms.artifact_retention).value();  // checked
 }
 
 // Parses argv into *cmd; returns the exit code when CLI11 already answered

@@ -22,15 +22,9 @@ absl::StatusOr<v1::BundleHeader> ReadHeader(const ReadUploadMessage& read, int64
     return InvalidArgumentWithFields({{"header", "the first message must be a BundleHeader"}});
   }
   const v1::BundleHeader& header = msg.header();
-  if (!IsSha256Hex(header.sha256())) {
-    return InvalidArgumentWithFields({{"header.sha256", "must be 64 lowercase hex digits"}});
-  }
-  if (header.size_bytes() <= 0) {
-    return InvalidArgumentWithFields({{"header.size_bytes", "must be at least 1"}});
-  }
-  if (header.size_bytes() > limit) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("bundle of ", header.size_bytes(), " bytes; the limit is ", limit));
+  if (auto s = CheckUploadHeader(header.sha256(), header.size_bytes(), limit, "bundle", "");
+      !s.ok()) {
+    return s;
   }
   return header;
 }
@@ -42,22 +36,14 @@ absl::StatusOr<BundleFile> ReadContent(const ReadUploadMessage& read,
                                        const std::filesystem::path& dir) {
   auto file = BundleFile::Create(dir);
   if (!file.ok()) return file.status();
-  Sha256 hash;
   v1::UploadBundleRequest msg;
-  while (read(&msg)) {
+  auto next = [&](std::string* chunk) -> absl::StatusOr<bool> {
+    if (!read(&msg)) return false;
     if (!msg.has_chunk()) return InvalidArgumentWithFields({{"chunk", "expected tar bytes"}});
-    if (file->size() + static_cast<int64_t>(msg.chunk().size()) > header.size_bytes()) {
-      return InvalidArgumentWithFields({{"header.size_bytes", "more bytes than announced"}});
-    }
-    hash.Update(msg.chunk());
-    if (auto s = file->Append(msg.chunk()); !s.ok()) return s;
-  }
-  if (file->size() != header.size_bytes()) {
-    return InvalidArgumentWithFields({{"header.size_bytes", "fewer bytes than announced"}});
-  }
-  if (hash.HexDigest() != header.sha256()) {
-    return InvalidArgumentWithFields({{"header.sha256", "does not match the uploaded bytes"}});
-  }
+    *chunk = std::move(*msg.mutable_chunk());
+    return true;
+  };
+  if (auto s = ReceiveChunks(next, header.sha256(), header.size_bytes(), *file); !s.ok()) return s;
   return file;
 }
 
@@ -74,6 +60,45 @@ int OpenUnlinked(const std::filesystem::path& dir) {
 
 }  // namespace
 
+absl::Status CheckUploadHeader(const std::string& sha256, int64_t size_bytes, int64_t limit,
+                               const std::string& what, const std::string& limit_name) {
+  if (!IsSha256Hex(sha256)) {
+    return InvalidArgumentWithFields({{"header.sha256", "must be 64 lowercase hex digits"}});
+  }
+  if (size_bytes <= 0) {
+    return InvalidArgumentWithFields({{"header.size_bytes", "must be at least 1"}});
+  }
+  if (size_bytes > limit) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(what, " of ", size_bytes, " bytes; the limit is ", limit, " bytes",
+                     limit_name.empty() ? "" : absl::StrCat(" (", limit_name, ")")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReceiveChunks(const NextChunk& next, const std::string& sha256, int64_t size_bytes,
+                           BundleFile& file) {
+  Sha256 hash;
+  std::string chunk;
+  for (;;) {
+    absl::StatusOr<bool> more = next(&chunk);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (file.size() + static_cast<int64_t>(chunk.size()) > size_bytes) {
+      return InvalidArgumentWithFields({{"header.size_bytes", "more bytes than announced"}});
+    }
+    hash.Update(chunk);
+    if (auto s = file.Append(chunk); !s.ok()) return s;
+  }
+  if (file.size() != size_bytes) {
+    return InvalidArgumentWithFields({{"header.size_bytes", "fewer bytes than announced"}});
+  }
+  if (hash.HexDigest() != sha256) {
+    return InvalidArgumentWithFields({{"header.sha256", "does not match the uploaded bytes"}});
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<BundleFile> BundleFile::Create(const std::filesystem::path& dir) {
   const int fd = OpenUnlinked(dir);
   if (fd < 0) {
@@ -82,7 +107,34 @@ absl::StatusOr<BundleFile> BundleFile::Create(const std::filesystem::path& dir) 
                                     std::strerror(errno)));
     return absl::UnavailableError("the server cannot spool uploads right now; try again later");
   }
-  return BundleFile(fd);
+  return BundleFile(fd, 0);
+}
+
+absl::StatusOr<BundleFile> BundleFile::CreateAt(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    LogError("server", absl::StrCat("cannot create ", path.string(), ": ", std::strerror(errno)));
+    return absl::UnavailableError("the server cannot store files right now; try again later");
+  }
+  return BundleFile(fd, 0);
+}
+
+absl::StatusOr<BundleFile> BundleFile::OpenForRead(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    if (errno == ENOENT) return absl::NotFoundError("the stored file is gone");
+    LogError("server", absl::StrCat("cannot open ", path.string(), ": ", std::strerror(errno)));
+    return absl::UnavailableError("the server cannot read the stored file right now");
+  }
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  return BundleFile(fd, size < 0 ? 0 : static_cast<int64_t>(size));
+}
+
+absl::Status BundleFile::Sync() {
+  if (::fsync(fd_) != 0) {
+    return absl::InternalError(absl::StrCat("fsync: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
 }
 
 BundleFile::BundleFile(BundleFile&& other) noexcept : fd_(other.fd_), size_(other.size_) {

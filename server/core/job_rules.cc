@@ -109,6 +109,19 @@ std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRe
   return std::nullopt;
 }
 
+std::optional<AgentRefusal> CheckArtifactLease(const LeaseFacts& job, const AttemptRef& ref,
+                                               const std::string& agent_id) {
+  if (job.state != v1::JOB_STATE_SUCCEEDED || job.fencing_token != ref.fencing_token ||
+      job.attempt != ref.attempt) {
+    return AgentRefusal::kStaleLease;
+  }
+  if (agent_id.empty() || job.agent_id != agent_id) return AgentRefusal::kForeignAgent;
+  if (job.secret_sha256 && Sha256Hex(ref.lease_secret) != *job.secret_sha256) {
+    return AgentRefusal::kBadSecret;
+  }
+  return std::nullopt;
+}
+
 const char* AgentRefusalName(AgentRefusal why) {
   switch (why) {
     case AgentRefusal::kWrongHost: return "wrong_host";

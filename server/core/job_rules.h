@@ -71,6 +71,14 @@ std::optional<AgentRefusal> CheckLease(const LeaseFacts& job, const AttemptRef& 
 std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRef& ref,
                                           const std::string& host, int64_t now_ms);
 
+// Why agent_id may not attach an artifact to the round of attempt ref, or
+// nullopt when it may: kStaleLease unless the job SUCCEEDED with ref's
+// attempt and fencing token (its last lease); kForeignAgent unless agent_id
+// held that lease; kBadSecret unless ref presents its secret. Both backends
+// decide every artifact upload with it.
+std::optional<AgentRefusal> CheckArtifactLease(const LeaseFacts& job, const AttemptRef& ref,
+                                               const std::string& agent_id);
+
 // The refusal as a status: NOT_FOUND (unknown agent or job),
 // FAILED_PRECONDITION (stale lease), PERMISSION_DENIED (wrong host, foreign
 // agent, bad secret, certificate mismatch), UNAUTHENTICATED (no client

@@ -28,7 +28,7 @@ constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEAS
                                        v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
 constexpr const char* kAgentStates[] = {"online", "lost"};
 constexpr const char* kRefusedReasons[] = {"upload_busy", "bundle_quota", "bundle_download",
-                                           "watch_cap"};
+                                           "watch_cap", "artifact_quota"};
 constexpr const char* kUnplaceableReasons[] = {"no_agent", "soc", "host_labels", "device_range"};
 constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
                                          "unhealthy", "offline", "unknown"};
@@ -113,6 +113,12 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                                  "Bundle contents deleted by the collector")),
       bundle_bytes_freed(NewCounter(r, "npuperf_server_bundle_bytes_freed_total",
                                     "Bytes of bundle contents deleted by the collector")),
+      artifact_bytes_stored(NewCounter(r, "npuperf_server_artifact_bytes_stored_total",
+                                       "Bytes of artifacts (raw output) stored for rounds")),
+      artifacts_swept(NewCounter(r, "npuperf_server_artifacts_swept_total",
+                                 "Artifacts deleted by the retention sweep")),
+      artifact_bytes_swept(NewCounter(r, "npuperf_server_artifact_bytes_swept_total",
+                                      "Bytes of artifacts deleted by the retention sweep")),
       uploads_in_flight(
           NewGauges(r, "npuperf_server_uploads_in_flight", "Uploads in progress").Add({})),
       watch_streams(

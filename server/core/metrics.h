@@ -98,11 +98,17 @@ struct ServerMetrics {
   // fast the scheduler hands out work; the p99 <= 50 ms goal).
   prometheus::Histogram& submit_to_lease;
   // Requests refused to protect shared resources, by reason (a bounded
-  // set): upload_busy, bundle_quota, bundle_download, watch_cap.
+  // set): upload_busy, bundle_quota, bundle_download, watch_cap,
+  // artifact_quota.
   prometheus::Family<prometheus::Counter>& refused;
   // The bundle collector: contents deleted and their bytes.
   prometheus::Counter& bundles_deleted;
   prometheus::Counter& bundle_bytes_freed;
+  // Artifacts (core/artifacts.h): bytes of the artifacts stored (new to
+  // their round), and the artifacts and bytes the retention sweep deleted.
+  prometheus::Counter& artifact_bytes_stored;
+  prometheus::Counter& artifacts_swept;
+  prometheus::Counter& artifact_bytes_swept;
   // Uploads and watch streams in progress.
   prometheus::Gauge& uploads_in_flight;
   prometheus::Gauge& watch_streams;

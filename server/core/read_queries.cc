@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/artifacts.h"
 #include "server/core/assignment.h"
 #include "server/core/constants.h"
 #include "server/core/job_state.h"
@@ -144,8 +145,12 @@ absl::StatusOr<v1::GetRoundResponse> ReadQueries::GetRound(const std::string& te
   if (req.round_id() <= 0) return InvalidArgumentWithFields({{"round_id", "must be a round id"}});
   auto r = store_.GetRound(team, req.round_id());
   if (!r.ok()) return r.status();
+  auto artifacts = store_.ListArtifacts(team, req.round_id());
+  if (!artifacts.ok()) return artifacts.status();
   v1::GetRoundResponse resp;
   *resp.mutable_round() = *std::move(r);
+  for (const ArtifactRecord& a : *artifacts)
+    *resp.mutable_round()->add_artifacts() = ToRoundArtifact(a);
   return resp;
 }
 

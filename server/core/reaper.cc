@@ -39,6 +39,9 @@ void Reaper::Run() {
       if (auto s = scheduler_.CollectBundles(); !s.ok()) {
         LogError("bundles", std::string(s.message()));
       }
+      if (auto s = scheduler_.SweepArtifacts(); !s.ok()) {
+        LogError("artifacts", std::string(s.message()));
+      }
     }
     absl::MutexLock lock(&mu_);
     clock_.AwaitWithDeadline(mu_, absl::Condition(&stopping_), clock_.MonotonicNow() + period_);

@@ -9,15 +9,16 @@
 
 namespace npuperf::server {
 
-// How often the reaper runs the bundle collector.
+// How often the reaper runs the bundle collector and the artifact sweep.
 inline constexpr std::chrono::minutes kBundleCollectPeriod{10};
 
 // The server's periodic upkeep, on a thread of its own from construction to
 // Stop(): takes back expired leases (Scheduler::ExpireLeases) every `period`;
 // prunes long-unseen agents (PruneAgents) and refreshes the state gauges
 // (RefreshStateMetrics) on the first round and then once `gauges_period` has
-// passed; collects unused bundles (CollectBundles) on the first round and then
-// every kBundleCollectPeriod. Errors are logged and the next round tries
+// passed; collects unused bundles (CollectBundles) and sweeps artifacts past
+// their retention (SweepArtifacts) on the first round and then every
+// kBundleCollectPeriod. Errors are logged and the next round tries
 // again. Waits on the injected clock, so a FakeClock drives it. Thread-safe;
 // the scheduler and clock must outlive it.
 class Reaper {

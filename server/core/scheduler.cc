@@ -44,6 +44,7 @@ Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, Schedul
       updates_(clock),
       agents_(store, metrics),
       bundles_(store, clock, metrics, options.bundles, options.max_bundle_bytes),
+      artifacts_(store, clock, metrics, options.artifacts),
       watches_(store, clock, metrics, options.watches),
       gauges_(store, clock, metrics) {
   // Another replica's change: which collection is unknown, so every watched
@@ -175,6 +176,17 @@ absl::Status Scheduler::DownloadBundle(const AgentIdentity& who,
   auto agent = agents_.Authorize(who, req.agent_id(), "DownloadBundle");
   if (!agent.ok()) return agent.status();
   return bundles_.Download(req.agent_id(), req.job_id(), req.sha256(), emit);
+}
+
+absl::StatusOr<v1::UploadArtifactResponse> Scheduler::UploadArtifact(
+    const AgentIdentity& who, const Artifacts::ReadMessage& read) {
+  v1::UploadArtifactRequest first;
+  if (!read(&first) || !first.has_header()) {
+    return InvalidArgumentWithFields({{"header", "the first message must be an ArtifactHeader"}});
+  }
+  auto agent = agents_.Authorize(who, first.header().agent_id(), "UploadArtifact");
+  if (!agent.ok()) return agent.status();
+  return artifacts_.Upload(first.header(), read);
 }
 
 absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(

@@ -16,6 +16,7 @@
 #include "npuperf/v1/collection_service.pb.h"
 #include "server/core/agent_identity.h"
 #include "server/core/agent_registry.h"
+#include "server/core/artifacts.h"
 #include "server/core/assignment.h"
 #include "server/core/bundle_upload.h"
 #include "server/core/bundles.h"
@@ -46,6 +47,8 @@ struct SchedulerOptions {
   InputLimits limits;
   // Bundle quota, retention and upload limits.
   BundleOptions bundles;
+  // Artifact directory, size limit, quota and retention.
+  ArtifactOptions artifacts;
   // WatchCollection stream limits.
   WatchOptions watches;
 };
@@ -94,6 +97,13 @@ class Scheduler {
   // anyone but the lease holder.
   absl::Status DownloadBundle(const AgentIdentity& who, const v1::DownloadBundleRequest& req,
                               const Bundles::DownloadSink& emit);
+  // Receives one UploadArtifact stream: its first message must be an
+  // ArtifactHeader (INVALID_ARGUMENT naming "header") whose agent id `who`
+  // may act for (AgentRegistry::Authorize); then Artifacts::Upload.
+  absl::StatusOr<v1::UploadArtifactResponse> UploadArtifact(const AgentIdentity& who,
+                                                            const Artifacts::ReadMessage& read);
+  // The artifact store (downloads, the start check of its directory).
+  Artifacts& artifacts() { return artifacts_; }
   // The collection with the first page of its jobs; INVALID_ARGUMENT for an
   // empty or oversized id or a reason over kMaxCancelReasonBytes.
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
@@ -144,6 +154,9 @@ class Scheduler {
   // Deletes bundles nobody needs any more (called periodically by the
   // reaper; Bundles::Collect).
   absl::Status CollectBundles() { return bundles_.Collect().status(); }
+  // Deletes artifacts past their retention (called periodically by the
+  // reaper; Artifacts::Sweep).
+  absl::Status SweepArtifacts() { return artifacts_.Sweep().status(); }
   // Sets the gauges that come from the store (StateGauges::Refresh).
   absl::Status RefreshStateMetrics();
 
@@ -191,6 +204,7 @@ class Scheduler {
   ChangeNotifier updates_;
   AgentRegistry agents_;
   Bundles bundles_;
+  Artifacts artifacts_;
   WatchHub watches_;
   StateGauges gauges_;
   absl::Mutex mu_;

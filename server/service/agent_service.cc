@@ -109,4 +109,13 @@ grpc::Status AgentServiceImpl::DownloadBundle(
   });
 }
 
+grpc::Status AgentServiceImpl::UploadArtifact(grpc::ServerContext* ctx,
+                                              grpc::ServerReader<v1::UploadArtifactRequest>* reader,
+                                              v1::UploadArtifactResponse* resp) {
+  return ServeAgentReply("UploadArtifact", ctx, resp, [&](const AgentIdentity& who) {
+    return scheduler_.UploadArtifact(
+        who, [reader](v1::UploadArtifactRequest* msg) { return reader->Read(msg); });
+  });
+}
+
 }  // namespace npuperf::server

@@ -40,6 +40,9 @@ class AgentServiceImpl final : public v1::AgentService::Service {
                             v1::ReportResultResponse* resp) override;
   grpc::Status DownloadBundle(grpc::ServerContext* ctx, const v1::DownloadBundleRequest* req,
                               grpc::ServerWriter<v1::DownloadBundleResponse>* writer) override;
+  grpc::Status UploadArtifact(grpc::ServerContext* ctx,
+                              grpc::ServerReader<v1::UploadArtifactRequest>* reader,
+                              v1::UploadArtifactResponse* resp) override;
 
  private:
   // The caller's identity (unbound with authentication off and no client

@@ -5,8 +5,13 @@
 namespace npuperf::server {
 
 QueryServiceImpl::QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons,
-                                   ServiceContext sc, v1::GetServerInfoResponse info)
-    : reads_(reads), comparisons_(comparisons), sc_(sc), info_(std::move(info)) {}
+                                   ServiceContext sc, v1::GetServerInfoResponse info,
+                                   Artifacts* artifacts)
+    : reads_(reads),
+      comparisons_(comparisons),
+      sc_(sc),
+      info_(std::move(info)),
+      artifacts_(artifacts) {}
 
 grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                                         v1::GetRoundResponse* resp) {
@@ -76,6 +81,24 @@ grpc::Status QueryServiceImpl::GetServerInfo(grpc::ServerContext* ctx,
                                              v1::GetServerInfoResponse* resp) {
   return ServeReply(sc_, "GetServerInfo", ctx, std::nullopt, resp,
                     [&](const Principal&) { return info_; });
+}
+
+grpc::Status QueryServiceImpl::DownloadArtifact(
+    grpc::ServerContext* ctx, const v1::DownloadArtifactRequest* req,
+    grpc::ServerWriter<v1::DownloadArtifactResponse>* writer) {
+  return Serve(sc_, "DownloadArtifact", ctx, PrincipalKind::kTeam,
+               [&](const Principal& p) -> absl::Status {
+                 if (artifacts_ == nullptr) {
+                   return absl::NotFoundError("this server keeps no artifacts");
+                 }
+                 return artifacts_->Download(
+                     p.name, *req, [writer](int64_t size_bytes, const std::string& piece) {
+                       v1::DownloadArtifactResponse chunk;
+                       if (size_bytes > 0) chunk.set_size_bytes(size_bytes);
+                       chunk.set_chunk(piece);
+                       return writer->Write(chunk);
+                     });
+               });
 }
 
 }  // namespace npuperf::server

@@ -2,6 +2,7 @@
 
 #include "npuperf/v1/query_service.grpc.pb.h"
 #include "server/compare/comparison_queries.h"
+#include "server/core/artifacts.h"
 #include "server/core/read_queries.h"
 #include "server/service/serve.h"
 
@@ -12,9 +13,10 @@ namespace npuperf::server {
 // regressions), which check the requests. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
-  // info: what GetServerInfo answers (fixed for the process).
+  // info: what GetServerInfo answers (fixed for the process). artifacts:
+  // where DownloadArtifact reads (null: it answers NOT_FOUND).
   QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc,
-                   v1::GetServerInfoResponse info);
+                   v1::GetServerInfoResponse info, Artifacts* artifacts = nullptr);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -35,6 +37,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                           v1::ListAgentsResponse* resp) override;
   grpc::Status GetServerInfo(grpc::ServerContext* ctx, const v1::GetServerInfoRequest* req,
                              v1::GetServerInfoResponse* resp) override;
+  grpc::Status DownloadArtifact(grpc::ServerContext* ctx, const v1::DownloadArtifactRequest* req,
+                                grpc::ServerWriter<v1::DownloadArtifactResponse>* writer) override;
 
  private:
   // ServeReply for a team's call of one query method: method(team, *req).
@@ -50,6 +54,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   ComparisonQueries& comparisons_;
   ServiceContext sc_;
   const v1::GetServerInfoResponse info_;
+  Artifacts* const artifacts_;
 };
 
 }  // namespace npuperf::server

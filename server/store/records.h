@@ -129,6 +129,45 @@ struct AttemptRef {
   std::string lease_secret;
 };
 
+// An artifact a round lists (Store::ListArtifacts): the metadata of a file
+// in the artifact directory, addressed by sha256.
+struct ArtifactRecord {
+  int64_t round_id = 0;
+  std::string team;  // the round's
+  std::string name;
+  std::string sha256;  // of the stored (compressed) bytes
+  int64_t size_bytes = 0;
+  int64_t created_ms = 0;
+};
+
+// An artifact an agent attaches to the round of one of its attempts
+// (Store::CheckArtifact, Store::AttachArtifact).
+struct NewArtifact {
+  std::string agent_id;  // the caller (already authorized for it)
+  AttemptRef ref;        // the succeeded attempt as the agent held its lease
+  std::string name;
+  std::string sha256;
+  int64_t size_bytes = 0;
+  int64_t quota_bytes = 0;  // the team's artifact quota; 0: none
+  int64_t now_ms = 0;
+};
+
+// Where an artifact goes: the attempt's round and team, and whether that
+// round already lists these bytes.
+struct ArtifactTarget {
+  int64_t round_id = 0;
+  std::string team;
+  bool already_present = false;
+  int64_t created_ms = 0;  // when already_present: when it was stored
+};
+
+// What one SweepArtifacts pass removed.
+struct ArtifactSweep {
+  std::vector<ArtifactRecord> deleted;  // the rows
+  // Digests no row references any more: their files may be deleted.
+  std::vector<std::string> unreferenced;
+};
+
 // Why an agent's call about a lease, or about an agent, is refused: the
 // reason label of npuperf_server_agent_calls_refused_total and the
 // google.rpc.ErrorInfo reason of the status (core/job_rules.h names them).

@@ -84,6 +84,34 @@ class Store {
   // deletes the content nobody owns any more.
   virtual absl::StatusOr<BundleCollection> CollectBundles(int64_t unused_before_ms) = 0;
 
+  // Artifacts (metadata; the bytes are files in the artifact directory,
+  // core/artifact_files.h). The attempt rule: a.agent_id must be the agent
+  // whose lease produced a.ref's round (the job SUCCEEDED with that attempt
+  // and fencing token, and the lease's secret) — FAILED_PRECONDITION
+  // (stale: another attempt, not succeeded, no round), PERMISSION_DENIED
+  // (another agent, wrong secret), NOT_FOUND (unknown job), with the
+  // AgentRefusal reason. Then the team's quota: RESOURCE_EXHAUSTED naming
+  // the team and the limit when the team's artifacts plus a.size_bytes would
+  // pass a.quota_bytes (not when the round already lists a.sha256).
+  // CheckArtifact decides without writing (before the bytes are received).
+  virtual absl::StatusOr<ArtifactTarget> CheckArtifact(const NewArtifact& a) = 0;
+  // Decides the same again and lists the artifact on the round, atomically;
+  // a second attach of the same (round, sha256) changes nothing
+  // (already_present).
+  virtual absl::StatusOr<ArtifactTarget> AttachArtifact(const NewArtifact& a) = 0;
+  // The artifacts of a round, oldest first (empty when none); team empty:
+  // any team's round, else only team's (another team's round: empty).
+  virtual absl::StatusOr<std::vector<ArtifactRecord>> ListArtifacts(const std::string& team,
+                                                                    int64_t round_id) = 0;
+  // Whether any artifact row references sha256 (before its file is deleted).
+  virtual absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) = 0;
+  // Deletes at most `limit` artifact rows created before created_before_ms
+  // whose round no pinned baseline references (a round baseline, or a
+  // collection baseline of the round's collection); returns them and the
+  // digests no row references any more.
+  virtual absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms,
+                                                       int32_t limit) = 0;
+
   // Creates a collection and its jobs, or returns the collection created
   // earlier with the same (team, idempotency key) and created=false.
   // RESOURCE_EXHAUSTED (nothing inserted) when c.max_team_queued > 0 and the

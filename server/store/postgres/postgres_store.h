@@ -107,6 +107,12 @@ class PostgresStore final : public Store {
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
   absl::StatusOr<Baseline> PinBaseline(const std::string& team, const Baseline& pin) override;
   absl::StatusOr<Baseline> GetBaseline(const std::string& team, const std::string& label) override;
+  absl::StatusOr<ArtifactTarget> CheckArtifact(const NewArtifact& a) override;
+  absl::StatusOr<ArtifactTarget> AttachArtifact(const NewArtifact& a) override;
+  absl::StatusOr<std::vector<ArtifactRecord>> ListArtifacts(const std::string& team,
+                                                            int64_t round_id) override;
+  absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) override;
+  absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit) override;
 
  private:
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;

@@ -315,6 +315,28 @@ constexpr Statement kStatements[] = {
      "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "
      "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS(
          "$9", "r.collection_id") " ORDER BY r.id DESC LIMIT $10"},
+    // Artifacts (migration 0011): metadata of the files in the artifact
+    // directory. A team's attaches are serialized by an advisory lock on its
+    // name, so its quota check sees every earlier attach of the team.
+    {"artifact_team_lock", "SELECT pg_advisory_xact_lock(hashtext('npuperf-artifacts:' || $1))"},
+    {"artifact_job", "SELECT COALESCE(round_id, 0), team FROM jobs WHERE id = $1"},
+    {"artifact_have", "SELECT created_ms FROM artifacts WHERE round_id = $1 AND sha256 = $2"},
+    {"artifact_team_bytes",
+     "SELECT COALESCE(SUM(size_bytes), 0)::bigint FROM artifacts WHERE team = $1"},
+    {"artifact_insert",
+     "INSERT INTO artifacts (round_id, team, name, sha256, size_bytes, created_ms) VALUES ($1, "
+     "$2, $3, $4, $5, $6) ON CONFLICT (round_id, sha256) DO NOTHING"},
+    {"artifact_list",
+     "SELECT round_id, team, name, sha256, size_bytes, created_ms FROM artifacts WHERE round_id = "
+     "$1 AND ($2 = '' OR team = $2) ORDER BY created_ms, sha256 COLLATE \"C\""},
+    {"artifact_referenced", "SELECT 1 FROM artifacts WHERE sha256 = $1 LIMIT 1"},
+    {"artifact_sweep",
+     "DELETE FROM artifacts d USING (SELECT a.round_id, a.sha256 FROM artifacts a JOIN rounds r "
+     "ON r.id = a.round_id WHERE a.created_ms < $1 AND NOT EXISTS (SELECT 1 FROM baselines b "
+     "WHERE b.team = a.team AND (b.round_id = a.round_id OR b.collection_id = r.collection_id)) "
+     "ORDER BY a.created_ms, a.round_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED) old WHERE "
+     "d.round_id = old.round_id AND d.sha256 = old.sha256 RETURNING d.round_id, d.team, d.name, "
+     "d.sha256, d.size_bytes, d.created_ms"},
 };
 
 #undef NPUPERF_PG_LIVE

@@ -95,8 +95,18 @@ class SqliteStore final : public Store {
   absl::StatusOr<RoundPage> ListRounds(const RoundFilter& filter) override;
   absl::StatusOr<Baseline> PinBaseline(const std::string& team, const Baseline& pin) override;
   absl::StatusOr<Baseline> GetBaseline(const std::string& team, const std::string& label) override;
+  absl::StatusOr<ArtifactTarget> CheckArtifact(const NewArtifact& a) override;
+  absl::StatusOr<ArtifactTarget> AttachArtifact(const NewArtifact& a) override;
+  absl::StatusOr<std::vector<ArtifactRecord>> ListArtifacts(const std::string& team,
+                                                            int64_t round_id) override;
+  absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) override;
+  absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit) override;
 
  private:
+  // Artifacts (artifacts.cc): the round and team of a.ref, the attempt rule
+  // and the quota decided (Store::CheckArtifact).
+  absl::StatusOr<ArtifactTarget> DecideArtifact(const NewArtifact& a)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The queue heads a claim chooses from (claims.cc).
   struct ClaimHeads {
     std::vector<ClaimCandidate> candidates;  // priority desc, oldest queued job first

@@ -23,10 +23,11 @@ namespace npuperf::server {
 
 class SchedulerFixture : public ::testing::Test {
  protected:
-  SchedulerFixture()
+  SchedulerFixture() : SchedulerFixture(Options()) {}
+  explicit SchedulerFixture(SchedulerOptions options)
       : store_(*SqliteStore::Open(":memory:")),
         metrics_(registry_),
-        scheduler_(*store_, clock_, metrics_, Options()) {}
+        scheduler_(*store_, clock_, metrics_, std::move(options)) {}
 
   static SchedulerOptions Options() {
     SchedulerOptions o;
