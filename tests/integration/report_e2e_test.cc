@@ -25,7 +25,9 @@ v1::Collection SubmitDemo(Cluster& c) {
   v1::Collection col;
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(r.out, &col).ok()) << r.out;
   EXPECT_EQ(col.jobs_size(), 1);
-  if (col.jobs_size() == 1) EXPECT_EQ(col.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
+  if (col.jobs_size() == 1) {
+    EXPECT_EQ(col.jobs(0).state(), v1::JOB_STATE_SUCCEEDED);
+  }
   return col;
 }
 
