@@ -439,12 +439,15 @@ TEST_F(PostgresStoreTest, ListenerWaitsItsReconnectBackoffOnTheClock) {
   KillListeners(app);
   ASSERT_TRUE(eventually([&] { return fake.waiters() == 1; }))
       << "the listener does not wait for its backoff on the clock";
+  // Counted from here: other test binaries share the database (and so the
+  // NOTIFY channel), and a notice of theirs may have reached B before the kill.
+  const int before = calls_now();
   fake.Advance(std::chrono::milliseconds(199));
   EXPECT_EQ(fake.waiters(), 1u) << "reconnected before its backoff";
   EXPECT_TRUE(eventually([&] { return Listeners(app) == 0; })) << "the killed connection stays";
-  EXPECT_EQ(calls_now(), 0);
+  EXPECT_EQ(calls_now(), before) << "woke its waiters while still disconnected";
   fake.Advance(std::chrono::milliseconds(1));
-  ASSERT_TRUE(eventually([&] { return calls_now() == 1; })) << "no wake-up after reconnecting";
+  ASSERT_TRUE(eventually([&] { return calls_now() > before; })) << "no wake-up after reconnecting";
   EXPECT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B did not LISTEN again";
   (*b)->SetChangeCallback(nullptr);
 }
