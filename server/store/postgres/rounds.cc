@@ -1,5 +1,8 @@
 // PostgresStore: rounds, their metric series, and baselines pinned per team
 // and label.
+#include <map>
+#include <string>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -42,6 +45,18 @@ absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
         p->set_value(row[9].as<double>());
       }
       page.rounds.push_back(std::move(r));
+    }
+    // Labels of the collection, as GetRound gives them: one read per
+    // collection on the page.
+    std::map<std::string, google::protobuf::Map<std::string, std::string>> labels;
+    for (v1::Round& r : page.rounds) {
+      auto [it, fresh] = labels.try_emplace(r.collection_id());
+      if (fresh) {
+        for (const auto& l : tx.exec_prepared("round_labels", r.collection_id())) {
+          it->second[l[0].as<std::string>()] = l[1].as<std::string>();
+        }
+      }
+      *r.mutable_labels() = it->second;
     }
     return page;
   });

@@ -1,5 +1,8 @@
 // SqliteStore: rounds, their metric series, and baselines pinned per team
 // and label.
+#include <map>
+#include <string>
+
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
 #include "absl/strings/str_cat.h"
@@ -70,6 +73,19 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
         p->set_value(q.getColumn(9).getDouble());
       }
       page.rounds.push_back(std::move(r));
+    }
+    // Labels of the collection, as GetRound gives them: one read per
+    // collection on the page.
+    std::map<std::string, google::protobuf::Map<std::string, std::string>> labels;
+    SQLite::Statement l(*db_, "SELECT key, value FROM collection_labels WHERE collection_id = ?");
+    for (v1::Round& r : page.rounds) {
+      auto [it, fresh] = labels.try_emplace(r.collection_id());
+      if (fresh) {
+        l.reset();
+        l.bind(1, r.collection_id());
+        while (l.executeStep()) it->second[l.getColumn(0).getString()] = l.getColumn(1).getString();
+      }
+      *r.mutable_labels() = it->second;
     }
     return page;
   } catch (...) {

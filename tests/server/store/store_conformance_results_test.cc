@@ -177,6 +177,7 @@ TEST_P(StoreConformanceTest, GetRoundAndListRounds) {
   ASSERT_OK_AND_ASSIGN(page, store_->ListRounds(f));
   ASSERT_EQ(page.rounds.size(), 4u);
   EXPECT_TRUE(page.rounds[0].evidence().evidence_json().empty());  // list view
+  EXPECT_EQ(page.rounds[3].labels().at("branch"), "main");  // the collection's, as in GetRound
   ASSERT_EQ(page.series.size(), 4u);
   EXPECT_DOUBLE_EQ(page.series[3].value(), 13.0);
   EXPECT_EQ(page.series[3].round_id(), rounds[3]);
