@@ -24,17 +24,6 @@ namespace {
 // A fetch may take long: each download gets this deadline.
 constexpr std::chrono::seconds kFetchTimeout{1800};
 
-absl::StatusOr<v1::Round> GetRound(Session& s, int64_t round_id) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::GetRoundRequest req;
-  req.set_round_id(round_id);
-  v1::GetRoundResponse resp;
-  auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return st;
-  return resp.round();
-}
-
 // The directory an artifact unpacks into: its name without .tar.gz / .tgz.
 std::string StemOf(const std::string& name) {
   for (const char* ext : {".tar.gz", ".tgz"}) {
@@ -140,7 +129,7 @@ void PrintArtifacts(const v1::Round& r, std::ostream& out) {
 }  // namespace
 
 int RunArtifacts(Session& s, int64_t round_id, std::ostream& out, std::ostream& err) {
-  auto round = GetRound(s, round_id);
+  auto round = FetchRound(s, round_id);
   if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
   if (s.config().format == OutputFormat::kJson) {
     v1::Round only;
@@ -154,7 +143,7 @@ int RunArtifacts(Session& s, int64_t round_id, std::ostream& out, std::ostream& 
 }
 
 int RunFetch(Session& s, const FetchArgs& args, std::ostream& out, std::ostream& err) {
-  auto round = GetRound(s, args.round_id);
+  auto round = FetchRound(s, args.round_id);
   if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
   std::vector<v1::RoundArtifact> chosen;
   for (const auto& a : round->artifacts()) {

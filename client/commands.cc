@@ -400,15 +400,21 @@ int RunList(Session& s, const std::vector<std::string>& labels, const std::strin
   return Render(resp, s.config(), out, PrintCollectionList);
 }
 
-int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err) {
+absl::StatusOr<v1::Round> FetchRound(Session& s, int64_t round_id) {
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::GetRoundRequest req;
   req.set_round_id(round_id);
   v1::GetRoundResponse resp;
   auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  return Render(resp.round(), s.config(), out, PrintRound);
+  if (!st.ok()) return st;
+  return std::move(*resp.mutable_round());
+}
+
+int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err) {
+  auto round = FetchRound(s, round_id);
+  if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
+  return Render(*round, s.config(), out, PrintRound);
 }
 
 int RunRounds(Session& s, const std::string& op, const std::string& case_id,

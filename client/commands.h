@@ -129,6 +129,9 @@ struct SubmitArgs {
 // own call and deadline) and the pages are joined.
 absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id);
 
+// The round, with its evidence and artifacts (one GetRound call).
+absl::StatusOr<v1::Round> FetchRound(Session& s, int64_t round_id);
+
 // Prints the collection (text or JSON per config) and returns kExitOk when
 // it succeeded, kExitError otherwise.
 int FinishCollection(const v1::Collection& c, std::ostream& out, const ClientConfig& config);

@@ -354,16 +354,11 @@ namespace {
 
 int ReportRound(Session& s, int64_t round_id, ReportStyle style, std::ostream& out,
                 std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::GetRoundRequest req;
-  req.set_round_id(round_id);
-  v1::GetRoundResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return ReportError(st, s.config(), out, err);
-  const v1::Evidence& e = resp.round().evidence();
+  auto round = FetchRound(s, round_id);
+  if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
+  const v1::Evidence& e = round->evidence();
   if (style == ReportStyle::kJson) {
-    out << (e.evidence_json().empty() ? ToJson(resp.round()) : e.evidence_json());
+    out << (e.evidence_json().empty() ? ToJson(*round) : e.evidence_json());
     return kExitOk;
   }
   const std::string& text =

@@ -35,17 +35,6 @@ absl::StatusOr<Rounds> AllRounds(Session& s, v1::ListRoundsRequest req) {
   return out;
 }
 
-absl::StatusOr<v1::Round> GetRound(Session& s, int64_t id) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  v1::GetRoundRequest req;
-  req.set_round_id(id);
-  v1::GetRoundResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
-  if (!st.ok()) return st;
-  return std::move(*resp.mutable_round());
-}
-
 // Every round of the collection's operators, for the sparklines.
 absl::StatusOr<Rounds> OperatorHistory(Session& s, const v1::Collection& c) {
   std::set<std::string> operators;
@@ -66,7 +55,7 @@ absl::StatusOr<Rounds> OperatorHistory(Session& s, const v1::Collection& c) {
 int RunHtmlReport(Session& s, const std::string& id, std::ostream& out, std::ostream& err) {
   int64_t round_id = 0;
   if (IsRoundId(id, &round_id)) {
-    auto round = GetRound(s, round_id);
+    auto round = FetchRound(s, round_id);
     if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
     out << report::RenderRoundPage(*round);
     return kExitOk;
@@ -109,7 +98,7 @@ absl::StatusOr<Rounds> BaselineRounds(Session& s, const HistoryArgs& a, std::str
   if (a.baseline.empty()) return Rounds{};
   int64_t round_id = 0;
   if (IsRoundId(a.baseline, &round_id)) {
-    auto r = GetRound(s, round_id);
+    auto r = FetchRound(s, round_id);
     if (!r.ok()) return r.status();
     if (r->operator_name() != a.operator_name) {
       return absl::InvalidArgumentError(absl::StrCat("--baseline: round ", round_id,
