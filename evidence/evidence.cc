@@ -9,6 +9,7 @@
 #include "evidence/layout.h"
 #include "evidence/op_summary.h"
 #include "evidence/opprof.h"
+#include "evidence/parallel.h"
 #include "evidence/per_core.h"
 #include "evidence/prof_layout.h"
 #include "evidence/statistic.h"
@@ -27,30 +28,73 @@ struct GroupRow {
   SelectedTarget target;
 };
 
-// The target of one metric run. nullopt (with a warning) when the run, its
+// What reading one metric run gave: its row (nullopt when the run, its
+// export or its op_summary is absent), or the error that fails the build, and
+// the warnings and notes to add in metric order. Runs are read on several
+// threads (parallel.h), so a read touches only its own MetricRead.
+struct MetricRead {
+  absl::Status status;
+  std::optional<GroupRow> row;
+  std::vector<std::string> warnings;
+  std::vector<std::string> notes;
+};
+
+// The target of one metric run: absent (with a warning) when the run, its
 // export or its op_summary is absent; an error when it is present but
 // unreadable, ambiguous or lacks the target.
-absl::StatusOr<std::optional<GroupRow>> ReadMetric(const fs::path& group, const std::string& metric,
-                                                   const BuildOptions& options, Evidence* ev) {
+MetricRead ReadMetric(const fs::path& group, const std::string& metric,
+                      const BuildOptions& options) {
+  MetricRead out;
   std::string why;
   absl::StatusOr<std::optional<RunLayout>> run =
       DetectGroupRun(group, metric, options.device_id, &why);
-  if (!run.ok()) return internal::Annotate(run.status(), Cat("metric ", metric));
+  if (!run.ok()) {
+    out.status = internal::Annotate(run.status(), Cat("metric ", metric));
+    return out;
+  }
   if (!run->has_value()) {
-    ev->warnings.push_back(Cat("metric ", metric, ": ", why));
-    return std::optional<GroupRow>();
+    out.warnings.push_back(Cat("metric ", metric, ": ", why));
+    return out;
   }
   RunLayout& r = **run;
-  for (const std::string& n : r.notes) ev->input.notes.push_back(Cat(metric, ": ", n));
+  for (const std::string& n : r.notes) out.notes.push_back(Cat(metric, ": ", n));
   if (r.op_summary.empty()) {
-    ev->warnings.push_back(
+    out.warnings.push_back(
         Cat("metric ", metric, ": no op_summary_*.csv in ", r.table_dir.string()));
-    return std::optional<GroupRow>();
+    return out;
   }
   absl::StatusOr<SelectedTarget> target =
       SelectTarget(r.op_summary, options.op_name, options.launch);
-  if (!target.ok()) return internal::Annotate(target.status(), Cat("metric ", metric));
-  return std::optional<GroupRow>(GroupRow{metric, std::move(r), *std::move(target)});
+  if (!target.ok()) {
+    out.status = internal::Annotate(target.status(), Cat("metric ", metric));
+    return out;
+  }
+  out.row = GroupRow{metric, std::move(r), *std::move(target)};
+  return out;
+}
+
+// The seven metric runs, read on FileThreads(options.file_threads) threads
+// and gathered in metric order (the first failing metric's error wins, as
+// when they were read one by one).
+absl::StatusOr<std::vector<GroupRow>> ReadMetrics(const fs::path& group,
+                                                  const BuildOptions& options, Evidence* ev) {
+  const std::vector<std::string>& metrics = SevenMetrics();
+  std::vector<MetricRead> reads(metrics.size());
+  ForEachIndex(metrics.size(), FileThreads(options.file_threads),
+               [&](size_t i) { reads[i] = ReadMetric(group, metrics[i], options); });
+  std::vector<GroupRow> rows;
+  for (size_t i = 0; i < metrics.size(); ++i) {
+    MetricRead& r = reads[i];
+    if (!r.status.ok()) return r.status;
+    for (std::string& n : r.notes) ev->input.notes.push_back(std::move(n));
+    for (std::string& w : r.warnings) ev->warnings.push_back(std::move(w));
+    if (!r.row.has_value()) {
+      ev->missing_metrics.push_back(metrics[i]);
+      continue;
+    }
+    rows.push_back(std::move(*r.row));
+  }
+  return rows;
 }
 
 // Reference merge rule: per column the first non-missing value in metric
@@ -220,16 +264,9 @@ absl::Status Assemble(std::vector<GroupRow> rows, const BuildOptions& options, E
 
 absl::StatusOr<Evidence> FromGroup(const fs::path& group, const BuildOptions& options,
                                    Evidence ev) {
-  std::vector<GroupRow> rows;
-  for (const std::string& metric : SevenMetrics()) {
-    absl::StatusOr<std::optional<GroupRow>> row = ReadMetric(group, metric, options, &ev);
-    if (!row.ok()) return row.status();
-    if (!row->has_value()) {
-      ev.missing_metrics.push_back(metric);
-      continue;
-    }
-    rows.push_back(std::move(**row));
-  }
+  absl::StatusOr<std::vector<GroupRow>> read = ReadMetrics(group, options, &ev);
+  if (!read.ok()) return read.status();
+  std::vector<GroupRow> rows = *std::move(read);
   if (rows.empty()) {
     std::string seen;
     for (const std::string& w : ev.warnings) seen += Cat("\n  ", w);

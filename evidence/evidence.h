@@ -214,6 +214,9 @@ struct BuildOptions {
   // GOLDEN_PERF_REPORT.json, see golden.h). Default: none (golden.status
   // kNotProvided).
   std::optional<double> golden_per_iteration_us;
+  // Threads reading the metric runs of a group (parallel.h). Default: 0
+  // (DefaultFileThreads()). The evidence is the same for any count.
+  int file_threads = 0;
 };
 
 // Builds the evidence of `options.op_name` from what `input` holds (reads
