@@ -108,17 +108,25 @@ void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
 
 void AddCompare(CLI::App& app, ServerCommand& chosen) {
   struct Args {
-    std::string baseline, candidate;
+    std::string baseline;
+    std::vector<std::string> candidates;
     VerdictArgs verdict;
   };
   auto a = std::make_shared<Args>();
   auto* compare = app.add_subcommand(
-      "compare", "compare two rounds or two collections (exit 0 ok, 3 regressed, 4 no verdict)");
+      "compare",
+      "compare two rounds, or a collection with up to 16 others (exit 0 ok, 3 regressed, 4 no "
+      "verdict)");
   compare->add_option("baseline", a->baseline, "baseline round id or collection id")->required();
-  compare->add_option("candidate", a->candidate, "candidate round id or collection id")->required();
+  compare
+      ->add_option("candidate", a->candidates,
+                   "candidate round id or collection id; several collection ids compare each "
+                   "with the baseline")
+      ->required()
+      ->expected(1, 16);
   AddVerdictFlags(compare, a->verdict);
   Choose(compare, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-    return RunCompare(s, a->baseline, a->candidate, a->verdict, out, err);
+    return RunCompareMany(s, a->baseline, a->candidates, a->verdict, out, err);
   });
 }
 
@@ -233,6 +241,8 @@ void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
   struct Args {
     int64_t round_id = 0;
     std::string op, collection, case_id, metric;
+    bool changes = false;
+    double min_change_pct = 0;
   };
   auto a = std::make_shared<Args>();
   auto* round = app.add_subcommand("round", "show one round of evidence");
@@ -245,8 +255,15 @@ void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
   rounds->add_option("--collection", a->collection, "rounds of this collection");
   rounds->add_option("--case-id", a->case_id, "only this case");
   rounds->add_option("--metric", a->metric, "also print this metric's series, e.g. duration");
+  rounds->add_flag("--changes", a->changes,
+                   "find the change points of each case's --metric series (E-Divisive means)");
+  rounds
+      ->add_option("--min-change", a->min_change_pct,
+                   "smallest step reported with --changes, percent (default 2)")
+      ->check(CLI::Range(0.0, 1000.0));
   Choose(rounds, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-    return RunRounds(s, a->op, a->case_id, a->collection, a->metric, out, err);
+    return RunRounds(
+        s, {a->op, a->case_id, a->collection, a->metric, a->changes, a->min_change_pct}, out, err);
   });
   auto h = std::make_shared<HistoryArgs>();
   auto* history = app.add_subcommand(

@@ -46,6 +46,11 @@ int Render(const M& message, const ClientConfig& config, std::ostream& out,
   return kExitOk;
 }
 
+void PrintRoundsAndChanges(const v1::ListRoundsResponse& rounds, std::ostream& out) {
+  PrintRounds(rounds, out);
+  PrintSeriesChanges(rounds, out);
+}
+
 bool IsOperatorDir(const fs::path& dir) {
   std::error_code ec;
   if (fs::exists(dir / "PERFORMANCE_CASES.json", ec)) return true;
@@ -417,24 +422,28 @@ int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err)
   return Render(*round, s.config(), out, PrintRound);
 }
 
-int RunRounds(Session& s, const std::string& op, const std::string& case_id,
-              const std::string& collection_id, const std::string& metric, std::ostream& out,
-              std::ostream& err) {
-  if (op.empty() == collection_id.empty()) {
+int RunRounds(Session& s, const RoundsArgs& args, std::ostream& out, std::ostream& err) {
+  if (args.op.empty() == args.collection_id.empty()) {
     return ReportUsage("rounds", "give an operator or --collection", s.config(), out, err);
+  }
+  if (args.changes && args.metric.empty()) {
+    return ReportUsage("rounds", "--changes needs --metric (e.g. --metric duration)", s.config(),
+                       out, err);
   }
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRoundsRequest req;
-  req.set_operator_name(op);
-  req.set_case_id(case_id);
-  req.set_collection_id(collection_id);
+  req.set_operator_name(args.op);
+  req.set_case_id(args.case_id);
+  req.set_collection_id(args.collection_id);
   req.set_page_size(1000);
-  req.set_metric(metric);
+  req.set_metric(args.metric);
+  req.set_changes(args.changes);
+  req.set_min_change_pct(args.min_change_pct);
   v1::ListRoundsResponse resp;
   auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
   if (!st.ok()) return ReportError(st, s.config(), out, err);
-  return Render(resp, s.config(), out, PrintRounds);
+  return Render(resp, s.config(), out, args.changes ? PrintRoundsAndChanges : PrintRounds);
 }
 
 int RunAgents(Session& s, std::ostream& out, std::ostream& err) {

@@ -180,11 +180,17 @@ int RunCancel(Session& s, const std::string& id, const std::string& reason, std:
 int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,
             std::ostream& out, std::ostream& err);
 int RunRound(Session& s, int64_t round_id, std::ostream& out, std::ostream& err);
+// What `npuperf rounds` asks for.
+struct RoundsArgs {
+  std::string op, case_id, collection_id, metric;
+  // Change points of each case's metric series (needs metric).
+  bool changes = false;
+  // Smallest step to report, percent; 0: the server's default (2).
+  double min_change_pct = 0;
+};
 // Rounds of an operator (op), or of a collection (collection_id); a usage
-// error unless exactly one is given.
-int RunRounds(Session& s, const std::string& op, const std::string& case_id,
-              const std::string& collection_id, const std::string& metric, std::ostream& out,
-              std::ostream& err);
+// error unless exactly one is given, or with changes but no metric.
+int RunRounds(Session& s, const RoundsArgs& args, std::ostream& out, std::ostream& err);
 int RunAgents(Session& s, std::ostream& out, std::ostream& err);
 
 }  // namespace npuperf::client

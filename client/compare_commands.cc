@@ -163,6 +163,20 @@ ClientConfig ErrorConfig(const Session& s, const VerdictArgs& v) {
   return c;
 }
 
+// One line per drift of a ListRegressions answer, and the cases left out.
+void PrintDrifts(const v1::ListRegressionsResponse& resp, std::ostream& out) {
+  for (const v1::Drift& d : resp.drifts()) {
+    out << absl::StrFormat(
+        "drift %s/%s: %.3f -> %.3f us (%+.1f %%) since round %d (%s), %d rounds, p=%.3f%s\n",
+        d.operator_name(), d.case_id(), d.before_us(), d.after_us(), d.change_pct(),
+        d.began_round_id(), TimeUtil::ToString(d.began_at()), d.rounds_since(), d.p_value(),
+        d.began_in_window() ? " NEW" : " (began before the window)");
+  }
+  if (resp.drift_cases_unexamined() > 0) {
+    out << resp.drift_cases_unexamined() << " cases not examined for drifts (over 200)\n";
+  }
+}
+
 // What one command found, in every format it can print.
 struct Verdicts {
   Verdicts(const char* s, std::string k, const google::protobuf::Message& r)
@@ -173,11 +187,17 @@ struct Verdicts {
   std::string kind;                         // "rounds", "collections", "regressions"
   const google::protobuf::Message* result;  // the response, for JSON
   std::function<void(std::ostream&)> text;  // the text rendering
+  // Alarms beside the verdict counts (regressions: a drift that began in the
+  // window): exit 3 as a regression does, unless --fail-on never.
+  int extra_regressions = 0;
 };
 
 // Prints v in the chosen format; returns the exit code after --fail-on.
 int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
   v.report.exit_code = ExitCodeOf(v.report.counts, args.fail_on);
+  if (v.extra_regressions > 0 && args.fail_on != FailOn::kNever) {
+    v.report.exit_code = kExitRegressed;
+  }
   switch (FormatOf(args, s.config())) {
     case VerdictFormat::kJson:
       PrintEnvelope(v.schema, v.kind, *v.result, v.report.exit_code, v.report.summary, out);
@@ -246,6 +266,39 @@ int CompareCollections(Session& s, const std::string& baseline, const std::strin
   return Emit(s, v, std::move(found), out);
 }
 
+int CompareMany(Session& s, const std::string& baseline, const std::vector<std::string>& candidates,
+                const VerdictArgs& v, std::ostream& out, std::ostream& err) {
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx);
+  v1::CompareManyRequest req;
+  req.set_baseline_collection_id(baseline);
+  for (const std::string& c : candidates) req.add_candidate_collection_ids(c);
+  *req.mutable_options() = OptionsOf(v);
+  v1::CompareManyResponse resp;
+  const absl::Status st = FromGrpcStatus(s.queries().CompareMany(&ctx, req, &resp));
+  if (!st.ok()) return ReportError(st, ErrorConfig(s, v), out, err);
+  Verdicts found(kCompareSchema, "many", resp);
+  VerdictReport& r = found.report;
+  r.title = absl::StrCat("npuperf compare ", baseline, " ", absl::StrJoin(candidates, " "));
+  r.counts = resp.counts();
+  r.summary =
+      absl::StrCat(CountsSummary(r.counts), " over ", resp.candidates_size(), " candidates");
+  for (const v1::CandidateComparison& c : resp.candidates()) {
+    r.comparisons.insert(r.comparisons.end(), c.comparison().comparisons().begin(),
+                         c.comparison().comparisons().end());
+    for (const std::string& u : c.comparison().unmatched()) {
+      r.unmatched.push_back(absl::StrCat(c.candidate_collection_id(), ": ", u));
+    }
+  }
+  found.text = [&resp, &baseline, summary = r.summary](std::ostream& o) {
+    for (const v1::CandidateComparison& c : resp.candidates()) {
+      PrintCollectionComparison(baseline, c.candidate_collection_id(), c.comparison(), o);
+    }
+    o << "all candidates: " << summary << "\n";
+  };
+  return Emit(s, v, std::move(found), out);
+}
+
 // The ListRegressions request of `regressions`; INVALID_ARGUMENT with the
 // usage error's text.
 absl::StatusOr<v1::ListRegressionsRequest> RegressionsRequest(const RegressionsArgs& a,
@@ -278,6 +331,21 @@ int RunCompare(Session& s, const std::string& baseline, const std::string& candi
   }
   return rounds ? CompareRounds(s, base_round, cand_round, v, out, err)
                 : CompareCollections(s, baseline, candidate, v, out, err);
+}
+
+int RunCompareMany(Session& s, const std::string& baseline,
+                   const std::vector<std::string>& candidates, const VerdictArgs& v,
+                   std::ostream& out, std::ostream& err) {
+  if (candidates.size() == 1) return RunCompare(s, baseline, candidates[0], v, out, err);
+  int64_t id = 0;
+  bool any_round = IsRoundId(baseline, &id);
+  for (const std::string& c : candidates) any_round |= IsRoundId(c, &id);
+  if (any_round || candidates.empty()) {
+    return ReportUsage("compare",
+                       "several candidates need collection ids (one baseline collection)",
+                       ErrorConfig(s, v), out, err);
+  }
+  return CompareMany(s, baseline, candidates, v, out, err);
 }
 
 namespace {
@@ -317,8 +385,14 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
                            CountsSummary(resp.counts()), ")");
   r.comparisons.assign(resp.regressions().begin(), resp.regressions().end());
   r.regressed_rows_only = true;
+  for (const v1::Drift& d : resp.drifts()) found.extra_regressions += d.began_in_window();
+  if (resp.drifts_size() > 0) {
+    absl::StrAppend(&r.summary, "; ", resp.drifts_size(), " drifted (", found.extra_regressions,
+                    " new)");
+  }
   found.text = [&resp, summary = r.summary](std::ostream& o) {
     if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);
+    PrintDrifts(resp, o);
     o << summary << "\n";
   };
   return Emit(s, a.verdict, std::move(found), out);

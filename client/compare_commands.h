@@ -7,6 +7,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "client/commands.h"
@@ -43,6 +44,11 @@ struct VerdictArgs {
 // Two round ids (digits) or two collection ids.
 int RunCompare(Session& s, const std::string& baseline, const std::string& candidate,
                const VerdictArgs& v, std::ostream& out, std::ostream& err);
+// One baseline collection against several candidate collections in one call
+// (CompareMany); one candidate is RunCompare. Exit codes over all candidates.
+int RunCompareMany(Session& s, const std::string& baseline,
+                   const std::vector<std::string>& candidates, const VerdictArgs& v,
+                   std::ostream& out, std::ostream& err);
 
 struct RegressionsArgs {
   std::string baseline_label;  // key=value of a pinned baseline

@@ -144,6 +144,20 @@ void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out) {
   }
 }
 
+void PrintSeriesChanges(const v1::ListRoundsResponse& rounds, std::ostream& out) {
+  if (rounds.changes_size() == 0) {
+    out << "no change points in " << rounds.series_size() << " points\n";
+    return;
+  }
+  for (const auto& c : rounds.changes()) {
+    out << absl::StrFormat(
+        "change %s at round %d (%s): median %g -> %g (%+.1f %%), p=%.3f, %d points before, %d "
+        "from it\n",
+        c.case_id().empty() ? "-" : c.case_id(), c.round_id(), Time(c.at()), c.before_median(),
+        c.after_median(), c.change_pct(), c.p_value(), c.points_before(), c.points_after());
+  }
+}
+
 void PrintRoundsReport(const std::string& collection_id, const v1::ListRoundsResponse& rounds,
                        bool md, std::ostream& out) {
   const std::vector<std::string> head = {"round", "operator/case", "soc",  "kernel_us",   "samples",

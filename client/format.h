@@ -28,6 +28,9 @@ void PrintCollection(const v1::Collection& c, std::ostream& out);
 void PrintCollectionList(const v1::ListCollectionsResponse& list, std::ostream& out);
 void PrintRound(const v1::Round& r, std::ostream& out);
 void PrintRounds(const v1::ListRoundsResponse& rounds, std::ostream& out);
+// The change points of a ListRounds answer, one line each (or "no change
+// points").
+void PrintSeriesChanges(const v1::ListRoundsResponse& rounds, std::ostream& out);
 void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out);
 // `npuperf report <collection>`: one row per round (kernel time, samples,
 // bound, per-core balance, DVFS, golden reference ratio); Markdown when md.

@@ -348,6 +348,29 @@ class Client:
         resp = self._caller.unary(self._queries.CompareCollections, req, idempotent=True)
         return verdict_of_collections(resp)
 
+    def compare_many(
+        self,
+        baseline: str,
+        candidates: Sequence[str],
+        *,
+        alpha: float = 0,
+        threshold_pct: float = 0,
+        ratio_threshold_pp: float = 0,
+    ) -> List[Verdict]:
+        """One baseline collection against up to 16 candidate collections in one call
+        (CompareMany), as ``npuperf compare BASE C1 C2 ...``: one ``Verdict`` per
+        candidate, in order, each as ``compare(baseline, candidate)`` would give."""
+        pb = _proto.query_service_pb2
+        if isinstance(candidates, (str, bytes)):
+            raise InvalidArgumentError("candidates: give a list of collection ids")
+        req = pb.CompareManyRequest(
+            baseline_collection_id=str(baseline),
+            candidate_collection_ids=[str(c) for c in candidates],
+            options=self._options(alpha, threshold_pct, ratio_threshold_pp),
+        )
+        resp = self._caller.unary(self._queries.CompareMany, req, idempotent=True)
+        return [verdict_of_collections(c.comparison) for c in resp.candidates]
+
     def regressions(
         self,
         baseline: Labels = None,

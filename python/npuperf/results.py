@@ -256,14 +256,20 @@ class Verdict:
     compared: int
     baseline_description: str
     proto: Any = dataclasses.field(repr=False, compare=False)
+    # regressions --since: drifts that began in the window (each exits 3 as a
+    # regression does); the drifts themselves are proto.drifts.
+    new_drifts: int = 0
 
     @property
     def exit_code(self) -> int:
-        return self.counts.exit_code()
+        return self.exit_code_for("no-verdict")
 
     def exit_code_for(self, fail_on: str) -> int:
         """The exit code under ``--fail-on regressed|no-verdict|never``."""
-        return self.counts.exit_code(fail_on)
+        code = self.counts.exit_code(fail_on)
+        if self.new_drifts and fail_on != "never":
+            return EXIT_REGRESSED
+        return code
 
     @property
     def regressed(self) -> Tuple[Comparison, ...]:
@@ -295,9 +301,12 @@ def verdict_of_regressions(resp) -> Verdict:
         f"{len(resp.regressions)} regressed / {resp.compared} comparable against "
         f"{resp.baseline_description} ({counts.summary})"
     )
+    new_drifts = sum(1 for d in resp.drifts if d.began_in_window)
+    if resp.drifts:
+        summary += f"; {len(resp.drifts)} drifted ({new_drifts} new)"
     return Verdict(
         "regressions", summary, counts, tuple(Comparison.of(c) for c in resp.regressions), (),
-        0.0, resp.compared, resp.baseline_description, resp,
+        0.0, resp.compared, resp.baseline_description, resp, new_drifts,
     )  # fmt: skip
 
 

@@ -80,6 +80,8 @@ ChangePoint TestCut(const std::vector<double>& x, const std::vector<int>& cuts, 
   size_t at = static_cast<size_t>(cuts[i] - lo - o.min_segment);
   ChangePoint c;
   c.index = cuts[i];
+  c.points_before = cuts[i] - lo;
+  c.points_after = hi - cuts[i];
   c.before_median = Median(Slice(x, lo, cuts[i]));
   c.after_median = Median(Slice(x, cuts[i], hi));
   c.change_pct = c.before_median == 0 ? 0 : 100 * (c.after_median / c.before_median - 1);

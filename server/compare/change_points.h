@@ -50,6 +50,10 @@ struct ChangePoint {
   double change_pct = 0;
   // Permutation p-value of the final re-test against the neighbours.
   double p_value = 1;
+  // Points from the previous change point (or the start) to this one, and
+  // from this one to the next (or the end).
+  int points_before = 0;
+  int points_after = 0;
 };
 
 // The change points of `series` (oldest first), ascending by index. Fewer

@@ -120,6 +120,79 @@ absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollect
   return CompareRoundSets(*baseline, *candidate, *options);
 }
 
+namespace {
+
+void CheckCompareMany(const v1::CompareManyRequest& req, std::vector<FieldViolation>& bad) {
+  if (req.baseline_collection_id().empty()) bad.push_back({"baseline_collection_id", "required"});
+  const int n = req.candidate_collection_ids_size();
+  if (n < 1 || n > kMaxCompareCandidates) {
+    bad.push_back({"candidate_collection_ids", absl::StrCat("1..", kMaxCompareCandidates, " ids")});
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < n && i < kMaxCompareCandidates; ++i) {
+    const std::string& id = req.candidate_collection_ids(i);
+    const std::string field = absl::StrCat("candidate_collection_ids[", i, "]");
+    if (id.empty() || id.size() > kMaxCollectionIdBytes) {
+      bad.push_back({field, absl::StrCat("1..", kMaxCollectionIdBytes, " bytes")});
+    } else if (id == req.baseline_collection_id()) {
+      bad.push_back({field, "is the baseline"});
+    } else if (!seen.insert(id).second) {
+      bad.push_back({field, "listed twice"});
+    }
+  }
+}
+
+void AddCounts(const v1::ComparisonCounts& n, v1::ComparisonCounts* sum) {
+  sum->set_matched(sum->matched() + n.matched());
+  sum->set_comparable(sum->comparable() + n.comparable());
+  sum->set_improved(sum->improved() + n.improved());
+  sum->set_regressed(sum->regressed() + n.regressed());
+  sum->set_stable(sum->stable() + n.stable());
+  sum->set_insufficient(sum->insufficient() + n.insufficient());
+  sum->set_not_comparable(sum->not_comparable() + n.not_comparable());
+  sum->set_errored(sum->errored() + n.errored());
+  sum->set_unmatched(sum->unmatched() + n.unmatched());
+}
+
+}  // namespace
+
+absl::StatusOr<v1::CompareManyResponse> ComparisonQueries::CompareMany(
+    const std::string& team, const v1::CompareManyRequest& req) {
+  std::vector<FieldViolation> bad;
+  CheckCompareMany(req, bad);
+  if (!bad.empty()) return InvalidArgumentWithFields(bad);
+  auto options = ResolveVerdictOptions(req.options());
+  if (!options.ok()) return options.status();
+  if (absl::Status s =
+          RequireFinished(team, req.baseline_collection_id(), "baseline_collection_id");
+      !s.ok()) {
+    return s;
+  }
+  for (int i = 0; i < req.candidate_collection_ids_size(); ++i) {
+    absl::Status s = RequireFinished(team, req.candidate_collection_ids(i),
+                                     absl::StrCat("candidate_collection_ids[", i, "]"));
+    if (!s.ok()) return s;
+  }
+  auto baseline = CollectionRounds(team, req.baseline_collection_id());
+  if (!baseline.ok()) return baseline.status();
+  v1::CompareManyResponse resp;
+  for (const std::string& id : req.candidate_collection_ids()) {
+    auto candidate = CollectionRounds(team, id);
+    if (!candidate.ok()) return candidate.status();
+    v1::CandidateComparison* c = resp.add_candidates();
+    c->set_candidate_collection_id(id);
+    *c->mutable_comparison() = CompareRoundSets(*baseline, *candidate, *options);
+    AddCounts(c->comparison().counts(), resp.mutable_counts());
+    if (resp.ByteSizeLong() > kMaxCompareManyBytes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("candidate_collection_ids: the comparisons of the first ",
+                       resp.candidates_size(), " candidates already pass ",
+                       kMaxCompareManyBytes >> 20, " MiB; compare fewer candidates per call"));
+    }
+  }
+  return resp;
+}
+
 absl::StatusOr<v1::GetGoldenReportResponse> ComparisonQueries::GetGoldenReport(
     const std::string& team, const v1::GetGoldenReportRequest& req) {
   if (req.collection_id().empty()) {
@@ -280,6 +353,11 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   resp.mutable_counts()->set_unmatched(0);
   resp.set_compared(all.counts().comparable());
   resp.set_baseline_description(pairs.description);
+  if (req.baseline_label().empty()) {
+    s = AddDrifts(team, pairs.candidates, TimeUtil::TimestampToMilliseconds(req.since()), *options,
+                  &resp);
+    if (!s.ok()) return s;
+  }
   return resp;
 }
 

@@ -27,12 +27,22 @@ class ComparisonQueries {
                                                           const v1::CompareRoundsRequest& req);
   absl::StatusOr<v1::CompareCollectionsResponse> CompareCollections(
       const std::string& team, const v1::CompareCollectionsRequest& req);
+  // CompareCollections of one baseline against each candidate; every bad
+  // field at once (candidate_collection_ids[i]); NOT_FOUND / FAILED_PRECONDITION
+  // for the first absent or unfinished collection, named.
+  absl::StatusOr<v1::CompareManyResponse> CompareMany(const std::string& team,
+                                                      const v1::CompareManyRequest& req);
   absl::StatusOr<v1::GetGoldenReportResponse> GetGoldenReport(
       const std::string& team, const v1::GetGoldenReportRequest& req);
   absl::StatusOr<v1::PinBaselineResponse> PinBaseline(const std::string& team,
                                                       const v1::PinBaselineRequest& req);
   absl::StatusOr<v1::ListRegressionsResponse> ListRegressions(
       const std::string& team, const v1::ListRegressionsRequest& req);
+
+  // ReadQueries::ListRounds, plus with req.changes the change points of each
+  // case's series (change_points.h; change_queries.cc).
+  absl::StatusOr<v1::ListRoundsResponse> ListRounds(const std::string& team,
+                                                    const v1::ListRoundsRequest& req);
 
   // Every round of a collection (with evidence, without evidence_json).
   absl::StatusOr<std::vector<v1::Round>> CollectionRounds(const std::string& team,
@@ -64,6 +74,12 @@ class ComparisonQueries {
   // Against the pinned baseline of req.baseline_label.
   absl::Status PinnedPairs(const std::string& team, const v1::ListRegressionsRequest& req,
                            RegressionPairs* pairs);
+  // The drifts of the candidates' cases (change_queries.cc): the newest
+  // kDriftWindowRounds rounds of each (operator, case), for at most
+  // kMaxDriftCases cases.
+  absl::Status AddDrifts(const std::string& team, const std::vector<v1::Round>& candidates,
+                         int64_t since_ms, const VerdictOptions& options,
+                         v1::ListRegressionsResponse* resp);
   // Against the newest rounds before req.since.
   absl::Status SincePairs(const std::string& team, const v1::ListRegressionsRequest& req,
                           RegressionPairs* pairs);

@@ -69,6 +69,10 @@ inline constexpr size_t kMaxSpecBytes = 1 << 20;
 // --- Other requests ---
 // Collection ids in requests ("c-" + 12 hex digits are issued).
 inline constexpr size_t kMaxCollectionIdBytes = 64;
+// Candidates of one CompareMany (each one a CompareCollections' work), and
+// the most its answer may weigh (under the 4 MiB default of gRPC clients).
+inline constexpr int kMaxCompareCandidates = 16;
+inline constexpr size_t kMaxCompareManyBytes = 3 << 20;
 // CancelCollectionRequest.reason.
 inline constexpr size_t kMaxCancelReasonBytes = 1024;
 // Label filters of ListCollections and ListRounds (count as kMaxLabels).

@@ -1,5 +1,6 @@
 #include "server/core/read_queries.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,15 @@ void CheckRoundRequest(const v1::ListRoundsRequest& req, std::vector<FieldViolat
   if (req.has_until()) CheckTimestamp(req.until(), "until", bad);
   if (req.page_size() < 0 || req.page_size() > kMaxRoundsPage) {
     bad.push_back({"page_size", absl::StrCat("0..", kMaxRoundsPage)});
+  }
+  if (req.changes() && req.metric().empty()) {
+    bad.push_back({"changes", "needs metric (the series whose change points to find)"});
+  }
+  if (!std::isfinite(req.min_change_pct()) || req.min_change_pct() < 0 ||
+      req.min_change_pct() > 1000) {
+    bad.push_back({"min_change_pct", "0..1000 percent"});
+  } else if (req.min_change_pct() != 0 && !req.changes()) {
+    bad.push_back({"min_change_pct", "only with changes"});
   }
 }
 

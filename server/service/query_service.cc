@@ -21,7 +21,7 @@ grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetR
 grpc::Status QueryServiceImpl::ListRounds(grpc::ServerContext* ctx,
                                           const v1::ListRoundsRequest* req,
                                           v1::ListRoundsResponse* resp) {
-  return Forward("ListRounds", ctx, reads_, &ReadQueries::ListRounds, req, resp);
+  return Forward("ListRounds", ctx, comparisons_, &ComparisonQueries::ListRounds, req, resp);
 }
 
 grpc::Status QueryServiceImpl::CompareRounds(grpc::ServerContext* ctx,
@@ -39,6 +39,15 @@ grpc::Status QueryServiceImpl::CompareCollections(grpc::ServerContext* ctx,
   grpc::Status s = Forward("CompareCollections", ctx, comparisons_,
                            &ComparisonQueries::CompareCollections, req, resp);
   if (s.ok()) sc_.metrics.CountVerdicts("compare_collections", resp->counts());
+  return s;
+}
+
+grpc::Status QueryServiceImpl::CompareMany(grpc::ServerContext* ctx,
+                                           const v1::CompareManyRequest* req,
+                                           v1::CompareManyResponse* resp) {
+  grpc::Status s =
+      Forward("CompareMany", ctx, comparisons_, &ComparisonQueries::CompareMany, req, resp);
+  if (s.ok()) sc_.metrics.CountVerdicts("compare_many", resp->counts());
   return s;
 }
 

@@ -27,6 +27,8 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   grpc::Status CompareCollections(grpc::ServerContext* ctx,
                                   const v1::CompareCollectionsRequest* req,
                                   v1::CompareCollectionsResponse* resp) override;
+  grpc::Status CompareMany(grpc::ServerContext* ctx, const v1::CompareManyRequest* req,
+                           v1::CompareManyResponse* resp) override;
   grpc::Status GetGoldenReport(grpc::ServerContext* ctx, const v1::GetGoldenReportRequest* req,
                                v1::GetGoldenReportResponse* resp) override;
   grpc::Status ListRegressions(grpc::ServerContext* ctx, const v1::ListRegressionsRequest* req,

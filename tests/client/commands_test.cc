@@ -280,7 +280,7 @@ TEST(RoundsTest, OfAnOperatorWithAMetricSeries) {
               ListRounds(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
       .WillOnce(Reply(reply));
   std::ostringstream out, err;
-  EXPECT_EQ(RunRounds(m.session(), "add", "p1", "", "duration", out, err), kExitOk);
+  EXPECT_EQ(RunRounds(m.session(), {"add", "p1", "", "duration"}, out, err), kExitOk);
   EXPECT_EQ(out.str(),
             "round  operator/case                  collection       soc                 kernel_us  "
             "bound        per-core (spread)      created\n"
@@ -289,13 +289,55 @@ TEST(RoundsTest, OfAnOperatorWithAMetricSeries) {
             "  series round 42 2027-01-15T08:00:00Z 12.5\n");
 }
 
+TEST(RoundsTest, ChangesAreAskedForAndPrintedOnePerLine) {
+  MockSession m;
+  auto req =
+      Proto<v1::ListRoundsRequest>(
+          R"pb(operator_name: "add"
+               metric: "duration"
+               page_size: 1000
+               changes: true
+               min_change_pct: 5)pb");
+  auto reply = Proto<v1::ListRoundsResponse>(R"pb(
+    changes {
+      case_id: "p1"
+      round_id: 57
+      at { seconds: 1800000000 }
+      before_median: 100
+      after_median: 115
+      change_pct: 15
+      p_value: 0.005
+      points_before: 12
+      points_after: 8
+    })pb");
+  EXPECT_CALL(m.queries(), ListRounds(_, EqualsProto(req), _)).WillOnce(Reply(reply));
+  std::ostringstream out, err;
+  RoundsArgs args{"add", "", "", "duration", true, 5};
+  EXPECT_EQ(RunRounds(m.session(), args, out, err), kExitOk);
+  EXPECT_NE(out.str().find("change p1 at round 57 (2027-01-15T08:00:00Z): median 100 -> 115 "
+                           "(+15.0 %), p=0.005, 12 points before, 8 from it\n"),
+            std::string::npos)
+      << out.str();
+}
+
+TEST(RoundsTest, NoChangePointsIsSaidAndChangesNeedAMetric) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), ListRounds(_, _, _))
+      .WillOnce(Reply(Proto<v1::ListRoundsResponse>(R"pb(series { round_id: 1 value: 2 })pb")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunRounds(m.session(), {"add", "", "", "duration", true}, out, err), kExitOk);
+  EXPECT_NE(out.str().find("no change points in 1 points\n"), std::string::npos) << out.str();
+  EXPECT_EQ(RunRounds(m.session(), {"add", "", "", "", true}, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("--changes needs --metric"), std::string::npos) << err.str();
+}
+
 TEST(RoundsTest, OfACollectionAsJson) {
   MockSession m(JsonConfig());
   auto req = Proto<v1::ListRoundsRequest>(R"pb(collection_id: "c-1" page_size: 1000)pb");
   auto reply = Proto<v1::ListRoundsResponse>(R"pb(rounds { id: 42 })pb");
   EXPECT_CALL(m.queries(), ListRounds(_, EqualsProto(req), _)).WillOnce(Reply(reply));
   std::ostringstream out, err;
-  ASSERT_EQ(RunRounds(m.session(), "", "", "c-1", "", out, err), kExitOk);
+  ASSERT_EQ(RunRounds(m.session(), {"", "", "c-1", ""}, out, err), kExitOk);
   const auto j = nlohmann::json::parse(out.str());
   ASSERT_TRUE(j["rounds"].is_array());
   EXPECT_EQ(j["rounds"][0]["id"], "42");
@@ -305,8 +347,8 @@ TEST(RoundsTest, OfACollectionAsJson) {
 TEST(RoundsTest, NeedsExactlyOneOfOperatorAndCollection) {
   MockSession m;  // no call either way
   std::ostringstream out, err;
-  EXPECT_EQ(RunRounds(m.session(), "", "", "", "", out, err), kExitUsage);
-  EXPECT_EQ(RunRounds(m.session(), "add", "", "c-1", "", out, err), kExitUsage);
+  EXPECT_EQ(RunRounds(m.session(), {}, out, err), kExitUsage);
+  EXPECT_EQ(RunRounds(m.session(), {"add", "", "c-1", ""}, out, err), kExitUsage);
   EXPECT_EQ(err.str(),
             "npuperf rounds: give an operator or --collection\n"
             "npuperf rounds: give an operator or --collection\n");

@@ -203,6 +203,66 @@ TEST(CompareTest, NothingComparableIsNoVerdict) {
   EXPECT_EQ(RunCompare(m.session(), "c-1", "c-2", {}, out, err), kExitNoVerdict);
 }
 
+TEST(CompareTest, SeveralCandidatesAreOneCompareManyCallWithTheExitCodeOfAll) {
+  MockSession m;
+  auto req = Proto<v1::CompareManyRequest>(R"pb(baseline_collection_id: "c-1"
+                                                candidate_collection_ids: "c-2"
+                                                candidate_collection_ids: "c-3"
+                                                options {})pb");
+  v1::CompareManyResponse reply;
+  auto* stable = reply.add_candidates();
+  stable->set_candidate_collection_id("c-2");
+  *stable->mutable_comparison() =
+      Proto<v1::CompareCollectionsResponse>(R"pb(counts { matched: 1 comparable: 1 stable: 1 })pb");
+  auto* slow = reply.add_candidates();
+  slow->set_candidate_collection_id("c-3");
+  *slow->mutable_comparison() = CollectionsReply();
+  *reply.mutable_counts() = Proto<v1::ComparisonCounts>(
+      R"pb(matched: 3 comparable: 3 regressed: 1 stable: 2 unmatched: 1)pb");
+  EXPECT_CALL(m.queries(),
+              CompareMany(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)), EqualsProto(req), _))
+      .WillOnce(Reply(reply));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompareMany(m.session(), "c-1", {"c-2", "c-3"}, {}, out, err), kExitRegressed);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("baseline c-1 -> candidate c-2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("baseline c-1 -> candidate c-3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("all candidates: 1 regressed, 0 improved, 2 stable / 3 comparable of 3 "
+                      "matched (0 insufficient, 0 not comparable, 0 errored, 1 unmatched) over 2 "
+                      "candidates\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(CompareTest, SeveralCandidatesAsJsonAndOneCandidateIsAPlainCompare) {
+  MockSession m(JsonConfig());
+  v1::CompareManyResponse reply;
+  reply.add_candidates()->set_candidate_collection_id("c-2");
+  reply.add_candidates()->set_candidate_collection_id("c-3");
+  *reply.mutable_counts() =
+      Proto<v1::ComparisonCounts>(R"pb(matched: 2 comparable: 2 stable: 2)pb");
+  EXPECT_CALL(m.queries(), CompareMany(_, _, _)).WillOnce(Reply(reply));
+  EXPECT_CALL(m.queries(), CompareCollections(_, _, _)).WillOnce(Reply(CollectionsReply()));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCompareMany(m.session(), "c-1", {"c-2", "c-3"}, {}, out, err), kExitOk);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["kind"], "many");
+  EXPECT_EQ(j["result"]["candidates"].size(), 2u);
+  EXPECT_EQ(j["result"]["candidates"][1]["candidate_collection_id"], "c-3");
+  std::ostringstream one;
+  EXPECT_EQ(RunCompareMany(m.session(), "c-1", {"c-2"}, {}, one, err), kExitRegressed);
+  EXPECT_EQ(nlohmann::json::parse(one.str())["kind"], "collections");
+}
+
+TEST(CompareTest, SeveralCandidatesMustBeCollections) {
+  MockSession m;  // no call
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompareMany(m.session(), "41", {"42", "43"}, {}, out, err), kExitUsage);
+  EXPECT_EQ(RunCompareMany(m.session(), "c-1", {"c-2", "43"}, {}, out, err), kExitUsage);
+  EXPECT_NE(err.str().find("several candidates need collection ids"), std::string::npos)
+      << err.str();
+}
+
 TEST(CompareTest, ARoundAgainstACollectionIsAUsageError) {
   MockSession m;  // no call
   std::ostringstream out, err;
@@ -258,6 +318,49 @@ TEST(RegressionsTest, SinceIsADurationBackFromTheClock) {
       "0 regressed / 2 comparable against the newest earlier rounds (0 regressed, 0 improved, "
       "2 stable / 2 comparable of 2 matched (0 insufficient, 0 not comparable, 0 errored, 0 "
       "unmatched))\n");
+}
+
+v1::ListRegressionsResponse DriftReply(bool began_in_window) {
+  auto r = Proto<v1::ListRegressionsResponse>(R"pb(
+    compared: 1
+    baseline_description: "newest rounds before 2027-01-14T08:00:00Z"
+    counts { matched: 1 comparable: 1 stable: 1 }
+    drifts {
+      operator_name: "add"
+      case_id: "p1"
+      began_round_id: 57
+      began_at { seconds: 1800000000 }
+      before_us: 100
+      after_us: 106.5
+      change_pct: 6.5
+      p_value: 0.005
+      rounds_since: 6
+    })pb");
+  r.mutable_drifts(0)->set_began_in_window(began_in_window);
+  return r;
+}
+
+TEST(RegressionsTest, ANewDriftIsPrintedAndExitsThreeAnOldOneIsPrintedOnly) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), ListRegressions(_, _, _))
+      .WillOnce(Reply(DriftReply(true)))
+      .WillOnce(Reply(DriftReply(false)))
+      .WillOnce(Reply(DriftReply(true)));
+  RegressionsArgs a;
+  a.since = "24h";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunRegressions(m.session(), a, out, err), kExitRegressed);
+  EXPECT_NE(out.str().find("drift add/p1: 100.000 -> 106.500 us (+6.5 %) since round 57 "
+                           "(2027-01-15T08:00:00Z), 6 rounds, p=0.005 NEW\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("; 1 drifted (1 new)\n"), std::string::npos) << out.str();
+  std::ostringstream old;
+  EXPECT_EQ(RunRegressions(m.session(), a, old, err), kExitOk);
+  EXPECT_NE(old.str().find("(began before the window)"), std::string::npos) << old.str();
+  a.verdict.fail_on = FailOn::kNever;
+  std::ostringstream never;
+  EXPECT_EQ(RunRegressions(m.session(), a, never, err), kExitOk);
 }
 
 TEST(RegressionsTest, AgainstAPinnedBaselinePrintsTheRegressedRowsAndExitsThree) {

@@ -116,6 +116,10 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cli.returncode, same.exit_code)
         self.assertIn(same.summary, cli.stdout.decode())
         self.assertAlmostEqual(same.geomean_ratio, 1.0, delta=0.05)
+        many = self.client.compare_many(self.base.id, [again.id])
+        self.assertEqual([v.summary for v in many], [same.summary])
+        with self.assertRaisesRegex(npuperf.InvalidArgumentError, r"candidate_collection_ids\[1\]"):
+            self.client.compare_many(self.base.id, [again.id, self.base.id])
         pinned = self.client.pin_baseline({"branch": "main"}, self.base.id)
         self.assertEqual((pinned.label, pinned.collection_id), ("branch=main", self.base.id))
         listing = self.client.regressions("branch=main", collection=again.id)

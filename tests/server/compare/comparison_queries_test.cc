@@ -3,6 +3,8 @@
 // the way agents make them: collection → claim → result.
 #include "server/compare/comparison_queries.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -13,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "server/core/limits.h"
 #include "server/core/scheduler.h"
 #include "server/store/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
@@ -193,6 +196,69 @@ TEST_P(ComparisonQueriesTest, CollectionsAndRounds) {
   EXPECT_EQ(golden->label(), kGoldenLabel);
 }
 
+TEST_P(ComparisonQueriesTest, CompareManyJudgesEachCandidateAsCompareCollectionsWould) {
+  AddCollection("base", {{"a", 100}, {"b", 100}}, {});
+  AddCollection("faster", {{"a", 80}, {"b", 100}}, {});
+  AddCollection("slower", {{"a", 100}, {"b", 125}}, {});
+  v1::CompareManyRequest req;
+  req.set_baseline_collection_id("base");
+  req.add_candidate_collection_ids("faster");
+  req.add_candidate_collection_ids("slower");
+  auto many = queries_->CompareMany("alpha", req);
+  ASSERT_TRUE(many.ok()) << many.status();
+  ASSERT_EQ(many->candidates_size(), 2);
+  for (int i = 0; i < 2; ++i) {
+    v1::CompareCollectionsRequest one;
+    one.set_baseline_collection_id("base");
+    one.set_candidate_collection_id(req.candidate_collection_ids(i));
+    auto pair = queries_->CompareCollections("alpha", one);
+    ASSERT_TRUE(pair.ok()) << pair.status();
+    EXPECT_EQ(many->candidates(i).candidate_collection_id(), req.candidate_collection_ids(i));
+    EXPECT_EQ(many->candidates(i).comparison().counts().SerializeAsString(),
+              pair->counts().SerializeAsString());
+    EXPECT_EQ(many->candidates(i).comparison().comparisons_size(), pair->comparisons_size());
+  }
+  EXPECT_EQ(many->candidates(0).comparison().counts().improved(), 1);
+  EXPECT_EQ(many->candidates(1).comparison().counts().regressed(), 1);
+  EXPECT_EQ(many->counts().matched(), 4);
+  EXPECT_EQ(many->counts().improved(), 1);
+  EXPECT_EQ(many->counts().regressed(), 1);
+  EXPECT_EQ(many->counts().stable(), 2);
+  EXPECT_TRUE(absl::IsNotFound(queries_->CompareMany("beta", req).status()));
+}
+
+TEST_P(ComparisonQueriesTest, CompareManyNamesEveryBadCandidate) {
+  AddCollection("base", {{"a", 100}}, {});
+  v1::CompareManyRequest req;
+  req.set_baseline_collection_id("base");
+  auto none = queries_->CompareMany("alpha", req);
+  ASSERT_TRUE(absl::IsInvalidArgument(none.status()));
+  EXPECT_TRUE(absl::StrContains(none.status().message(), "candidate_collection_ids"))
+      << none.status();
+  req.add_candidate_collection_ids("base");
+  req.add_candidate_collection_ids("x");
+  req.add_candidate_collection_ids("x");
+  req.add_candidate_collection_ids("");
+  auto bad = queries_->CompareMany("alpha", req);
+  ASSERT_TRUE(absl::IsInvalidArgument(bad.status()));
+  for (const char* field : {"candidate_collection_ids[0]", "candidate_collection_ids[2]",
+                            "candidate_collection_ids[3]"}) {
+    EXPECT_TRUE(absl::StrContains(bad.status().message(), field)) << field << " " << bad.status();
+  }
+  EXPECT_FALSE(absl::StrContains(bad.status().message(), "candidate_collection_ids[1]"));
+  v1::CompareManyRequest too_many;
+  too_many.set_baseline_collection_id("base");
+  for (int i = 0; i <= kMaxCompareCandidates; ++i) {
+    too_many.add_candidate_collection_ids(absl::StrCat("c", i));
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(queries_->CompareMany("alpha", too_many).status()));
+  v1::CompareManyRequest absent;
+  absent.set_baseline_collection_id("base");
+  absent.add_candidate_collection_ids("nope");
+  auto missing = queries_->CompareMany("alpha", absent);
+  EXPECT_TRUE(absl::IsNotFound(missing.status())) << missing.status();
+}
+
 TEST_P(ComparisonQueriesTest, PinningOrComparingAnUnfinishedCollectionIsFailedPrecondition) {
   AddCollection("done", {{"a", 100}}, {});
   ASSERT_TRUE(store_->InsertCollection(CollectionOf("running", {{"a", 100}}, {}, "alpha")).ok());
@@ -272,6 +338,124 @@ TEST_P(ComparisonQueriesTest, RegressionsSinceATimeUseTheNewestEarlierRound) {
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->regressions_size(), 0);
   EXPECT_EQ(out->compared(), 1);
+}
+
+// A slow drift: operator "a" at 100 us for twelve nights, then 1 % slower
+// each night for eight nights, "b" flat. Against yesterday every night is
+// STABLE (a 1 % move); the drift is reported with the round where it began.
+TEST_P(ComparisonQueriesTest, RegressionsSinceReportADriftWithTheRoundWhereItBegan) {
+  std::vector<int64_t> a_rounds;
+  std::vector<int64_t> night_ms;
+  for (int night = 0; night < 20; ++night) {
+    clock_.Advance(std::chrono::hours(24));
+    night_ms.push_back(NowMs());
+    const double a = night < 12 ? 100.0 : 100.0 * std::pow(1.01, night - 11);
+    a_rounds.push_back(
+        AddCollection(absl::StrCat("night-", night), {{"a", a}, {"b", 50}}, {})["a"]);
+  }
+  v1::ListRegressionsRequest req;
+  *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(night_ms.back());  // last night only
+  auto out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->regressions_size(), 0);  // +1 % against the night before: stable
+  ASSERT_EQ(out->drifts_size(), 1);
+  const v1::Drift& d = out->drifts(0);
+  EXPECT_EQ(d.operator_name(), "a");
+  EXPECT_EQ(d.case_id(), "p0");
+  const auto began = std::find(a_rounds.begin(), a_rounds.end(), d.began_round_id());
+  ASSERT_NE(began, a_rounds.end());
+  const auto night = began - a_rounds.begin();
+  EXPECT_GE(night, 12);  // within the ramp, never on the flat part
+  EXPECT_LE(night, 16);
+  EXPECT_GT(d.change_pct(), 2);
+  EXPECT_NEAR(d.before_us(), 100, 1.5);
+  EXPECT_EQ(d.rounds_since(), 20 - night);
+  EXPECT_FALSE(d.began_in_window());  // under way before last night: not new
+  EXPECT_EQ(out->drift_cases_unexamined(), 0);
+
+  *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(night_ms[10]);  // a wider window
+  out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->drifts_size(), 1);
+  EXPECT_TRUE(out->drifts(0).began_in_window());
+  EXPECT_EQ(queries_->ListRegressions("beta", req)->drifts_size(), 0);  // other team: nothing
+}
+
+// An improvement is no drift; a pinned baseline query looks at no series.
+TEST_P(ComparisonQueriesTest, AFasterStepIsNoDriftAndPinnedQueriesHaveNone) {
+  std::vector<int64_t> night_ms;
+  for (int night = 0; night < 16; ++night) {
+    clock_.Advance(std::chrono::hours(24));
+    night_ms.push_back(NowMs());
+    AddCollection(absl::StrCat("night-", night), {{"a", night < 8 ? 100.0 : 80.0}}, {});
+  }
+  v1::ListRegressionsRequest req;
+  *req.mutable_since() = TimeUtil::MillisecondsToTimestamp(night_ms[4]);
+  auto out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->drifts_size(), 0);
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("night-0");
+  ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+  v1::ListRegressionsRequest pinned;
+  pinned.set_baseline_label("branch=main");
+  out = queries_->ListRegressions("alpha", pinned);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->drifts_size(), 0);
+}
+
+// Twelve nightly rounds of operator "a" at 100 us, then eight at 115 us: the
+// change point is the first slow round, found on either backend.
+TEST_P(ComparisonQueriesTest, ListRoundsWithChangesFindsTheRoundWhereTheStepBegan) {
+  std::vector<int64_t> rounds;
+  for (int night = 0; night < 20; ++night) {
+    auto r = AddCollection(absl::StrCat("night-", night), {{"a", night < 12 ? 100.0 : 115.0}}, {});
+    rounds.push_back(r["a"]);
+  }
+  v1::ListRoundsRequest req;
+  req.set_operator_name("a");
+  req.set_metric("duration");
+  req.set_page_size(1000);
+  auto plain = queries_->ListRounds("alpha", req);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->series_size(), 20);
+  EXPECT_EQ(plain->changes_size(), 0);  // not asked
+
+  req.set_changes(true);
+  auto got = queries_->ListRounds("alpha", req);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->changes_size(), 1);
+  const v1::SeriesChange& c = got->changes(0);
+  EXPECT_EQ(c.case_id(), "p0");
+  EXPECT_EQ(c.round_id(), rounds[12]);
+  EXPECT_NEAR(c.change_pct(), 15, 3);
+  EXPECT_EQ(c.points_before(), 12);
+  EXPECT_EQ(c.points_after(), 8);
+  EXPECT_LE(c.p_value(), 0.01);
+
+  req.set_min_change_pct(20);  // a 15 % step is under a 20 % floor
+  EXPECT_EQ(queries_->ListRounds("alpha", req)->changes_size(), 0);
+  EXPECT_EQ(queries_->ListRounds("beta", req)->changes_size(), 0);  // another team sees none
+}
+
+TEST_P(ComparisonQueriesTest, ListRoundsChangesNeedAMetricAndASaneFloor) {
+  v1::ListRoundsRequest req;
+  req.set_operator_name("a");
+  req.set_changes(true);
+  auto got = queries_->ListRounds("alpha", req);
+  ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << got.status();
+  EXPECT_NE(got.status().message().find("changes"), std::string::npos) << got.status();
+  req.set_metric("duration");
+  for (double bad : {-1.0, 1001.0, std::nan("")}) {
+    req.set_min_change_pct(bad);
+    got = queries_->ListRounds("alpha", req);
+    ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << bad;
+    EXPECT_NE(got.status().message().find("min_change_pct"), std::string::npos) << got.status();
+  }
+  req.set_changes(false);
+  req.set_min_change_pct(5);
+  EXPECT_TRUE(absl::IsInvalidArgument(queries_->ListRounds("alpha", req).status()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ComparisonQueriesTest,
