@@ -289,8 +289,8 @@ struct Server {
 // probes that cannot speak the gRPC port's TLS (kubelet). 200 while serving,
 // 503 before and while draining; nothing else is on that port but /metrics.
 HttpReply HealthzReply(bool serving) {
-  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n"}
-                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n"};
+  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n", {}}
+                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n", {}};
 }
 
 // Drains at SIGTERM: health NOT_SERVING, refuse new work, wake every
@@ -322,9 +322,9 @@ int Serve(const ServerOptions& opt) {
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   if (!s.scheduler.artifacts().status().ok()) return Fail(s.scheduler.artifacts().status());
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
-  auto http = MetricsHttpServer::Start(opt.metrics_listen,
-                                       {s.registry, std::make_shared<ProcessCollector>()},
-                                       {{"/healthz", [&s] { return HealthzReply(s.serving); }}});
+  auto http = MetricsHttpServer::Start(
+      opt.metrics_listen, {s.registry, std::make_shared<ProcessCollector>()},
+      {{"/healthz", {[&s](const HttpRequest&) { return HealthzReply(s.serving); }}}});
   if (!http.ok()) {
     return Fail(
         absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
