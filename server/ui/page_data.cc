@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "report/report.h"
 #include "server/core/constants.h"
+#include "server/core/limits.h"
 #include "server/ui/ui_rules.h"
 #include "server/ui/ui_server.h"
 
@@ -199,9 +200,20 @@ absl::StatusOr<std::string> UiServer::ComparePage(const std::string& team, const
 absl::StatusOr<std::string> UiServer::HistoryPage(const std::string& team, const HttpRequest& req) {
   auto op = RequiredParam(req, "op");
   if (!op.ok()) return op.status();
+  const std::string* case_param = req.Param("case");
+  // Checked here so that the message names the page's parameters, not
+  // ListRounds' fields.
+  if (op->size() > kMaxOperatorNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("op: longer than ", kMaxOperatorNameBytes, " bytes"));
+  }
+  if (case_param != nullptr && case_param->size() > kMaxCaseIdBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("case: longer than ", kMaxCaseIdBytes, " bytes"));
+  }
   v1::ListRoundsRequest list;
   list.set_operator_name(*op);
-  if (const std::string* c = req.Param("case"); c != nullptr) list.set_case_id(*c);
+  if (case_param != nullptr) list.set_case_id(*case_param);
   auto rounds = AllRounds(team, list);
   if (!rounds.ok()) return rounds.status();
   std::map<std::string, Rounds> by_case;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/match.h"
+#include "server/core/limits.h"
 #include "server/ui/ui_server.h"
 #include "tests/server/ui/ui_fixture.h"
 
@@ -229,6 +230,12 @@ TEST_F(UiTest, BadParametersAre400NamingThem) {
   auto history = Get("/ui/history", cookie);
   EXPECT_EQ(history.status, 400);
   EXPECT_TRUE(Has(history.body, "op: missing"));
+  auto long_op = Get("/ui/history?op=" + std::string(kMaxOperatorNameBytes + 1, 'o'), cookie);
+  EXPECT_EQ(long_op.status, 400);
+  EXPECT_TRUE(Has(long_op.body, "op: longer than"));
+  auto long_case = Get("/ui/history?op=op&case=" + std::string(kMaxCaseIdBytes + 1, 'c'), cookie);
+  EXPECT_EQ(long_case.status, 400);
+  EXPECT_TRUE(Has(long_case.body, "case: longer than"));
 }
 
 TEST_F(UiTest, EveryReplyCarriesTheSecurityHeaders) {
