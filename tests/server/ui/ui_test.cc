@@ -147,6 +147,14 @@ TEST_F(UiTest, WithoutASessionPagesRedirectToTheLoginForm) {
   EXPECT_EQ(Get("/ui/", "npuperf_session=short").status, 303);
 }
 
+TEST_F(UiTest, LoginFormEscapesItsNext) {
+  auto form = Get("/ui/login?next=%2Fui%2F%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E");
+  EXPECT_EQ(form.status, 200);
+  EXPECT_FALSE(Has(form.body, "<script>"));
+  EXPECT_TRUE(Has(form.body, "value=\"/ui/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""))
+      << form.body;
+}
+
 TEST_F(UiTest, ExpiredSessionRedirectsToLogin) {
   const std::string cookie = LogIn();
   ASSERT_FALSE(cookie.empty());
