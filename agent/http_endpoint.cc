@@ -9,10 +9,10 @@ absl::StatusOr<std::unique_ptr<HttpEndpoint>> HttpEndpoint::Start(
     std::function<HealthReport()> health) {
   auto http = MetricsHttpServer::Start(
       listen, {std::move(registry), std::make_shared<ProcessCollector>()},
-      {{"/healthz", [health = std::move(health)] {
+      {{"/healthz", {[health = std::move(health)](const HttpRequest&) {
           const HealthReport r = health();
-          return HttpReply{r.http_status, "application/json", r.json + "\n"};
-        }}});
+          return HttpReply{r.http_status, "application/json", r.json + "\n", {}};
+        }}}});
   if (!http.ok()) return http.status();
   return std::unique_ptr<HttpEndpoint>(new HttpEndpoint(*std::move(http)));
 }

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "npuperf/v1/collection.pb.h"
@@ -62,5 +64,23 @@ std::string RenderHistoryPage(const HistoryPage& page);
 
 // "IMPROVED", "REGRESSED", ... (the enum name without VERDICT_).
 std::string VerdictText(v1::Verdict v);
+
+// ---- In the browser (the server's /ui pages, server/ui/) ----
+
+// The team's start page: its newest collections and rounds, each linked
+// to its /ui page, and a form that opens /ui/compare.
+std::string RenderIndexPage(const std::string& team, const std::vector<v1::Collection>& collections,
+                            const std::vector<v1::Round>& rounds);
+// The login form (POST /ui/login: token, next); error is shown when set.
+// next is the local /ui path to return to (the caller checked it).
+std::string RenderLoginPage(const std::string& next, const std::string& error);
+// `page` with a navigation bar (the links, then a logout button) before its
+// heading. hrefs are local paths the caller built (escaped here).
+std::string WithNav(std::string page,
+                    const std::vector<std::pair<std::string, std::string>>& links);
+// <a href="href">text</a>, both escaped.
+std::string Link(std::string_view href, std::string_view text);
+// Percent-encodes every byte but [A-Za-z0-9-._~]: for query values in links.
+std::string UrlComponent(std::string_view text);
 
 }  // namespace npuperf::report

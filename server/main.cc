@@ -40,6 +40,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "prometheus/registry.h"
+#include "server/core/artifact_rules.h"
 #include "server/core/bundle_upload.h"
 #include "server/core/constants.h"
 #include "server/core/reaper.h"
@@ -62,9 +63,9 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
-constexpr const char* kFeatures[] = {"watch",         "bundle_upload", "golden_report", "baselines",
-                                     "regressions",   "lease_secrets", "discovery",     "artifacts",
-                                     "change_points", "compare_many"};
+constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
+                                     "regressions", "lease_secrets", "discovery",     "artifacts",
+                                     "ui",          "change_points", "compare_many"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
@@ -254,6 +255,14 @@ int AwaitStopSignal() {
   return sig;
 }
 
+// The web pages' options: the cookie is Secure with --ui-secure-cookie and
+// whenever TLS is configured.
+ui::UiOptions UiOptionsOf(const ServerOptions& opt) {
+  ui::UiOptions o = opt.ui;
+  o.secure_cookie = o.secure_cookie || !opt.tls_cert.empty();
+  return o;
+}
+
 // The domain objects and adapters of one serving process, built over an
 // open store; the members are destroyed in reverse order.
 struct Server {
@@ -269,7 +278,8 @@ struct Server {
         agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
                AgentCertPolicy{opt.require_agent_cert}),
         queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
-                &scheduler.artifacts()) {}
+                &scheduler.artifacts()),
+        ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 
   std::shared_ptr<prometheus::Registry> registry;
   ServerMetrics metrics;
@@ -284,14 +294,27 @@ struct Server {
   CollectionServiceImpl collections;
   AgentServiceImpl agents;
   QueryServiceImpl queries;
+  ui::UiServer ui;
 };
 
 // GET /healthz on the metrics port: the gRPC health in plain HTTP, for
 // probes that cannot speak the gRPC port's TLS (kubelet). 200 while serving,
 // 503 before and while draining; nothing else is on that port but /metrics.
 HttpReply HealthzReply(bool serving) {
-  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n"}
-                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n"};
+  return serving ? HttpReply{200, "application/json", "{\"status\":\"SERVING\"}\n", {}}
+                 : HttpReply{503, "application/json", "{\"status\":\"NOT_SERVING\"}\n", {}};
+}
+
+// The routes of the metrics port besides /metrics: /healthz, and /ui
+// unless --no-ui.
+std::map<std::string, HttpRoute> HttpRoutes(Server& s, const ServerOptions& opt) {
+  std::map<std::string, HttpRoute> routes;
+  routes["/healthz"].handler = [&s](const HttpRequest&) { return HealthzReply(s.serving); };
+  if (opt.ui_enabled) {
+    routes["/ui"] = HttpRoute{[&s](const HttpRequest& req) { return s.ui.Handle(req); },
+                              /*accepts_post=*/true};
+  }
+  return routes;
 }
 
 // Drains at SIGTERM: health NOT_SERVING, refuse new work, wake every
@@ -323,9 +346,8 @@ int Serve(const ServerOptions& opt) {
   Server s(**store, clock, opt, *std::move(tokens), *safety);
   if (!s.scheduler.artifacts().status().ok()) return Fail(s.scheduler.artifacts().status());
   s.metrics.plaintext_listener.Set(safety->plaintext_exposed ? 1 : 0);
-  auto http = MetricsHttpServer::Start(opt.metrics_listen,
-                                       {s.registry, std::make_shared<ProcessCollector>()},
-                                       {{"/healthz", [&s] { return HealthzReply(s.serving); }}});
+  auto http = MetricsHttpServer::Start(
+      opt.metrics_listen, {s.registry, std::make_shared<ProcessCollector>()}, HttpRoutes(s, opt));
   if (!http.ok()) {
     return Fail(
         absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
@@ -410,6 +432,9 @@ struct DurationFlags {
   std::string artifact_dir;
   int64_t max_artifact_mib = 0;
   int64_t artifact_quota_mib = 0;
+  bool no_ui = false;
+  std::string ui_session_ttl = "12h";
+  std::vector<std::string> artifact_retention_teams;
 };
 
 // Artifacts (docs/operations.md, "Artifacts").
@@ -431,6 +456,13 @@ void AddArtifactFlags(CLI::App& app, DurationFlags& ms, const ArtifactOptions& a
                  "artifact bytes one team may store (0: no quota)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  app.add_option("--artifact-retention-team", ms.artifact_retention_teams,
+                 "TEAM=AGE[,QUOTA_MIB]: one team's own retention (or never) and quota "
+                 "(repeatable; overrides --artifact-retention and --artifact-quota-mib)")
+      ->check([](const std::string& text) {
+        auto p = ParseTeamArtifactPolicy(text);
+        return p.ok() ? std::string() : std::string(p.status().message());
+      });
   app.add_option("--artifact-retention", ms.artifact_retention,
                  "artifacts older than this are deleted unless a pinned baseline needs them "
                  "(<n>s|m|h|d, or never)")
@@ -492,6 +524,21 @@ void AddTlsFlags(CLI::App& app, ServerOptions& opt) {
       ->needs(client_ca);
 }
 
+// The web pages (docs/reports.md, "In the browser").
+void AddUiFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
+  app.add_flag("--no-ui", ms.no_ui, "serve no web pages (/ui) on the metrics port");
+  app.add_option("--ui-session-ttl", ms.ui_session_ttl,
+                 "how long a web-page login lasts (<n>s|m|h|d)")
+      ->capture_default_str()
+      ->check([](const std::string& text) {
+        auto d = ParseDurationText(text);
+        if (!d.ok()) return std::string(d.status().message());
+        return d->count() >= 60'000 ? std::string() : std::string("must be at least 1m");
+      });
+  app.add_flag("--ui-secure-cookie", opt.ui.secure_cookie,
+               "mark the session cookie Secure (also when --tls-cert is set; for an HTTPS proxy)");
+}
+
 void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   app.add_option("--listen", opt.listen, "gRPC HOST:PORT (port 0: pick a free one)")
       ->capture_default_str();
@@ -520,6 +567,7 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
         auto d = ParseDurationText(text);
         return d.ok() ? std::string() : std::string(d.status().message());
       });
+  AddUiFlags(app, opt, ms);
   app.add_option("--max-jobs-per-collection", opt.scheduler.limits.max_jobs_per_collection,
                  "jobs one collection may expand into")
       ->check(CLI::Range(1, 1'000'000))
@@ -537,6 +585,8 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
   opt.scheduler.bundles.retention = std::chrono::hours(ms.retention_hours);
   opt.scheduler.bundles.upload_dir = ms.upload_dir;
+  opt.ui_enabled = !ms.no_ui;
+  opt.ui.session_ttl = ParseDurationText(ms.ui_session_ttl).value();  // checked
   ArtifactOptions& a = opt.scheduler.artifacts;
   a.dir = ArtifactDirFor(ms.artifact_dir, opt.db);
   a.max_bytes = ms.max_artifact_mib << 20;
@@ -576,6 +626,12 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
     // CLI11's message naming it on stderr.
     return app.exit(e) == 0 ? 0 : 2;
   }
+  auto teams = ParseTeamArtifactPolicies(ms.artifact_retention_teams);
+  if (!teams.ok()) {
+    std::cerr << "npuperf-server: " << teams.status().message() << "\n";
+    return 2;
+  }
+  cmd->options.scheduler.artifacts.teams = *std::move(teams);
   ApplyDurations(ms, cmd->options);
   if (migrate->parsed()) {
     cmd->action = Command::Action::kMigrate;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "server/core/scheduler.h"
+#include "server/ui/ui_server.h"
 
 namespace npuperf::server {
 
@@ -52,6 +53,12 @@ struct ServerOptions {
   // Grace for in-flight RPCs at SIGTERM. Default: 10 s.
   std::chrono::milliseconds shutdown_grace{10'000};
   SchedulerOptions scheduler;
+  // The read-only web pages at /ui on the metrics port (--no-ui turns them
+  // off). Default: on.
+  bool ui_enabled = true;
+  // Their sessions and cookie (--ui-session-ttl, --ui-secure-cookie; the
+  // cookie is Secure also when --tls-cert is set).
+  ui::UiOptions ui;
 };
 
 }  // namespace npuperf::server

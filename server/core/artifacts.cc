@@ -109,6 +109,7 @@ absl::StatusOr<v1::UploadArtifactResponse> Artifacts::Upload(const v1::ArtifactH
   a.sha256 = header.sha256();
   a.size_bytes = header.size_bytes();
   a.quota_bytes = options_.quota_bytes;
+  a.team_quota_bytes = TeamArtifactQuotas(options_.teams);
   a.now_ms = NowMs();
   absl::StatusOr<ArtifactTarget> t = Admit(a);
   if (!t.ok()) return t.status();
@@ -173,12 +174,10 @@ absl::Status Artifacts::Download(const std::string& team, const v1::DownloadArti
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> Artifacts::Sweep() {
-  if (!files_ || options_.retention.count() <= 0) return 0;
-  const int64_t cutoff = ToUnixMillis(clock_.SystemNow() - options_.retention);
+absl::StatusOr<int64_t> Artifacts::SweepPass(const ArtifactSweepPass& pass) {
   int64_t deleted = 0;
   for (;;) {
-    auto swept = store_.SweepArtifacts(cutoff, kSweepBatch);
+    auto swept = store_.SweepArtifacts(pass.created_before_ms, kSweepBatch, pass.scope);
     if (!swept.ok()) return swept.status();
     int64_t bytes = 0;
     for (const ArtifactRecord& r : swept->deleted) bytes += r.size_bytes;
@@ -190,6 +189,18 @@ absl::StatusOr<int64_t> Artifacts::Sweep() {
     metrics_.artifact_bytes_swept.Increment(static_cast<double>(bytes));
     deleted += n;
     if (n < kSweepBatch) break;
+  }
+  return deleted;
+}
+
+absl::StatusOr<int64_t> Artifacts::Sweep() {
+  if (!files_) return 0;
+  int64_t deleted = 0;
+  for (const ArtifactSweepPass& pass :
+       PlanArtifactSweep(options_.retention, options_.teams, NowMs())) {
+    auto n = SweepPass(pass);
+    if (!n.ok()) return n.status();
+    deleted += *n;
   }
   if (deleted > 0) LogInfo("artifacts", absl::StrCat("sweep: ", deleted, " artifacts deleted"));
   return deleted;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/core/artifact_files.h"
+#include "server/core/artifact_rules.h"
 #include "server/core/bundles.h"
 #include "server/core/metrics.h"
 #include "server/store/store.h"
@@ -33,6 +35,10 @@ struct ArtifactOptions {
   // baseline references their round; 0: kept until deleted by hand.
   // Default: 30 days.
   std::chrono::milliseconds retention{std::chrono::hours(24 * 30)};
+  // Teams with a retention and quota of their own (--artifact-retention-team,
+  // artifact_rules.h), replacing retention and quota_bytes for them.
+  // Default: none.
+  std::map<std::string, TeamArtifactPolicy> teams;
   // Artifact uploads in progress at once, in total and per agent. Default:
   // 4 and 1.
   int max_uploads = 4;
@@ -80,15 +86,18 @@ class Artifacts {
   absl::Status Download(const std::string& team, const v1::DownloadArtifactRequest& req,
                         const Bundles::DownloadSink& emit);
 
-  // One retention pass (the reaper's): deletes the artifacts older than the
-  // retention that no pinned baseline needs, then the files no row
-  // references any more. A no-op when retention is 0 or artifacts are off.
+  // One retention run (the reaper's): deletes the artifacts older than
+  // their team's retention (its own, else the default) that no pinned
+  // baseline needs, then the files no row references any more
+  // (artifact_rules.h PlanArtifactSweep). A no-op when artifacts are off.
   absl::StatusOr<int64_t> Sweep();
 
  private:
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
   // The header's checks and the store's decision (no byte read yet).
   absl::StatusOr<ArtifactTarget> Admit(const NewArtifact& a);
+  // One pass of a retention run, in batches of kSweepBatch rows.
+  absl::StatusOr<int64_t> SweepPass(const ArtifactSweepPass& pass);
   // Streams the rest of the upload into a file under the artifact
   // directory and renames it into place once checked.
   absl::Status Receive(const NewArtifact& a, const ReadMessage& read);

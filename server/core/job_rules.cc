@@ -201,4 +201,16 @@ void AddSpecBundles(const std::string& team, const v1::CollectionSpec& spec,
   for (const auto& op : spec.operators()) out->emplace(team, op.bundle_sha256());
 }
 
+absl::Status CheckArtifactQuota(const NewArtifact& a, const std::string& team,
+                                int64_t stored_bytes) {
+  const auto own = a.team_quota_bytes.find(team);
+  const bool team_flag = own != a.team_quota_bytes.end();
+  const int64_t quota = team_flag ? own->second : a.quota_bytes;
+  if (quota <= 0 || stored_bytes + a.size_bytes <= quota) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrCat("team ", team, " stores ", stored_bytes, " bytes of artifacts; this one (",
+                   a.size_bytes, " bytes) would pass its quota of ", quota, " bytes (",
+                   team_flag ? "--artifact-retention-team" : "--artifact-quota-mib", ")"));
+}
+
 }  // namespace npuperf::server

@@ -79,6 +79,14 @@ std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRe
 std::optional<AgentRefusal> CheckArtifactLease(const LeaseFacts& job, const AttemptRef& ref,
                                                const std::string& agent_id);
 
+// The artifact quota rule both backends apply at CheckArtifact and
+// AttachArtifact: the team's quota is its own (a.team_quota_bytes, from
+// --artifact-retention-team) or else a.quota_bytes (0: none); the bytes it
+// stores plus a.size_bytes must not pass it. RESOURCE_EXHAUSTED naming the
+// team, the bytes, the quota and the flag that set it.
+absl::Status CheckArtifactQuota(const NewArtifact& a, const std::string& team,
+                                int64_t stored_bytes);
+
 // The refusal as a status: NOT_FOUND (unknown agent or job),
 // FAILED_PRECONDITION (stale lease), PERMISSION_DENIED (wrong host, foreign
 // agent, bad secret, certificate mismatch), UNAUTHENTICATED (no client

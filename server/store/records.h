@@ -149,6 +149,9 @@ struct NewArtifact {
   std::string sha256;
   int64_t size_bytes = 0;
   int64_t quota_bytes = 0;  // the team's artifact quota; 0: none
+  // Per-team quotas that replace quota_bytes for those teams
+  // (--artifact-retention-team; 0: none). job_rules.h ArtifactQuotaOf.
+  std::map<std::string, int64_t> team_quota_bytes;
   int64_t now_ms = 0;
 };
 
@@ -159,6 +162,14 @@ struct ArtifactTarget {
   std::string team;
   bool already_present = false;
   int64_t created_ms = 0;  // when already_present: when it was stored
+};
+
+// Which teams one SweepArtifacts pass covers: only `team` when it is set,
+// else every team but those in `except` (the teams with a retention of
+// their own).
+struct ArtifactSweepScope {
+  std::string team;
+  std::vector<std::string> except;
 };
 
 // What one SweepArtifacts pass removed.

@@ -33,6 +33,30 @@ std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys)
   return hex;
 }
 
+std::string JsonStringArray(const std::vector<std::string>& names) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "[";
+  for (const std::string& n : names) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (const char c : n) {
+      const auto b = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (b < 0x20) {
+        out += "\\u00";
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
+  }
+  return out + "]";
+}
+
 absl::StatusOr<std::string> Store::GetBundle(const std::string& sha256) {
   std::string content;
   for (int32_t i = 0;; ++i) {

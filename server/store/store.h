@@ -34,6 +34,11 @@ using ClaimChooser = std::function<std::optional<std::pair<size_t, size_t>>(
 // array literal, which they need no quoting in.
 std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys);
 
+// `names` as a JSON array of strings (both backends expand it with their
+// JSON functions: json_each, jsonb_array_elements_text), so a list of
+// tenant-chosen names is one bound parameter, never spliced SQL.
+std::string JsonStringArray(const std::vector<std::string>& names);
+
 // Where every durable fact of the server lives (style.md §4, seam 1).
 // Methods are domain operations; each is atomic. Exceptions never leave a
 // Store: backend errors become statuses (R3): busy/serialization ->
@@ -51,6 +56,20 @@ class Store {
 
   // How many tokens the database holds (auth is on whenever any exists).
   virtual absl::StatusOr<int64_t> CountTokens() = 0;
+
+  // Browser sessions of the web pages (server/ui/): keyed by the sha256 hex
+  // of the cookie's random id (the id itself is never stored). A session is
+  // live while now_ms < expires_ms.
+  virtual absl::Status InsertUiSession(const std::string& id_sha256, const std::string& team,
+                                       int64_t created_ms, int64_t expires_ms) = 0;
+  // The team of a live session; NOT_FOUND when unknown or expired (an
+  // expired one is deleted).
+  virtual absl::StatusOr<std::string> LookupUiSession(const std::string& id_sha256,
+                                                      int64_t now_ms) = 0;
+  // Logout; deleting an unknown session is OK (idempotent).
+  virtual absl::Status DeleteUiSession(const std::string& id_sha256) = 0;
+  // Deletes every session expired at now_ms; returns how many.
+  virtual absl::StatusOr<int64_t> DeleteExpiredUiSessions(int64_t now_ms) = 0;
 
   // Bundles: the content is stored once per sha256 (deduplicated, in
   // chunks), and owned by every team that uploaded it; a team sees only the
@@ -105,12 +124,12 @@ class Store {
                                                                     int64_t round_id) = 0;
   // Whether any artifact row references sha256 (before its file is deleted).
   virtual absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) = 0;
-  // Deletes at most `limit` artifact rows created before created_before_ms
-  // whose round no pinned baseline references (a round baseline, or a
-  // collection baseline of the round's collection); returns them and the
-  // digests no row references any more.
-  virtual absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms,
-                                                       int32_t limit) = 0;
+  // Deletes at most `limit` artifact rows of the teams in `scope` created
+  // before created_before_ms whose round no pinned baseline references (a
+  // round baseline, or a collection baseline of the round's collection);
+  // returns them and the digests no row references any more.
+  virtual absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit,
+                                                       const ArtifactSweepScope& scope) = 0;
 
   // Creates a collection and its jobs, or returns the collection created
   // earlier with the same (team, idempotency key) and created=false.

@@ -165,6 +165,29 @@ TEST(ServerTlsTest, TlsClientsConnectAndPlaintextClientsFail) {
   EXPECT_EQ(c.server->Stop(), 0);
 }
 
+// The web pages (/ui, issue 19) are on the metrics port of the real binary:
+// without a session a page redirects to the login form, which answers 200;
+// --no-ui leaves the port with /metrics and /healthz only.
+TEST(ServerHealthTest, UiIsOnTheMetricsPortUnlessNoUi) {
+  Cluster c;
+  c.Start("");
+  auto page = HttpGetResponse(c.metrics_address, "/ui/");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(page->status, 303) << page->body;
+  auto login = HttpGetResponse(c.metrics_address, "/ui/login");
+  ASSERT_TRUE(login.ok()) << login.status();
+  EXPECT_EQ(login->status, 200);
+  EXPECT_NE(login->body.find("data-page=\"login\""), std::string::npos) << login->body;
+  EXPECT_EQ(c.server->Stop(), 0);
+
+  Cluster off;
+  off.Start("", {"--no-ui"});
+  auto none = HttpGetResponse(off.metrics_address, "/ui/login");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->status, 404);
+  EXPECT_EQ(off.server->Stop(), 0);
+}
+
 // GET /healthz on the metrics port mirrors the gRPC health for probes that
 // cannot speak the gRPC port's TLS: 200 SERVING, 503 NOT_SERVING while
 // draining. The port serves nothing else but /metrics (no gRPC).

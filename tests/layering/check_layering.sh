@@ -9,7 +9,8 @@
 #  - evidence/: never gRPC; SQLite only in the sample-db reader.
 #  - server/ and agent/ never include each other.
 #  - report/ (the HTML pages) is pure: the generated messages and evidence/ only; no gRPC, no
-#    database, no binary's code, no common/, no file or stream I/O; only client/ includes it.
+#    database, no binary's code, no common/, no file or stream I/O; only client/ and the server's
+#    web pages (server/ui/, which include no backend and no service) include it.
 #  - time: only common/clock.* reads a clock (std::chrono::*_clock::now, absl::Now) or sleeps, in
 #    production code and tests alike (tests take a FakeClock, or a RealClock where real processes run).
 set -u
@@ -46,7 +47,10 @@ violations '#include "(server|agent|client|common|sim)/' report '^$' \
   "report/ includes a binary's code or common/ (it renders messages; the caller fetches them)"
 violations 'std::(cout|cerr|ofstream|ifstream|fstream)|fopen\(|#include <(fstream|iostream)>' report '^$' \
   "I/O in report/ (it returns strings)"
-violations '#include "report/' server '^$' "server/ includes report/ (the CLI renders the pages)"
+violations '#include "report/' server '/server/ui/' \
+  "server/ includes report/ outside server/ui/ (the CLI and the web pages render the pages)"
+violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/ui '^$' \
+  "server/ui includes a backend or a service"
 violations '#include "report/' evidence '^$' "evidence/ includes report/"
 clock='[a-z_]*clock::now|[A-Z][A-Za-z]*::now\(\)|absl::Now\(|absl::SleepFor|sleep_for\(|usleep\(|[^_a-z]sleep\('
 for dir in common server agent client evidence report sim tests; do

@@ -45,11 +45,7 @@ absl::StatusOr<ArtifactTarget> Decide(pqxx::work& tx, const NewArtifact& a, bool
     return t;
   }
   const auto bytes = tx.exec_prepared("artifact_team_bytes", t.team)[0][0].as<int64_t>();
-  if (a.quota_bytes > 0 && bytes + a.size_bytes > a.quota_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "team ", t.team, " stores ", bytes, " bytes of artifacts; this one (", a.size_bytes,
-        " bytes) would pass its quota of ", a.quota_bytes, " bytes (--artifact-quota-mib)"));
-  }
+  if (auto s = CheckArtifactQuota(a, t.team, bytes); !s.ok()) return s;
   return t;
 }
 
@@ -91,11 +87,13 @@ absl::StatusOr<bool> PostgresStore::ArtifactReferenced(const std::string& sha256
 }
 
 absl::StatusOr<ArtifactSweep> PostgresStore::SweepArtifacts(int64_t created_before_ms,
-                                                            int32_t limit) {
+                                                            int32_t limit,
+                                                            const ArtifactSweepScope& scope) {
   return pool_->Run("sweep artifacts", [&](pqxx::work& tx) -> absl::StatusOr<ArtifactSweep> {
     ArtifactSweep out;
     std::set<std::string> digests;
-    for (const auto& row : tx.exec_prepared("artifact_sweep", created_before_ms, limit)) {
+    for (const auto& row : tx.exec_prepared("artifact_sweep", created_before_ms, limit, scope.team,
+                                            JsonStringArray(scope.except))) {
       out.deleted.push_back(ArtifactOf(row));
       digests.insert(out.deleted.back().sha256);
     }

@@ -129,6 +129,42 @@ absl::StatusOr<int64_t> PostgresStore::CountTokens() {
   });
 }
 
+absl::Status PostgresStore::InsertUiSession(const std::string& id_sha256, const std::string& team,
+                                            int64_t created_ms, int64_t expires_ms) {
+  return pool_->Run("insert ui session", [&](pqxx::work& tx) -> absl::Status {
+    tx.exec_prepared("ui_session_insert", id_sha256, team, created_ms, expires_ms);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::string> PostgresStore::LookupUiSession(const std::string& id_sha256,
+                                                           int64_t now_ms) {
+  // Autocommit: the deletion of an expired session stands although the
+  // answer is NOT_FOUND (a rolled-back transaction would undo it).
+  return pool_->RunAutocommit("lookup ui session",
+                              [&](pqxx::nontransaction& tx) -> absl::StatusOr<std::string> {
+                                auto r = tx.exec_prepared("ui_session_lookup", id_sha256);
+                                if (r.empty()) return absl::NotFoundError("unknown session");
+                                if (now_ms < r[0][1].as<int64_t>())
+                                  return r[0][0].as<std::string>();
+                                tx.exec_prepared("ui_session_delete", id_sha256);
+                                return absl::NotFoundError("session expired");
+                              });
+}
+
+absl::Status PostgresStore::DeleteUiSession(const std::string& id_sha256) {
+  return pool_->Run("delete ui session", [&](pqxx::work& tx) -> absl::Status {
+    tx.exec_prepared("ui_session_delete", id_sha256);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<int64_t> PostgresStore::DeleteExpiredUiSessions(int64_t now_ms) {
+  return pool_->Run("delete expired ui sessions", [&](pqxx::work& tx) -> absl::StatusOr<int64_t> {
+    return static_cast<int64_t>(tx.exec_prepared("ui_session_sweep", now_ms).affected_rows());
+  });
+}
+
 absl::StatusOr<std::pair<v1::Collection, bool>> PostgresStore::InsertCollection(
     const NewCollection& c) {
   return pool_->Run("insert collection", [&](pqxx::work& tx) {

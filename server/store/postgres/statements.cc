@@ -40,6 +40,11 @@ constexpr Statement kStatements[] = {
     {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
     {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
     {"token_count", "SELECT COUNT(*) FROM tokens"},
+    {"ui_session_insert",
+     "INSERT INTO ui_sessions (id_sha256, team, created_ms, expires_ms) VALUES ($1, $2, $3, $4)"},
+    {"ui_session_lookup", "SELECT team, expires_ms FROM ui_sessions WHERE id_sha256 = $1"},
+    {"ui_session_delete", "DELETE FROM ui_sessions WHERE id_sha256 = $1"},
+    {"ui_session_sweep", "DELETE FROM ui_sessions WHERE expires_ms <= $1"},
     // Bundles (migration 0006): content in chunks, ownership per team. A
     // team's uploads are serialized by an advisory lock on its name, so its
     // quota check sees every earlier upload of the team.
@@ -334,6 +339,8 @@ constexpr Statement kStatements[] = {
      "DELETE FROM artifacts d USING (SELECT a.round_id, a.sha256 FROM artifacts a JOIN rounds r "
      "ON r.id = a.round_id WHERE a.created_ms < $1 AND NOT EXISTS (SELECT 1 FROM baselines b "
      "WHERE b.team = a.team AND (b.round_id = a.round_id OR b.collection_id = r.collection_id)) "
+     "AND ($3 = '' OR a.team = $3) AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text("
+     "$4::jsonb) e(team) WHERE e.team = a.team) "
      "ORDER BY a.created_ms, a.round_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED) old WHERE "
      "d.round_id = old.round_id AND d.sha256 = old.sha256 RETURNING d.round_id, d.team, d.name, "
      "d.sha256, d.size_bytes, d.created_ms"},

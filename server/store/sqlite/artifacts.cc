@@ -51,11 +51,7 @@ absl::StatusOr<ArtifactTarget> SqliteStore::DecideArtifact(const NewArtifact& a)
   used.bind(1, t.team);
   used.executeStep();
   const int64_t bytes = used.getColumn(0).getInt64();
-  if (a.quota_bytes > 0 && bytes + a.size_bytes > a.quota_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "team ", t.team, " stores ", bytes, " bytes of artifacts; this one (", a.size_bytes,
-        " bytes) would pass its quota of ", a.quota_bytes, " bytes (--artifact-quota-mib)"));
-  }
+  if (auto s = CheckArtifactQuota(a, t.team, bytes); !s.ok()) return s;
   return t;
 }
 
@@ -122,8 +118,8 @@ absl::StatusOr<bool> SqliteStore::ArtifactReferenced(const std::string& sha256) 
   }
 }
 
-absl::StatusOr<ArtifactSweep> SqliteStore::SweepArtifacts(int64_t created_before_ms,
-                                                          int32_t limit) {
+absl::StatusOr<ArtifactSweep> SqliteStore::SweepArtifacts(int64_t created_before_ms, int32_t limit,
+                                                          const ArtifactSweepScope& scope) {
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
@@ -133,9 +129,14 @@ absl::StatusOr<ArtifactSweep> SqliteStore::SweepArtifacts(int64_t created_before
                         "WHERE a.created_ms < ? AND NOT EXISTS (SELECT 1 FROM baselines b "
                         "WHERE b.team = a.team AND (b.round_id = a.round_id OR "
                         "b.collection_id = r.collection_id)) "
+                        "AND (? = '' OR a.team = ?) "
+                        "AND a.team NOT IN (SELECT value FROM json_each(?)) "
                         "ORDER BY a.created_ms, a.round_id LIMIT ?");
     q.bind(1, created_before_ms);
-    q.bind(2, limit);
+    q.bind(2, scope.team);
+    q.bind(3, scope.team);
+    q.bind(4, JsonStringArray(scope.except));
+    q.bind(5, limit);
     ArtifactSweep out;
     while (q.executeStep()) out.deleted.push_back(ReadArtifact(q));
     SQLite::Statement del(*db_, "DELETE FROM artifacts WHERE round_id = ? AND sha256 = ?");

@@ -54,6 +54,65 @@ absl::StatusOr<int64_t> SqliteStore::CountTokens() {
   }
 }
 
+absl::Status SqliteStore::InsertUiSession(const std::string& id_sha256, const std::string& team,
+                                          int64_t created_ms, int64_t expires_ms) {
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement q(*db_,
+                        "INSERT INTO ui_sessions (id_sha256, team, created_ms, expires_ms) "
+                        "VALUES (?, ?, ?, ?)");
+    q.bind(1, id_sha256);
+    q.bind(2, team);
+    q.bind(3, created_ms);
+    q.bind(4, expires_ms);
+    q.exec();
+    return absl::OkStatus();
+  } catch (...) {
+    return CurrentSqliteError("insert ui session");
+  }
+}
+
+absl::StatusOr<std::string> SqliteStore::LookupUiSession(const std::string& id_sha256,
+                                                         int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement q(*db_, "SELECT team, expires_ms FROM ui_sessions WHERE id_sha256 = ?");
+    q.bind(1, id_sha256);
+    if (!q.executeStep()) return absl::NotFoundError("unknown session");
+    if (now_ms < q.getColumn(1).getInt64()) return q.getColumn(0).getString();
+    q.reset();
+    SQLite::Statement d(*db_, "DELETE FROM ui_sessions WHERE id_sha256 = ?");
+    d.bind(1, id_sha256);
+    d.exec();
+    return absl::NotFoundError("session expired");
+  } catch (...) {
+    return CurrentSqliteError("lookup ui session");
+  }
+}
+
+absl::Status SqliteStore::DeleteUiSession(const std::string& id_sha256) {
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement d(*db_, "DELETE FROM ui_sessions WHERE id_sha256 = ?");
+    d.bind(1, id_sha256);
+    d.exec();
+    return absl::OkStatus();
+  } catch (...) {
+    return CurrentSqliteError("delete ui session");
+  }
+}
+
+absl::StatusOr<int64_t> SqliteStore::DeleteExpiredUiSessions(int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  try {
+    SQLite::Statement d(*db_, "DELETE FROM ui_sessions WHERE expires_ms <= ?");
+    d.bind(1, now_ms);
+    return static_cast<int64_t>(d.exec());
+  } catch (...) {
+    return CurrentSqliteError("delete expired ui sessions");
+  }
+}
+
 absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
     const NewCollection& c) {
   absl::MutexLock lock(&mu_);

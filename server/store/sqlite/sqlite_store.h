@@ -42,6 +42,13 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<int64_t> CountTokens() override;
 
+  absl::Status InsertUiSession(const std::string& id_sha256, const std::string& team,
+                               int64_t created_ms, int64_t expires_ms) override;
+  absl::StatusOr<std::string> LookupUiSession(const std::string& id_sha256,
+                                              int64_t now_ms) override;
+  absl::Status DeleteUiSession(const std::string& id_sha256) override;
+  absl::StatusOr<int64_t> DeleteExpiredUiSessions(int64_t now_ms) override;
+
   absl::StatusOr<bool> StoreBundle(const NewBundle& b) override;
   absl::StatusOr<bool> UseBundle(const std::string& team, const std::string& sha256,
                                  int64_t now_ms) override;
@@ -100,7 +107,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<ArtifactRecord>> ListArtifacts(const std::string& team,
                                                             int64_t round_id) override;
   absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) override;
-  absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit) override;
+  absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit,
+                                               const ArtifactSweepScope& scope) override;
 
  private:
   // Artifacts (artifacts.cc): the round and team of a.ref, the attempt rule

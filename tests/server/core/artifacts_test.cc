@@ -232,6 +232,53 @@ TEST_F(ArtifactsTest, SweepDeletesOldArtifactsButKeepsPinnedBaselines) {
   EXPECT_EQ(Counter(metrics_.artifact_bytes_swept), static_cast<double>(tar1.size()));
 }
 
+// The same server with a retention of the team's own (--artifact-retention-team).
+class TeamRetentionTest : public ArtifactsTest {
+ protected:
+  void SetTeamPolicy(const std::string& flag) {
+    auto p = ParseTeamArtifactPolicy(flag);
+    ASSERT_TRUE(p.ok()) << p.status();
+    SchedulerOptions o = WithArtifacts(dir.path() / "artifacts");
+    o.artifacts.teams[p->team] = *p;
+    team_scheduler_ = std::make_unique<Scheduler>(*store_, clock_, metrics_, o);
+  }
+  std::unique_ptr<Scheduler> team_scheduler_;
+};
+
+TEST_F(TeamRetentionTest, TeamRetentionReplacesTheDefaultButKeepsPinnedBaselines) {
+  SetTeamPolicy("team=2h");
+  auto [a1, round1] = Succeeded();
+  auto [a2, round2] = Succeeded();
+  const std::string tar1 = RawTar("one\n"), tar2 = RawTar("two\n");
+  ASSERT_TRUE(Upload(Holder(a1), HeaderOf(a1, agent_, tar1), tar1).ok());
+  ASSERT_TRUE(Upload(Holder(a2), HeaderOf(a2, agent_, tar2), tar2).ok());
+  Baseline pin;
+  pin.label = "branch=main";
+  pin.round_id = round2;
+  ASSERT_TRUE(store_->PinBaseline("team", pin).ok());
+  clock_.Advance(std::chrono::hours(2) - std::chrono::seconds(1));
+  ASSERT_TRUE(team_scheduler_->SweepArtifacts().ok());
+  EXPECT_EQ(store_->ListArtifacts("", round1)->size(), 1u);
+  clock_.Advance(std::chrono::seconds(2));  // past the team's 2 h, far from the default day
+  ASSERT_TRUE(team_scheduler_->SweepArtifacts().ok());
+  EXPECT_TRUE(store_->ListArtifacts("", round1)->empty());
+  EXPECT_FALSE(fs::exists(FileOf(Sha256Hex(tar1))));
+  EXPECT_EQ(store_->ListArtifacts("", round2)->size(), 1u);  // pinned
+}
+
+TEST_F(TeamRetentionTest, TeamThatKeepsItsArtifactsIsNotSweptByTheDefault) {
+  SetTeamPolicy("team=never,0");
+  auto [a1, round1] = Succeeded();
+  const std::string tar1 = RawTar("one\n");
+  ASSERT_TRUE(Upload(Holder(a1), HeaderOf(a1, agent_, tar1), tar1).ok());
+  clock_.Advance(std::chrono::hours(24 * 40));
+  ASSERT_TRUE(team_scheduler_->SweepArtifacts().ok());
+  EXPECT_EQ(store_->ListArtifacts("", round1)->size(), 1u);
+  // The default scheduler (no override) would have swept it.
+  ASSERT_TRUE(scheduler_.SweepArtifacts().ok());
+  EXPECT_TRUE(store_->ListArtifacts("", round1)->empty());
+}
+
 TEST(ArtifactsOff, AServerWithoutADirectoryRefusesUploads) {
   testing::FakeClock clock;
   prometheus::Registry registry;

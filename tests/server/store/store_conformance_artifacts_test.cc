@@ -1,6 +1,7 @@
 // Store conformance: artifacts (issue 19): the attempt rule of an attach,
 // idempotent attaches, the team's quota, team-scoped listings and the
 // retention sweep that keeps what pinned baselines need.
+#include <map>
 #include <string>
 
 #include "server/core/job_rules.h"
@@ -122,9 +123,9 @@ TEST_P(StoreConformanceTest, ArtifactSweepKeepsWhatPinnedBaselinesNeed) {
   by_collection.pinned_ms = 4100;
   ASSERT_TRUE(store_->PinBaseline("alpha", by_collection).ok());
 
-  ASSERT_OK_AND_ASSIGN(early, store_->SweepArtifacts(4000, 100));  // nothing older than 4000
+  ASSERT_OK_AND_ASSIGN(early, store_->SweepArtifacts(4000, 100, {}));  // nothing older than 4000
   EXPECT_TRUE(early.deleted.empty());
-  ASSERT_OK_AND_ASSIGN(swept, store_->SweepArtifacts(5000, 100));
+  ASSERT_OK_AND_ASSIGN(swept, store_->SweepArtifacts(5000, 100, {}));
   ASSERT_EQ(swept.deleted.size(), 1u);  // c1's; c2 (round pin) and c3 (collection pin) stay
   EXPECT_EQ(swept.deleted[0].round_id, rounds[0]);
   EXPECT_TRUE(swept.unreferenced.empty());  // c3 still references s13
@@ -135,11 +136,57 @@ TEST_P(StoreConformanceTest, ArtifactSweepKeepsWhatPinnedBaselinesNeed) {
   // Unpinned, the rest goes, and its bytes are no longer referenced.
   by_collection.collection_id = "c1";
   ASSERT_TRUE(store_->PinBaseline("alpha", by_collection).ok());
-  ASSERT_OK_AND_ASSIGN(rest, store_->SweepArtifacts(5000, 100));
+  ASSERT_OK_AND_ASSIGN(rest, store_->SweepArtifacts(5000, 100, {}));
   ASSERT_EQ(rest.deleted.size(), 1u);
   EXPECT_EQ(rest.deleted[0].round_id, rounds[2]);
   ASSERT_EQ(rest.unreferenced.size(), 1u);
   EXPECT_EQ(rest.unreferenced[0], "s13");
+}
+
+TEST_P(StoreConformanceTest, ArtifactSweepScopeCoversOneTeamOrEveryTeamButSome) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("host-a1", "b", 3), 1000).ok());
+  std::map<std::string, int64_t> round_of;
+  for (const char* team : {"alpha", "beta", "gam\"ma"}) {
+    const std::string id = std::string("c-") + (team[0] == 'g' ? "gamma" : team);
+    Insert(MakeCollection(id, team, 1));
+    auto a = Claim(Req("a1", {0, 1, 2}, 2000));
+    ASSERT_TRUE(a.has_value());
+    round_of[team] = Finish(*a, "u-" + id, 3000, 12.5);
+    ASSERT_TRUE(store_->AttachArtifact(ArtifactOf(*a, "s-" + id, 10, 4000)).ok());
+  }
+  ArtifactSweepScope only_beta;
+  only_beta.team = "beta";
+  ASSERT_OK_AND_ASSIGN(beta, store_->SweepArtifacts(5000, 100, only_beta));
+  ASSERT_EQ(beta.deleted.size(), 1u);
+  EXPECT_EQ(beta.deleted[0].team, "beta");
+  ArtifactSweepScope others;
+  others.except = {"gam\"ma"};  // a name that needs JSON escaping
+  ASSERT_OK_AND_ASSIGN(rest, store_->SweepArtifacts(5000, 100, others));
+  ASSERT_EQ(rest.deleted.size(), 1u);
+  EXPECT_EQ(rest.deleted[0].team, "alpha");
+  EXPECT_EQ(
+      store_->ListArtifacts("", round_of["gam\"ma"]).value_or(std::vector<ArtifactRecord>{}).size(),
+      1u);
+}
+
+TEST_P(StoreConformanceTest, ArtifactQuotaOfATeamReplacesTheGlobalOne) {
+  ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("host-a1", "b", 1), 1000).ok());
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}, 2000));
+  ASSERT_TRUE(a.has_value());
+  ASSERT_GT(Finish(*a, "u1", 3000, 12.5), 0);
+  NewArtifact big = ArtifactOf(*a, "s1", 500, 3100, /*quota=*/100);
+  EXPECT_TRUE(absl::IsResourceExhausted(store_->CheckArtifact(big).status()));
+  big.team_quota_bytes["alpha"] = 1000;
+  EXPECT_TRUE(store_->AttachArtifact(big).ok());
+  NewArtifact more = ArtifactOf(*a, "s2", 600, 3200, /*quota=*/0);
+  more.team_quota_bytes["alpha"] = 1000;
+  auto refused = store_->CheckArtifact(more);
+  ASSERT_TRUE(absl::IsResourceExhausted(refused.status()));
+  EXPECT_NE(refused.status().message().find("--artifact-retention-team"), std::string::npos)
+      << refused.status();
+  more.team_quota_bytes["alpha"] = 0;  // 0: no quota for the team
+  EXPECT_TRUE(store_->AttachArtifact(more).ok());
 }
 
 }  // namespace
