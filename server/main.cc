@@ -62,8 +62,9 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
-constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
-                                     "regressions", "lease_secrets", "discovery",     "artifacts"};
+constexpr const char* kFeatures[] = {"watch",     "bundle_upload", "golden_report",
+                                     "baselines", "regressions",   "lease_secrets",
+                                     "discovery", "artifacts",     "triage"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
