@@ -47,7 +47,7 @@ class QueryServiceTriageTest : public ::testing::Test {
   std::unique_ptr<grpc::ClientContext> As(const std::string& token) {
     auto ctx = std::make_unique<grpc::ClientContext>();
     if (!token.empty()) ctx->AddMetadata("authorization", "Bearer " + token);
-    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    ctx->set_deadline(real_clock_.SystemNow() + std::chrono::seconds(10));
     return ctx;
   }
 
@@ -68,7 +68,8 @@ class QueryServiceTriageTest : public ::testing::Test {
                       /*required=*/true};
   prometheus::Registry registry_;
   ServerMetrics metrics_{registry_};
-  testing::FakeClock clock_;
+  testing::FakeClock clock_;  // the server's
+  RealClock real_clock_;      // the client calls' deadlines
   ReadQueries reads_{*store_};
   ComparisonQueries comparisons_{*store_, clock_};
   QueryServiceImpl service_{reads_, comparisons_, ServiceContext{auth_, metrics_, clock_},
