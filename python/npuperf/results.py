@@ -256,14 +256,20 @@ class Verdict:
     compared: int
     baseline_description: str
     proto: Any = dataclasses.field(repr=False, compare=False)
+    # regressions against a baseline: the counts with only the new (untracked or
+    # DETECTED) regressions as regressed, which the exit code is decided on
+    # (docs/comparisons.md, "Triage"); None: ``counts``.
+    exit_counts: Optional[ComparisonCounts] = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def exit_code(self) -> int:
-        return self.counts.exit_code()
+        return (self.exit_counts or self.counts).exit_code()
 
     def exit_code_for(self, fail_on: str) -> int:
         """The exit code under ``--fail-on regressed|no-verdict|never``."""
-        return self.counts.exit_code(fail_on)
+        return (self.exit_counts or self.counts).exit_code(fail_on)
 
     @property
     def regressed(self) -> Tuple[Comparison, ...]:
@@ -289,15 +295,29 @@ def verdict_of_collections(resp) -> Verdict:
     )  # fmt: skip
 
 
+def new_regressions(resp) -> int:
+    """The listed regressions that fail a bot (client/triage_commands.cc
+    NewRegressions): all of an untracked listing, else those without a tracked
+    regression (id 0) and the DETECTED ones."""
+    if len(resp.tracked) != len(resp.regressions):
+        return len(resp.regressions)
+    detected = query_service_pb2.REGRESSION_STATE_DETECTED
+    return sum(1 for r in resp.tracked if r.id == 0 or r.state == detected)
+
+
 def verdict_of_regressions(resp) -> Verdict:
     counts = ComparisonCounts.of(resp.counts)
     summary = (
         f"{len(resp.regressions)} regressed / {resp.compared} comparable against "
         f"{resp.baseline_description} ({counts.summary})"
     )
+    fresh = new_regressions(resp)
+    if fresh != len(resp.regressions):
+        summary += f"; {fresh} new, {len(resp.regressions) - fresh} already triaged"
     return Verdict(
         "regressions", summary, counts, tuple(Comparison.of(c) for c in resp.regressions), (),
         0.0, resp.compared, resp.baseline_description, resp,
+        dataclasses.replace(counts, regressed=fresh),
     )  # fmt: skip
 
 
