@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "client/discover_commands.h"
 #include "client/report_commands.h"
+#include "client/triage_commands.h"
 
 namespace npuperf::client {
 namespace {
@@ -138,9 +139,45 @@ void AddRegressions(CLI::App& app, ServerCommand& chosen) {
   regressions->add_option("--since", a->since, "RFC 3339 time or 24h, 7d ...");
   regressions->add_option("--collection", a->collection, "candidates from this collection");
   regressions->add_option("--operator", a->operator_name, "only this operator");
+  regressions->add_flag("--all", a->include_closed,
+                        "also the cases whose regression is WONT_FIX or FALSE_POSITIVE");
+  regressions->add_flag("--precision", a->precision,
+                        "print each rule's precision (confirmed vs false positives)");
   AddVerdictFlags(regressions, a->verdict);
   Choose(regressions, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunRegressions(s, *a, out, err);
+  });
+}
+
+void AddTriage(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<TriageArgs>();
+  auto* triage = app.add_subcommand(
+      "triage", "show a regression, or move it: --ack, --fixed, --wont-fix, --false-positive");
+  triage->add_option("id", a->id, "regression id (npuperf regressions lists them)")->required();
+  std::vector<CLI::Option*> moves;
+  struct Move {
+    const char* flag;
+    v1::RegressionState state;
+    const char* help;
+  };
+  const Move kMoves[] = {
+      {"--ack", v1::REGRESSION_STATE_ACKNOWLEDGED, "acknowledge it (bots stop failing on it)"},
+      {"--fixed", v1::REGRESSION_STATE_FIXED, "mark it fixed (a later detection is a new one)"},
+      {"--wont-fix", v1::REGRESSION_STATE_WONT_FIX, "accept it (hidden from regressions)"},
+      {"--false-positive", v1::REGRESSION_STATE_FALSE_POSITIVE,
+       "not a real regression (hidden; counts against the rule's precision)"}};
+  for (const Move& m : kMoves) {
+    moves.push_back(triage->add_flag_callback(
+        m.flag, [a, state = m.state] { a->new_state = state; }, m.help));
+  }
+  for (CLI::Option* m : moves) {
+    for (CLI::Option* other : moves) {
+      if (m != other) m->excludes(other);
+    }
+  }
+  triage->add_option("--note", a->note, "why (at most 1024 bytes)");
+  Choose(triage, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunTriage(s, *a, out, err);
   });
 }
 
@@ -288,6 +325,7 @@ void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
 void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddCompare(app, chosen);
   AddRegressions(app, chosen);
+  AddTriage(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
 }

@@ -1,6 +1,7 @@
 #include "client/compare_commands.h"
 
 #include <functional>
+#include <optional>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
@@ -11,6 +12,7 @@
 #include "client/ci_format.h"
 #include "client/format.h"
 #include "client/report_commands.h"
+#include "client/triage_commands.h"
 #include "common/clock.h"
 #include "common/duration_text.h"
 #include "common/status_util.h"
@@ -190,11 +192,14 @@ struct Verdicts {
   // Alarms beside the verdict counts (regressions: a drift that began in the
   // window): exit 3 as a regression does, unless --fail-on never.
   int extra_regressions = 0;
+  // What the exit code is decided on, when not report.counts (regressions:
+  // only new regressions count as regressed).
+  std::optional<v1::ComparisonCounts> exit_counts;
 };
 
 // Prints v in the chosen format; returns the exit code after --fail-on.
 int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
-  v.report.exit_code = ExitCodeOf(v.report.counts, args.fail_on);
+  v.report.exit_code = ExitCodeOf(v.exit_counts.value_or(v.report.counts), args.fail_on);
   if (v.extra_regressions > 0 && args.fail_on != FailOn::kNever) {
     v.report.exit_code = kExitRegressed;
   }
@@ -315,6 +320,7 @@ absl::StatusOr<v1::ListRegressionsRequest> RegressionsRequest(const RegressionsA
   req.set_baseline_label(a.baseline_label);
   req.set_candidate_collection_id(a.collection);
   req.set_operator_name(a.operator_name);
+  req.set_include_closed(a.include_closed);
   *req.mutable_options() = OptionsOf(a.verdict);
   return req;
 }
@@ -385,13 +391,24 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
                            CountsSummary(resp.counts()), ")");
   r.comparisons.assign(resp.regressions().begin(), resp.regressions().end());
   r.regressed_rows_only = true;
+  // A bot fails on new regressions only: the acknowledged and closed ones
+  // were seen before (docs/comparisons.md, "Triage").
+  const int fresh = NewRegressions(resp);
+  if (fresh != resp.regressions_size()) {
+    absl::StrAppend(&r.summary, "; ", fresh, " new, ", resp.regressions_size() - fresh,
+                    " already triaged");
+  }
+  found.exit_counts = resp.counts();
+  found.exit_counts->set_regressed(fresh);
+  // A drift that began in the window fails it too (docs/comparisons.md, "Drifts").
   for (const v1::Drift& d : resp.drifts()) found.extra_regressions += d.began_in_window();
   if (resp.drifts_size() > 0) {
     absl::StrAppend(&r.summary, "; ", resp.drifts_size(), " drifted (", found.extra_regressions,
                     " new)");
   }
-  found.text = [&resp, summary = r.summary](std::ostream& o) {
+  found.text = [&resp, summary = r.summary, precision = a.precision](std::ostream& o) {
     if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);
+    PrintTriageLines(resp, precision, o);
     PrintDrifts(resp, o);
     o << summary << "\n";
   };

@@ -55,6 +55,8 @@ struct RegressionsArgs {
   std::string since;           // RFC 3339 time or a duration back from now ("24h", "7d")
   std::string collection;      // candidates from this collection only
   std::string operator_name;
+  bool include_closed = false;  // --all: also WONT_FIX and FALSE_POSITIVE cases
+  bool precision = false;       // --precision: print each rule's precision
   VerdictArgs verdict;
 };
 int RunRegressions(Session& s, const RegressionsArgs& args, std::ostream& out, std::ostream& err);

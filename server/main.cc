@@ -65,7 +65,7 @@ constexpr int kExitListenerDied = 75;
 // added with each capability a client may want to detect.
 constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
                                      "regressions", "lease_secrets", "discovery",     "artifacts",
-                                     "ui",          "change_points", "compare_many"};
+                                     "ui",          "change_points", "compare_many",  "triage"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).

@@ -381,9 +381,12 @@ class Client:
         alpha: float = 0,
         threshold_pct: float = 0,
         ratio_threshold_pp: float = 0,
+        include_closed: bool = False,
     ) -> Verdict:
         """Regressions against a pinned baseline label ("branch=main" or
-        {"branch": "main"}) or since a time, as ``npuperf regressions``."""
+        {"branch": "main"}) or since a time, as ``npuperf regressions``
+        (``include_closed``: ``--all``). ``proto.tracked`` holds each listed case's
+        tracked regression; ``exit_code`` counts only new ones."""
         if baseline is None and since is None:
             raise InvalidArgumentError("give --baseline LABEL or --since TIME")
         pb = _proto.query_service_pb2
@@ -392,11 +395,35 @@ class Client:
             candidate_collection_id=collection,
             operator_name=operator,
             options=self._options(alpha, threshold_pct, ratio_threshold_pp),
+            include_closed=include_closed,
         )
         if since is not None:
             _timestamp(since, req.since)
         resp = self._caller.unary(self._queries.ListRegressions, req, idempotent=True)
         return verdict_of_regressions(resp)
+
+    def regression(self, regression_id: int):
+        """One tracked regression with its transitions (generated
+        ``GetRegressionResponse``), as ``npuperf triage ID``."""
+        pb = _proto.query_service_pb2
+        req = pb.GetRegressionRequest(id=int(regression_id))
+        return self._caller.unary(self._queries.GetRegression, req, idempotent=True)
+
+    def triage(self, regression_id: int, state: str, note: str = ""):
+        """Moves a regression to ``state`` ("ACKNOWLEDGED", "FIXED", "WONT_FIX" or
+        "FALSE_POSITIVE"), as ``npuperf triage ID --ack ...``: reads its state
+        first and sends it as the expected one (a concurrent change raises
+        FAILED_PRECONDITION). Returns the generated ``Regression``."""
+        pb = _proto.query_service_pb2
+        current = self.regression(regression_id).regression
+        req = pb.TriageRegressionRequest(
+            id=int(regression_id),
+            expected_state=current.state,
+            new_state=pb.RegressionState.Value("REGRESSION_STATE_" + state.upper()),
+            note=note,
+        )
+        # Not retried: a resend after an unseen success would fail its compare-and-set.
+        return self._caller.unary(self._queries.TriageRegression, req, idempotent=False).regression
 
     def pin_baseline(self, label: Labels, target: Union[int, str]) -> Baseline:
         """Pins a round id or collection id as the baseline of ``label``."""

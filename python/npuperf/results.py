@@ -256,6 +256,12 @@ class Verdict:
     compared: int
     baseline_description: str
     proto: Any = dataclasses.field(repr=False, compare=False)
+    # regressions against a baseline: the counts with only the new (untracked or
+    # DETECTED) regressions as regressed, which the exit code is decided on
+    # (docs/comparisons.md, "Triage"); None: ``counts``.
+    exit_counts: Optional[ComparisonCounts] = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
     # regressions --since: drifts that began in the window (each exits 3 as a
     # regression does); the drifts themselves are proto.drifts.
     new_drifts: int = 0
@@ -266,7 +272,7 @@ class Verdict:
 
     def exit_code_for(self, fail_on: str) -> int:
         """The exit code under ``--fail-on regressed|no-verdict|never``."""
-        code = self.counts.exit_code(fail_on)
+        code = (self.exit_counts or self.counts).exit_code(fail_on)
         if self.new_drifts and fail_on != "never":
             return EXIT_REGRESSED
         return code
@@ -295,18 +301,32 @@ def verdict_of_collections(resp) -> Verdict:
     )  # fmt: skip
 
 
+def new_regressions(resp) -> int:
+    """The listed regressions that fail a bot (client/triage_commands.cc
+    NewRegressions): all of an untracked listing, else those without a tracked
+    regression (id 0) and the DETECTED ones."""
+    if len(resp.tracked) != len(resp.regressions):
+        return len(resp.regressions)
+    detected = query_service_pb2.REGRESSION_STATE_DETECTED
+    return sum(1 for r in resp.tracked if r.id == 0 or r.state == detected)
+
+
 def verdict_of_regressions(resp) -> Verdict:
     counts = ComparisonCounts.of(resp.counts)
     summary = (
         f"{len(resp.regressions)} regressed / {resp.compared} comparable against "
         f"{resp.baseline_description} ({counts.summary})"
     )
+    fresh = new_regressions(resp)
+    if fresh != len(resp.regressions):
+        summary += f"; {fresh} new, {len(resp.regressions) - fresh} already triaged"
     new_drifts = sum(1 for d in resp.drifts if d.began_in_window)
     if resp.drifts:
         summary += f"; {len(resp.drifts)} drifted ({new_drifts} new)"
     return Verdict(
         "regressions", summary, counts, tuple(Comparison.of(c) for c in resp.regressions), (),
-        0.0, resp.compared, resp.baseline_description, resp, new_drifts,
+        0.0, resp.compared, resp.baseline_description, resp,
+        exit_counts=dataclasses.replace(counts, regressed=fresh), new_drifts=new_drifts,
     )  # fmt: skip
 
 

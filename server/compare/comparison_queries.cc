@@ -28,7 +28,8 @@ bool SplitLabel(const std::string& label, std::string* key, std::string* value) 
 
 }  // namespace
 
-ComparisonQueries::ComparisonQueries(Store& store, Clock& clock) : store_(store), clock_(clock) {}
+ComparisonQueries::ComparisonQueries(Store& store, Clock& clock)
+    : store_(store), clock_(clock), triage_(store, clock) {}
 
 absl::Status ComparisonQueries::RequireFinished(const std::string& team,
                                                 const std::string& collection_id,
@@ -344,8 +345,8 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   }
   v1::CompareCollectionsResponse all = CompareRoundSets(pairs.baseline, pairs.candidates, *options);
   v1::ListRegressionsResponse resp;
-  for (auto& cmp : *all.mutable_comparisons()) {
-    if (cmp.verdict() == v1::VERDICT_REGRESSED) *resp.add_regressions() = std::move(cmp);
+  if (absl::Status t = triage_.TrackListing(team, req, pairs.candidates, all, &resp); !t.ok()) {
+    return t;
   }
   // Only pairs are counted here: a baseline case without a newer round is
   // not "unmatched" for a regression listing.

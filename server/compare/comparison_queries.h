@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/compare/comparator.h"
+#include "server/compare/triage_queries.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -36,8 +37,12 @@ class ComparisonQueries {
       const std::string& team, const v1::GetGoldenReportRequest& req);
   absl::StatusOr<v1::PinBaselineResponse> PinBaseline(const std::string& team,
                                                       const v1::PinBaselineRequest& req);
+  // Against a pinned baseline it also tracks the regressions it finds
+  // (TriageQueries::TrackListing: a read that writes their last sighting).
   absl::StatusOr<v1::ListRegressionsResponse> ListRegressions(
       const std::string& team, const v1::ListRegressionsRequest& req);
+  // The triage of the regressions ListRegressions tracks.
+  TriageQueries& triage() { return triage_; }
 
   // ReadQueries::ListRounds, plus with req.changes the change points of each
   // case's series (change_points.h; change_queries.cc).
@@ -86,6 +91,7 @@ class ComparisonQueries {
 
   Store& store_;
   Clock& clock_;
+  TriageQueries triage_;
 };
 
 }  // namespace npuperf::server

@@ -81,6 +81,9 @@ inline constexpr size_t kMaxMetricNameBytes = 256;
 // PinBaselineRequest.label and ListRegressionsRequest.baseline_label
 // ("key=value").
 inline constexpr size_t kMaxBaselineLabelBytes = kMaxLabelKeyBytes + 1 + kMaxLabelValueBytes;
+// TriageRegressionRequest.note (UTF-8; tab and newline are the only control
+// characters allowed).
+inline constexpr size_t kMaxTriageNoteBytes = 1024;
 
 // --- Responses (paging) ---
 // GetCollection: jobs per page when the request gives none, and the most.

@@ -1,7 +1,9 @@
 #include "server/core/metrics.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/job_state.h"
+#include "server/core/triage_rules.h"
 
 namespace npuperf::server {
 namespace {
@@ -148,7 +150,16 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
       verdicts(prometheus::BuildCounter()
                    .Name("npuperf_server_verdicts_total")
                    .Help("Verdicts returned by comparison calls, by query and verdict")
-                   .Register(r)) {
+                   .Register(r)),
+      regressions(
+          NewGauges(r, "npuperf_server_regressions",
+                    absl::StrCat("Tracked regressions by rule and triage state", kStaleness))),
+      regression_precision(NewGauges(
+          r, "npuperf_server_regression_precision",
+          absl::StrCat("Per rule, confirmed / (confirmed + false positive) triaged regressions; "
+                       "NaN while none is triaged",
+                       kStaleness))) {
+  SetRegressions({});
   for (const char* reason : kRefusedReasons) refused.Add({{"reason", reason}});
   for (const char* query : kVerdictQueries) {
     for (const auto& [v, name] : kVerdicts) verdicts.Add({{"query", query}, {"verdict", name}});
@@ -244,6 +255,21 @@ void ServerMetrics::SetUnplaceable(const std::map<std::string, int64_t>& by_reas
   for (const char* reason : kUnplaceableReasons) {
     unplaceable.Add({{"reason", reason}})
         .Set(static_cast<double>(Get(by_reason, std::string(reason))));
+  }
+}
+
+void ServerMetrics::SetRegressions(const std::vector<RegressionCount>& counts) {
+  std::map<std::pair<std::string, v1::RegressionState>, int64_t> n;
+  for (const RegressionCount& c : counts) n[{c.rule, c.state}] += c.count;
+  for (const auto& [rule, triaged] : TriagedByRule(counts)) {
+    for (int s = v1::REGRESSION_STATE_DETECTED; s <= v1::REGRESSION_STATE_FALSE_POSITIVE; ++s) {
+      const auto state = static_cast<v1::RegressionState>(s);
+      regressions
+          .Add({{"rule", rule}, {"state", absl::AsciiStrToLower(RegressionStateName(state))}})
+          .Set(static_cast<double>(Get(n, std::pair{rule, state})));
+    }
+    regression_precision.Add({{"rule", rule}})
+        .Set(RulePrecision(triaged.confirmed, triaged.false_positives));
   }
 }
 

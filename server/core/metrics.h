@@ -131,6 +131,14 @@ struct ServerMetrics {
   // compared twice counts twice: a CI that asks once per run counts each
   // run's verdicts once).
   prometheus::Family<prometheus::Counter>& verdicts;
+  // Regressions of every team by rule and state (lowercase), and per rule
+  // the precision of the triaged ones: confirmed / (confirmed + false
+  // positives), NaN while none is triaged (core/triage_rules.h); refreshed
+  // with the state gauges.
+  prometheus::Family<prometheus::Gauge>& regressions;
+  prometheus::Family<prometheus::Gauge>& regression_precision;
+  // Sets both from a store snapshot; (rule, state) pairs absent read 0.
+  void SetRegressions(const std::vector<RegressionCount>& counts);
 
  private:
   using Labels = std::map<std::string, std::string>;

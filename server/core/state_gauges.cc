@@ -68,6 +68,9 @@ absl::Status StateGauges::Refresh() {
   metrics_.SetStates(*counts);
   metrics_.SetUnplaceable(unplaceable);
   metrics_.SetFleet(fleet);
+  auto regressions = store_.CountRegressions("");
+  if (!regressions.ok()) return regressions.status();
+  metrics_.SetRegressions(*regressions);
   return absl::OkStatus();
 }
 

@@ -28,9 +28,8 @@ void AddDevices(const std::vector<AgentRecord>& agents, FleetSnapshot* out);
 
 // Refreshes the gauges that come from the store (ServerMetrics: jobs,
 // agents, devices, device_state, queue_depth, queue_oldest_age_seconds,
-// jobs_unplaceable). Called by the reaper every --state-metrics interval
-// (they may lag the store by that much; their help text says so).
-// Thread-safe.
+// jobs_unplaceable, regressions, regression_precision). Called by the reaper every --state-metrics
+// interval (they may lag the store by that much; their help text says so). Thread-safe.
 class StateGauges {
  public:
   StateGauges(Store& store, Clock& clock, ServerMetrics& metrics)

@@ -110,4 +110,18 @@ grpc::Status QueryServiceImpl::DownloadArtifact(
                });
 }
 
+grpc::Status QueryServiceImpl::TriageRegression(grpc::ServerContext* ctx,
+                                                const v1::TriageRegressionRequest* req,
+                                                v1::TriageRegressionResponse* resp) {
+  return Forward("TriageRegression", ctx, comparisons_.triage(), &TriageQueries::TriageRegression,
+                 req, resp);
+}
+
+grpc::Status QueryServiceImpl::GetRegression(grpc::ServerContext* ctx,
+                                             const v1::GetRegressionRequest* req,
+                                             v1::GetRegressionResponse* resp) {
+  return Forward("GetRegression", ctx, comparisons_.triage(), &TriageQueries::GetRegression, req,
+                 resp);
+}
+
 }  // namespace npuperf::server

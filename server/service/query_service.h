@@ -9,8 +9,8 @@
 namespace npuperf::server {
 
 // gRPC adapter for QueryService (team tokens): Serve, then ReadQueries
-// (rounds, agents) or ComparisonQueries (comparisons, baselines,
-// regressions), which check the requests. Thread-safe.
+// (rounds, agents), ComparisonQueries (comparisons, baselines, regressions)
+// or its TriageQueries (triage), which check the requests. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
   // info: what GetServerInfo answers (fixed for the process). artifacts:
@@ -41,6 +41,10 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                              v1::GetServerInfoResponse* resp) override;
   grpc::Status DownloadArtifact(grpc::ServerContext* ctx, const v1::DownloadArtifactRequest* req,
                                 grpc::ServerWriter<v1::DownloadArtifactResponse>* writer) override;
+  grpc::Status TriageRegression(grpc::ServerContext* ctx, const v1::TriageRegressionRequest* req,
+                                v1::TriageRegressionResponse* resp) override;
+  grpc::Status GetRegression(grpc::ServerContext* ctx, const v1::GetRegressionRequest* req,
+                             v1::GetRegressionResponse* resp) override;
 
  private:
   // ServeReply for a team's call of one query method: method(team, *req).

@@ -277,6 +277,72 @@ struct Baseline {
   int64_t pinned_ms = 0;
 };
 
+// Regressions (migration 0013; core/triage_rules.h has the rules, and
+// docs/comparisons.md "Triage" the life-cycle). The identity of a regression.
+struct RegressionKey {
+  std::string team;
+  std::string operator_name;
+  std::string case_id;
+  std::string baseline_label;  // the pinned baseline's key=value
+  std::string rule;            // core/triage_rules.h kRegressionRules
+};
+
+// A regression as stored. It is current while ended_ms == 0: at most one
+// current regression per key (a unique index in both backends).
+struct RegressionRecord {
+  int64_t id = 0;  // 0: none (ObserveRegressions of a STABLE case without one)
+  RegressionKey key;
+  v1::RegressionState state = v1::REGRESSION_STATE_UNSPECIFIED;
+  // A person moved it to ACKNOWLEDGED, FIXED or WONT_FIX (precision).
+  bool confirmed = false;
+  int64_t detected_ms = 0;
+  int64_t last_seen_ms = 0;
+  int64_t first_round_id = 0;
+  int64_t last_round_id = 0;
+  int32_t seen_rounds = 0;
+  int64_t ended_ms = 0;
+};
+
+// What one listing saw of a key: regressed, or not any more (STABLE or
+// IMPROVED), in candidate round round_id.
+struct RegressionObservation {
+  RegressionKey key;
+  bool regressed = false;
+  int64_t round_id = 0;
+};
+
+// One recorded state change.
+struct RegressionTransitionRecord {
+  v1::RegressionState from = v1::REGRESSION_STATE_UNSPECIFIED;
+  v1::RegressionState to = v1::REGRESSION_STATE_UNSPECIFIED;
+  std::string actor;  // the team, or kTriageSystemActor
+  std::string note;
+  int64_t at_ms = 0;
+};
+
+// A person's triage of regression id of team (Store::TriageRegression).
+struct RegressionTriage {
+  std::string team;
+  int64_t id = 0;
+  v1::RegressionState expected = v1::REGRESSION_STATE_UNSPECIFIED;
+  v1::RegressionState next = v1::REGRESSION_STATE_UNSPECIFIED;
+  std::string note;
+  int64_t now_ms = 0;
+};
+
+struct RegressionDetail {
+  RegressionRecord regression;
+  std::vector<RegressionTransitionRecord> transitions;  // oldest first
+};
+
+// How many regressions have (rule, state, confirmed) (Store::CountRegressions).
+struct RegressionCount {
+  std::string rule;
+  v1::RegressionState state = v1::REGRESSION_STATE_UNSPECIFIED;
+  bool confirmed = false;
+  int64_t count = 0;
+};
+
 struct RoundPage {
   std::vector<v1::Round> rounds;
   std::vector<v1::MetricPoint> series;

@@ -252,6 +252,27 @@ class Store {
   // NOT_FOUND when nothing is pinned for the label.
   virtual absl::StatusOr<Baseline> GetBaseline(const std::string& team,
                                                const std::string& label) = 0;
+
+  // Regressions (core/triage_rules.h decides; docs/comparisons.md "Triage").
+  // Applies what one listing saw, atomically and in order: a regressed key
+  // opens a DETECTED regression (none current) or touches the current one
+  // (last seen, and its round when new); a key no longer regressed closes the
+  // current one (DecideObservation). Returns the current regression of each
+  // observation after it (id 0 when there is none).
+  virtual absl::StatusOr<std::vector<RegressionRecord>> ObserveRegressions(
+      const std::vector<RegressionObservation>& seen, int64_t now_ms) = 0;
+  // A compare-and-set of t.team's regression t.id from t.expected to t.next,
+  // recorded as a transition by t.team: NOT_FOUND when unknown or another
+  // team's; FAILED_PRECONDITION naming the current state when it is not
+  // t.expected or the move is not legal (CheckTriage); nothing is written
+  // then.
+  virtual absl::StatusOr<RegressionRecord> TriageRegression(const RegressionTriage& t) = 0;
+  // The regression with its transitions; NOT_FOUND when unknown or another
+  // team's.
+  virtual absl::StatusOr<RegressionDetail> GetRegression(const std::string& team, int64_t id) = 0;
+  // Regressions by (rule, state, confirmed) of team (empty: every team).
+  virtual absl::StatusOr<std::vector<RegressionCount>> CountRegressions(
+      const std::string& team) = 0;
 };
 
 }  // namespace npuperf::server

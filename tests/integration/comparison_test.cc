@@ -1,5 +1,6 @@
 // Verdicts end to end: real server, agent and msprof-sim; the CLI's compare,
 // regressions, baseline pin and report with their exit codes and JSON.
+#include <filesystem>
 #include <map>
 
 #include "google/protobuf/util/json_util.h"
@@ -15,13 +16,14 @@ std::string Operator(const std::string& name) {
   return (SourceDir() / "examples/ops" / name).string();
 }
 
-// Submits the operators in quick mode with 7 repeats (enough for a verdict at
-// alpha 0.01) on Ascend910B2 and returns round ids by operator.
+// Submits the operators (names of examples/ops, or paths) in quick mode with 7 repeats (enough for
+// a verdict at alpha 0.01) on Ascend910B2 and returns round ids by operator.
 std::pair<std::string, std::map<std::string, int64_t>> QuickBatch(
     Cluster& c, const std::vector<std::string>& ops, const std::string& label) {
   std::vector<std::string> args = {"--format",  "json", "submit",    "--quick",
                                    "--repeats", "7",    "--warm-up", "0"};
-  for (const auto& op : ops) args.push_back(Operator(op));
+  // A name is one of examples/ops; a path (with '/') is used as it is.
+  for (const auto& op : ops) args.push_back(op.find('/') == std::string::npos ? Operator(op) : op);
   for (const std::string& a :
        {std::string("--op-name-map"), (SourceDir() / "deploy/demo-op-names.json").string(),
         std::string("--label"), label, std::string("--max-jobs"), std::string("4")}) {
@@ -124,6 +126,63 @@ TEST(ComparisonTest, FasterSlowerAndSameCodeGetTheirVerdictsAndExitCodes) {
   ExpectSameCodeStable(c, first_id, again_id);
   ExpectBaselineListing(c, again_id);
   ExpectReportsAndUsage(c, first, first_id);
+}
+
+// Issue 20's nightly bot end to end: night 1 finds a regression (exit 3), a person acknowledges
+// it, night 2 finds the same regression and passes (exit 0); the fix makes the case STABLE
+// (FIXED), and a regression after that is a new DETECTED one (exit 3 again). The slower code is
+// grouped_matmul_v2 under grouped_matmul's name, so that it is the same case.
+TEST(ComparisonTest, ANightlyBotIsNotRealarmedByAnAcknowledgedRegression) {
+  Cluster c;
+  c.Start("0-3");
+  auto [base_id, base] = QuickBatch(c, {"grouped_matmul"}, "branch=main");
+  ASSERT_EQ(base.size(), 1u);
+  ASSERT_EQ(c.Cli({"baseline", "pin", "branch=main", base_id}).exit_code, 0);
+  const std::filesystem::path slow = c.dir.path() / "slow" / "grouped_matmul";
+  std::filesystem::create_directories(slow.parent_path());
+  std::filesystem::copy(SourceDir() / "examples/ops/grouped_matmul_v2", slow,
+                        std::filesystem::copy_options::recursive);
+  // The runner imports <directory name>_golden.
+  std::filesystem::copy_file(slow / "grouped_matmul_v2_golden.py",
+                             slow / "grouped_matmul_golden.py");
+  auto nightly = [&](const std::string& op) {
+    QuickBatch(c, {op}, "branch=main");
+    auto r = c.Cli({"--format", "json", "regressions", "--baseline", "branch=main"});
+    return std::pair{r.exit_code, Json(r)};
+  };
+  auto [code1, night1] = nightly(slow.string());
+  EXPECT_EQ(code1, 3) << night1.dump();
+  ASSERT_EQ(night1["result"]["tracked"].size(), 1u) << night1.dump();
+  const nlohmann::json& found = night1["result"]["tracked"][0];
+  EXPECT_EQ(found["state"], "REGRESSION_STATE_DETECTED");
+  const std::string id = found["id"].get<std::string>();  // proto3 JSON: int64 as a string
+
+  auto ack = c.Cli({"triage", id, "--ack", "--note", "kernel change, looking"});
+  EXPECT_EQ(ack.exit_code, 0) << ack.err;
+  EXPECT_NE(ack.out.find("DETECTED -> ACKNOWLEDGED"), std::string::npos) << ack.out;
+  auto again = c.Cli({"triage", id, "--ack"});  // ACKNOWLEDGED -> ACKNOWLEDGED: not a move
+  EXPECT_EQ(again.exit_code, 1) << again.out << again.err;
+  EXPECT_NE(again.err.find("FAILED_PRECONDITION"), std::string::npos) << again.err;
+
+  auto [code2, night2] = nightly(slow.string());
+  EXPECT_EQ(code2, 0) << night2.dump();  // still regressed, but acknowledged: not an alarm
+  ASSERT_EQ(night2["result"]["tracked"].size(), 1u) << night2.dump();
+  EXPECT_EQ(night2["result"]["tracked"][0]["id"], id);
+  EXPECT_EQ(night2["result"]["tracked"][0]["state"], "REGRESSION_STATE_ACKNOWLEDGED");
+  EXPECT_EQ(night2["result"]["tracked"][0]["seen_rounds"], 2);
+
+  auto [code3, night3] = nightly("grouped_matmul");  // the fix: STABLE against the baseline
+  EXPECT_EQ(code3, 0) << night3.dump();
+  auto shown = c.Cli({"--format", "json", "triage", id});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_EQ(Json(shown)["regression"]["state"], "REGRESSION_STATE_FIXED") << shown.out;
+  EXPECT_EQ(Json(shown)["transitions"].size(), 3u) << shown.out;
+
+  auto [code4, night4] = nightly(slow.string());  // regressed again: a new regression
+  EXPECT_EQ(code4, 3) << night4.dump();
+  ASSERT_EQ(night4["result"]["tracked"].size(), 1u) << night4.dump();
+  EXPECT_NE(night4["result"]["tracked"][0]["id"], id);
+  EXPECT_EQ(night4["result"]["tracked"][0]["state"], "REGRESSION_STATE_DETECTED");
 }
 
 }  // namespace

@@ -11,7 +11,7 @@ import npuperf
 from npuperf import _proto
 from npuperf._calls import Backoff, Caller
 from npuperf.collection import _watch
-from npuperf.results import ComparisonCounts, counts_of_one
+from npuperf.results import ComparisonCounts, counts_of_one, verdict_of_regressions
 
 pb = _proto.collection_service_pb2
 
@@ -280,6 +280,22 @@ class VerdictCountsTest(unittest.TestCase):
         c = counts_of_one(_proto.comparison_pb2.VERDICT_INSUFFICIENT)
         self.assertEqual((c.comparable, c.insufficient, c.exit_code()), (0, 1, 4))
 
+    def test_regressions_fail_only_on_new_ones(self):
+        q = _proto.query_service_pb2
+        resp = q.ListRegressionsResponse(compared=1)
+        resp.counts.matched = resp.counts.comparable = resp.counts.regressed = 1
+        resp.regressions.add(operator_name="add", case_id="p1")
+        tracked = resp.tracked.add(id=12, state=q.REGRESSION_STATE_ACKNOWLEDGED)
+        v = verdict_of_regressions(resp)
+        self.assertEqual((v.counts.regressed, v.exit_code), (1, 0))
+        self.assertTrue(v.summary.endswith("; 0 new, 1 already triaged"), v.summary)
+        tracked.state = q.REGRESSION_STATE_DETECTED
+        self.assertEqual(verdict_of_regressions(resp).exit_code, 3)
+        tracked.id = 0  # the candidate round lacks the baseline's label: untracked, new
+        tracked.state = q.REGRESSION_STATE_WONT_FIX
+        self.assertEqual(verdict_of_regressions(resp).exit_code, 3)
+        del resp.tracked[:]  # a --since listing tracks nothing
+        self.assertEqual(verdict_of_regressions(resp).exit_code_for("regressed"), 3)
 
 if __name__ == "__main__":
     unittest.main()

@@ -31,8 +31,8 @@ class PgListener;  // listener.h
 // <pqxx/...> is reachable from this header (style.md R1). The methods live by
 // domain: collections.cc (tokens, collections, state counts), agents.cc (agents and devices),
 // bundles.cc (bundles, quota, collector), claims.cc (ClaimJob, leases, expiry), results.cc
-// (progress, results), rounds.cc (rounds, baselines); postgres_store.cc opens and migrates the
-// database.
+// (progress, results), rounds.cc (rounds, baselines), regressions.cc (regressions and their
+// triage); postgres_store.cc opens and migrates the database.
 class PostgresStore final : public Store {
  public:
   // Default pool size: one connection per core is plenty for a 2-core host.
@@ -121,6 +121,11 @@ class PostgresStore final : public Store {
   absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) override;
   absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit,
                                                const ArtifactSweepScope& scope) override;
+  absl::StatusOr<std::vector<RegressionRecord>> ObserveRegressions(
+      const std::vector<RegressionObservation>& seen, int64_t now_ms) override;
+  absl::StatusOr<RegressionRecord> TriageRegression(const RegressionTriage& t) override;
+  absl::StatusOr<RegressionDetail> GetRegression(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<RegressionCount>> CountRegressions(const std::string& team) override;
 
  private:
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;

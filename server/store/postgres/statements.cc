@@ -18,6 +18,9 @@ namespace {
 #define NPUPERF_PG_ROUND_COLUMNS                                                     \
   "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
   "r.created_ms, r.evidence"
+#define NPUPERF_PG_REGRESSION_COLUMNS                                                       \
+  "id, team, operator_name, case_id, baseline_label, rule, state, confirmed, detected_ms, " \
+  "last_seen_ms, first_round_id, last_round_id, seen_rounds, COALESCE(ended_ms, 0)"
 // Every (key, value) of the JSON object $N is a label of the collection cid.
 #define NPUPERF_PG_HAS_LABELS(N, cid)                              \
   " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N                  \
@@ -344,6 +347,37 @@ constexpr Statement kStatements[] = {
      "ORDER BY a.created_ms, a.round_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED) old WHERE "
      "d.round_id = old.round_id AND d.sha256 = old.sha256 RETURNING d.round_id, d.team, d.name, "
      "d.sha256, d.size_bytes, d.created_ms"},
+    // Regressions (migration 0013; core/triage_rules.h). A team's
+    // observations are serialized by an advisory lock on its name, so two
+    // listings cannot both open the same regression; each row they or a
+    // triage change is read FOR UPDATE first (the compare-and-set).
+    {"regression_team_lock",
+     "SELECT pg_advisory_xact_lock(hashtext('npuperf-regressions:' || $1))"},
+    {"regression_current",
+     "SELECT " NPUPERF_PG_REGRESSION_COLUMNS
+     " FROM regressions WHERE team = $1 AND operator_name = $2 AND case_id = $3 AND "
+     "baseline_label = $4 AND rule = $5 AND ended_ms IS NULL FOR UPDATE"},
+    {"regression_by_id",
+     "SELECT " NPUPERF_PG_REGRESSION_COLUMNS " FROM regressions WHERE id = $1 AND team = $2"},
+    {"regression_by_id_lock", "SELECT " NPUPERF_PG_REGRESSION_COLUMNS
+                              " FROM regressions WHERE id = $1 AND team = $2 FOR UPDATE"},
+    {"regression_insert",
+     "INSERT INTO regressions (team, operator_name, case_id, baseline_label, rule, state, "
+     "detected_ms, last_seen_ms, first_round_id, last_round_id, seen_rounds) VALUES ($1, $2, $3, "
+     "$4, $5, $6, $7, $7, $8, $8, 1) RETURNING id"},
+    {"regression_save",
+     "UPDATE regressions SET state = $1, confirmed = $2, last_seen_ms = $3, last_round_id = $4, "
+     "seen_rounds = $5, ended_ms = NULLIF($6::bigint, 0) WHERE id = $7"},
+    {"regression_transition_insert",
+     "INSERT INTO regression_transitions (regression_id, seq, from_state, to_state, actor, note, "
+     "at_ms) VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM regression_transitions WHERE "
+     "regression_id = $1), $2, $3, $4, $5, $6)"},
+    {"regression_transitions",
+     "SELECT from_state, to_state, actor, note, at_ms FROM regression_transitions WHERE "
+     "regression_id = $1 ORDER BY seq"},
+    {"regression_counts",
+     "SELECT rule, state, confirmed, COUNT(*)::bigint FROM regressions WHERE ($1 = '' OR team = "
+     "$1) GROUP BY rule, state, confirmed ORDER BY rule COLLATE \"C\", state, confirmed"},
 };
 
 #undef NPUPERF_PG_LIVE

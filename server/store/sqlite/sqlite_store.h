@@ -25,8 +25,9 @@ namespace npuperf::server {
 //
 // The methods live by domain: collections.cc (tokens, collections, state
 // counts), agents.cc (agents and devices), bundles.cc (bundles, quota, collector), claims.cc
-// (ClaimJob, leases, expiry), results.cc (progress, results), rounds.cc (rounds, baselines);
-// sqlite_store.cc opens and migrates the database and holds the steps several methods share.
+// (ClaimJob, leases, expiry), results.cc (progress, results), rounds.cc (rounds, baselines),
+// regressions.cc (regressions and their triage); sqlite_store.cc opens and migrates the database
+// and holds the steps several methods share.
 class SqliteStore final : public Store {
  public:
   // Opens (creating if needed) the database at path (":memory:" for tests)
@@ -109,6 +110,11 @@ class SqliteStore final : public Store {
   absl::StatusOr<bool> ArtifactReferenced(const std::string& sha256) override;
   absl::StatusOr<ArtifactSweep> SweepArtifacts(int64_t created_before_ms, int32_t limit,
                                                const ArtifactSweepScope& scope) override;
+  absl::StatusOr<std::vector<RegressionRecord>> ObserveRegressions(
+      const std::vector<RegressionObservation>& seen, int64_t now_ms) override;
+  absl::StatusOr<RegressionRecord> TriageRegression(const RegressionTriage& t) override;
+  absl::StatusOr<RegressionDetail> GetRegression(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<RegressionCount>> CountRegressions(const std::string& team) override;
 
  private:
   // Artifacts (artifacts.cc): the round and team of a.ref, the attempt rule

@@ -3,12 +3,15 @@
 // registry directly and from its text exposition (what Prometheus scrapes).
 #include "server/core/metrics.h"
 
+#include <cmath>
+
 #include "common/sha256.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
 #include "server/core/scheduler.h"
 #include "server/core/state_gauges.h"
+#include "server/core/triage_rules.h"
 #include "server/store/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -254,6 +257,42 @@ TEST_F(MetricsTest, VerdictsStartAtZeroAndCountByQuery) {
   EXPECT_EQ(v("regressions_pinned", "stable"), 5);
   EXPECT_EQ(v("regressions_pinned", "improved"), 0);
   EXPECT_EQ(v("compare_rounds", "improved"), 1);
+}
+
+TEST_F(MetricsTest, RegressionGaugesAndPrecisionFollowTheStore) {
+  // Before any regression: every state reads 0 and the precision is unknown (NaN).
+  EXPECT_NE(Scrape().find("npuperf_server_regressions{rule=\"duration\",state=\"detected\"} 0"),
+            std::string::npos);
+  EXPECT_NE(Scrape().find("npuperf_server_regression_precision{rule=\"duration\"} "),
+            std::string::npos);
+  EXPECT_TRUE(std::isnan(metrics_.regression_precision.Add({{"rule", kDurationRule}}).Value()));
+  std::vector<RegressionObservation> seen;
+  for (const char* op : {"a", "b", "c"}) {
+    seen.push_back({{"team", op, "p0", "branch=main", kDurationRule}, true, 10});
+  }
+  auto opened = store_->ObserveRegressions(seen, 1000);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  auto move = [&](int i, v1::RegressionState to) {
+    RegressionTriage t;
+    t.team = "team";
+    t.id = (*opened)[i].id;
+    t.expected = v1::REGRESSION_STATE_DETECTED;
+    t.next = to;
+    t.now_ms = 2000;
+    ASSERT_TRUE(store_->TriageRegression(t).ok());
+  };
+  move(0, v1::REGRESSION_STATE_ACKNOWLEDGED);
+  move(1, v1::REGRESSION_STATE_FALSE_POSITIVE);
+  ASSERT_TRUE(scheduler_.RefreshStateMetrics().ok());
+  auto regressions = [&](const std::string& state) {
+    return metrics_.regressions.Add({{"rule", kDurationRule}, {"state", state}}).Value();
+  };
+  EXPECT_EQ(regressions("detected"), 1);
+  EXPECT_EQ(regressions("acknowledged"), 1);
+  EXPECT_EQ(regressions("false_positive"), 1);
+  EXPECT_EQ(regressions("wont_fix"), 0);
+  EXPECT_EQ(regressions("fixed"), 0);
+  EXPECT_DOUBLE_EQ(metrics_.regression_precision.Add({{"rule", kDurationRule}}).Value(), 0.5);
 }
 
 TEST_F(MetricsTest, HandlingTimePerMethod) {

@@ -1,0 +1,134 @@
+#include "server/core/triage_rules.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/core/limits.h"
+
+namespace npuperf::server {
+namespace {
+
+// Length of the UTF-8 sequence starting with lead byte c (0: not a lead).
+int SequenceLength(unsigned char c) {
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return 2;
+  if (c >= 0xE0 && c <= 0xEF) return 3;
+  if (c >= 0xF0 && c <= 0xF4) return 4;
+  return 0;
+}
+
+// Well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool IsValidUtf8(absl::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const int n = SequenceLength(c);
+    if (n == 0 || i + n > s.size()) return false;
+    for (int k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+    }
+    if (n >= 3) {
+      const auto c1 = static_cast<unsigned char>(s[i + 1]);
+      if (c == 0xE0 && c1 < 0xA0) return false;   // overlong
+      if (c == 0xED && c1 >= 0xA0) return false;  // surrogate
+      if (c == 0xF0 && c1 < 0x90) return false;   // overlong
+      if (c == 0xF4 && c1 >= 0x90) return false;  // past U+10FFFF
+    }
+    i += n;
+  }
+  return true;
+}
+
+}  // namespace
+
+ObservationAction DecideObservation(const RegressionRecord* current, bool regressed) {
+  if (current == nullptr) return regressed ? ObservationAction::kOpen : ObservationAction::kNothing;
+  if (regressed) return ObservationAction::kTouch;
+  return IsOpen(current->state) ? ObservationAction::kCloseFixed : ObservationAction::kEnd;
+}
+
+bool IsOpen(v1::RegressionState s) {
+  return s == v1::REGRESSION_STATE_DETECTED || s == v1::REGRESSION_STATE_ACKNOWLEDGED;
+}
+
+bool FailsBots(v1::RegressionState s) { return s == v1::REGRESSION_STATE_DETECTED; }
+
+bool HiddenByDefault(v1::RegressionState s) {
+  return s == v1::REGRESSION_STATE_WONT_FIX || s == v1::REGRESSION_STATE_FALSE_POSITIVE;
+}
+
+bool IsLegalTriage(v1::RegressionState from, v1::RegressionState to) {
+  const bool closing = to == v1::REGRESSION_STATE_FIXED || to == v1::REGRESSION_STATE_WONT_FIX ||
+                       to == v1::REGRESSION_STATE_FALSE_POSITIVE;
+  if (from == v1::REGRESSION_STATE_DETECTED) {
+    return closing || to == v1::REGRESSION_STATE_ACKNOWLEDGED;
+  }
+  return from == v1::REGRESSION_STATE_ACKNOWLEDGED && closing;
+}
+
+absl::Status CheckTriage(const RegressionRecord& r, v1::RegressionState expected,
+                         v1::RegressionState next) {
+  if (r.state != expected) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("regression ", r.id, " is ", RegressionStateName(r.state), ", not ",
+                     RegressionStateName(expected), " (it changed since it was read)"));
+  }
+  if (!IsLegalTriage(r.state, next)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("regression ", r.id, " is ", RegressionStateName(r.state),
+                     " and cannot become ", RegressionStateName(next),
+                     " (DETECTED -> ACKNOWLEDGED -> FIXED | WONT_FIX | FALSE_POSITIVE)"));
+  }
+  return absl::OkStatus();
+}
+
+RegressionRecord ApplyTriage(RegressionRecord r, v1::RegressionState next, int64_t now_ms) {
+  r.state = next;
+  r.confirmed = next != v1::REGRESSION_STATE_FALSE_POSITIVE;
+  if (next == v1::REGRESSION_STATE_FIXED) r.ended_ms = now_ms;
+  return r;
+}
+
+std::string RegressionStateName(v1::RegressionState s) {
+  constexpr absl::string_view kPrefix = "REGRESSION_STATE_";
+  std::string name = v1::RegressionState_Name(s);
+  if (name.empty()) return absl::StrCat("STATE_", static_cast<int>(s));
+  return name.substr(kPrefix.size());
+}
+
+double RulePrecision(int64_t confirmed, int64_t false_positives) {
+  if (confirmed + false_positives == 0) return std::numeric_limits<double>::quiet_NaN();
+  return static_cast<double>(confirmed) / static_cast<double>(confirmed + false_positives);
+}
+
+std::map<std::string, TriagedCounts> TriagedByRule(const std::vector<RegressionCount>& counts) {
+  std::map<std::string, TriagedCounts> out;
+  for (const char* rule : kRegressionRules) out[rule];
+  for (const RegressionCount& c : counts) {
+    TriagedCounts& t = out[c.rule];
+    if (c.state == v1::REGRESSION_STATE_FALSE_POSITIVE) {
+      t.false_positives += c.count;
+    } else if (c.confirmed) {
+      t.confirmed += c.count;
+    }
+  }
+  return out;
+}
+
+std::string TriageNoteProblem(absl::string_view note) {
+  if (note.size() > kMaxTriageNoteBytes) {
+    return absl::StrCat("at most ", kMaxTriageNoteBytes, " bytes");
+  }
+  if (!IsValidUtf8(note)) return "must be valid UTF-8";
+  for (char c : note) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n') || u == 0x7F) {
+      return "no control characters other than tab and newline";
+    }
+  }
+  return "";
+}
+
+}  // namespace npuperf::server
