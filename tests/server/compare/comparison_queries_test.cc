@@ -457,173 +457,174 @@ TEST_P(ComparisonQueriesTest, ListRoundsChangesNeedAMetricAndASaneFloor) {
   req.set_changes(false);
   req.set_min_change_pct(5);
   EXPECT_TRUE(absl::IsInvalidArgument(queries_->ListRounds("alpha", req).status()));
-  // The nightly bot of issue 20: detect -> ack -> the next night the same regression, not a
-  // new one (nothing DETECTED: the bot passes); then the case is stable (FIXED) and regresses
-  // again: a new DETECTED regression.
-  TEST_P(ComparisonQueriesTest, ANightlyBotIsNotRealarmedByAnAcknowledgedRegression) {
-    const std::map<std::string, std::string> main = {{"branch", "main"}};
-    AddCollection("main-1", {{"a", 100}, {"b", 100}}, main);
-    v1::PinBaselineRequest pin;
-    pin.set_label("branch=main");
-    pin.set_collection_id("main-1");
-    ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
-    v1::ListRegressionsRequest nightly;
-    nightly.set_baseline_label("branch=main");
-    auto night = [&](const std::string& id, double b_us) {
-      clock_.Advance(std::chrono::hours(24));
-      AddCollection(id, {{"a", 100}, {"b", b_us}}, main);
-      auto out = queries_->ListRegressions("alpha", nightly);
-      EXPECT_TRUE(out.ok()) << out.status();
-      return out.value_or(v1::ListRegressionsResponse());
-    };
-    v1::ListRegressionsResponse first = night("main-2", 130);
-    ASSERT_EQ(first.regressions_size(), 1);
-    ASSERT_EQ(first.tracked_size(), 1);
-    const v1::Regression detected = first.tracked(0);
-    EXPECT_GT(detected.id(), 0);
-    EXPECT_EQ(detected.state(), v1::REGRESSION_STATE_DETECTED);
-    EXPECT_EQ(detected.operator_name(), "b");
-    EXPECT_EQ(detected.baseline_label(), "branch=main");
-    EXPECT_EQ(detected.rule(), "duration");
-    EXPECT_EQ(detected.first_round_id(), first.regressions(0).candidate_round_id());
+}
 
-    v1::TriageRegressionRequest ack;
-    ack.set_id(detected.id());
-    ack.set_expected_state(v1::REGRESSION_STATE_DETECTED);
-    ack.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
-    ack.set_note("kernel change 41, looking");
-    auto acked = queries_->triage().TriageRegression("alpha", ack);
-    ASSERT_TRUE(acked.ok()) << acked.status();
-    EXPECT_EQ(acked->regression().state(), v1::REGRESSION_STATE_ACKNOWLEDGED);
-
-    v1::ListRegressionsResponse second = night("main-3", 131);
-    ASSERT_EQ(second.tracked_size(), 1);
-    EXPECT_EQ(second.tracked(0).id(), detected.id());
-    EXPECT_EQ(second.tracked(0).state(), v1::REGRESSION_STATE_ACKNOWLEDGED);
-    EXPECT_EQ(second.tracked(0).seen_rounds(), 2);
-    for (const auto& t : second.tracked()) EXPECT_FALSE(FailsBots(t.state()));
-
-    v1::ListRegressionsResponse fixed = night("main-4", 100.3);
-    EXPECT_EQ(fixed.regressions_size(), 0);
-    v1::GetRegressionRequest get;
-    get.set_id(detected.id());
-    auto closed = queries_->triage().GetRegression("alpha", get);
-    ASSERT_TRUE(closed.ok()) << closed.status();
-    EXPECT_EQ(closed->regression().state(), v1::REGRESSION_STATE_FIXED);
-    EXPECT_TRUE(closed->regression().has_ended_at());
-    ASSERT_EQ(closed->transitions_size(), 3);
-    EXPECT_EQ(closed->transitions(1).actor(), "alpha");
-    EXPECT_EQ(closed->transitions(1).note(), "kernel change 41, looking");
-    EXPECT_EQ(closed->transitions(2).actor(), "npuperf");
-
-    v1::ListRegressionsResponse again = night("main-5", 130);
-    ASSERT_EQ(again.tracked_size(), 1);
-    EXPECT_GT(again.tracked(0).id(), detected.id());
-    EXPECT_EQ(again.tracked(0).state(), v1::REGRESSION_STATE_DETECTED);
-    EXPECT_TRUE(FailsBots(again.tracked(0).state()));
-  }
-
-  TEST_P(ComparisonQueriesTest, ClosedRegressionsAreHiddenUnlessAskedAndFeedThePrecision) {
-    const std::map<std::string, std::string> main = {{"branch", "main"}};
-    AddCollection("main-1", {{"a", 100}, {"b", 100}}, main);
-    v1::PinBaselineRequest pin;
-    pin.set_label("branch=main");
-    pin.set_collection_id("main-1");
-    ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+// The nightly bot of issue 20: detect -> ack -> the next night the same regression, not a
+// new one (nothing DETECTED: the bot passes); then the case is stable (FIXED) and regresses
+// again: a new DETECTED regression.
+TEST_P(ComparisonQueriesTest, ANightlyBotIsNotRealarmedByAnAcknowledgedRegression) {
+  const std::map<std::string, std::string> main = {{"branch", "main"}};
+  AddCollection("main-1", {{"a", 100}, {"b", 100}}, main);
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("main-1");
+  ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+  v1::ListRegressionsRequest nightly;
+  nightly.set_baseline_label("branch=main");
+  auto night = [&](const std::string& id, double b_us) {
     clock_.Advance(std::chrono::hours(24));
-    AddCollection("main-2", {{"a", 140}, {"b", 130}}, main);
-    v1::ListRegressionsRequest req;
-    req.set_baseline_label("branch=main");
-    auto out = queries_->ListRegressions("alpha", req);
-    ASSERT_TRUE(out.ok()) << out.status();
-    ASSERT_EQ(out->tracked_size(), 2);
-    ASSERT_EQ(out->precision_size(), 1);
-    EXPECT_TRUE(std::isnan(out->precision(0).precision()));
-    for (int i = 0; i < 2; ++i) {
-      v1::TriageRegressionRequest t;
-      t.set_id(out->tracked(i).id());
-      t.set_expected_state(v1::REGRESSION_STATE_DETECTED);
-      t.set_new_state(i == 0 ? v1::REGRESSION_STATE_FALSE_POSITIVE : v1::REGRESSION_STATE_WONT_FIX);
-      ASSERT_TRUE(queries_->triage().TriageRegression("alpha", t).ok());
-    }
-    out = queries_->ListRegressions("alpha", req);
-    ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->regressions_size(), 0);
-    EXPECT_EQ(out->tracked_size(), 0);
-    EXPECT_EQ(out->hidden_closed(), 2);
-    EXPECT_EQ(out->compared(), 2);
-    ASSERT_EQ(out->precision_size(), 1);
-    EXPECT_EQ(out->precision(0).rule(), "duration");
-    EXPECT_EQ(out->precision(0).confirmed(), 1);
-    EXPECT_EQ(out->precision(0).false_positives(), 1);
-    EXPECT_DOUBLE_EQ(out->precision(0).precision(), 0.5);
-    req.set_include_closed(true);
-    out = queries_->ListRegressions("alpha", req);
-    ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->regressions_size(), 2);
-    EXPECT_EQ(out->hidden_closed(), 0);
-    // Since-listings compare moving predecessors: nothing is tracked.
-    v1::ListRegressionsRequest since;
-    *since.mutable_since() = TimeUtil::MillisecondsToTimestamp(NowMs() - 3'600'000);
-    out = queries_->ListRegressions("alpha", since);
-    ASSERT_TRUE(out.ok()) << out.status();
-    EXPECT_EQ(out->tracked_size(), 0);
+    AddCollection(id, {{"a", 100}, {"b", b_us}}, main);
+    auto out = queries_->ListRegressions("alpha", nightly);
+    EXPECT_TRUE(out.ok()) << out.status();
+    return out.value_or(v1::ListRegressionsResponse());
+  };
+  v1::ListRegressionsResponse first = night("main-2", 130);
+  ASSERT_EQ(first.regressions_size(), 1);
+  ASSERT_EQ(first.tracked_size(), 1);
+  const v1::Regression detected = first.tracked(0);
+  EXPECT_GT(detected.id(), 0);
+  EXPECT_EQ(detected.state(), v1::REGRESSION_STATE_DETECTED);
+  EXPECT_EQ(detected.operator_name(), "b");
+  EXPECT_EQ(detected.baseline_label(), "branch=main");
+  EXPECT_EQ(detected.rule(), "duration");
+  EXPECT_EQ(detected.first_round_id(), first.regressions(0).candidate_round_id());
+
+  v1::TriageRegressionRequest ack;
+  ack.set_id(detected.id());
+  ack.set_expected_state(v1::REGRESSION_STATE_DETECTED);
+  ack.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
+  ack.set_note("kernel change 41, looking");
+  auto acked = queries_->triage().TriageRegression("alpha", ack);
+  ASSERT_TRUE(acked.ok()) << acked.status();
+  EXPECT_EQ(acked->regression().state(), v1::REGRESSION_STATE_ACKNOWLEDGED);
+
+  v1::ListRegressionsResponse second = night("main-3", 131);
+  ASSERT_EQ(second.tracked_size(), 1);
+  EXPECT_EQ(second.tracked(0).id(), detected.id());
+  EXPECT_EQ(second.tracked(0).state(), v1::REGRESSION_STATE_ACKNOWLEDGED);
+  EXPECT_EQ(second.tracked(0).seen_rounds(), 2);
+  for (const auto& t : second.tracked()) EXPECT_FALSE(FailsBots(t.state()));
+
+  v1::ListRegressionsResponse fixed = night("main-4", 100.3);
+  EXPECT_EQ(fixed.regressions_size(), 0);
+  v1::GetRegressionRequest get;
+  get.set_id(detected.id());
+  auto closed = queries_->triage().GetRegression("alpha", get);
+  ASSERT_TRUE(closed.ok()) << closed.status();
+  EXPECT_EQ(closed->regression().state(), v1::REGRESSION_STATE_FIXED);
+  EXPECT_TRUE(closed->regression().has_ended_at());
+  ASSERT_EQ(closed->transitions_size(), 3);
+  EXPECT_EQ(closed->transitions(1).actor(), "alpha");
+  EXPECT_EQ(closed->transitions(1).note(), "kernel change 41, looking");
+  EXPECT_EQ(closed->transitions(2).actor(), "npuperf");
+
+  v1::ListRegressionsResponse again = night("main-5", 130);
+  ASSERT_EQ(again.tracked_size(), 1);
+  EXPECT_GT(again.tracked(0).id(), detected.id());
+  EXPECT_EQ(again.tracked(0).state(), v1::REGRESSION_STATE_DETECTED);
+  EXPECT_TRUE(FailsBots(again.tracked(0).state()));
+}
+
+TEST_P(ComparisonQueriesTest, ClosedRegressionsAreHiddenUnlessAskedAndFeedThePrecision) {
+  const std::map<std::string, std::string> main = {{"branch", "main"}};
+  AddCollection("main-1", {{"a", 100}, {"b", 100}}, main);
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("main-1");
+  ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+  clock_.Advance(std::chrono::hours(24));
+  AddCollection("main-2", {{"a", 140}, {"b", 130}}, main);
+  v1::ListRegressionsRequest req;
+  req.set_baseline_label("branch=main");
+  auto out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->tracked_size(), 2);
+  ASSERT_EQ(out->precision_size(), 1);
+  EXPECT_TRUE(std::isnan(out->precision(0).precision()));
+  for (int i = 0; i < 2; ++i) {
+    v1::TriageRegressionRequest t;
+    t.set_id(out->tracked(i).id());
+    t.set_expected_state(v1::REGRESSION_STATE_DETECTED);
+    t.set_new_state(i == 0 ? v1::REGRESSION_STATE_FALSE_POSITIVE : v1::REGRESSION_STATE_WONT_FIX);
+    ASSERT_TRUE(queries_->triage().TriageRegression("alpha", t).ok());
   }
+  out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->regressions_size(), 0);
+  EXPECT_EQ(out->tracked_size(), 0);
+  EXPECT_EQ(out->hidden_closed(), 2);
+  EXPECT_EQ(out->compared(), 2);
+  ASSERT_EQ(out->precision_size(), 1);
+  EXPECT_EQ(out->precision(0).rule(), "duration");
+  EXPECT_EQ(out->precision(0).confirmed(), 1);
+  EXPECT_EQ(out->precision(0).false_positives(), 1);
+  EXPECT_DOUBLE_EQ(out->precision(0).precision(), 0.5);
+  req.set_include_closed(true);
+  out = queries_->ListRegressions("alpha", req);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->regressions_size(), 2);
+  EXPECT_EQ(out->hidden_closed(), 0);
+  // Since-listings compare moving predecessors: nothing is tracked.
+  v1::ListRegressionsRequest since;
+  *since.mutable_since() = TimeUtil::MillisecondsToTimestamp(NowMs() - 3'600'000);
+  out = queries_->ListRegressions("alpha", since);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->tracked_size(), 0);
+}
 
-  TEST_P(ComparisonQueriesTest, TriageRefusesBadFieldsOtherTeamsAndTheLoserOfARace) {
-    AddCollection("main-1", {{"b", 100}}, {{"branch", "main"}});
-    v1::PinBaselineRequest pin;
-    pin.set_label("branch=main");
-    pin.set_collection_id("main-1");
-    ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
-    clock_.Advance(std::chrono::hours(1));
-    AddCollection("main-2", {{"b", 130}}, {{"branch", "main"}});
-    v1::ListRegressionsRequest list;
-    list.set_baseline_label("branch=main");
-    auto out = queries_->ListRegressions("alpha", list);
-    ASSERT_TRUE(out.ok() && out->tracked_size() == 1) << out.status();
-    const int64_t id = out->tracked(0).id();
+TEST_P(ComparisonQueriesTest, TriageRefusesBadFieldsOtherTeamsAndTheLoserOfARace) {
+  AddCollection("main-1", {{"b", 100}}, {{"branch", "main"}});
+  v1::PinBaselineRequest pin;
+  pin.set_label("branch=main");
+  pin.set_collection_id("main-1");
+  ASSERT_TRUE(queries_->PinBaseline("alpha", pin).ok());
+  clock_.Advance(std::chrono::hours(1));
+  AddCollection("main-2", {{"b", 130}}, {{"branch", "main"}});
+  v1::ListRegressionsRequest list;
+  list.set_baseline_label("branch=main");
+  auto out = queries_->ListRegressions("alpha", list);
+  ASSERT_TRUE(out.ok() && out->tracked_size() == 1) << out.status();
+  const int64_t id = out->tracked(0).id();
 
-    v1::TriageRegressionRequest bad;
-    bad.set_expected_state(static_cast<v1::RegressionState>(9));
-    bad.set_new_state(v1::REGRESSION_STATE_DETECTED);
-    bad.set_note("bad \xC3");
-    const absl::Status s = queries_->triage().TriageRegression("alpha", bad).status();
-    EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
-    for (const char* field : {"id", "expected_state", "new_state", "note"}) {
-      EXPECT_TRUE(absl::StrContains(s.message(), field)) << field << ": " << s;
-    }
-    bad = v1::TriageRegressionRequest();
-    bad.set_id(id);
-    bad.set_expected_state(v1::REGRESSION_STATE_DETECTED);
-    bad.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
-    bad.set_note(std::string(1025, 'n'));
-    EXPECT_TRUE(
-        absl::IsInvalidArgument(queries_->triage().TriageRegression("alpha", bad).status()));
-    EXPECT_TRUE(absl::IsInvalidArgument(
-        queries_->triage().GetRegression("alpha", v1::GetRegressionRequest()).status()));
-
-    v1::TriageRegressionRequest ack;
-    ack.set_id(id);
-    ack.set_expected_state(v1::REGRESSION_STATE_DETECTED);
-    ack.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
-    EXPECT_TRUE(absl::IsNotFound(queries_->triage().TriageRegression("beta", ack).status()));
-    v1::GetRegressionRequest get;
-    get.set_id(id);
-    EXPECT_TRUE(absl::IsNotFound(queries_->triage().GetRegression("beta", get).status()));
-    ASSERT_TRUE(queries_->triage().TriageRegression("alpha", ack).ok());
-    v1::TriageRegressionRequest late = ack;
-    late.set_new_state(v1::REGRESSION_STATE_FALSE_POSITIVE);
-    const absl::Status lost = queries_->triage().TriageRegression("alpha", late).status();
-    EXPECT_TRUE(absl::IsFailedPrecondition(lost)) << lost;
-    EXPECT_TRUE(absl::StrContains(lost.message(), "is ACKNOWLEDGED")) << lost;
+  v1::TriageRegressionRequest bad;
+  bad.set_expected_state(static_cast<v1::RegressionState>(9));
+  bad.set_new_state(v1::REGRESSION_STATE_DETECTED);
+  bad.set_note("bad \xC3");
+  const absl::Status s = queries_->triage().TriageRegression("alpha", bad).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  for (const char* field : {"id", "expected_state", "new_state", "note"}) {
+    EXPECT_TRUE(absl::StrContains(s.message(), field)) << field << ": " << s;
   }
+  bad = v1::TriageRegressionRequest();
+  bad.set_id(id);
+  bad.set_expected_state(v1::REGRESSION_STATE_DETECTED);
+  bad.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
+  bad.set_note(std::string(1025, 'n'));
+  EXPECT_TRUE(absl::IsInvalidArgument(queries_->triage().TriageRegression("alpha", bad).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      queries_->triage().GetRegression("alpha", v1::GetRegressionRequest()).status()));
 
-  INSTANTIATE_TEST_SUITE_P(Backends, ComparisonQueriesTest,
-                           ::testing::Values(Backend::kSqlite, Backend::kPostgres),
-                           [](const auto& param_info) {
-                             return param_info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
-                           });
+  v1::TriageRegressionRequest ack;
+  ack.set_id(id);
+  ack.set_expected_state(v1::REGRESSION_STATE_DETECTED);
+  ack.set_new_state(v1::REGRESSION_STATE_ACKNOWLEDGED);
+  EXPECT_TRUE(absl::IsNotFound(queries_->triage().TriageRegression("beta", ack).status()));
+  v1::GetRegressionRequest get;
+  get.set_id(id);
+  EXPECT_TRUE(absl::IsNotFound(queries_->triage().GetRegression("beta", get).status()));
+  ASSERT_TRUE(queries_->triage().TriageRegression("alpha", ack).ok());
+  v1::TriageRegressionRequest late = ack;
+  late.set_new_state(v1::REGRESSION_STATE_FALSE_POSITIVE);
+  const absl::Status lost = queries_->triage().TriageRegression("alpha", late).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(lost)) << lost;
+  EXPECT_TRUE(absl::StrContains(lost.message(), "is ACKNOWLEDGED")) << lost;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ComparisonQueriesTest,
+                         ::testing::Values(Backend::kSqlite, Backend::kPostgres),
+                         [](const auto& param_info) {
+                           return param_info.param == Backend::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 }  // namespace
 }  // namespace npuperf::server
