@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -25,6 +26,29 @@ struct StopTable {
   }
 };
 constexpr StopTable kPlainStop;
+
+// The first byte in [p, end) that ends an unquoted run (kPlainStop), or end.
+// Eight bytes at a time first (SWAR: a word holds a stop byte exactly when
+// the has-zero test of word ^ byte-pattern fires; a borrow can flag a byte
+// above a true stop, never a word without one), then byte by byte within
+// the word. A 200,000-row op_summary is 64 MB of mostly plain cells, and the
+// byte loop alone was half of a summarize. Endian-neutral.
+inline const char* FindPlainStop(const char* p, const char* end) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  auto has = [](uint64_t w, unsigned char c) {
+    const uint64_t x = w ^ (kOnes * c);
+    return (x - kOnes) & ~x & kHigh;
+  };
+  while (end - p >= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof(w));
+    if ((has(w, ',') | has(w, '\n') | has(w, '\r') | has(w, '"')) != 0) break;
+    p += 8;
+  }
+  while (p < end && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
+  return p;
+}
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
@@ -225,9 +249,7 @@ absl::Status CsvReader::ReadPlain(int& c) {
   size_t begin = static_cast<size_t>(pos_ - rec_start_) - (c == kEof ? 0 : 1);
   while (c != ',' && c != '\n' && c != '\r' && c != kEof) {
     if (c == '"') return LineError("quote inside an unquoted cell");
-    char* p = pos_;
-    while (p < end_ && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
-    pos_ = p;
+    pos_ += FindPlainStop(pos_, end_) - pos_;
     if (static_cast<size_t>(pos_ - rec_start_) - begin > kMaxCellBytes) {
       return LineError("cell longer than 1 MiB");
     }
@@ -260,7 +282,7 @@ bool CsvReader::ReadSimpleRecord() {
       // An escaped quote, a blank after the closing quote, or the block's end.
       if (p == end || (*p != ',' && *p != '\n' && *p != '\r')) return false;
     } else {
-      while (p < end && !kPlainStop.stop[static_cast<unsigned char>(*p)]) ++p;
+      p = FindPlainStop(p, end);
       if (p == end || *p == '"') return false;
       last = p;
       while (last > first && IsBlank(last[-1])) --last;
