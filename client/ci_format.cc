@@ -77,11 +77,18 @@ std::string Testcase(const std::string& classname, const std::string& name, cons
   return s;
 }
 
-std::string CaseTestcase(const v1::RoundComparison& c, SuiteCounts& n) {
+std::string CaseTestcase(const v1::RoundComparison& c, const std::string& triaged, SuiteCounts& n) {
   const std::string classname = "npuperf." + c.operator_name();
   const std::string label = CaseLabel(c);
   const std::string verdict = VerdictName(c.verdict());
   ++n.tests;
+  if (!triaged.empty() && OutcomeOf(c.verdict()) == Outcome::kRegressed) {
+    ++n.skipped;  // seen and triaged before: not a new failure
+    return Testcase(
+        classname, label,
+        absl::StrCat("<skipped", Attr("message", verdict + ", " + triaged + ": " + c.rule()), "/>"),
+        Numbers(c));
+  }
   switch (OutcomeOf(c.verdict())) {
     case Outcome::kRegressed:
       ++n.failures;
@@ -165,7 +172,10 @@ std::string Row(const v1::RoundComparison& c) {
 
 std::string Headline(const VerdictReport& r) {
   const auto& n = r.counts;
-  if (n.regressed() > 0) return absl::StrCat(n.regressed(), " regressed");
+  const int triaged = static_cast<int>(
+      std::count_if(r.triaged.begin(), r.triaged.end(), [](const auto& t) { return !t.empty(); }));
+  if (n.regressed() > triaged) return absl::StrCat(n.regressed() - triaged, " regressed");
+  if (triaged > 0) return absl::StrCat("no new regression (", triaged, " triaged before)");
   if (n.comparable() == 0) return "no comparable case";
   if (NoVerdict(n) > 0) {
     return absl::StrCat("no verdict for ", NoVerdict(n), " of ", n.matched(), " cases");
@@ -212,7 +222,9 @@ std::string XmlEscape(const std::string& text) {
 std::string JunitXml(const VerdictReport& r, Clock::SystemTime now) {
   SuiteCounts n;
   std::string cases;
-  for (const auto& c : r.comparisons) cases += CaseTestcase(c, n);
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    cases += CaseTestcase(r.comparisons[i], i < r.triaged.size() ? r.triaged[i] : "", n);
+  }
   for (const auto& u : r.unmatched) {
     ++n.tests;
     ++n.skipped;
@@ -242,7 +254,13 @@ std::string JunitXml(const VerdictReport& r, Clock::SystemTime now) {
 
 std::string MarkdownComment(const VerdictReport& r) {
   std::vector<const v1::RoundComparison*> shown, folded;
-  for (const auto& c : r.comparisons) {
+  std::vector<std::string> triaged;  // "`op/case`: ACKNOWLEDGED (regression 12)"
+  for (size_t i = 0; i < r.comparisons.size(); ++i) {
+    const v1::RoundComparison& c = r.comparisons[i];
+    if (i < r.triaged.size() && !r.triaged[i].empty()) {
+      triaged.push_back(absl::StrCat("`", CaseLabel(c), "`: ", r.triaged[i]));
+      continue;
+    }
     (OutcomeOf(c.verdict()) == Outcome::kStable ? folded : shown).push_back(&c);
   }
   std::stable_sort(shown.begin(), shown.end(), [](const auto* a, const auto* b) {
@@ -257,9 +275,14 @@ std::string MarkdownComment(const VerdictReport& r) {
   }
   absl::StrAppend(&md, " Exit code ", r.exit_code, ".\n\n");
   if (shown.empty()) {
-    md += r.regressed_rows_only ? "No case regressed.\n" : "No case changed.\n";
+    md += r.regressed_rows_only
+              ? (triaged.empty() ? "No case regressed.\n" : "No new regression.\n")
+              : "No case changed.\n";
   } else {
     AppendTable(shown, md);
+  }
+  if (!triaged.empty()) {
+    absl::StrAppend(&md, "\nTriaged before (not new): ", absl::StrJoin(triaged, ", "), ".\n");
   }
   if (folded.empty() && r.unmatched.empty()) return md;
   std::vector<std::string> parts;

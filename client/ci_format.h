@@ -33,6 +33,12 @@ struct VerdictReport {
   // True for regressions: the rows are the regressed cases only, so the
   // other verdicts appear as counts.
   bool regressed_rows_only = false;
+  // regressions against a baseline: per entry of `comparisons` (same order;
+  // empty, or one string each) the triage of a regression seen before, e.g.
+  // "ACKNOWLEDGED (regression 12)", "" for a new one. A triaged regression is
+  // not a new failure: JUnit skips it and Markdown lists it apart, as the
+  // exit code ignores it (docs/comparisons.md, "Triage").
+  std::vector<std::string> triaged;
   // The process exit code (after --fail-on).
   int exit_code = 0;
 };

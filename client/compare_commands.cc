@@ -400,6 +400,13 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   }
   found.exit_counts = resp.counts();
   found.exit_counts->set_regressed(fresh);
+  if (resp.tracked_size() == resp.regressions_size()) {
+    for (const v1::Regression& t : resp.tracked()) {
+      const bool seen = t.id() != 0 && t.state() != v1::REGRESSION_STATE_DETECTED;
+      r.triaged.push_back(
+          seen ? absl::StrCat(RegressionStateText(t.state()), " (regression ", t.id(), ")") : "");
+    }
+  }
   // A drift that began in the window fails it too (docs/comparisons.md, "Drifts").
   for (const v1::Drift& d : resp.drifts()) found.extra_regressions += d.began_in_window();
   if (resp.drifts_size() > 0) {

@@ -180,6 +180,43 @@ TEST(MarkdownCommentTest, SummaryTableOfChangedCasesAndTheRestFolded) {
   EXPECT_THAT(md, ::testing::EndsWith("</details>\n"));
 }
 
+// regressions against a baseline: a regression triaged before is not a new
+// failure, as the exit code says.
+VerdictReport Triaged() {
+  VerdictReport r;
+  r.title = "npuperf regressions --baseline branch=main";
+  r.comparisons = {Case("add", "p1", v1::VERDICT_REGRESSED, "duration: slower by 8.0%", 12.5, 13.5),
+                   Case("mul", "p2", v1::VERDICT_REGRESSED, "duration: slower by 5.0%", 10, 10.5)};
+  r.triaged = {"ACKNOWLEDGED (regression 12)", ""};
+  r.regressed_rows_only = true;
+  r.counts = Proto<v1::ComparisonCounts>("matched: 2 comparable: 2 regressed: 2");
+  r.summary = "2 regressed / 2 comparable";
+  r.exit_code = kExitRegressed;
+  return r;
+}
+
+TEST(JunitXmlTest, ATriagedRegressionIsSkippedANewOneFails) {
+  const std::string xml = JunitXml(Triaged(), {});
+  EXPECT_THAT(TestcaseNamed(xml, "add/p1"),
+              HasSubstr("<skipped message=\"REGRESSED, ACKNOWLEDGED (regression 12): duration: "
+                        "slower by 8.0%\"/>"));
+  EXPECT_THAT(TestcaseNamed(xml, "mul/p2"), HasSubstr("<failure type=\"REGRESSED\""));
+  EXPECT_THAT(xml, HasSubstr("failures=\"1\""));
+}
+
+TEST(MarkdownCommentTest, ATriagedRegressionIsListedApartAndNotCountedInTheHeadline) {
+  const std::string md = MarkdownComment(Triaged());
+  EXPECT_THAT(md, HasSubstr(": 1 regressed\n"));
+  EXPECT_THAT(md, HasSubstr("Triaged before (not new): `add/p1`: ACKNOWLEDGED (regression 12).\n"));
+  VerdictReport only = Triaged();
+  only.comparisons.pop_back();
+  only.triaged.pop_back();
+  only.counts.set_regressed(1);
+  const std::string quiet = MarkdownComment(only);
+  EXPECT_THAT(quiet, HasSubstr(": no new regression (1 triaged before)\n"));
+  EXPECT_THAT(quiet, HasSubstr("No new regression.\n"));
+}
+
 TEST(MarkdownCommentTest, PipesAreEscapedAndNothingChangedSaysSo) {
   VerdictReport r;
   r.title = "t";
