@@ -5,8 +5,12 @@
 #include <random>
 #include <utility>
 
+#include "evidence/op_summary.h"
+
 namespace npuperf::server {
 namespace {
+
+using evidence::Median;  // mean of the middle two for an even count
 
 struct Split {
   int tau = -1;
@@ -38,16 +42,6 @@ double PermutationPValue(const std::vector<double>& x, double observed, const Ch
     if (stop_above > 0 && (hits + 1.0) / denominator > stop_above) break;
   }
   return (hits + 1.0) / denominator;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-  double hi = v[mid];
-  if (v.size() % 2 == 1) return hi;
-  double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-  return (lo + hi) / 2;
 }
 
 std::vector<double> Slice(const std::vector<double>& x, int begin, int end) {

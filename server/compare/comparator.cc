@@ -277,19 +277,6 @@ void AddFindingChanges(const v1::Evidence& b, const v1::Evidence& c, v1::RoundCo
   AddOneSided(c, b, "appeared", out);
 }
 
-// One matched pair in the counts, by its verdict.
-void CountVerdict(v1::Verdict v, v1::ComparisonCounts* n) {
-  n->set_matched(n->matched() + 1);
-  switch (v) {
-    case v1::VERDICT_IMPROVED: n->set_improved(n->improved() + 1); break;
-    case v1::VERDICT_REGRESSED: n->set_regressed(n->regressed() + 1); break;
-    case v1::VERDICT_STABLE: n->set_stable(n->stable() + 1); break;
-    case v1::VERDICT_INSUFFICIENT: n->set_insufficient(n->insufficient() + 1); break;
-    case v1::VERDICT_NOT_COMPARABLE: n->set_not_comparable(n->not_comparable() + 1); break;
-    default: n->set_errored(n->errored() + 1); break;
-  }
-}
-
 }  // namespace
 
 std::string CaseKey(const v1::Round& r) {
@@ -298,6 +285,19 @@ std::string CaseKey(const v1::Round& r) {
 
 bool HasDurationVerdict(v1::Verdict v) {
   return v == v1::VERDICT_IMPROVED || v == v1::VERDICT_REGRESSED || v == v1::VERDICT_STABLE;
+}
+
+void CountVerdict(v1::Verdict v, v1::ComparisonCounts* n) {
+  n->set_matched(n->matched() + 1);
+  if (HasDurationVerdict(v)) n->set_comparable(n->comparable() + 1);
+  switch (v) {
+    case v1::VERDICT_IMPROVED: n->set_improved(n->improved() + 1); break;
+    case v1::VERDICT_REGRESSED: n->set_regressed(n->regressed() + 1); break;
+    case v1::VERDICT_STABLE: n->set_stable(n->stable() + 1); break;
+    case v1::VERDICT_INSUFFICIENT: n->set_insufficient(n->insufficient() + 1); break;
+    case v1::VERDICT_NOT_COMPARABLE: n->set_not_comparable(n->not_comparable() + 1); break;
+    default: n->set_errored(n->errored() + 1); break;
+  }
 }
 
 absl::StatusOr<VerdictOptions> ResolveVerdictOptions(const v1::CompareOptions& options,
@@ -388,10 +388,7 @@ v1::CompareCollectionsResponse CompareRoundSets(const std::vector<v1::Round>& ba
     }
     v1::RoundComparison cmp = CompareRounds(*b, *it->second, options);
     CountVerdict(cmp.verdict(), n);
-    if (HasDurationVerdict(cmp.verdict())) {
-      n->set_comparable(n->comparable() + 1);
-      ratios.push_back(cmp.duration().ratio());
-    }
+    if (HasDurationVerdict(cmp.verdict())) ratios.push_back(cmp.duration().ratio());
     *out.add_comparisons() = std::move(cmp);
   }
   for (const auto& [key, c] : cand) {

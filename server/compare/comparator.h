@@ -68,4 +68,8 @@ std::string CaseKey(const v1::Round& r);
 // True for verdicts that decided the duration (the comparable ones).
 bool HasDurationVerdict(v1::Verdict v);
 
+// Counts one matched pair by its verdict: matched, its status, and
+// comparable when HasDurationVerdict.
+void CountVerdict(v1::Verdict v, v1::ComparisonCounts* n);
+
 }  // namespace npuperf::server

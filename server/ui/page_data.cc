@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "report/report.h"
+#include "server/compare/comparator.h"
 #include "server/core/constants.h"
 #include "server/core/limits.h"
 #include "server/ui/ui_rules.h"
@@ -45,18 +46,7 @@ std::string CountsSummary(const v1::ComparisonCounts& n) {
 // Counts of one comparison (a round against a round).
 v1::ComparisonCounts CountsOf(const v1::RoundComparison& c) {
   v1::ComparisonCounts n;
-  n.set_matched(1);
-  const v1::Verdict v = c.verdict();
-  const bool comparable =
-      v == v1::VERDICT_IMPROVED || v == v1::VERDICT_REGRESSED || v == v1::VERDICT_STABLE;
-  n.set_comparable(comparable ? 1 : 0);
-  n.set_improved(v == v1::VERDICT_IMPROVED ? 1 : 0);
-  n.set_regressed(v == v1::VERDICT_REGRESSED ? 1 : 0);
-  n.set_stable(v == v1::VERDICT_STABLE ? 1 : 0);
-  n.set_insufficient(v == v1::VERDICT_INSUFFICIENT ? 1 : 0);
-  n.set_not_comparable(v == v1::VERDICT_NOT_COMPARABLE ? 1 : 0);
-  n.set_errored(comparable || v == v1::VERDICT_INSUFFICIENT || v == v1::VERDICT_NOT_COMPARABLE ? 0
-                                                                                               : 1);
+  CountVerdict(c.verdict(), &n);
   return n;
 }
 
