@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -19,7 +20,13 @@ void ForEachIndex(size_t n, int threads, const std::function<void(size_t)>& fn) 
   };
   std::vector<std::thread> pool;
   pool.reserve(workers - 1);
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(drain);
+  for (size_t w = 1; w < workers; ++w) {
+    try {
+      pool.emplace_back(drain);
+    } catch (const std::system_error&) {
+      break;  // no thread to spare (RLIMIT_NPROC on a shared host): fewer do it all
+    }
+  }
   drain();
   for (std::thread& t : pool) t.join();
 }

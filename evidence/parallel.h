@@ -16,7 +16,8 @@ namespace npuperf::evidence {
 
 // Calls fn(i) once for every i in [0, n) on up to `threads` threads (the
 // calling thread is one of them) and returns when all calls have returned.
-// threads <= 1 or n <= 1 runs everything on the calling thread, in order.
+// threads <= 1 or n <= 1 runs everything on the calling thread, in order;
+// when the system refuses a thread, the threads already running do it all.
 // fn must not throw and must not touch state another index touches.
 void ForEachIndex(size_t n, int threads, const std::function<void(size_t)>& fn);
 
