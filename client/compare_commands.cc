@@ -189,20 +189,15 @@ struct Verdicts {
   std::string kind;                         // "rounds", "collections", "regressions"
   const google::protobuf::Message* result;  // the response, for JSON
   std::function<void(std::ostream&)> text;  // the text rendering
-  // Alarms beside the verdict counts (regressions: a drift that began in the
-  // window): exit 3 as a regression does, unless --fail-on never.
-  int extra_regressions = 0;
   // What the exit code is decided on, when not report.counts (regressions:
-  // only new regressions count as regressed).
+  // only new regressions, and drifts that began in the window, count as
+  // regressed).
   std::optional<v1::ComparisonCounts> exit_counts;
 };
 
 // Prints v in the chosen format; returns the exit code after --fail-on.
 int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
   v.report.exit_code = ExitCodeOf(v.exit_counts.value_or(v.report.counts), args.fail_on);
-  if (v.extra_regressions > 0 && args.fail_on != FailOn::kNever) {
-    v.report.exit_code = kExitRegressed;
-  }
   switch (FormatOf(args, s.config())) {
     case VerdictFormat::kJson:
       PrintEnvelope(v.schema, v.kind, *v.result, v.report.exit_code, v.report.summary, out);
@@ -398,8 +393,11 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
     absl::StrAppend(&r.summary, "; ", fresh, " new, ", resp.regressions_size() - fresh,
                     " already triaged");
   }
+  // A drift that began in the window fails it too (docs/comparisons.md, "Drifts").
+  int new_drifts = 0;
+  for (const v1::Drift& d : resp.drifts()) new_drifts += d.began_in_window();
   found.exit_counts = resp.counts();
-  found.exit_counts->set_regressed(fresh);
+  found.exit_counts->set_regressed(fresh + new_drifts);
   if (resp.tracked_size() == resp.regressions_size()) {
     for (const v1::Regression& t : resp.tracked()) {
       const bool seen = t.id() != 0 && t.state() != v1::REGRESSION_STATE_DETECTED;
@@ -407,11 +405,8 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
           seen ? absl::StrCat(RegressionStateText(t.state()), " (regression ", t.id(), ")") : "");
     }
   }
-  // A drift that began in the window fails it too (docs/comparisons.md, "Drifts").
-  for (const v1::Drift& d : resp.drifts()) found.extra_regressions += d.began_in_window();
   if (resp.drifts_size() > 0) {
-    absl::StrAppend(&r.summary, "; ", resp.drifts_size(), " drifted (", found.extra_regressions,
-                    " new)");
+    absl::StrAppend(&r.summary, "; ", resp.drifts_size(), " drifted (", new_drifts, " new)");
   }
   found.text = [&resp, summary = r.summary, precision = a.precision](std::ostream& o) {
     if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);

@@ -256,14 +256,15 @@ class Verdict:
     compared: int
     baseline_description: str
     proto: Any = dataclasses.field(repr=False, compare=False)
-    # regressions against a baseline: the counts with only the new (untracked or
-    # DETECTED) regressions as regressed, which the exit code is decided on
-    # (docs/comparisons.md, "Triage"); None: ``counts``.
+    # regressions: the counts with only the new (untracked or DETECTED)
+    # regressions and the drifts that began in the window as regressed, which
+    # the exit code is decided on (docs/comparisons.md, "Triage", "Drifts");
+    # None: ``counts``.
     exit_counts: Optional[ComparisonCounts] = dataclasses.field(
         default=None, repr=False, compare=False
     )
-    # regressions --since: drifts that began in the window (each exits 3 as a
-    # regression does); the drifts themselves are proto.drifts.
+    # regressions --since: drifts that began in the window (in exit_counts);
+    # the drifts themselves are proto.drifts.
     new_drifts: int = 0
 
     @property
@@ -272,10 +273,7 @@ class Verdict:
 
     def exit_code_for(self, fail_on: str) -> int:
         """The exit code under ``--fail-on regressed|no-verdict|never``."""
-        code = (self.exit_counts or self.counts).exit_code(fail_on)
-        if self.new_drifts and fail_on != "never":
-            return EXIT_REGRESSED
-        return code
+        return (self.exit_counts or self.counts).exit_code(fail_on)
 
     @property
     def regressed(self) -> Tuple[Comparison, ...]:
@@ -326,7 +324,8 @@ def verdict_of_regressions(resp) -> Verdict:
     return Verdict(
         "regressions", summary, counts, tuple(Comparison.of(c) for c in resp.regressions), (),
         0.0, resp.compared, resp.baseline_description, resp,
-        exit_counts=dataclasses.replace(counts, regressed=fresh), new_drifts=new_drifts,
+        exit_counts=dataclasses.replace(counts, regressed=fresh + new_drifts),
+        new_drifts=new_drifts,
     )  # fmt: skip
 
 
