@@ -40,6 +40,19 @@ void ForceRatioAboveOne(KernelResult& r) {
   }
 }
 
+// A contended device (fault slow:<factor>): the clock stays rated, so no
+// DVFS check notices; every task's busy cycles stretch, and its duration
+// with them.
+void Slow(KernelResult& r, double factor) {
+  r.duration_us *= factor;
+  for (CoreStats* c : {&r.aiv, &r.aic}) {
+    c->total_cycles *= factor;
+    c->makespan_cycles *= factor;
+    for (double& v : c->core_cycles) v *= factor;
+    for (double& v : c->block_cycles) v *= factor;
+  }
+}
+
 absl::StatusOr<std::vector<PmuColumn>> Columns(const ExportInput& in) {
   std::vector<PmuColumn> out;
   bool pmu = in.options.ai_core && in.options.mode == AicMode::kTaskBased &&
@@ -147,6 +160,7 @@ struct Timeline {
   SampleCollector* sampler;  // null unless sample-based
   UnifiedDb* db;             // null in msprof op mode
   const Fault* ratio_fault;  // null unless ratio_gt1 is active
+  const Fault* slow_fault;   // null unless slow is active
   Rng& rng;
   ExportSummary& summary;
   int64_t device_free_ns;
@@ -161,6 +175,7 @@ struct Timeline {
       if (ratio_fault && (ratio_fault->op_name.empty() || ratio_fault->op_name == l.op_name)) {
         ForceRatioAboveOne(r);
       }
+      if (slow_fault) Slow(r, slow_fault->factor);
       TaskRecord task{&l, &r, start, kComputeStream, static_cast<int>(summary.tasks % 65536)};
       if (writer) writer->AddTask(task);
       if (db) db->AddTask(task);
@@ -225,6 +240,7 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
                     sample ? &sampler : nullptr,
                     &db,
                     FindFault(in.faults, FaultKind::kRatioAboveOne),
+                    FindFault(in.faults, FaultKind::kSlow),
                     rng,
                     summary,
                     in.process_start_ns + kRuntimeInitNs};
@@ -263,6 +279,7 @@ absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
                     nullptr,
                     nullptr,
                     FindFault(in.faults, FaultKind::kRatioAboveOne),
+                    FindFault(in.faults, FaultKind::kSlow),
                     rng,
                     summary,
                     in.process_start_ns + kRuntimeInitNs,

@@ -44,6 +44,10 @@ absl::Status ParseBody(const std::vector<absl::string_view>& p, Fault& f) {
   } else if (k == "dvfs") {
     f.kind = FaultKind::kDvfs;
     if (p.size() != 2 || !absl::SimpleAtod(p[1], &f.mhz) || f.mhz <= 0) return bad();
+  } else if (k == "slow") {
+    f.kind = FaultKind::kSlow;
+    if (p.size() != 2 || !absl::SimpleAtod(p[1], &f.factor) || !(f.factor > 1) || f.factor > 10)
+      return bad();
   } else if (k == "ratio_gt1") {
     f.kind = FaultKind::kRatioAboveOne;
     if (p.size() > 2) return bad();

@@ -18,6 +18,8 @@ enum class FaultKind {
   kGarbage,        // garbage                      a malformed op_summary line
   kRatioAboveOne,  // ratio_gt1[:<op name>]        pipe ratios of 1.37 for the op (all ops)
   kDvfs,           // dvfs:<MHz>                   run the whole process at the lower clock
+  kSlow,           // slow:<factor>                every task takes factor (>1) times as long
+                   //                              at the rated clock (a contended device)
 };
 
 // One MSPROF_SIM_FAULT item. Qualifiers: `@dev=<physical id>` limits it to a
@@ -30,6 +32,7 @@ struct Fault {
   int exit_code = 1;    // kFail
   double seconds = 0;   // kHang
   double mhz = 0;       // kDvfs
+  double factor = 1;    // kSlow: > 1, at most 10
   std::string op_name;  // kRatioAboveOne: empty = every op
   int device = -1;      // -1: any device
   int first = 0;        // 0: every run

@@ -304,3 +304,24 @@ TEST_F(ExporterTest, DvfsDipShowsInCyclesVersusCoreTime) {
 
 }  // namespace
 }  // namespace npuperf::sim
+
+// slow:<factor> stretches durations at the rated clock: the implied clock
+// (cycles over core time) stays rated, so the DVFS check does not fire, and
+// the same seed's task takes factor times as long.
+TEST_F(ExporterTest, SlowDeviceStretchesDurationsAtTheRatedClock) {
+  auto column = [](const std::vector<std::vector<std::string>>& rows, const std::string& name) {
+    for (size_t i = 0; i < rows[0].size(); ++i) {
+      if (rows[0][i] == name) return i;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return size_t{0};
+  };
+  auto plain = Rows(Export("plain") / "op_summary_20261130120000.csv");
+  in_.faults = *ParseFaults("slow:1.25");
+  auto slow = Rows(Export("slow") / "op_summary_20261130120000.csv");
+  const size_t d = column(plain, "Task Duration(us)"), t = column(plain, "aiv_time(us)"),
+               c = column(plain, "aiv_total_cycles");
+  EXPECT_NEAR(std::stod(slow[1][d]) / std::stod(plain[1][d]), 1.25, 0.01);
+  const double implied = std::stod(slow[1][c]) / 48 / std::stod(slow[1][t]);
+  EXPECT_NEAR(implied, in_.soc.freq_mhz, 0.02 * in_.soc.freq_mhz);
+}

@@ -24,11 +24,16 @@ TEST(FaultTest, ParsesEveryKindAndQualifier) {
   EXPECT_EQ((*f)[7].device, 2);
   EXPECT_EQ((*f)[7].first, 1);
   EXPECT_TRUE(ParseFaults("")->empty());
+  auto slow = ParseFaults("slow:1.15@dev=1");
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  EXPECT_EQ((*slow)[0].kind, FaultKind::kSlow);
+  EXPECT_DOUBLE_EQ((*slow)[0].factor, 1.15);
+  EXPECT_EQ((*slow)[0].device, 1);
 }
 
 TEST(FaultTest, RejectsMalformedItems) {
   for (const char* bad : {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x",
-                          "dvfs:0", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
+                          "dvfs:0", "slow", "slow:1", "slow:0.5", "slow:11", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
     EXPECT_FALSE(ParseFaults(bad).ok()) << bad;
   }
 }
