@@ -63,9 +63,10 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
-constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
-                                     "regressions", "lease_secrets", "discovery",     "artifacts",
-                                     "ui",          "change_points", "compare_many",  "triage"};
+constexpr const char* kFeatures[] = {"watch",        "bundle_upload", "golden_report", "baselines",
+                                     "regressions",  "lease_secrets", "discovery",     "artifacts",
+                                     "ui",           "change_points", "compare_many",  "triage",
+                                     "confirmations"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
@@ -273,7 +274,12 @@ struct Server {
         scheduler(store, clock, metrics, opt.scheduler),
         auth(store, std::move(tokens), safety.auth_required),
         reads(store),
-        comparisons(store, clock),
+        confirmations(store, clock,
+                      [this](const std::string& team, const v1::SubmitCollectionRequest& req,
+                             const std::map<std::string, std::string>& labels) {
+                        return scheduler.SubmitForServer(team, req, labels);
+                      }),
+        comparisons(store, clock, &confirmations),
         collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
         agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
                AgentCertPolicy{opt.require_agent_cert}),
@@ -286,6 +292,7 @@ struct Server {
   Scheduler scheduler;
   Authenticator auth;
   ReadQueries reads;
+  Confirmations confirmations;
   ComparisonQueries comparisons;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
@@ -362,7 +369,11 @@ int Serve(const ServerOptions& opt) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
   s.serving = true;
-  Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
+  Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval, [&s] {
+    if (auto moved = s.confirmations.AdvancePending(); !moved.ok()) {
+      LogError("confirmations", std::string(moved.status().message()));
+    }
+  });
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {
     LogError("server",

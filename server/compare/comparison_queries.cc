@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/confirmation_rules.h"
 #include "server/core/constants.h"
 #include "server/core/job_state.h"
 #include "server/core/limits.h"
@@ -28,8 +29,8 @@ bool SplitLabel(const std::string& label, std::string* key, std::string* value) 
 
 }  // namespace
 
-ComparisonQueries::ComparisonQueries(Store& store, Clock& clock)
-    : store_(store), clock_(clock), triage_(store, clock) {}
+ComparisonQueries::ComparisonQueries(Store& store, Clock& clock, Confirmations* confirmations)
+    : store_(store), clock_(clock), confirmations_(confirmations), triage_(store, clock) {}
 
 absl::Status ComparisonQueries::RequireFinished(const std::string& team,
                                                 const std::string& collection_id,
@@ -118,7 +119,72 @@ absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollect
   if (!baseline.ok()) return baseline.status();
   auto candidate = CollectionRounds(team, req.candidate_collection_id());
   if (!candidate.ok()) return candidate.status();
-  return CompareRoundSets(*baseline, *candidate, *options);
+  v1::CompareCollectionsResponse resp = CompareRoundSets(*baseline, *candidate, *options);
+  if (req.confirm()) {
+    absl::Status s = ConfirmEach(team, resp.comparisons(), *baseline, *candidate, req.options(),
+                                 resp.mutable_confirmations());
+    if (!s.ok()) return s;
+  }
+  return resp;
+}
+
+absl::StatusOr<v1::RequestConfirmationResponse> ComparisonQueries::RequestConfirmation(
+    const std::string& team, const v1::RequestConfirmationRequest& req) {
+  if (confirmations_ == nullptr) {
+    return absl::FailedPreconditionError("this server does not run confirmations");
+  }
+  return confirmations_->Request(team, req);
+}
+
+absl::StatusOr<v1::GetConfirmationResponse> ComparisonQueries::GetConfirmation(
+    const std::string& team, const v1::GetConfirmationRequest& req) {
+  if (confirmations_ == nullptr) {
+    return absl::FailedPreconditionError("this server does not run confirmations");
+  }
+  return confirmations_->Get(team, req);
+}
+
+absl::Status ComparisonQueries::ConfirmEach(
+    const std::string& team,
+    const google::protobuf::RepeatedPtrField<v1::RoundComparison>& comparisons,
+    const std::vector<v1::Round>& baseline, const std::vector<v1::Round>& candidates,
+    const v1::CompareOptions& options, google::protobuf::RepeatedPtrField<v1::Confirmation>* out) {
+  if (confirmations_ == nullptr) {
+    return absl::FailedPreconditionError("confirm: this server does not run confirmations");
+  }
+  std::map<int64_t, const v1::Round*> by_id;
+  for (const auto* side : {&baseline, &candidates}) {
+    for (const v1::Round& r : *side) by_id[r.id()] = &r;
+  }
+  int requested = 0;
+  for (const v1::RoundComparison& cmp : comparisons) {
+    if (!Confirmable(cmp.verdict())) continue;
+    auto b = by_id.find(cmp.baseline_round_id());
+    auto c = by_id.find(cmp.candidate_round_id());
+    if (b == by_id.end() || c == by_id.end()) {
+      return absl::InternalError(absl::StrCat("confirm: rounds of ", cmp.operator_name(), "/",
+                                              cmp.case_id(), " not among those compared"));
+    }
+    if (requested == kMaxConfirmationsPerRequest) {
+      v1::Confirmation* left = out->Add();
+      left->set_baseline_round_id(cmp.baseline_round_id());
+      left->set_candidate_round_id(cmp.candidate_round_id());
+      left->set_operator_name(cmp.operator_name());
+      left->set_case_id(cmp.case_id());
+      left->set_original_verdict(cmp.verdict());
+      left->set_original_rule(cmp.rule());
+      left->set_state(v1::CONFIRMATION_STATE_UNCONFIRMED);
+      left->set_reason(absl::StrCat("not requested: one call confirms at most ",
+                                    kMaxConfirmationsPerRequest,
+                                    " comparisons; use RequestConfirmation (npuperf confirm)"));
+      continue;
+    }
+    ++requested;
+    auto made = confirmations_->Confirm(team, *b->second, *c->second, cmp, options, 0);
+    if (!made.ok()) return made.status();
+    *out->Add() = std::move(made->first);
+  }
+  return absl::OkStatus();
 }
 
 namespace {
@@ -357,6 +423,11 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   if (req.baseline_label().empty()) {
     s = AddDrifts(team, pairs.candidates, TimeUtil::TimestampToMilliseconds(req.since()), *options,
                   &resp);
+    if (!s.ok()) return s;
+  }
+  if (req.confirm()) {
+    s = ConfirmEach(team, resp.regressions(), pairs.baseline, pairs.candidates, req.options(),
+                    resp.mutable_confirmations());
     if (!s.ok()) return s;
   }
   return resp;

@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/compare/comparator.h"
+#include "server/compare/confirmations.h"
 #include "server/compare/triage_queries.h"
 #include "server/store/store.h"
 
@@ -21,7 +22,9 @@ namespace npuperf::server {
 
 class ComparisonQueries {
  public:
-  ComparisonQueries(Store& store, Clock& clock);
+  // confirmations: what CompareCollections and ListRegressions with confirm
+  // request them from (nullptr: such requests are FAILED_PRECONDITION).
+  ComparisonQueries(Store& store, Clock& clock, Confirmations* confirmations = nullptr);
 
   // NOT_FOUND for a round of another team; INVALID_ARGUMENT naming the field.
   absl::StatusOr<v1::CompareRoundsResponse> CompareRounds(const std::string& team,
@@ -43,6 +46,11 @@ class ComparisonQueries {
       const std::string& team, const v1::ListRegressionsRequest& req);
   // The triage of the regressions ListRegressions tracks.
   TriageQueries& triage() { return triage_; }
+  // Confirmations::Request and Get; FAILED_PRECONDITION without them.
+  absl::StatusOr<v1::RequestConfirmationResponse> RequestConfirmation(
+      const std::string& team, const v1::RequestConfirmationRequest& req);
+  absl::StatusOr<v1::GetConfirmationResponse> GetConfirmation(
+      const std::string& team, const v1::GetConfirmationRequest& req);
 
   // ReadQueries::ListRounds, plus with req.changes the change points of each
   // case's series (change_points.h; change_queries.cc).
@@ -85,12 +93,22 @@ class ComparisonQueries {
   absl::Status AddDrifts(const std::string& team, const std::vector<v1::Round>& candidates,
                          int64_t since_ms, const VerdictOptions& options,
                          v1::ListRegressionsResponse* resp);
+  // With confirm: a confirmation of each of `comparisons` (REGRESSED or
+  // IMPROVED ones; others are skipped), in order, the first
+  // kMaxConfirmationsPerRequest of them requested; the rest are listed
+  // UNCONFIRMED, not stored, saying so.
+  absl::Status ConfirmEach(
+      const std::string& team,
+      const google::protobuf::RepeatedPtrField<v1::RoundComparison>& comparisons,
+      const std::vector<v1::Round>& baseline, const std::vector<v1::Round>& candidates,
+      const v1::CompareOptions& options, google::protobuf::RepeatedPtrField<v1::Confirmation>* out);
   // Against the newest rounds before req.since.
   absl::Status SincePairs(const std::string& team, const v1::ListRegressionsRequest& req,
                           RegressionPairs* pairs);
 
   Store& store_;
   Clock& clock_;
+  Confirmations* confirmations_;
   TriageQueries triage_;
 };
 

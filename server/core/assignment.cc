@@ -25,6 +25,7 @@ bool DeviceMatches(const v1::DeviceConstraints& c, const OfferedDevice& d,
   if (!c.socs().empty() && std::find(c.socs().begin(), c.socs().end(), d.soc) == c.socs().end()) {
     return false;
   }
+  if (!c.host().empty() && c.host() != d.host) return false;
   for (const auto& [k, v] : c.host_labels()) {
     auto it = labels.find(k);
     if (it == labels.end() || it->second != v) return false;
@@ -38,15 +39,16 @@ bool DeviceMatches(const v1::DeviceConstraints& c, const OfferedDevice& d,
 
 Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c,
                            const std::vector<v1::AgentStatus>& agents) {
-  bool online = false, soc_served = false, labels_served = false;
+  bool online = false, soc_served = false, labels_served = false, host_served = c.host().empty();
   for (const v1::AgentStatus& a : agents) {
     if (a.state() != "online") continue;
     online = true;
+    host_served = host_served || a.host() == c.host();
     const std::map<std::string, std::string> labels(a.labels().begin(), a.labels().end());
     v1::DeviceConstraints soc_and_labels = c;
     soc_and_labels.clear_device_range();
     for (const v1::DeviceStatus& d : a.devices()) {
-      const OfferedDevice device{d.device_id(), d.soc()};
+      const OfferedDevice device{d.device_id(), d.soc(), a.host()};
       if (DeviceMatches(c, device, labels)) return {};
       const bool soc = c.socs().empty() ||
                        std::find(c.socs().begin(), c.socs().end(), d.soc()) != c.socs().end();
@@ -55,6 +57,7 @@ Unplaceable WhyUnplaceable(const v1::DeviceConstraints& c,
     }
   }
   if (!online) return {"no_agent", "no agent is online"};
+  if (!host_served) return {"host", absl::StrCat("no online agent runs on host ", c.host())};
   if (!soc_served) {
     return {"soc", absl::StrCat("no online agent serves SoC ", absl::StrJoin(c.socs(), " or "))};
   }

@@ -31,7 +31,8 @@ bool DeviceMatches(const v1::DeviceConstraints& constraints, const OfferedDevice
 // constraints now. kind is "" when some device of an online agent matches
 // (busy or free: the job waits its turn), else the first constraint that
 // rules every online device out, the npuperf_server_jobs_unplaceable label:
-// "no_agent" (no agent online), "soc", "host_labels" (no online agent with a
+// "no_agent" (no agent online), "host" (none on constraints.host), "soc",
+// "host_labels" (no online agent with a
 // device of those SoCs carries the labels) or "device_range"; reason says it
 // in words ("no online agent serves SoC NoSuchSoc"), for
 // Collection.waiting_reason.

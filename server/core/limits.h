@@ -51,9 +51,17 @@ inline constexpr int kMaxCasesPerOperator = 10'000;
 // Label values and host-label values; labels and host labels per collection.
 inline constexpr size_t kMaxLabelValueBytes = 256;
 inline constexpr int kMaxLabels = 32;
-// constraints.socs entries, constraints.device_range length.
+// constraints.socs entries, constraints.device_range length, constraints.host
+// length (printable text).
 inline constexpr int kMaxSocs = 16;
 inline constexpr size_t kMaxDeviceRangeBytes = 256;
+inline constexpr size_t kMaxConstraintHostBytes = 255;
+// Label keys with this prefix are the server's own: it sets them on the
+// collections it submits (a confirmation's or a calibration's reruns), and
+// refuses them in a client's spec.labels. Rounds of such collections are left
+// out of series and regression listings unless their collection is asked
+// for by id (Store::ListRounds).
+inline constexpr char kServerLabelPrefix[] = "npuperf.";
 // case_selector.case_arg (an option such as --case-id); case_env is a plain
 // variable name [A-Z_][A-Z0-9_]* of at most kMaxCaseEnvBytes (64), outside
 // the reserved set (common/input_rules.h, shared with the agent).
@@ -72,6 +80,9 @@ inline constexpr size_t kMaxCollectionIdBytes = 64;
 // Candidates of one CompareMany (each one a CompareCollections' work), and
 // the most its answer may weigh (under the 4 MiB default of gRPC clients).
 inline constexpr int kMaxCompareCandidates = 16;
+// Confirmations one CompareCollections or ListRegressions with confirm
+// requests (each one 2 x pairs jobs); the rest are listed, not requested.
+inline constexpr int kMaxConfirmationsPerRequest = 16;
 inline constexpr size_t kMaxCompareManyBytes = 3 << 20;
 // CancelCollectionRequest.reason.
 inline constexpr size_t kMaxCancelReasonBytes = 1024;

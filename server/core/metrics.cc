@@ -31,7 +31,8 @@ constexpr v1::JobState kJobStates[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEAS
 constexpr const char* kAgentStates[] = {"online", "lost"};
 constexpr const char* kRefusedReasons[] = {"upload_busy", "bundle_quota", "bundle_download",
                                            "watch_cap", "artifact_quota"};
-constexpr const char* kUnplaceableReasons[] = {"no_agent", "soc", "host_labels", "device_range"};
+constexpr const char* kUnplaceableReasons[] = {"no_agent", "host", "soc", "host_labels",
+                                               "device_range"};
 constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
                                          "unhealthy", "offline", "unknown"};
 

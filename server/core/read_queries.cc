@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
@@ -97,6 +98,10 @@ absl::StatusOr<RoundFilter> RoundFilterOf(const std::string& team,
   f.case_id = req.case_id();
   f.collection_id = req.collection_id();
   f.labels = {req.labels().begin(), req.labels().end()};
+  // Asking for a server label (npuperf.confirmation=7) asks for those rounds.
+  for (const auto& [key, value] : f.labels) {
+    f.include_server_rounds = f.include_server_rounds || absl::StartsWith(key, kServerLabelPrefix);
+  }
   if (req.has_since()) f.since_ms = TimeUtil::TimestampToMilliseconds(req.since());
   if (req.has_until()) f.until_ms = TimeUtil::TimestampToMilliseconds(req.until());
   f.metric = req.metric();

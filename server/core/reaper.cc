@@ -1,17 +1,19 @@
 #include "server/core/reaper.h"
 
 #include <string>
+#include <utility>
 
 #include "common/log.h"
 
 namespace npuperf::server {
 
 Reaper::Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
-               std::chrono::milliseconds gauges_period)
+               std::chrono::milliseconds gauges_period, std::function<void()> upkeep)
     : scheduler_(scheduler),
       clock_(clock),
       period_(period),
       gauges_period_(gauges_period),
+      upkeep_(std::move(upkeep)),
       thread_([this] { Run(); }) {}
 
 Reaper::~Reaper() { Stop(); }
@@ -34,6 +36,7 @@ void Reaper::Run() {
   Clock::MonotonicTime next_collect = clock_.MonotonicNow();
   while (!stopping()) {
     Sweep(next_gauges);
+    if (upkeep_) upkeep_();
     if (clock_.MonotonicNow() >= next_collect) {
       next_collect = clock_.MonotonicNow() + kBundleCollectPeriod;
       if (auto s = scheduler_.CollectBundles(); !s.ok()) {

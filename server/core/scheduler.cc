@@ -4,6 +4,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/input_rules.h"
@@ -69,6 +70,18 @@ void Scheduler::JobChanged(StoreChange change, int64_t job_id) {
 
 absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     const std::string& team, const v1::SubmitCollectionRequest& req) {
+  return SubmitForServer(team, req, {});
+}
+
+absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::SubmitForServer(
+    const std::string& team, const v1::SubmitCollectionRequest& req,
+    const std::map<std::string, std::string>& server_labels) {
+  for (const auto& [key, value] : server_labels) {
+    if (!absl::StartsWith(key, kServerLabelPrefix)) {
+      return absl::InternalError(
+          absl::StrCat("server label ", key, " lacks the prefix ", kServerLabelPrefix));
+    }
+  }
   // A spec may reference only bundles of the caller's team: another team's
   // (or an unknown) hash is NOT_FOUND, after the spec's own checks.
   absl::Status lookup_error;
@@ -91,6 +104,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
   c.id = absl::StrFormat("c-%012x", absl::Uniform<uint64_t>(absl::BitGen(), 0, uint64_t{1} << 48));
   c.team = team;
   c.spec = WithDefaults(req.spec());
+  for (const auto& [key, value] : server_labels) (*c.spec.mutable_labels())[key] = value;
   c.idempotency_key = req.idempotency_key();
   c.jobs = ExpandJobs(c.spec);
   if (absl::Status s = PlaceLongestFirst(team, c.spec, &c.jobs); !s.ok()) return s;
@@ -278,7 +292,9 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
   claim.agent_id = req.agent_id();
   claim.host = agent->host();
   claim.agent_labels = {agent->labels().begin(), agent->labels().end()};
-  for (const auto& d : req.free_devices()) claim.devices.push_back({d.device_id(), d.soc()});
+  for (const auto& d : req.free_devices()) {
+    claim.devices.push_back({d.device_id(), d.soc(), agent->host()});
+  }
   claim.lease_ttl_ms = options_.lease_ttl.count();
   claim.lease_secret = *std::move(secret);
   return claim;

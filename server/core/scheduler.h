@@ -84,6 +84,14 @@ class Scheduler {
   // another spec.
   absl::StatusOr<std::pair<v1::Collection, bool>> Submit(const std::string& team,
                                                          const v1::SubmitCollectionRequest& req);
+  // Submit on the server's own behalf for team (a confirmation's or a
+  // calibration's reruns): req is checked exactly as a client's, then
+  // server_labels (keys starting kServerLabelPrefix, which clients may not
+  // set) are added to its labels. The team's quotas apply as to any
+  // submission.
+  absl::StatusOr<std::pair<v1::Collection, bool>> SubmitForServer(
+      const std::string& team, const v1::SubmitCollectionRequest& req,
+      const std::map<std::string, std::string>& server_labels);
   // Receives, checks (ReceiveBundle, up to max_bundle_bytes) and stores one
   // UploadBundle stream for team (Bundles::Upload: concurrency limits,
   // quota).

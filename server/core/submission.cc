@@ -3,6 +3,7 @@
 #include <iterator>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/device_range.h"
 #include "common/input_rules.h"
@@ -174,6 +175,10 @@ void CheckLabels(const google::protobuf::Map<std::string, std::string>& labels,
     if (!ValidName(key, kMaxLabelKeyBytes, lower_keys)) {
       out.push_back({lf, lower_keys ? "key must be 1..63 of [a-z0-9_.-]"
                                     : "key must be 1..63 of [A-Za-z0-9_.-]"});
+    } else if (lower_keys && absl::StartsWith(key, kServerLabelPrefix)) {
+      out.push_back({lf, absl::StrCat("keys starting \"", kServerLabelPrefix,
+                                      "\" are set by the server (confirmation and calibration "
+                                      "reruns)")});
     }
     if (value.size() > kMaxLabelValueBytes || !IsPrintableLine(value)) {
       out.push_back({lf, absl::StrCat("value must be at most ", kMaxLabelValueBytes,
@@ -192,6 +197,10 @@ void CheckConstraints(const v1::DeviceConstraints& c, Violations& out) {
     }
   }
   CheckLabels(c.host_labels(), "spec.constraints.host_labels", false, out);
+  if (c.host().size() > kMaxConstraintHostBytes || !IsPrintableLine(c.host())) {
+    out.push_back({"spec.constraints.host",
+                   absl::StrCat("at most ", kMaxConstraintHostBytes, " bytes of printable text")});
+  }
   if (c.device_range().size() > kMaxDeviceRangeBytes) {
     out.push_back({"spec.constraints.device_range", "at most 256 bytes"});
   } else if (!c.device_range().empty()) {

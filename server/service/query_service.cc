@@ -124,4 +124,18 @@ grpc::Status QueryServiceImpl::GetRegression(grpc::ServerContext* ctx,
                  resp);
 }
 
+grpc::Status QueryServiceImpl::RequestConfirmation(grpc::ServerContext* ctx,
+                                                   const v1::RequestConfirmationRequest* req,
+                                                   v1::RequestConfirmationResponse* resp) {
+  return Forward("RequestConfirmation", ctx, comparisons_, &ComparisonQueries::RequestConfirmation,
+                 req, resp);
+}
+
+grpc::Status QueryServiceImpl::GetConfirmation(grpc::ServerContext* ctx,
+                                               const v1::GetConfirmationRequest* req,
+                                               v1::GetConfirmationResponse* resp) {
+  return Forward("GetConfirmation", ctx, comparisons_, &ComparisonQueries::GetConfirmation, req,
+                 resp);
+}
+
 }  // namespace npuperf::server

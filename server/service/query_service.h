@@ -45,6 +45,11 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                                 v1::TriageRegressionResponse* resp) override;
   grpc::Status GetRegression(grpc::ServerContext* ctx, const v1::GetRegressionRequest* req,
                              v1::GetRegressionResponse* resp) override;
+  grpc::Status RequestConfirmation(grpc::ServerContext* ctx,
+                                   const v1::RequestConfirmationRequest* req,
+                                   v1::RequestConfirmationResponse* resp) override;
+  grpc::Status GetConfirmation(grpc::ServerContext* ctx, const v1::GetConfirmationRequest* req,
+                               v1::GetConfirmationResponse* resp) override;
 
  private:
   // ServeReply for a team's call of one query method: method(team, *req).

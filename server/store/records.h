@@ -105,6 +105,7 @@ struct ClaimCandidate {
 struct OfferedDevice {
   int32_t device_id = 0;
   std::string soc;
+  std::string host = {};  // the offering agent's registered host (empty: any)
 };
 
 struct ClaimRequest {
@@ -267,6 +268,11 @@ struct RoundFilter {
   int64_t after_id = 0;  // pagination cursor
   // Newest first (then after_id is an upper bound: ids below it).
   bool newest_first = false;
+  // Also rounds of collections the server submitted for itself (a label key
+  // starting "npuperf.": confirmation and calibration reruns). They are left
+  // out of series, comparisons by case and regression listings unless asked
+  // for, or unless collection_id is set.
+  bool include_server_rounds = false;
 };
 
 // A round or collection pinned as the baseline of a label.
@@ -385,6 +391,17 @@ struct CollectionFilter {
   int32_t limit = 50;
   int64_t before_created_ms = 0;  // pagination cursor (0: from newest)
   std::string before_id;
+};
+
+// A confirmation as stored (migration 0015; server/compare/confirmations.h).
+struct ConfirmationRecord {
+  std::string team;
+  // The options its verdicts use (the original comparison's).
+  v1::CompareOptions options;
+  // Its id, rounds and state are the stored columns; the rest is the body.
+  v1::Confirmation confirmation;
+  // Updates so far (1 after the insert): the compare-and-set token.
+  int64_t version = 0;
 };
 
 }  // namespace npuperf::server

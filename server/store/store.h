@@ -273,6 +273,26 @@ class Store {
   // Regressions by (rule, state, confirmed) of team (empty: every team).
   virtual absl::StatusOr<std::vector<RegressionCount>> CountRegressions(
       const std::string& team) = 0;
+
+  // Confirmations (migration 0015; compare/confirmations.h drives them).
+  // Inserts c (id assigned, version 1, created at now_ms) unless c.team
+  // already has a confirmation of the same pair of rounds that is not
+  // UNCONFIRMED: then returns that one and false, inserting nothing.
+  virtual absl::StatusOr<std::pair<ConfirmationRecord, bool>> InsertConfirmation(
+      const ConfirmationRecord& c, int64_t now_ms) = 0;
+  // NOT_FOUND when unknown or another team's (team empty: any team's).
+  virtual absl::StatusOr<ConfirmationRecord> GetConfirmation(const std::string& team,
+                                                             int64_t id) = 0;
+  // The PENDING confirmations of every team, oldest first, at most limit.
+  virtual absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(
+      int32_t limit) = 0;
+  // A compare-and-set: stores c.confirmation (its state too) over
+  // confirmation c.confirmation.id() of c.team if its version is still
+  // c.version, and returns it with the next version. FAILED_PRECONDITION
+  // when another writer moved it since (nothing written), NOT_FOUND when
+  // unknown or another team's.
+  virtual absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
+                                                                int64_t now_ms) = 0;
 };
 
 }  // namespace npuperf::server

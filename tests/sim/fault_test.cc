@@ -32,8 +32,9 @@ TEST(FaultTest, ParsesEveryKindAndQualifier) {
 }
 
 TEST(FaultTest, RejectsMalformedItems) {
-  for (const char* bad : {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x",
-                          "dvfs:0", "slow", "slow:1", "slow:0.5", "slow:11", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
+  for (const char* bad :
+       {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x", "dvfs:0", "slow",
+        "slow:1", "slow:0.5", "slow:11", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
     EXPECT_FALSE(ParseFaults(bad).ok()) << bad;
   }
 }

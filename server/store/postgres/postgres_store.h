@@ -126,6 +126,12 @@ class PostgresStore final : public Store {
   absl::StatusOr<RegressionRecord> TriageRegression(const RegressionTriage& t) override;
   absl::StatusOr<RegressionDetail> GetRegression(const std::string& team, int64_t id) override;
   absl::StatusOr<std::vector<RegressionCount>> CountRegressions(const std::string& team) override;
+  absl::StatusOr<std::pair<ConfirmationRecord, bool>> InsertConfirmation(
+      const ConfirmationRecord& c, int64_t now_ms) override;
+  absl::StatusOr<ConfirmationRecord> GetConfirmation(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
+  absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
+                                                        int64_t now_ms) override;
 
  private:
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;

@@ -30,7 +30,8 @@ absl::StatusOr<RoundPage> PostgresStore::ListRounds(const RoundFilter& f) {
   return pool_->Run("list rounds", [&](pqxx::work& tx) -> absl::StatusOr<RoundPage> {
     auto rows = tx.exec_prepared(f.newest_first ? "round_list_desc" : "round_list", f.metric,
                                  f.team, f.after_id, f.since_ms, f.operator_name, f.case_id,
-                                 f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1);
+                                 f.collection_id, f.until_ms, PgLabelsJson(f.labels), f.limit + 1,
+                                 f.include_server_rounds || !f.collection_id.empty());
     RoundPage page;
     for (const auto& row : rows) {
       if (static_cast<int32_t>(page.rounds.size()) == f.limit) {

@@ -27,6 +27,18 @@ namespace {
   "::jsonb) f WHERE NOT EXISTS ("                                  \
   "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid \
   " AND l.key = f.key AND l.value = f.value))"
+// Rounds of collections the server submitted for itself (a label key
+// starting "npuperf.", core/limits.h kServerLabelPrefix: confirmation and
+// calibration reruns) only when the boolean parameter N is true. The range
+// ['npuperf.', 'npuperf/') is that prefix ('/' follows '.') and uses the key
+// index.
+#define NPUPERF_PG_SERVER_ROUNDS(N)                                        \
+  "(" N                                                                    \
+  "::boolean OR NOT EXISTS (SELECT 1 FROM collection_labels x WHERE "      \
+  "x.collection_id = r.collection_id AND x.key >= 'npuperf.' AND x.key < " \
+  "'npuperf/'))"
+// What ConfirmationOf reads (postgres/confirmations.cc).
+#define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
 // Job states as stored (npuperf.v1.JobState).
 #define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
 // The lease's secret is the one whose sha256 is parameter N (no secret for a
@@ -314,7 +326,8 @@ constexpr Statement kStatements[] = {
      "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
      "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
      "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) "
-     "AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " ORDER BY r.id LIMIT $10"},
+     "AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " AND " NPUPERF_PG_SERVER_ROUNDS(
+         "$11") " ORDER BY r.id LIMIT $10"},
     // The same, newest first: $3 is an upper bound on ids (0: none).
     {"round_list_desc",
      "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
@@ -322,7 +335,8 @@ constexpr Statement kStatements[] = {
      "r.created_ms >= $4 AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR "
      "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "
      "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS(
-         "$9", "r.collection_id") " ORDER BY r.id DESC LIMIT $10"},
+         "$9", "r.collection_id") " AND " NPUPERF_PG_SERVER_ROUNDS("$11") " ORDER BY r.id DESC "
+                                                                          "LIMIT $10"},
     // Artifacts (migration 0011): metadata of the files in the artifact
     // directory. A team's attaches are serialized by an advisory lock on its
     // name, so its quota check sees every earlier attach of the team.
@@ -351,6 +365,25 @@ constexpr Statement kStatements[] = {
     // observations are serialized by an advisory lock on its name, so two
     // listings cannot both open the same regression; each row they or a
     // triage change is read FOR UPDATE first (the compare-and-set).
+    // Confirmations (migration 0015). The insert skips a pair of rounds
+    // that already has one that is not UNCONFIRMED (the partial unique index
+    // decides, atomically); the update is a compare-and-set on version.
+    {"confirmation_insert",
+     "INSERT INTO confirmations (team, baseline_round_id, candidate_round_id, state, options, "
+     "body, version, created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON "
+     "CONFLICT (team, baseline_round_id, candidate_round_id) WHERE state <> 4 DO NOTHING "
+     "RETURNING id"},
+    {"confirmation_of_pair",
+     "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS " FROM confirmations WHERE team = $1 AND "
+     "baseline_round_id = $2 AND candidate_round_id = $3 AND state <> 4"},
+    {"confirmation_get", "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS
+                         " FROM confirmations WHERE id = $1 AND ($2::text = '' OR team = $2)"},
+    {"confirmation_pending", "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS
+                             " FROM confirmations WHERE state = 1 ORDER BY id LIMIT $1"},
+    {"confirmation_update",
+     "UPDATE confirmations SET state = $1, body = $2, version = version + 1, updated_ms = $3 "
+     "WHERE id = $4 AND team = $5 AND version = $6 RETURNING version"},
+    {"confirmation_version", "SELECT version FROM confirmations WHERE id = $1 AND team = $2"},
     {"regression_team_lock",
      "SELECT pg_advisory_xact_lock(hashtext('npuperf-regressions:' || $1))"},
     {"regression_current",

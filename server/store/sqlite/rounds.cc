@@ -47,6 +47,14 @@ absl::StatusOr<RoundPage> SqliteStore::ListRounds(const RoundFilter& f) {
     if (!f.collection_id.empty()) sql += " AND r.collection_id = :coll";
     if (f.until_ms > 0) sql += " AND r.created_ms < :until";
     AppendLabelFilter(&sql, f.labels.size(), "r.collection_id");
+    // Rounds of the server's own collections (a label key starting
+    // "npuperf.", core/limits.h kServerLabelPrefix) only when asked for; the
+    // key range ['npuperf.', 'npuperf/') is that prefix.
+    if (!f.include_server_rounds && f.collection_id.empty()) {
+      sql +=
+          " AND NOT EXISTS (SELECT 1 FROM collection_labels x WHERE x.collection_id = "
+          "r.collection_id AND x.key >= 'npuperf.' AND x.key < 'npuperf/')";
+    }
     sql += f.newest_first ? " ORDER BY r.id DESC LIMIT :limit" : " ORDER BY r.id LIMIT :limit";
     SQLite::Statement q(*db_, sql);
     q.bind(":metric", f.metric);

@@ -115,6 +115,12 @@ class SqliteStore final : public Store {
   absl::StatusOr<RegressionRecord> TriageRegression(const RegressionTriage& t) override;
   absl::StatusOr<RegressionDetail> GetRegression(const std::string& team, int64_t id) override;
   absl::StatusOr<std::vector<RegressionCount>> CountRegressions(const std::string& team) override;
+  absl::StatusOr<std::pair<ConfirmationRecord, bool>> InsertConfirmation(
+      const ConfirmationRecord& c, int64_t now_ms) override;
+  absl::StatusOr<ConfirmationRecord> GetConfirmation(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
+  absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
+                                                        int64_t now_ms) override;
 
  private:
   // Artifacts (artifacts.cc): the round and team of a.ref, the attempt rule

@@ -34,6 +34,22 @@ TEST(DeviceMatchesTest, EveryHostLabelMustMatchExactly) {
   EXPECT_FALSE(DeviceMatches(c, {0, "x"}, {{"rack", "r2"}, {"pool", "ci"}}));  // other value
 }
 
+TEST(DeviceMatchesTest, HostMustBeTheOfferingAgentsHost) {
+  v1::DeviceConstraints c;
+  c.set_host("h2");
+  c.set_device_range("0");
+  EXPECT_TRUE(DeviceMatches(c, {0, "x", "h2"}, {}));
+  EXPECT_FALSE(DeviceMatches(c, {0, "x", "h1"}, {}));
+  EXPECT_FALSE(DeviceMatches(c, {1, "x", "h2"}, {}));
+  v1::AgentStatus other;
+  other.set_host("h1");
+  other.set_state("online");
+  other.add_devices()->set_device_id(0);
+  const Unplaceable why = WhyUnplaceable(c, std::vector<v1::AgentStatus>{other});
+  EXPECT_EQ(why.kind, "host");
+  EXPECT_EQ(why.reason, "no online agent runs on host h2");
+}
+
 TEST(DeviceMatchesTest, DeviceIdMustLieInTheRange) {
   const auto c = Constraints({}, {}, "0-3,6");
   EXPECT_TRUE(DeviceMatches(c, {2, "x"}, {}));
