@@ -218,17 +218,15 @@ absl::StatusOr<ConfirmationRecord> Confirmations::Advance(ConfirmationRecord rec
     }
     if (move.kind == ConfirmationMove::kWait) {
       v1::ConfirmationStep* step = c.mutable_steps(move.step);
-      const v1::CollectionState was = step->state();
       auto why = RefreshStep(rec.team, step);
       if (!why.ok()) return why.status();
-      if (!why->empty()) c.set_reason(*why);
       if (!IsTerminal(step->state())) {
         c.set_reason(absl::StrCat(
             "waiting for the ", StepName(c, move.step), " (", step->collection_id(), ", ",
             step->state() == v1::COLLECTION_STATE_RUNNING ? "running" : "queued", ")"));
         break;
       }
-      if (step->state() == was) break;  // cannot happen: terminal states do not move
+      c.set_reason(*why);  // what kGiveUp names when the step failed
       continue;
     }
     if (move.kind == ConfirmationMove::kGiveUp) {

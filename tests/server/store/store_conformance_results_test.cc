@@ -336,3 +336,43 @@ TEST_P(StoreConformanceTest, SubmitOnOneReplicaWakesALongPollOnAnother) {
 
 }  // namespace
 }  // namespace npuperf::server
+
+namespace npuperf::server {
+namespace {
+
+// Rounds of the server's own collections (a label key starting "npuperf.": confirmation reruns)
+// stay out of listings unless asked for: by their collection, or include_server_rounds.
+TEST_P(StoreConformanceTest, ServerRoundsAreListedOnlyWhenAskedFor) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}, 2000));
+  ASSERT_TRUE(a);
+  const int64_t mine = Finish(*a, "u1", 3000, 10.0);
+  NewCollection rerun = MakeCollection("c2", "alpha", 1);
+  (*rerun.spec.mutable_labels())["npuperf.confirmation"] = "7";
+  Insert(rerun);
+  auto b = Claim(Req("a1", {0}, 4000));
+  ASSERT_TRUE(b);
+  const int64_t theirs = Finish(*b, "u2", 5000, 11.0);
+  auto f = ForTeam<RoundFilter>("alpha");
+  f.metric = "duration";
+  ASSERT_OK_AND_ASSIGN(plain, store_->ListRounds(f));
+  ASSERT_EQ(plain.rounds.size(), 1u);
+  EXPECT_EQ(plain.rounds[0].id(), mine);
+  EXPECT_EQ(plain.series.size(), 1u);
+  f.newest_first = true;
+  ASSERT_OK_AND_ASSIGN(newest, store_->ListRounds(f));
+  ASSERT_EQ(newest.rounds.size(), 1u);
+  EXPECT_EQ(newest.rounds[0].id(), mine);
+  f.newest_first = false;
+  f.include_server_rounds = true;
+  ASSERT_OK_AND_ASSIGN(all, store_->ListRounds(f));
+  EXPECT_EQ(all.rounds.size(), 2u);
+  f = ForTeam<RoundFilter>("alpha");
+  f.collection_id = "c2";
+  ASSERT_OK_AND_ASSIGN(by_collection, store_->ListRounds(f));
+  ASSERT_EQ(by_collection.rounds.size(), 1u);
+  EXPECT_EQ(by_collection.rounds[0].id(), theirs);
+}
+
+}  // namespace
+}  // namespace npuperf::server
