@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/confirm_commands.h"
 #include "client/discover_commands.h"
 #include "client/report_commands.h"
 #include "client/triage_commands.h"
+#include "common/duration_text.h"
 
 namespace npuperf::client {
 namespace {
@@ -105,6 +107,17 @@ void AddVerdictFlags(CLI::App* cmd, VerdictArgs& v) {
          "--fail-on", [&v](const std::string& f) { v.fail_on = kFailOn.at(f); },
          "no-verdict (3 regressed, 4 no verdict; default), regressed (only 3) or never (0)")
       ->check(CLI::IsMember({"no-verdict", "regressed", "never"}));
+  cmd->add_flag("--confirm", v.confirm,
+                "rerun every REGRESSED or IMPROVED case interleaved on another device and wait: "
+                "a NOT_CONFIRMED regression exits 0");
+  cmd->add_option_function<std::string>(
+      "--confirm-timeout",
+      [&v](const std::string& d) {
+        auto parsed = ParseDurationText(d);
+        if (!parsed.ok()) throw CLI::ValidationError("--confirm-timeout", "want <n>s|m|h|d");
+        v.confirm_timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+      },
+      "how long --confirm waits (default 2h); cases still pending keep their verdict");
 }
 
 void AddCompare(CLI::App& app, ServerCommand& chosen) {
@@ -178,6 +191,45 @@ void AddTriage(CLI::App& app, ServerCommand& chosen) {
   triage->add_option("--note", a->note, "why (at most 1024 bytes)");
   Choose(triage, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunTriage(s, *a, out, err);
+  });
+}
+
+// --timeout of confirm and confirmation.
+void AddConfirmTimeout(CLI::App* cmd, std::chrono::seconds& timeout) {
+  cmd->add_option_function<std::string>(
+      "--timeout",
+      [&timeout](const std::string& d) {
+        auto parsed = ParseDurationText(d);
+        if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
+        timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+      },
+      "how long to wait (default 2h)");
+}
+
+void AddConfirm(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<ConfirmArgs>();
+  auto* confirm = app.add_subcommand(
+      "confirm",
+      "rerun a REGRESSED or IMPROVED comparison of two rounds interleaved on another device and "
+      "wait (exit 3 confirmed regression, 0 not confirmed or confirmed improvement, 4 "
+      "unconfirmed)");
+  confirm->add_option("baseline", a->baseline, "baseline round id")->required();
+  confirm->add_option("candidate", a->candidate, "candidate round id")->required();
+  confirm->add_option("--pairs", a->pairs, "reruns per side, 1..5 (default 2: A B A B)");
+  confirm->add_flag("--no-wait{false}", a->wait, "print the pending confirmation and exit 4");
+  confirm->add_option("--alpha", a->alpha, "significance level (default 0.01)");
+  confirm->add_option("--threshold", a->threshold_pct, "duration threshold, percent (default 2)");
+  AddConfirmTimeout(confirm, a->timeout);
+  Choose(confirm, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunConfirm(s, *a, out, err);
+  });
+  auto b = std::make_shared<ConfirmationArgs>();
+  auto* show = app.add_subcommand("confirmation", "show a confirmation (--wait: until it ends)");
+  show->add_option("id", b->id, "confirmation id")->required();
+  show->add_flag("--wait", b->wait, "wait until it is no longer PENDING");
+  AddConfirmTimeout(show, b->timeout);
+  Choose(show, chosen, [b](Session& s, std::ostream& out, std::ostream& err) {
+    return RunConfirmation(s, *b, out, err);
   });
 }
 
@@ -326,6 +378,7 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddCompare(app, chosen);
   AddRegressions(app, chosen);
   AddTriage(app, chosen);
+  AddConfirm(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
 }

@@ -85,8 +85,8 @@ void PrintRoundComparison(const v1::RoundComparison& c, std::ostream& out) {
 // of the response.
 void PrintEnvelope(const char* schema, const std::string& kind,
                    const google::protobuf::Message& result, int exit_code,
-                   const std::string& summary, std::ostream& out) {
-  nlohmann::json j;
+                   const std::string& summary, const nlohmann::json& extra, std::ostream& out) {
+  nlohmann::json j = extra.is_object() ? extra : nlohmann::json::object();
   j["schema"] = schema;
   j["kind"] = kind;
   j["exit_code"] = exit_code;
@@ -193,6 +193,9 @@ struct Verdicts {
   // only new regressions, and drifts that began in the window, count as
   // regressed).
   std::optional<v1::ComparisonCounts> exit_counts;
+  // Keys added to the JSON envelope (compare --confirm of two rounds:
+  // "confirmations").
+  nlohmann::json extra;
 };
 
 // Prints v in the chosen format; returns the exit code after --fail-on.
@@ -200,7 +203,8 @@ int Emit(Session& s, const VerdictArgs& args, Verdicts v, std::ostream& out) {
   v.report.exit_code = ExitCodeOf(v.exit_counts.value_or(v.report.counts), args.fail_on);
   switch (FormatOf(args, s.config())) {
     case VerdictFormat::kJson:
-      PrintEnvelope(v.schema, v.kind, *v.result, v.report.exit_code, v.report.summary, out);
+      PrintEnvelope(v.schema, v.kind, *v.result, v.report.exit_code, v.report.summary, v.extra,
+                    out);
       break;
     case VerdictFormat::kJunit: out << JunitXml(v.report, s.clock().SystemNow()); break;
     case VerdictFormat::kMarkdown: out << MarkdownComment(v.report); break;
@@ -226,7 +230,35 @@ int CompareRounds(Session& s, int64_t baseline, int64_t candidate, const Verdict
   found.report.counts = CountsOfOne(resp.comparison().verdict());
   found.report.summary = CountsSummary(found.report.counts);
   found.report.comparisons = {resp.comparison()};
-  found.text = [&resp](std::ostream& o) { PrintRoundComparison(resp.comparison(), o); };
+  google::protobuf::RepeatedPtrField<v1::Confirmation> confirmations;
+  const v1::Verdict verdict = resp.comparison().verdict();
+  if (v.confirm && (verdict == v1::VERDICT_REGRESSED || verdict == v1::VERDICT_IMPROVED)) {
+    grpc::ClientContext cctx;
+    s.Prepare(&cctx);
+    v1::RequestConfirmationRequest creq;
+    creq.set_baseline_round_id(baseline);
+    creq.set_candidate_round_id(candidate);
+    *creq.mutable_options() = OptionsOf(v);
+    v1::RequestConfirmationResponse cresp;
+    absl::Status cst = FromGrpcStatus(s.queries().RequestConfirmation(&cctx, creq, &cresp));
+    if (cst.ok()) {
+      *confirmations.Add() = cresp.confirmation();
+      cst = WaitForConfirmations(s, &confirmations, v.confirm_timeout, err);
+    }
+    if (!cst.ok()) return ReportError(cst, ErrorConfig(s, v), out, err);
+    absl::StrAppend(&found.report.summary, "; ", ConfirmationSummary(confirmations));
+    if (NotConfirmed(confirmations, baseline, candidate)) {
+      found.exit_counts = CountsOfOne(v1::VERDICT_STABLE);
+    }
+    found.extra["confirmations"] = nlohmann::json::array();
+    for (const v1::Confirmation& c : confirmations) {
+      found.extra["confirmations"].push_back(nlohmann::json::parse(ToJson(c)));
+    }
+  }
+  found.text = [&resp, &confirmations](std::ostream& o) {
+    PrintRoundComparison(resp.comparison(), o);
+    PrintConfirmationLines(confirmations, o);
+  };
   return Emit(s, v, std::move(found), out);
 }
 
@@ -251,8 +283,12 @@ int CompareCollections(Session& s, const std::string& baseline, const std::strin
   req.set_baseline_collection_id(baseline);
   req.set_candidate_collection_id(candidate);
   *req.mutable_options() = OptionsOf(v);
+  req.set_confirm(v.confirm);
   v1::CompareCollectionsResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().CompareCollections(&ctx, req, &resp));
+  absl::Status st = FromGrpcStatus(s.queries().CompareCollections(&ctx, req, &resp));
+  if (st.ok() && v.confirm) {
+    st = WaitForConfirmations(s, resp.mutable_confirmations(), v.confirm_timeout, err);
+  }
   if (!st.ok()) return ReportError(st, ErrorConfig(s, v), out, err);
   Verdicts found(kCompareSchema, "collections", resp);
   VerdictReport& r = found.report;
@@ -262,7 +298,21 @@ int CompareCollections(Session& s, const std::string& baseline, const std::strin
   r.comparisons.assign(resp.comparisons().begin(), resp.comparisons().end());
   r.unmatched.assign(resp.unmatched().begin(), resp.unmatched().end());
   r.geomean_ratio = resp.geomean_ratio();
-  found.text = [&](std::ostream& o) { PrintCollectionComparison(baseline, candidate, resp, o); };
+  if (v.confirm) {
+    absl::StrAppend(&r.summary, "; ", ConfirmationSummary(resp.confirmations()));
+    // A regression its reruns did not reproduce fails no bot.
+    found.exit_counts = r.counts;
+    for (const v1::RoundComparison& c : resp.comparisons()) {
+      if (c.verdict() == v1::VERDICT_REGRESSED &&
+          NotConfirmed(resp.confirmations(), c.baseline_round_id(), c.candidate_round_id())) {
+        found.exit_counts->set_regressed(found.exit_counts->regressed() - 1);
+      }
+    }
+  }
+  found.text = [&](std::ostream& o) {
+    PrintCollectionComparison(baseline, candidate, resp, o);
+    PrintConfirmationLines(resp.confirmations(), o);
+  };
   return Emit(s, v, std::move(found), out);
 }
 
@@ -316,6 +366,7 @@ absl::StatusOr<v1::ListRegressionsRequest> RegressionsRequest(const RegressionsA
   req.set_candidate_collection_id(a.collection);
   req.set_operator_name(a.operator_name);
   req.set_include_closed(a.include_closed);
+  req.set_confirm(a.verdict.confirm);
   *req.mutable_options() = OptionsOf(a.verdict);
   return req;
 }
@@ -346,6 +397,9 @@ int RunCompareMany(Session& s, const std::string& baseline,
                        "several candidates need collection ids (one baseline collection)",
                        ErrorConfig(s, v), out, err);
   }
+  if (v.confirm) {
+    return ReportUsage("compare", "--confirm takes one candidate", ErrorConfig(s, v), out, err);
+  }
   return CompareMany(s, baseline, candidates, v, out, err);
 }
 
@@ -375,7 +429,10 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   grpc::ClientContext ctx;
   s.Prepare(&ctx);
   v1::ListRegressionsResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, *req, &resp));
+  absl::Status st = FromGrpcStatus(s.queries().ListRegressions(&ctx, *req, &resp));
+  if (st.ok() && a.verdict.confirm) {
+    st = WaitForConfirmations(s, resp.mutable_confirmations(), a.verdict.confirm_timeout, err);
+  }
   if (!st.ok()) return ReportError(st, ErrorConfig(s, a.verdict), out, err);
   Verdicts found(kRegressionsSchema, "regressions", resp);
   VerdictReport& r = found.report;
@@ -387,11 +444,15 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   r.comparisons.assign(resp.regressions().begin(), resp.regressions().end());
   r.regressed_rows_only = true;
   // A bot fails on new regressions only: the acknowledged and closed ones
-  // were seen before (docs/comparisons.md, "Triage").
+  // were seen before (docs/comparisons.md, "Triage"), and with --confirm a
+  // NOT_CONFIRMED one was not reproduced.
   const int fresh = NewRegressions(resp);
   if (fresh != resp.regressions_size()) {
     absl::StrAppend(&r.summary, "; ", fresh, " new, ", resp.regressions_size() - fresh,
-                    " already triaged");
+                    a.verdict.confirm ? " already triaged or not confirmed" : " already triaged");
+  }
+  if (a.verdict.confirm) {
+    absl::StrAppend(&r.summary, "; ", ConfirmationSummary(resp.confirmations()));
   }
   // A drift that began in the window fails it too (docs/comparisons.md, "Drifts").
   int new_drifts = 0;
@@ -411,6 +472,7 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   found.text = [&resp, summary = r.summary, precision = a.precision](std::ostream& o) {
     if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);
     PrintTriageLines(resp, precision, o);
+    PrintConfirmationLines(resp.confirmations(), o);
     PrintDrifts(resp, o);
     o << summary << "\n";
   };

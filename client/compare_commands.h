@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "client/commands.h"
+#include "client/confirm_commands.h"
 #include "npuperf/v1/query_service.pb.h"
 
 namespace npuperf::client {
@@ -39,6 +40,11 @@ struct VerdictArgs {
   double ratio_threshold_pp = 0;
   VerdictFormat format = VerdictFormat::kDefault;
   FailOn fail_on = FailOn::kNoVerdict;
+  // --confirm: request a confirmation of every REGRESSED or IMPROVED verdict
+  // and wait for them (up to confirm_timeout); a NOT_CONFIRMED one fails no
+  // bot (docs/comparisons.md, "Confirmation").
+  bool confirm = false;
+  std::chrono::seconds confirm_timeout = kDefaultConfirmTimeout;
 };
 
 // Two round ids (digits) or two collection ids.

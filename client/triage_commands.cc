@@ -95,10 +95,18 @@ int RunTriage(Session& s, const TriageArgs& a, std::ostream& out, std::ostream& 
 }
 
 int NewRegressions(const v1::ListRegressionsResponse& resp) {
-  if (resp.tracked_size() != resp.regressions_size()) return resp.regressions_size();
+  const bool tracked = resp.tracked_size() == resp.regressions_size();
+  const bool confirmed = resp.confirmations_size() == resp.regressions_size();
   int n = 0;
-  for (const v1::Regression& r : resp.tracked()) {
-    if (r.id() == 0 || r.state() == v1::REGRESSION_STATE_DETECTED) ++n;
+  for (int i = 0; i < resp.regressions_size(); ++i) {
+    if (tracked && resp.tracked(i).id() != 0 &&
+        resp.tracked(i).state() != v1::REGRESSION_STATE_DETECTED) {
+      continue;  // triaged before
+    }
+    if (confirmed && resp.confirmations(i).state() == v1::CONFIRMATION_STATE_NOT_CONFIRMED) {
+      continue;  // its reruns did not reproduce it
+    }
+    ++n;
   }
   return n;
 }

@@ -30,7 +30,8 @@ struct TriageArgs {
 int RunTriage(Session& s, const TriageArgs& args, std::ostream& out, std::ostream& err);
 
 // The listed regressions that fail a bot: those without a tracked
-// regression (or an untracked listing) and the DETECTED ones.
+// regression (or an untracked listing) and the DETECTED ones, unless their
+// confirmation (with confirm) is NOT_CONFIRMED.
 int NewRegressions(const v1::ListRegressionsResponse& resp);
 
 // The text lines `regressions` prints after its table: each tracked

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import time
 import uuid
 from typing import Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -382,11 +383,16 @@ class Client:
         threshold_pct: float = 0,
         ratio_threshold_pp: float = 0,
         include_closed: bool = False,
+        confirm: bool = False,
+        confirm_timeout: float = 7200,
     ) -> Verdict:
         """Regressions against a pinned baseline label ("branch=main" or
         {"branch": "main"}) or since a time, as ``npuperf regressions``
         (``include_closed``: ``--all``). ``proto.tracked`` holds each listed case's
-        tracked regression; ``exit_code`` counts only new ones."""
+        tracked regression; ``exit_code`` counts only new ones. ``confirm``
+        (``--confirm``): also rerun each regression on another device and wait
+        up to ``confirm_timeout`` seconds; ``proto.confirmations`` holds the
+        outcomes, and a NOT_CONFIRMED regression is not counted."""
         if baseline is None and since is None:
             raise InvalidArgumentError("give --baseline LABEL or --since TIME")
         pb = _proto.query_service_pb2
@@ -396,11 +402,58 @@ class Client:
             operator_name=operator,
             options=self._options(alpha, threshold_pct, ratio_threshold_pp),
             include_closed=include_closed,
+            confirm=confirm,
         )
         if since is not None:
             _timestamp(since, req.since)
         resp = self._caller.unary(self._queries.ListRegressions, req, idempotent=True)
+        if confirm:
+            for c in resp.confirmations:
+                if c.id and c.state == pb.CONFIRMATION_STATE_PENDING:
+                    c.CopyFrom(self.wait_confirmation(c.id, timeout=confirm_timeout))
         return verdict_of_regressions(resp)
+
+    def request_confirmation(
+        self,
+        baseline_round: int,
+        candidate_round: int,
+        *,
+        pairs: int = 0,
+        alpha: float = 0,
+        threshold_pct: float = 0,
+        ratio_threshold_pp: float = 0,
+    ):
+        """Reruns a REGRESSED or IMPROVED comparison of two rounds interleaved
+        (A B A B) on another device, as ``npuperf confirm --no-wait``: the
+        generated ``Confirmation`` (PENDING, or UNCONFIRMED when no device can
+        rerun it). Asking again for the same pair returns the same one."""
+        pb = _proto.query_service_pb2
+        req = pb.RequestConfirmationRequest(
+            baseline_round_id=int(baseline_round),
+            candidate_round_id=int(candidate_round),
+            pairs=int(pairs),
+            options=self._options(alpha, threshold_pct, ratio_threshold_pp),
+        )
+        # Idempotent per pair of rounds: a resend returns the confirmation made.
+        resp = self._caller.unary(self._queries.RequestConfirmation, req, idempotent=True)
+        return resp.confirmation
+
+    def confirmation(self, confirmation_id: int):
+        """One confirmation (generated ``Confirmation``), as ``npuperf confirmation ID``."""
+        pb = _proto.query_service_pb2
+        req = pb.GetConfirmationRequest(confirmation_id=int(confirmation_id))
+        return self._caller.unary(self._queries.GetConfirmation, req, idempotent=True).confirmation
+
+    def wait_confirmation(self, confirmation_id: int, *, timeout: float = 7200, poll: float = 2):
+        """Reads a confirmation until it is no longer PENDING or ``timeout``
+        seconds passed; returns it as last read."""
+        pb = _proto.query_service_pb2
+        deadline = time.monotonic() + timeout
+        while True:
+            c = self.confirmation(confirmation_id)
+            if c.state != pb.CONFIRMATION_STATE_PENDING or time.monotonic() >= deadline:
+                return c
+            time.sleep(poll)
 
     def regression(self, regression_id: int):
         """One tracked regression with its transitions (generated

@@ -302,11 +302,20 @@ def verdict_of_collections(resp) -> Verdict:
 def new_regressions(resp) -> int:
     """The listed regressions that fail a bot (client/triage_commands.cc
     NewRegressions): all of an untracked listing, else those without a tracked
-    regression (id 0) and the DETECTED ones."""
-    if len(resp.tracked) != len(resp.regressions):
-        return len(resp.regressions)
+    regression (id 0) and the DETECTED ones; with confirmations (``confirm``),
+    not those whose confirmation is NOT_CONFIRMED."""
+    tracked = len(resp.tracked) == len(resp.regressions)
+    confirmed = len(resp.confirmations) == len(resp.regressions)
     detected = query_service_pb2.REGRESSION_STATE_DETECTED
-    return sum(1 for r in resp.tracked if r.id == 0 or r.state == detected)
+    not_confirmed = query_service_pb2.CONFIRMATION_STATE_NOT_CONFIRMED
+    n = 0
+    for i in range(len(resp.regressions)):
+        if tracked and resp.tracked[i].id != 0 and resp.tracked[i].state != detected:
+            continue
+        if confirmed and resp.confirmations[i].state == not_confirmed:
+            continue
+        n += 1
+    return n
 
 
 def verdict_of_regressions(resp) -> Verdict:

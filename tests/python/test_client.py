@@ -129,6 +129,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cli.returncode, listing.exit_code, cli.stdout + cli.stderr)
         self.assertIn(listing.summary, cli.stdout.decode())
 
+    def test_confirmation_requests_are_checked(self):
+        r = self.rounds()
+        # Two operators: a confirmation reruns one operator and case.
+        with self.assertRaisesRegex(npuperf.FailedPreconditionError, "one operator and case"):
+            self.client.request_confirmation(r["grouped_matmul"], r["grouped_matmul_v2"])
+        with self.assertRaisesRegex(npuperf.InvalidArgumentError, "pairs"):
+            self.client.request_confirmation(r["grouped_matmul"], r["interleave_rope"], pairs=9)
+        with self.assertRaises(npuperf.NotFoundError):
+            self.client.confirmation(999999)
+
     def junit(self, *args):
         """The CLI's JUnit output for args, validated against tests/client/junit.xsd."""
         r = self.cluster.cli(*args, "--format", "junit")
