@@ -65,7 +65,8 @@ constexpr int kExitListenerDied = 75;
 // added with each capability a client may want to detect.
 constexpr const char* kFeatures[] = {"watch",       "bundle_upload", "golden_report", "baselines",
                                      "regressions", "lease_secrets", "discovery",     "artifacts",
-                                     "ui",          "change_points", "compare_many",  "triage"};
+                                     "ui",          "change_points", "compare_many",  "triage",
+                                     "calibration"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
@@ -274,11 +275,15 @@ struct Server {
         auth(store, std::move(tokens), safety.auth_required),
         reads(store),
         comparisons(store, clock),
+        calibrations(store, clock,
+                     [this](const std::string& team, const v1::SubmitCollectionRequest& req) {
+                       return scheduler.Submit(team, req);
+                     }),
         collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
         agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
                AgentCertPolicy{opt.require_agent_cert}),
         queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
-                &scheduler.artifacts()),
+                &scheduler.artifacts(), &calibrations),
         ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 
   std::shared_ptr<prometheus::Registry> registry;
@@ -287,6 +292,8 @@ struct Server {
   Authenticator auth;
   ReadQueries reads;
   ComparisonQueries comparisons;
+  // A/A reruns through the ordinary submission (Scheduler::Submit).
+  Calibrations calibrations;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
   // from the start of the gRPC port until the drain).
@@ -362,7 +369,8 @@ int Serve(const ServerOptions& opt) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
   s.serving = true;
-  Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval);
+  Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval,
+                [&s] { return s.calibrations.Advance(); });
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {
     LogError("server",

@@ -1,17 +1,19 @@
 #include "server/core/reaper.h"
 
 #include <string>
+#include <utility>
 
 #include "common/log.h"
 
 namespace npuperf::server {
 
 Reaper::Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
-               std::chrono::milliseconds gauges_period)
+               std::chrono::milliseconds gauges_period, std::function<absl::Status()> upkeep)
     : scheduler_(scheduler),
       clock_(clock),
       period_(period),
       gauges_period_(gauges_period),
+      upkeep_(std::move(upkeep)),
       thread_([this] { Run(); }) {}
 
 Reaper::~Reaper() { Stop(); }
@@ -56,6 +58,9 @@ void Reaper::Sweep(Clock::MonotonicTime& next_gauges) {
   if (auto s = scheduler_.PruneAgents(); !s.ok()) LogError("reaper", std::string(s.message()));
   if (auto s = scheduler_.RefreshStateMetrics(); !s.ok()) {
     LogError("metrics", std::string(s.message()));
+  }
+  if (upkeep_) {
+    if (auto s = upkeep_(); !s.ok()) LogError("upkeep", std::string(s.message()));
   }
 }
 

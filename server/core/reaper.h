@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -18,13 +19,15 @@ inline constexpr std::chrono::minutes kBundleCollectPeriod{10};
 // (RefreshStateMetrics) on the first round and then once `gauges_period` has
 // passed; collects unused bundles (CollectBundles) and sweeps artifacts past
 // their retention (SweepArtifacts) on the first round and then every
-// kBundleCollectPeriod. Errors are logged and the next round tries
+// kBundleCollectPeriod; runs `upkeep` (when set: the calibrations' Advance,
+// main.cc) with the gauges. Errors are logged and the next round tries
 // again. Waits on the injected clock, so a FakeClock drives it. Thread-safe;
 // the scheduler and clock must outlive it.
 class Reaper {
  public:
+  // upkeep returns what to log; it runs on the reaper's thread.
   Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
-         std::chrono::milliseconds gauges_period);
+         std::chrono::milliseconds gauges_period, std::function<absl::Status()> upkeep = nullptr);
   // Stop()s.
   ~Reaper();
   Reaper(const Reaper&) = delete;
@@ -44,6 +47,7 @@ class Reaper {
   Clock& clock_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds gauges_period_;
+  const std::function<absl::Status()> upkeep_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist
