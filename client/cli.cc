@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/discover_commands.h"
+#include "client/noise_commands.h"
 #include "client/report_commands.h"
 #include "client/triage_commands.h"
 
@@ -181,6 +182,34 @@ void AddTriage(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
+void AddCalibrate(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "rerun a finished collection A/A and store each case's measured noise (the thresholds "
+      "verdicts use)");
+  calibrate->add_option("collection", a->collection_id, "a finished standard or quick collection")
+      ->required();
+  calibrate->add_option("--runs", a->runs, "A/A reruns, 3..20 (default 5)")
+      ->check(CLI::Range(3, 20));
+  calibrate->add_flag("--wait", a->wait,
+                      "wait until it finishes (exit 0 SUCCEEDED, 1 FAILED) and print the spreads");
+  calibrate->add_option("--every", a->every,
+                        "keep running: a new calibration each period, e.g. 24h (implies --wait)");
+  calibrate->add_option("--count", a->count, "with --every: stop after this many calibrations")
+      ->check(CLI::Range(1, 1'000'000));
+  Choose(calibrate, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCalibrate(s, *a, out, err);
+  });
+  auto op = std::make_shared<std::string>();
+  auto* noise = app.add_subcommand(
+      "noise", "the measured noise verdicts use: spread, threshold and false-alarm rate per case");
+  noise->add_option("--operator", *op, "only this operator");
+  Choose(noise, chosen, [op](Session& s, std::ostream& out, std::ostream& err) {
+    return RunNoise(s, *op, out, err);
+  });
+}
+
 void AddBaselinePin(CLI::App& app, ServerCommand& chosen) {
   struct Args {
     std::string label, target;
@@ -326,6 +355,7 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddCompare(app, chosen);
   AddRegressions(app, chosen);
   AddTriage(app, chosen);
+  AddCalibrate(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
 }
