@@ -400,8 +400,12 @@ TEST_P(CalibrationsTest, ComparisonsUseTheCalibratedThresholdOfMatchingCasesOnly
   EXPECT_TRUE(absl::StrContains(d1.rule(), "(calibrated)")) << d1.rule();
 
   // CompareRounds and CompareMany read the same spreads.
-  auto rounds = store_->ListRounds(RoundFilter{.team = "alpha", .collection_id = "c-base"});
-  auto cand = store_->ListRounds(RoundFilter{.team = "alpha", .collection_id = "c-cand"});
+  RoundFilter of_base, of_cand;
+  of_base.team = of_cand.team = "alpha";
+  of_base.collection_id = "c-base";
+  of_cand.collection_id = "c-cand";
+  auto rounds = store_->ListRounds(of_base);
+  auto cand = store_->ListRounds(of_cand);
   ASSERT_TRUE(rounds.ok() && cand.ok());
   v1::CompareRoundsRequest rr;
   rr.set_baseline_round_id(rounds->rounds[0].id());
