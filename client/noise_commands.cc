@@ -29,11 +29,11 @@ void PrintSpreads(const google::protobuf::RepeatedPtrField<v1::NoiseSpread>& spr
                          "mode", "family", "spread", "rounds", "threshold", "false_alarms",
                          "calib");
   for (const v1::NoiseSpread& n : spreads) {
-    out << absl::StrFormat("%-34s %-14s %-9s %-9s %10s %6d %10s %11.3g%% %6d\n",
-                           absl::StrCat(n.operator_name(), "/", n.case_id()), n.soc(), n.mode(),
-                           n.family(), Amount(n.spread(), n.family()), n.rounds(),
-                           Amount(n.threshold(), n.family()), n.expected_false_alarm_rate() * 100,
-                           n.calibration_id());
+    out << absl::StrFormat(
+        "%-34s %-14s %-9s %-9s %10s %6d %10s %11.3g%% %6d\n",
+        n.case_id().empty() ? n.operator_name() : absl::StrCat(n.operator_name(), "/", n.case_id()),
+        n.soc(), n.mode(), n.family(), Amount(n.spread(), n.family()), n.rounds(),
+        Amount(n.threshold(), n.family()), n.expected_false_alarm_rate() * 100, n.calibration_id());
   }
 }
 
