@@ -219,7 +219,7 @@ TEST(ComparisonTest, CalibrationMakesVerdictsCalibrated) {
   EXPECT_NE(text.out.find("calibrated: spread"), std::string::npos) << text.out;
   auto noise = c.Cli({"noise", "--operator", "interleave_rope"});
   EXPECT_EQ(noise.exit_code, 0) << noise.err;
-  EXPECT_NE(noise.out.find("interleave_rope/"), std::string::npos) << noise.out;
+  EXPECT_NE(noise.out.find("interleave_rope "), std::string::npos) << noise.out;
 }
 
 }  // namespace
