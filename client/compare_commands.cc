@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "client/ci_format.h"
 #include "client/format.h"
+#include "client/noise_commands.h"
 #include "client/report_commands.h"
 #include "client/triage_commands.h"
 #include "common/clock.h"
@@ -36,6 +37,11 @@ v1::CompareOptions OptionsOf(const VerdictArgs& v) {
   return o;
 }
 
+// Verdicts the practical threshold took part in (the others never reached it).
+bool HasThreshold(v1::Verdict v) {
+  return v == v1::VERDICT_IMPROVED || v == v1::VERDICT_REGRESSED || v == v1::VERDICT_STABLE;
+}
+
 void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
                           std::ostream& out) {
   out << absl::StrFormat("%-34s %-15s %11s %11s  %-24s %-9s %s\n", "operator/case", "verdict",
@@ -43,6 +49,9 @@ void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComp
   for (const auto& c : rows) {
     const auto& d = c.duration();
     std::string tail = c.rule();
+    if (const std::string t = ThresholdText(d); !t.empty() && HasThreshold(c.verdict())) {
+      absl::StrAppend(&tail, "  [", t, "]");
+    }
     if (c.flags_size() > 0) absl::StrAppend(&tail, "  {", absl::StrJoin(c.flags(), ", "), "}");
     out << absl::StrFormat(
         "%-34s %-15s %11.3f %11.3f  %-24s %-9.2g %s\n",
@@ -57,6 +66,7 @@ void PrintRoundComparison(const v1::RoundComparison& c, std::ostream& out) {
   out << "round " << c.baseline_round_id() << " -> " << c.candidate_round_id() << "  "
       << c.operator_name() << "/" << c.case_id() << "\n";
   out << "verdict " << VerdictName(c.verdict()) << ": " << c.rule() << "\n";
+  if (const std::string t = ThresholdText(d); !t.empty()) out << "threshold " << t << "\n";
   out << absl::StrFormat("duration %.3f -> %.3f us, ratio %s, p=%.3g (%d vs %d samples)\n",
                          d.baseline_us(), d.candidate_us(), RatioText(d), d.p_value(),
                          d.baseline_samples_us_size(), d.candidate_samples_us_size());

@@ -63,10 +63,10 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
-constexpr const char* kFeatures[] = {"watch",        "bundle_upload", "golden_report", "baselines",
-                                     "regressions",  "lease_secrets", "discovery",     "artifacts",
-                                     "ui",           "change_points", "compare_many",  "triage",
-                                     "confirmations"};
+constexpr const char* kFeatures[] = {
+    "watch",         "bundle_upload", "golden_report", "baselines",  "regressions",
+    "lease_secrets", "discovery",     "artifacts",     "ui",         "change_points",
+    "compare_many",  "triage",        "confirmations", "calibration"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
@@ -280,11 +280,16 @@ struct Server {
                         return scheduler.SubmitForServer(team, req, labels);
                       }),
         comparisons(store, clock, &confirmations),
+        calibrations(store, clock,
+                     [this](const std::string& team, const v1::SubmitCollectionRequest& req,
+                            const std::map<std::string, std::string>& labels) {
+                       return scheduler.SubmitForServer(team, req, labels);
+                     }),
         collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
         agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
                AgentCertPolicy{opt.require_agent_cert}),
         queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
-                &scheduler.artifacts()),
+                &scheduler.artifacts(), &calibrations),
         ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 
   std::shared_ptr<prometheus::Registry> registry;
@@ -294,6 +299,8 @@ struct Server {
   ReadQueries reads;
   Confirmations confirmations;
   ComparisonQueries comparisons;
+  // A/A reruns through the ordinary submission (Scheduler::Submit).
+  Calibrations calibrations;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
   // from the start of the gRPC port until the drain).
@@ -369,10 +376,12 @@ int Serve(const ServerOptions& opt) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
   s.serving = true;
+  // The server's own upkeep beside the reaper's: confirmations and
+  // calibrations move on (each logs its own error; the first is returned).
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval, [&s] {
-    if (auto moved = s.confirmations.AdvancePending(); !moved.ok()) {
-      LogError("confirmations", std::string(moved.status().message()));
-    }
+    absl::Status confirmed = s.confirmations.AdvancePending().status();
+    absl::Status calibrated = s.calibrations.Advance();
+    return confirmed.ok() ? calibrated : confirmed;
   });
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {

@@ -478,6 +478,31 @@ class Client:
         # Not retried: a resend after an unseen success would fail its compare-and-set.
         return self._caller.unary(self._queries.TriageRegression, req, idempotent=False).regression
 
+    def start_calibration(self, collection_id: str, runs: int = 0):
+        """Reruns a finished standard or quick collection ``runs`` times (3..20;
+        0: the server's 5) as it was and, when they finish, stores each case's
+        measured noise (docs/comparisons.md, "Measured noise"), as ``npuperf
+        calibrate``. Returns the generated ``Calibration`` (RUNNING)."""
+        pb = _proto.query_service_pb2
+        req = pb.StartCalibrationRequest(collection_id=str(collection_id), runs=int(runs))
+        # Not retried: a resend after an unseen success would start a second one.
+        return self._caller.unary(self._queries.StartCalibration, req, idempotent=False).calibration
+
+    def get_calibration(self, calibration_id: int):
+        """One calibration of the team, advanced to its current state (generated
+        ``Calibration``: state, reason, collection_ids, spreads)."""
+        pb = _proto.query_service_pb2
+        req = pb.GetCalibrationRequest(calibration_id=int(calibration_id))
+        return self._caller.unary(self._queries.GetCalibration, req, idempotent=True).calibration
+
+    def list_noise(self, operator: str = "") -> list:
+        """The measured spreads verdicts use now (generated ``NoiseSpread``: soc,
+        mode, operator_name, case_id, family, spread, rounds, threshold,
+        expected_false_alarm_rate, calibration_id), as ``npuperf noise``."""
+        pb = _proto.query_service_pb2
+        req = pb.ListNoiseRequest(operator_name=operator)
+        return list(self._caller.unary(self._queries.ListNoise, req, idempotent=True).spreads)
+
     def pin_baseline(self, label: Labels, target: Union[int, str]) -> Baseline:
         """Pins a round id or collection id as the baseline of ``label``."""
         pb = _proto.query_service_pb2

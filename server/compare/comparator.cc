@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_util.h"
 #include "server/compare/verdict_stats.h"
+#include "server/core/noise_rules.h"
 
 namespace npuperf::server {
 namespace {
@@ -89,16 +90,8 @@ void AddFingerprintDifferences(const v1::Round& b, const v1::Round& c, v1::Round
 // ---- metric deltas ---------------------------------------------------------
 
 // Ratio metrics (0..1) are judged in percentage points, percentages directly
-// in points, everything else (times, cycles, bandwidths) relative to the
-// baseline.
-bool IsRatioField(const std::string& name) {
-  return name.find("ratio") != std::string::npos || name.find("hit_rate") != std::string::npos;
-}
-
-bool IsPercentField(const std::string& name) {
-  return name.find("(%)") != std::string::npos || name.find("_pct") != std::string::npos;
-}
-
+// in points (core/noise_rules.h IsRatioField, IsPercentField), everything
+// else (times, cycles, bandwidths) relative to the baseline.
 void AddMetricDeltas(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
                      v1::RoundComparison* out) {
   std::map<std::string, const v1::MetricGroup*> cand;
@@ -128,6 +121,52 @@ void AddMetricDeltas(const v1::Evidence& b, const v1::Evidence& c, const Verdict
       d->set_notable(notable);
     }
   }
+}
+
+// ---- thresholds ------------------------------------------------------------
+
+// The spread of `family` measured for the candidate's case on the soc and
+// mode both sides ran with, or null.
+const NoiseRecord* MatchingNoise(const v1::Round& b, const v1::Round& c, const VerdictOptions& o,
+                                 const std::string& family) {
+  if (o.noise == nullptr) return nullptr;
+  auto it = o.noise->find(CaseKey(c));
+  if (it == o.noise->end() || CaseKey(b) != it->first) return nullptr;
+  const v1::Fingerprint& fb = b.evidence().fingerprint();
+  const v1::Fingerprint& fc = c.evidence().fingerprint();
+  if (fb.soc() != fc.soc() || ProtocolOf(fb.mode()) != ProtocolOf(fc.mode())) return nullptr;
+  for (const NoiseRecord& n : it->second) {
+    if (n.family == family && n.soc == fc.soc() && ProtocolOf(n.mode) == ProtocolOf(fc.mode())) {
+      return &n;
+    }
+  }
+  return nullptr;
+}
+
+// The options for one pair with its thresholds chosen, and the duration's
+// threshold fields (100..104) filled.
+VerdictOptions ThresholdsFor(const v1::Round& b, const v1::Round& c, const VerdictOptions& o,
+                             v1::DurationComparison* d) {
+  VerdictOptions out = o;
+  d->set_expected_false_alarm_rate(std::nan(""));
+  if (o.duration_threshold_requested) {
+    d->set_threshold_source("request");
+  } else if (const NoiseRecord* n = MatchingNoise(b, c, o, kDurationFamily)) {
+    out.duration_threshold_pct = NoiseThreshold(n->spread, kDurationFloorPct);
+    d->set_threshold_source("calibrated");
+    d->set_measured_spread_pct(n->spread);
+    d->set_expected_false_alarm_rate(DurationFalseAlarmRate(out.duration_threshold_pct, n->spread));
+    d->set_calibration_id(n->calibration_id);
+  } else {
+    d->set_threshold_source("default");
+  }
+  d->set_threshold_pct(out.duration_threshold_pct);
+  if (!o.ratio_threshold_requested) {
+    if (const NoiseRecord* n = MatchingNoise(b, c, o, kRatioFamily)) {
+      out.ratio_threshold_pp = NoiseThreshold(n->spread, kRatioFloorPp);
+    }
+  }
+  return out;
 }
 
 // ---- duration verdict ------------------------------------------------------
@@ -173,16 +212,17 @@ void JudgeDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOp
                              " not significant)"));
     return;
   }
+  const std::string source = absl::StrCat(" (", d->threshold_source(), ")");
   if (change_pct < o.duration_threshold_pct) {
     d->set_verdict(v1::VERDICT_STABLE);
     d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " but |", Pct(d->ratio()),
-                             "|<", Num(o.duration_threshold_pct), "%"));
+                             "|<", Num(o.duration_threshold_pct), "%", source));
     return;
   }
   d->set_verdict(d->ratio() < 1 ? v1::VERDICT_IMPROVED : v1::VERDICT_REGRESSED);
   d->set_rule(absl::StrCat("p=", Num(d->p_value()), "<", Num(o.alpha), " and ", Pct(d->ratio()),
                            d->ratio() < 1 ? " faster" : " slower", " beyond ",
-                           Num(o.duration_threshold_pct), "%"));
+                           Num(o.duration_threshold_pct), "%", source));
 }
 
 void DecideDuration(const v1::Evidence& b, const v1::Evidence& c, const VerdictOptions& o,
@@ -315,15 +355,26 @@ absl::StatusOr<VerdictOptions> ResolveVerdictOptions(const v1::CompareOptions& o
       bad.push_back({field_prefix + ".duration_threshold_pct", "must be in (0, 100]"});
     }
     o.duration_threshold_pct = options.duration_threshold_pct();
+    o.duration_threshold_requested = true;
   }
   if (options.ratio_threshold_pp() != 0) {
     if (!(options.ratio_threshold_pp() > 0 && options.ratio_threshold_pp() <= 100)) {
       bad.push_back({field_prefix + ".ratio_threshold_pp", "must be in (0, 100]"});
     }
     o.ratio_threshold_pp = options.ratio_threshold_pp();
+    o.ratio_threshold_requested = true;
   }
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
   return o;
+}
+
+NoiseBook NoiseBookOf(std::vector<NoiseRecord> spreads) {
+  NoiseBook book;
+  for (NoiseRecord& n : spreads) {
+    std::string key = absl::StrCat(n.operator_name, "/", n.case_id);
+    book[key].push_back(std::move(n));
+  }
+  return book;
 }
 
 v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& candidate,
@@ -335,11 +386,12 @@ v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& ca
   out.set_case_id(candidate.case_id());
   const v1::Evidence& b = baseline.evidence();
   const v1::Evidence& c = candidate.evidence();
+  const VerdictOptions o = ThresholdsFor(baseline, candidate, options, out.mutable_duration());
   AddFingerprintDifferences(baseline, candidate, &out);
-  AddMetricDeltas(b, c, options, &out);
+  AddMetricDeltas(b, c, o, &out);
   AddFlags(b, c, &out);
   AddFindingChanges(b, c, &out);
-  DecideDuration(b, c, options, out.mutable_duration());
+  DecideDuration(b, c, o, out.mutable_duration());
 
   std::vector<std::string> blocking;
   for (const auto& d : out.fingerprint_differences()) {

@@ -19,14 +19,21 @@
 // has the full contract.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "npuperf/v1/comparison.pb.h"
 #include "npuperf/v1/query_service.pb.h"
+#include "server/store/records.h"
 
 namespace npuperf::server {
+
+// The measured noise of the compared cases (Store::NoiseOfCases) by CaseKey:
+// the newest spread per (soc, mode, family) of each case.
+using NoiseBook = std::map<std::string, std::vector<NoiseRecord>>;
+NoiseBook NoiseBookOf(std::vector<NoiseRecord> spreads);
 
 struct VerdictOptions {
   // Significance level of the two-sided Mann-Whitney U test. Default: 0.01.
@@ -36,6 +43,16 @@ struct VerdictOptions {
   double duration_threshold_pct = 2;
   // Practical threshold for ratio metrics, percentage points. Default: 1.
   double ratio_threshold_pp = 1;
+  // Whether the request set duration_threshold_pct / ratio_threshold_pp:
+  // then it applies to every case ("request"). Otherwise a case with a
+  // measured spread whose soc and mode match both sides' fingerprints uses
+  // max(floor, k x spread) ("calibrated", core/noise_rules.h), and the rest
+  // the defaults above ("default"). Default: false.
+  bool duration_threshold_requested = false;
+  bool ratio_threshold_requested = false;
+  // The measured noise of the compared cases; not owned, must outlive the
+  // call. Default: null (every case uncalibrated).
+  const NoiseBook* noise = nullptr;
 };
 
 // Fills zero fields with the defaults; INVALID_ARGUMENT naming the field
@@ -43,7 +60,9 @@ struct VerdictOptions {
 absl::StatusOr<VerdictOptions> ResolveVerdictOptions(const v1::CompareOptions& options,
                                                      const std::string& field_prefix = "options");
 
-// Two rounds (normally of one operator and case).
+// Two rounds (normally of one operator and case). The duration carries the
+// threshold used and its source (DurationComparison fields 100..104); the
+// rule names them, e.g. "p=0.004<0.01 and +6.10% slower beyond 4.2% (calibrated)".
 v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& candidate,
                                   const VerdictOptions& options);
 

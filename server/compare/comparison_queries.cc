@@ -48,6 +48,19 @@ absl::Status ComparisonQueries::RequireFinished(const std::string& team,
                    " of ", collection->counts().total(), " jobs done); wait for it"));
 }
 
+absl::StatusOr<NoiseBook> ComparisonQueries::NoiseOf(
+    const std::string& team, const VerdictOptions& options,
+    const std::vector<const std::vector<v1::Round>*>& rounds) {
+  if (options.duration_threshold_requested && options.ratio_threshold_requested) return NoiseBook();
+  std::set<std::string> keys;
+  for (const auto* side : rounds) {
+    for (const v1::Round& r : *side) keys.insert(CaseKey(r));
+  }
+  auto spreads = store_.NoiseOfCases(team, {keys.begin(), keys.end()});
+  if (!spreads.ok()) return spreads.status();
+  return NoiseBookOf(*std::move(spreads));
+}
+
 absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
     const std::string& team, const std::string& collection_id) {
   auto collection = store_.GetCollectionPage(team, collection_id, 0, 0);
@@ -97,6 +110,10 @@ absl::StatusOr<v1::CompareRoundsResponse> ComparisonQueries::CompareRounds(
   if (!baseline.ok()) return baseline.status();
   auto candidate = store_.GetRound(team, req.candidate_round_id());
   if (!candidate.ok()) return candidate.status();
+  const std::vector<v1::Round> cases = {*candidate};
+  auto noise = NoiseOf(team, *options, {&cases});
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   v1::CompareRoundsResponse resp;
   *resp.mutable_comparison() = server::CompareRounds(*baseline, *candidate, *options);
   return resp;
@@ -119,6 +136,9 @@ absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollect
   if (!baseline.ok()) return baseline.status();
   auto candidate = CollectionRounds(team, req.candidate_collection_id());
   if (!candidate.ok()) return candidate.status();
+  auto noise = NoiseOf(team, *options, {&*candidate});
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   v1::CompareCollectionsResponse resp = CompareRoundSets(*baseline, *candidate, *options);
   if (req.confirm()) {
     absl::Status s = ConfirmEach(team, resp.comparisons(), *baseline, *candidate, req.options(),
@@ -242,6 +262,11 @@ absl::StatusOr<v1::CompareManyResponse> ComparisonQueries::CompareMany(
   }
   auto baseline = CollectionRounds(team, req.baseline_collection_id());
   if (!baseline.ok()) return baseline.status();
+  // The candidates' cases are the baseline's where they match: its cases
+  // name every spread a matched pair can use, in one read.
+  auto noise = NoiseOf(team, *options, {&*baseline});
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   v1::CompareManyResponse resp;
   for (const std::string& id : req.candidate_collection_ids()) {
     auto candidate = CollectionRounds(team, id);
@@ -409,6 +434,9 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
     std::erase_if(pairs.baseline, other);
     std::erase_if(pairs.candidates, other);
   }
+  auto noise = NoiseOf(team, *options, {&pairs.candidates});
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   v1::CompareCollectionsResponse all = CompareRoundSets(pairs.baseline, pairs.candidates, *options);
   v1::ListRegressionsResponse resp;
   if (absl::Status t = triage_.TrackListing(team, req, pairs.candidates, all, &resp); !t.ok()) {

@@ -3,6 +3,9 @@
 // (INVALID_ARGUMENT naming the field); the query service only authenticates
 // and maps statuses. Every choice of baseline and candidate lives here.
 //
+// Every comparison uses the team's measured noise of its cases (one
+// Store::NoiseOfCases read per request; comparator.h VerdictOptions.noise).
+//
 // Thread-safe (stateless beyond the injected Store and Clock).
 #pragma once
 
@@ -68,6 +71,11 @@ class ComparisonQueries {
     std::vector<v1::Round> candidates;
     std::string description;
   };
+
+  // The measured noise of the rounds' cases, in one store read (none when
+  // the request set both thresholds, so nothing calibrated applies).
+  absl::StatusOr<NoiseBook> NoiseOf(const std::string& team, const VerdictOptions& options,
+                                    const std::vector<const std::vector<v1::Round>*>& rounds);
 
   // OK when the team's collection is terminal; FAILED_PRECONDITION while it
   // runs (pinning or comparing half a collection would mislead), NOT_FOUND

@@ -112,6 +112,9 @@ absl::StatusOr<v1::RequestConfirmationResponse> Confirmations::Request(
                      ": a confirmation reruns "
                      "one operator and case"));
   }
+  auto noise = NoiseOf(team, *baseline, *options);
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   const v1::RoundComparison comparison = CompareRounds(*baseline, *candidate, *options);
   if (!Confirmable(comparison.verdict())) {
     return absl::FailedPreconditionError(
@@ -186,6 +189,14 @@ absl::StatusOr<v1::GetConfirmationResponse> Confirmations::Get(
   v1::GetConfirmationResponse resp;
   *resp.mutable_confirmation() = std::move(advanced->confirmation);
   return resp;
+}
+
+absl::StatusOr<NoiseBook> Confirmations::NoiseOf(const std::string& team, const v1::Round& round,
+                                                 const VerdictOptions& options) {
+  if (options.duration_threshold_requested && options.ratio_threshold_requested) return NoiseBook();
+  auto spreads = store_.NoiseOfCases(team, {CaseKey(round)});
+  if (!spreads.ok()) return spreads.status();
+  return NoiseBookOf(*std::move(spreads));
 }
 
 absl::StatusOr<int> Confirmations::AdvancePending() {
@@ -341,6 +352,9 @@ absl::Status Confirmations::Evaluate(ConfirmationRecord& rec) {
   }
   auto options = ResolveVerdictOptions(rec.options);
   if (!options.ok()) return options.status();
+  auto noise = NoiseOf(rec.team, sides[0].front(), *options);
+  if (!noise.ok()) return noise.status();
+  options->noise = &*noise;
   *c.mutable_rerun() = CompareRounds(Pooled(sides[0]), Pooled(sides[1]), *options);
   const ConfirmationOutcome outcome = DecideConfirmation(c.original_verdict(), c.rerun());
   Finish(rec, outcome.state, outcome.reason);

@@ -8,7 +8,7 @@
 namespace npuperf::server {
 
 Reaper::Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
-               std::chrono::milliseconds gauges_period, std::function<void()> upkeep)
+               std::chrono::milliseconds gauges_period, std::function<absl::Status()> upkeep)
     : scheduler_(scheduler),
       clock_(clock),
       period_(period),
@@ -36,7 +36,9 @@ void Reaper::Run() {
   Clock::MonotonicTime next_collect = clock_.MonotonicNow();
   while (!stopping()) {
     Sweep(next_gauges);
-    if (upkeep_) upkeep_();
+    if (upkeep_) {
+      if (auto s = upkeep_(); !s.ok()) LogError("upkeep", std::string(s.message()));
+    }
     if (clock_.MonotonicNow() >= next_collect) {
       next_collect = clock_.MonotonicNow() + kBundleCollectPeriod;
       if (auto s = scheduler_.CollectBundles(); !s.ok()) {

@@ -19,14 +19,16 @@ inline constexpr std::chrono::minutes kBundleCollectPeriod{10};
 // (RefreshStateMetrics) on the first round and then once `gauges_period` has
 // passed; collects unused bundles (CollectBundles) and sweeps artifacts past
 // their retention (SweepArtifacts) on the first round and then every
-// kBundleCollectPeriod; and runs `upkeep` (when given: the confirmations'
-// AdvancePending) every round. Errors are logged and the next round tries
-// again. Waits on the injected clock, so a FakeClock drives it. Thread-safe;
-// the scheduler and clock must outlive it.
+// kBundleCollectPeriod; and runs `upkeep` (when set: the confirmations'
+// AdvancePending and the calibrations' Advance, main.cc) every round, so a
+// confirmation's next rerun starts within `period` of the last one's end.
+// Errors are logged and the next round tries again. Waits on the injected clock, so a FakeClock
+// drives it. Thread-safe; the scheduler and clock must outlive it.
 class Reaper {
  public:
+  // upkeep returns what to log; it runs on the reaper's thread.
   Reaper(Scheduler& scheduler, Clock& clock, std::chrono::milliseconds period,
-         std::chrono::milliseconds gauges_period, std::function<void()> upkeep = nullptr);
+         std::chrono::milliseconds gauges_period, std::function<absl::Status()> upkeep = nullptr);
   // Stop()s.
   ~Reaper();
   Reaper(const Reaper&) = delete;
@@ -46,7 +48,7 @@ class Reaper {
   Clock& clock_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds gauges_period_;
-  const std::function<void()> upkeep_;
+  const std::function<absl::Status()> upkeep_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the members above exist

@@ -6,12 +6,13 @@ namespace npuperf::server {
 
 QueryServiceImpl::QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons,
                                    ServiceContext sc, v1::GetServerInfoResponse info,
-                                   Artifacts* artifacts)
+                                   Artifacts* artifacts, Calibrations* calibrations)
     : reads_(reads),
       comparisons_(comparisons),
       sc_(sc),
       info_(std::move(info)),
-      artifacts_(artifacts) {}
+      artifacts_(artifacts),
+      calibrations_(calibrations) {}
 
 grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                                         v1::GetRoundResponse* resp) {
@@ -136,6 +137,21 @@ grpc::Status QueryServiceImpl::GetConfirmation(grpc::ServerContext* ctx,
                                                v1::GetConfirmationResponse* resp) {
   return Forward("GetConfirmation", ctx, comparisons_, &ComparisonQueries::GetConfirmation, req,
                  resp);
-}
+  grpc::Status QueryServiceImpl::StartCalibration(grpc::ServerContext * ctx,
+                                                  const v1::StartCalibrationRequest* req,
+                                                  v1::StartCalibrationResponse* resp) {
+    return ForwardCalibration("StartCalibration", ctx, &Calibrations::StartCalibration, req, resp);
+  }
+
+  grpc::Status QueryServiceImpl::GetCalibration(grpc::ServerContext * ctx,
+                                                const v1::GetCalibrationRequest* req,
+                                                v1::GetCalibrationResponse* resp) {
+    return ForwardCalibration("GetCalibration", ctx, &Calibrations::GetCalibration, req, resp);
+  }
+
+  grpc::Status QueryServiceImpl::ListNoise(
+      grpc::ServerContext * ctx, const v1::ListNoiseRequest* req, v1::ListNoiseResponse* resp) {
+    return ForwardCalibration("ListNoise", ctx, &Calibrations::ListNoise, req, resp);
+  }
 
 }  // namespace npuperf::server

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npuperf/v1/query_service.grpc.pb.h"
+#include "server/compare/calibrations.h"
 #include "server/compare/comparison_queries.h"
 #include "server/core/artifacts.h"
 #include "server/core/read_queries.h"
@@ -10,13 +11,16 @@ namespace npuperf::server {
 
 // gRPC adapter for QueryService (team tokens): Serve, then ReadQueries
 // (rounds, agents), ComparisonQueries (comparisons, baselines, regressions)
-// or its TriageQueries (triage), which check the requests. Thread-safe.
+// or its TriageQueries (triage), and Calibrations (measured noise), which
+// check the requests. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
   // info: what GetServerInfo answers (fixed for the process). artifacts:
-  // where DownloadArtifact reads (null: it answers NOT_FOUND).
+  // where DownloadArtifact reads (null: it answers NOT_FOUND). calibrations:
+  // what the calibration RPCs call (null: they answer UNIMPLEMENTED).
   QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc,
-                   v1::GetServerInfoResponse info, Artifacts* artifacts = nullptr);
+                   v1::GetServerInfoResponse info, Artifacts* artifacts = nullptr,
+                   Calibrations* calibrations = nullptr);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -50,8 +54,29 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                                    v1::RequestConfirmationResponse* resp) override;
   grpc::Status GetConfirmation(grpc::ServerContext* ctx, const v1::GetConfirmationRequest* req,
                                v1::GetConfirmationResponse* resp) override;
+  grpc::Status StartCalibration(grpc::ServerContext* ctx, const v1::StartCalibrationRequest* req,
+                                v1::StartCalibrationResponse* resp) override;
+  grpc::Status GetCalibration(grpc::ServerContext* ctx, const v1::GetCalibrationRequest* req,
+                              v1::GetCalibrationResponse* resp) override;
+  grpc::Status ListNoise(grpc::ServerContext* ctx, const v1::ListNoiseRequest* req,
+                         v1::ListNoiseResponse* resp) override;
 
  private:
+  // Forward to calibrations_, or UNIMPLEMENTED when there is none.
+  template <typename Req, typename Resp>
+  grpc::Status ForwardCalibration(const char* name, grpc::ServerContext* ctx,
+                                  absl::StatusOr<Resp> (Calibrations::*method)(const std::string&,
+                                                                               const Req&),
+                                  const Req* req, Resp* resp) {
+    return ServeReply(sc_, name, ctx, PrincipalKind::kTeam, resp,
+                      [&](const Principal& p) -> absl::StatusOr<Resp> {
+                        if (calibrations_ == nullptr) {
+                          return absl::UnimplementedError("calibrations are not served here");
+                        }
+                        return (calibrations_->*method)(p.name, *req);
+                      });
+  }
+
   // ServeReply for a team's call of one query method: method(team, *req).
   template <typename Queries, typename Req, typename Resp>
   grpc::Status Forward(const char* name, grpc::ServerContext* ctx, Queries& queries,
@@ -66,6 +91,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   ServiceContext sc_;
   const v1::GetServerInfoResponse info_;
   Artifacts* const artifacts_;
+  Calibrations* const calibrations_;
 };
 
 }  // namespace npuperf::server

@@ -384,6 +384,50 @@ constexpr const char* EventKindName(EventKind kind) {
   return "unknown";
 }
 
+// Measured noise (migration 0016; server/compare/calibrations.h runs it,
+// server/core/noise_rules.h decides). One measured spread of one case and
+// metric family: "duration" (percent) or "ratio" (percentage points).
+struct NoiseRecord {
+  std::string soc;
+  std::string mode;  // fingerprint mode: "standard", "quick"
+  std::string operator_name;
+  std::string case_id;
+  std::string family;
+  double spread = 0;
+  int32_t rounds = 0;
+  double threshold = 0;
+  double far = 0;  // expected false-alarm rate at threshold (finite)
+  int64_t calibration_id = 0;
+  int64_t measured_ms = 0;
+};
+
+// A calibration as stored: A/A reruns of one of team's collections.
+struct CalibrationRecord {
+  int64_t id = 0;
+  std::string team;
+  std::string source_collection_id;
+  int32_t runs = 0;
+  v1::CalibrationState state = v1::CALIBRATION_STATE_UNSPECIFIED;
+  std::string reason;
+  // The A/A collections; stored when it finishes (while RUNNING they are
+  // found by their label, server/compare/calibrations.h).
+  std::vector<std::string> collection_ids;
+  int64_t created_ms = 0;
+  int64_t finished_ms = 0;           // 0 while RUNNING
+  std::vector<NoiseRecord> spreads;  // GetCalibration: what it measured
+};
+
+// The end of a RUNNING calibration (Store::FinishCalibration).
+struct CalibrationOutcome {
+  std::string team;
+  int64_t id = 0;
+  v1::CalibrationState state = v1::CALIBRATION_STATE_UNSPECIFIED;  // SUCCEEDED or FAILED
+  std::string reason;
+  std::vector<std::string> collection_ids;
+  std::vector<NoiseRecord> spreads;  // calibration_id and measured_ms are set by the store
+  int64_t now_ms = 0;
+};
+
 struct CollectionFilter {
   std::string team;
   std::vector<v1::CollectionState> states;

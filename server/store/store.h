@@ -293,6 +293,32 @@ class Store {
   // unknown or another team's.
   virtual absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                                 int64_t now_ms) = 0;
+  // Calibrations and the noise they measured (migration 0016;
+  // server/compare/calibrations.h). Inserts a RUNNING calibration of c.team
+  // (c.id, state, finished_ms and spreads are ignored) and returns it with
+  // its id.
+  virtual absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) = 0;
+  // The calibration with the spreads it measured; NOT_FOUND when unknown or
+  // another team's.
+  virtual absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) = 0;
+  // RUNNING calibrations of every team, oldest first, at most limit (without
+  // spreads).
+  virtual absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) = 0;
+  // A compare-and-set from RUNNING to o.state (SUCCEEDED or FAILED, else
+  // INVALID_ARGUMENT) storing o.collection_ids and o.spreads in the same
+  // transaction: NOT_FOUND when unknown or another team's,
+  // FAILED_PRECONDITION when it is no longer RUNNING (nothing written then).
+  virtual absl::Status FinishCalibration(const CalibrationOutcome& o) = 0;
+  // The newest spread (highest id) per (soc, mode, operator, case, family)
+  // of team, ordered by operator, case, soc, mode, family; only
+  // operator_name's when it is set; at most limit rows.
+  virtual absl::StatusOr<std::vector<NoiseRecord>> ListNoise(const std::string& team,
+                                                             const std::string& operator_name,
+                                                             int32_t limit) = 0;
+  // The same for the cases named by "operator/case" keys (CaseKey), in one
+  // read: what a comparison's thresholds come from.
+  virtual absl::StatusOr<std::vector<NoiseRecord>> NoiseOfCases(
+      const std::string& team, const std::vector<std::string>& case_keys) = 0;
 };
 
 }  // namespace npuperf::server

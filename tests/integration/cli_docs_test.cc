@@ -16,7 +16,7 @@ namespace {
 const std::vector<std::string> kClientCommands = {
     "submit", "get",     "watch",       "cancel",   "list",   "round",     "rounds",
     "report", "compare", "regressions", "baseline", "agents", "summarize", "list-op-names",
-    "help",   "history", "artifacts",   "fetch",    "triage"};
+    "help",   "history", "artifacts",   "fetch",    "triage", "calibrate", "noise"};
 
 CommandResult RunTool(const std::vector<std::string>& argv, const std::filesystem::path& dir) {
   return RunCommand(argv, dir, {}, std::chrono::seconds(30));

@@ -185,5 +185,42 @@ TEST(ComparisonTest, ANightlyBotIsNotRealarmedByAnAcknowledgedRegression) {
   EXPECT_EQ(night4["result"]["tracked"][0]["state"], "REGRESSION_STATE_DETECTED");
 }
 
+// Measured noise end to end (docs/comparisons.md, "Measured noise"): `npuperf calibrate --wait`
+// reruns a quick batch A/A through the real queue, agent and msprof-sim and stores the spread of
+// each case; a comparison of those cases then says "calibrated" with the threshold it used, and
+// `npuperf noise` lists the spreads. Kept short: one operator, 3 runs.
+TEST(ComparisonTest, CalibrationMakesVerdictsCalibrated) {
+  Cluster c;
+  c.Start("0-3");
+  auto [base_id, base] = QuickBatch(c, {"interleave_rope"}, "branch=main");
+  auto [cand_id, cand] = QuickBatch(c, {"interleave_rope"}, "branch=main");
+  auto before = Json(c.Cli({"--format", "json", "compare", base_id, cand_id}));
+  EXPECT_EQ(before["result"]["comparisons"][0]["duration"]["threshold_source"], "default");
+  EXPECT_NE(c.Cli({"compare", base_id, cand_id}).out.find("uncalibrated (default 2 %)"),
+            std::string::npos);
+
+  EXPECT_EQ(c.Cli({"calibrate", base_id, "--runs", "2"}).exit_code, 2);  // 3..20
+  auto calibrated = c.Cli(
+      {"--format", "json", "--timeout", "120", "calibrate", base_id, "--runs", "3", "--wait"});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.out << calibrated.err;
+  nlohmann::json cal = Json(calibrated);
+  EXPECT_EQ(cal["state"], "CALIBRATION_STATE_SUCCEEDED") << calibrated.out;
+  EXPECT_EQ(cal["collection_ids"].size(), 3u);
+  ASSERT_GE(cal["spreads"].size(), 1u) << calibrated.out;
+  EXPECT_EQ(cal["spreads"][0]["operator_name"], "interleave_rope");
+  EXPECT_EQ(cal["spreads"][0]["family"], "duration");
+
+  auto after = Json(c.Cli({"--format", "json", "compare", base_id, cand_id}));
+  const nlohmann::json& d = after["result"]["comparisons"][0]["duration"];
+  EXPECT_EQ(d["threshold_source"], "calibrated") << after.dump();
+  EXPECT_GE(d["threshold_pct"].get<double>(), 2.0);
+  EXPECT_EQ(d["calibration_id"], cal["id"]);
+  auto text = c.Cli({"compare", base_id, cand_id});
+  EXPECT_NE(text.out.find("calibrated: spread"), std::string::npos) << text.out;
+  auto noise = c.Cli({"noise", "--operator", "interleave_rope"});
+  EXPECT_EQ(noise.exit_code, 0) << noise.err;
+  EXPECT_NE(noise.out.find("interleave_rope "), std::string::npos) << noise.out;
+}
+
 }  // namespace
 }  // namespace npuperf::testing

@@ -204,6 +204,29 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(agents[0].devices), 4)
         self.assertEqual(self.client.get(self.base.id).state, "succeeded")
 
+    def test_calibration_measures_noise_that_comparisons_then_use(self):
+        with self.assertRaisesRegex(npuperf.InvalidArgumentError, "runs"):
+            self.client.start_calibration(self.base.id, runs=2)
+        with self.assertRaises(npuperf.NotFoundError):
+            self.client.start_calibration("c-000000000000")
+        started = self.client.start_calibration(self.base.id, runs=3)
+        self.assertEqual(started.runs, 3)
+        self.assertEqual(len(started.collection_ids), 3)
+        for cid in started.collection_ids:
+            self.client.collection(cid).wait(600)
+        done = self.client.get_calibration(started.id)
+        self.assertEqual(done.state, npuperf._proto.query_service_pb2.CALIBRATION_STATE_SUCCEEDED,
+                         done.reason)  # fmt: skip
+        spreads = self.client.list_noise("grouped_matmul")
+        self.assertEqual({n.operator_name for n in spreads}, {"grouped_matmul"})
+        duration = [n for n in spreads if n.family == "duration"]
+        self.assertEqual(len(duration), 1)
+        self.assertEqual(duration[0].calibration_id, started.id)
+        self.assertGreaterEqual(duration[0].threshold, 2)
+        verdict = self.client.compare(self.base.id, started.collection_ids[0])
+        sources = {c.proto.duration.threshold_source for c in verdict.comparisons}
+        self.assertEqual(sources, {"calibrated"}, verdict.summary)
+
     def test_known_bundles_are_not_uploaded_again(self):
         before = CountingClient.uploads
         c = self.client.submit(self.ops + "/interleave_rope", op_name=ROPE, mode="quick", repeats=3)

@@ -32,7 +32,8 @@ class PgListener;  // listener.h
 // domain: collections.cc (tokens, collections, state counts), agents.cc (agents and devices),
 // bundles.cc (bundles, quota, collector), claims.cc (ClaimJob, leases, expiry), results.cc
 // (progress, results), rounds.cc (rounds, baselines), regressions.cc (regressions and their
-// triage); postgres_store.cc opens and migrates the database.
+// triage), calibrations.cc (calibrations and measured noise); postgres_store.cc opens and
+// migrates the database.
 class PostgresStore final : public Store {
  public:
   // Default pool size: one connection per core is plenty for a 2-core host.
@@ -132,6 +133,15 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
   absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                         int64_t now_ms) override;
+  absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) override;
+  absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) override;
+  absl::Status FinishCalibration(const CalibrationOutcome& o) override;
+  absl::StatusOr<std::vector<NoiseRecord>> ListNoise(const std::string& team,
+                                                     const std::string& operator_name,
+                                                     int32_t limit) override;
+  absl::StatusOr<std::vector<NoiseRecord>> NoiseOfCases(
+      const std::string& team, const std::vector<std::string>& case_keys) override;
 
  private:
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;

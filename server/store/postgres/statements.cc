@@ -21,6 +21,18 @@ namespace {
 #define NPUPERF_PG_REGRESSION_COLUMNS                                                       \
   "id, team, operator_name, case_id, baseline_label, rule, state, confirmed, detected_ms, " \
   "last_seen_ms, first_round_id, last_round_id, seen_rounds, COALESCE(ended_ms, 0)"
+#define NPUPERF_PG_CALIBRATION_COLUMNS \
+  "id, team, source_collection_id, runs, state, reason, created_ms, COALESCE(finished_ms, 0)"
+#define NPUPERF_PG_NOISE_COLUMNS                                                                \
+  "soc, mode, operator_name, case_id, family, spread, rounds, threshold, far, calibration_id, " \
+  "measured_ms"
+// The newest row per (soc, mode, operator, case, family) of team $1 among the
+// rows matching `where` (a literal).
+#define NPUPERF_PG_NEWEST_NOISE(where)                                                            \
+  "SELECT " NPUPERF_PG_NOISE_COLUMNS                                                              \
+  " FROM noise_spreads WHERE id IN (SELECT MAX(id) FROM noise_spreads WHERE team = $1 AND " where \
+  " GROUP BY soc, mode, operator_name, case_id, family) ORDER BY operator_name COLLATE "          \
+  "\"C\", case_id COLLATE \"C\", soc COLLATE \"C\", mode COLLATE \"C\", family COLLATE \"C\""
 // Every (key, value) of the JSON object $N is a label of the collection cid.
 #define NPUPERF_PG_HAS_LABELS(N, cid)                              \
   " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N                  \
@@ -411,6 +423,34 @@ constexpr Statement kStatements[] = {
     {"regression_counts",
      "SELECT rule, state, confirmed, COUNT(*)::bigint FROM regressions WHERE ($1 = '' OR team = "
      "$1) GROUP BY rule, state, confirmed ORDER BY rule COLLATE \"C\", state, confirmed"},
+    // Calibrations and their noise (migration 0016). Finishing locks the
+    // row (FOR UPDATE) and compares its state: the compare-and-set.
+    {"calibration_insert",
+     "INSERT INTO calibrations (team, source_collection_id, runs, state, created_ms) VALUES ($1, "
+     "$2, $3, 1, $4) RETURNING id"},
+    {"calibration_by_id",
+     "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS " FROM calibrations WHERE id = $1 AND team = $2"},
+    {"calibration_by_id_lock", "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS
+                               " FROM calibrations WHERE id = $1 AND team = $2 FOR UPDATE"},
+    {"calibration_collections",
+     "SELECT e.value FROM calibrations c, jsonb_array_elements_text(c.collection_ids) WITH "
+     "ORDINALITY e(value, n) WHERE c.id = $1 ORDER BY e.n"},
+    {"calibration_running", "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS
+                            " FROM calibrations WHERE state = 1 ORDER BY id LIMIT $1"},
+    {"calibration_finish",
+     "UPDATE calibrations SET state = $1, reason = $2, collection_ids = $3::jsonb, finished_ms = "
+     "$4 WHERE id = $5 AND state = 1"},
+    {"noise_insert",
+     "INSERT INTO noise_spreads (team, soc, mode, operator_name, case_id, family, spread, rounds, "
+     "threshold, far, calibration_id, measured_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+     "$10, $11, $12)"},
+    {"noise_of_calibration",
+     "SELECT " NPUPERF_PG_NOISE_COLUMNS
+     " FROM noise_spreads WHERE calibration_id = $1 ORDER BY operator_name COLLATE \"C\", case_id "
+     "COLLATE \"C\", soc COLLATE \"C\", mode COLLATE \"C\", family COLLATE \"C\""},
+    {"noise_list", NPUPERF_PG_NEWEST_NOISE("($2 = '' OR operator_name = $2)") " LIMIT $3"},
+    {"noise_of_cases", NPUPERF_PG_NEWEST_NOISE("operator_name || '/' || case_id IN (SELECT "
+                                               "jsonb_array_elements_text($2::jsonb))")},
 };
 
 #undef NPUPERF_PG_LIVE

@@ -26,7 +26,8 @@ namespace npuperf::server {
 // The methods live by domain: collections.cc (tokens, collections, state
 // counts), agents.cc (agents and devices), bundles.cc (bundles, quota, collector), claims.cc
 // (ClaimJob, leases, expiry), results.cc (progress, results), rounds.cc (rounds, baselines),
-// regressions.cc (regressions and their triage); sqlite_store.cc opens and migrates the database
+// regressions.cc (regressions and their triage), calibrations.cc (calibrations and measured
+// noise); sqlite_store.cc opens and migrates the database
 // and holds the steps several methods share.
 class SqliteStore final : public Store {
  public:
@@ -121,6 +122,15 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
   absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                         int64_t now_ms) override;
+  absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) override;
+  absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) override;
+  absl::Status FinishCalibration(const CalibrationOutcome& o) override;
+  absl::StatusOr<std::vector<NoiseRecord>> ListNoise(const std::string& team,
+                                                     const std::string& operator_name,
+                                                     int32_t limit) override;
+  absl::StatusOr<std::vector<NoiseRecord>> NoiseOfCases(
+      const std::string& team, const std::vector<std::string>& case_keys) override;
 
  private:
   // Artifacts (artifacts.cc): the round and team of a.ref, the attempt rule

@@ -1,5 +1,6 @@
 #include "server/core/reaper.h"
 
+#include <atomic>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -38,6 +39,24 @@ TEST_F(ReaperTest, TakesBackALeaseOnceTheClockPassesItsTtl) {
   while (metrics_.lease_expirations.Value() < 1) std::this_thread::yield();
   reaper.Stop();
   EXPECT_EQ(JobState(submitted->first.id()), v1::JOB_STATE_QUEUED);
+}
+
+// The upkeep (main.cc: the confirmations' AdvancePending and the
+// calibrations' Advance) runs every round, not only with the gauges; its
+// error is logged and the rounds go on.
+TEST_F(ReaperTest, RunsItsUpkeepEveryRound) {
+  std::atomic<int> runs{0};
+  Reaper reaper(scheduler_, clock_, seconds(1), seconds(5), [&runs] {
+    ++runs;
+    return absl::UnavailableError("database restarting");
+  });
+  clock_.AwaitWaiters(1);
+  EXPECT_EQ(runs.load(), 1);
+  clock_.Advance(seconds(1));  // one period, well before the gauges are due
+  // The round runs on the reaper's thread; the count says when it is done.
+  while (runs.load() < 2) std::this_thread::yield();
+  reaper.Stop();
+  EXPECT_EQ(runs.load(), 2);
 }
 
 TEST_F(ReaperTest, StopEndsTheWaitWithoutTheClockMoving) {
