@@ -231,286 +231,282 @@ void AddConfirm(CLI::App& app, ServerCommand& chosen) {
   AddConfirmTimeout(show, b->timeout);
   Choose(show, chosen, [b](Session& s, std::ostream& out, std::ostream& err) {
     return RunConfirmation(s, *b, out, err);
-    void AddCalibrate(CLI::App & app, ServerCommand & chosen) {
-      auto a = std::make_shared<CalibrateArgs>();
-      auto* calibrate = app.add_subcommand(
-          "calibrate",
-          "rerun a finished collection A/A and store each case's measured noise (the thresholds "
-          "verdicts use)");
-      calibrate
-          ->add_option("collection", a->collection_id, "a finished standard or quick collection")
-          ->required();
-      calibrate->add_option("--runs", a->runs, "A/A reruns, 3..20 (default 5)")
-          ->check(CLI::Range(3, 20));
-      calibrate->add_flag(
-          "--wait", a->wait,
-          "wait until it finishes (exit 0 SUCCEEDED, 1 FAILED) and print the spreads");
-      calibrate->add_option(
-          "--every", a->every,
-          "keep running: a new calibration each period, e.g. 24h (implies --wait)");
-      calibrate->add_option("--count", a->count, "with --every: stop after this many calibrations")
-          ->check(CLI::Range(1, 1'000'000));
-      Choose(calibrate, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-        return RunCalibrate(s, *a, out, err);
-      });
-      auto op = std::make_shared<std::string>();
-      auto* noise = app.add_subcommand(
-          "noise",
-          "the measured noise verdicts use: spread, threshold and false-alarm rate per case");
-      noise->add_option("--operator", *op, "only this operator");
-      Choose(noise, chosen, [op](Session& s, std::ostream& out, std::ostream& err) {
-        return RunNoise(s, *op, out, err);
-      });
-    }
+  });
+}
 
-    void AddBaselinePin(CLI::App & app, ServerCommand & chosen) {
-      struct Args {
-        std::string label, target;
-      };
-      auto a = std::make_shared<Args>();
-      auto* baseline = app.add_subcommand("baseline", "baselines of labels");
-      baseline->require_subcommand(1);
-      auto* pin =
-          baseline->add_subcommand("pin", "pin a round or collection as the baseline of a label");
-      pin->add_option("label", a->label, "label key=value, e.g. branch=main")->required();
-      pin->add_option("target", a->target, "round id or collection id")->required();
-      Choose(pin, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-        return RunBaselinePin(s, a->label, a->target, out, err);
-      });
-    }
+void AddCalibrate(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<CalibrateArgs>();
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "rerun a finished collection A/A and store each case's measured noise (the thresholds "
+      "verdicts use)");
+  calibrate->add_option("collection", a->collection_id, "a finished standard or quick collection")
+      ->required();
+  calibrate->add_option("--runs", a->runs, "A/A reruns, 3..20 (default 5)")
+      ->check(CLI::Range(3, 20));
+  calibrate->add_flag("--wait", a->wait,
+                      "wait until it finishes (exit 0 SUCCEEDED, 1 FAILED) and print the spreads");
+  calibrate->add_option("--every", a->every,
+                        "keep running: a new calibration each period, e.g. 24h (implies --wait)");
+  calibrate->add_option("--count", a->count, "with --every: stop after this many calibrations")
+      ->check(CLI::Range(1, 1'000'000));
+  Choose(calibrate, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCalibrate(s, *a, out, err);
+  });
+  auto op = std::make_shared<std::string>();
+  auto* noise = app.add_subcommand(
+      "noise", "the measured noise verdicts use: spread, threshold and false-alarm rate per case");
+  noise->add_option("--operator", *op, "only this operator");
+  Choose(noise, chosen, [op](Session& s, std::ostream& out, std::ostream& err) {
+    return RunNoise(s, *op, out, err);
+  });
+}
 
-    void AddReport(CLI::App & app, ServerCommand & chosen) {
-      struct Args {
-        std::string id, style = "text";
-      };
-      auto a = std::make_shared<Args>();
-      auto* report = app.add_subcommand("report", "a round's summary.txt, or a collection's table");
-      report->add_option("id", a->id, "round id or collection id")->required();
-      report->add_option("--style", a->style, "text, md, json or html (a self-contained page)")
-          ->check(CLI::IsMember({"text", "md", "json", "html"}));
-      Choose(report, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-        return RunReport(s, a->id, ReportStyleOf(a->style, s.config().format), out, err);
-      });
-    }
+void AddBaselinePin(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    std::string label, target;
+  };
+  auto a = std::make_shared<Args>();
+  auto* baseline = app.add_subcommand("baseline", "baselines of labels");
+  baseline->require_subcommand(1);
+  auto* pin =
+      baseline->add_subcommand("pin", "pin a round or collection as the baseline of a label");
+  pin->add_option("label", a->label, "label key=value, e.g. branch=main")->required();
+  pin->add_option("target", a->target, "round id or collection id")->required();
+  Choose(pin, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunBaselinePin(s, a->label, a->target, out, err);
+  });
+}
+
+void AddReport(CLI::App& app, ServerCommand& chosen) {
+  struct Args {
+    std::string id, style = "text";
+  };
+  auto a = std::make_shared<Args>();
+  auto* report = app.add_subcommand("report", "a round's summary.txt, or a collection's table");
+  report->add_option("id", a->id, "round id or collection id")->required();
+  report->add_option("--style", a->style, "text, md, json or html (a self-contained page)")
+      ->check(CLI::IsMember({"text", "md", "json", "html"}));
+  Choose(report, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunReport(s, a->id, ReportStyleOf(a->style, s.config().format), out, err);
+  });
+}
 
 }  // namespace
 
 void AddSettingFlags(CLI::App& app, Settings& flags, std::string& config_file) {
-    app.fallthrough();  // inherited by the commands added after this
-    auto setting = [&](const char* flag, const char* key, const char* help) {
-      app.add_option_function<std::string>(
-          flag, [&flags, key](const std::string& v) { flags[key] = v; }, help);
-    };
-    setting("--server", "server", "server HOST:PORT (env NPUPERF_SERVER; default 127.0.0.1:50051)");
-    setting("--token", "token", "bearer token (env NPUPERF_TOKEN)");
-    setting("--tls-ca", "tls_ca", "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)");
-    setting("--format", "format", "output format: text or json (env NPUPERF_FORMAT)");
-    setting("--timeout", "timeout",
-            "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
-    app.add_option("--config", config_file,
-                   "config file (env NPUPERF_CONFIG; default ~/.config/npuperf/config)");
+  app.fallthrough();  // inherited by the commands added after this
+  auto setting = [&](const char* flag, const char* key, const char* help) {
+    app.add_option_function<std::string>(
+        flag, [&flags, key](const std::string& v) { flags[key] = v; }, help);
+  };
+  setting("--server", "server", "server HOST:PORT (env NPUPERF_SERVER; default 127.0.0.1:50051)");
+  setting("--token", "token", "bearer token (env NPUPERF_TOKEN)");
+  setting("--tls-ca", "tls_ca", "CA certificate (PEM) of a TLS server (env NPUPERF_TLS_CA)");
+  setting("--format", "format", "output format: text or json (env NPUPERF_FORMAT)");
+  setting("--timeout", "timeout",
+          "deadline of each call, seconds (env NPUPERF_TIMEOUT; default 30)");
+  app.add_option("--config", config_file,
+                 "config file (env NPUPERF_CONFIG; default ~/.config/npuperf/config)");
 }
 
 void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
-    auto submit = std::make_shared<SubmitArgs>();
-    auto* sub = app.add_subcommand("submit", "upload operator directories and queue a collection");
-    AddSubmitOptions(sub, *submit);
-    Choose(sub, chosen, [submit](Session& s, std::ostream& out, std::ostream& err) {
-      return RunSubmit(s, *submit, out, err);
-    });
-    auto discover = std::make_shared<SubmitArgs>();
-    auto* disc = app.add_subcommand(
-        "discover", "run each operator once under msprof and print the kernels it launched");
-    AddDiscoverOptions(disc, *discover);
-    Choose(disc, chosen, [discover](Session& s, std::ostream& out, std::ostream& err) {
-      return RunDiscover(s, *discover, out, err);
-    });
-    struct Args {
-      std::string id, reason, page_token;
-      std::vector<std::string> labels;
-      std::chrono::seconds reconnect_for = kDefaultReconnectFor;
-    };
-    auto a = std::make_shared<Args>();
-    auto* get = app.add_subcommand("get", "show a collection and its jobs");
-    get->add_option("collection", a->id)->required();
-    Choose(get, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunGet(s, a->id, out, err);
-    });
-    auto* watch = app.add_subcommand("watch", "follow a collection until it finishes");
-    watch->add_option("collection", a->id)->required();
-    AddReconnectFor(watch, a->reconnect_for);
-    Choose(watch, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunWatch(s, a->id, out, err, a->reconnect_for);
-    });
-    auto* cancel = app.add_subcommand("cancel", "cancel a collection");
-    cancel->add_option("collection", a->id)->required();
-    cancel->add_option("--reason", a->reason, "recorded with the cancellation");
-    Choose(cancel, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunCancel(s, a->id, a->reason, out, err);
-    });
-    auto* list = app.add_subcommand("list", "list collections, newest first");
-    list->add_option("--label", a->labels, "label key=value filter (repeatable)");
-    list->add_option("--page-token", a->page_token, "from a previous page");
-    Choose(list, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunList(s, a->labels, a->page_token, out, err);
-    });
+  auto submit = std::make_shared<SubmitArgs>();
+  auto* sub = app.add_subcommand("submit", "upload operator directories and queue a collection");
+  AddSubmitOptions(sub, *submit);
+  Choose(sub, chosen, [submit](Session& s, std::ostream& out, std::ostream& err) {
+    return RunSubmit(s, *submit, out, err);
+  });
+  auto discover = std::make_shared<SubmitArgs>();
+  auto* disc = app.add_subcommand(
+      "discover", "run each operator once under msprof and print the kernels it launched");
+  AddDiscoverOptions(disc, *discover);
+  Choose(disc, chosen, [discover](Session& s, std::ostream& out, std::ostream& err) {
+    return RunDiscover(s, *discover, out, err);
+  });
+  struct Args {
+    std::string id, reason, page_token;
+    std::vector<std::string> labels;
+    std::chrono::seconds reconnect_for = kDefaultReconnectFor;
+  };
+  auto a = std::make_shared<Args>();
+  auto* get = app.add_subcommand("get", "show a collection and its jobs");
+  get->add_option("collection", a->id)->required();
+  Choose(get, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunGet(s, a->id, out, err);
+  });
+  auto* watch = app.add_subcommand("watch", "follow a collection until it finishes");
+  watch->add_option("collection", a->id)->required();
+  AddReconnectFor(watch, a->reconnect_for);
+  Choose(watch, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunWatch(s, a->id, out, err, a->reconnect_for);
+  });
+  auto* cancel = app.add_subcommand("cancel", "cancel a collection");
+  cancel->add_option("collection", a->id)->required();
+  cancel->add_option("--reason", a->reason, "recorded with the cancellation");
+  Choose(cancel, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCancel(s, a->id, a->reason, out, err);
+  });
+  auto* list = app.add_subcommand("list", "list collections, newest first");
+  list->add_option("--label", a->labels, "label key=value filter (repeatable)");
+  list->add_option("--page-token", a->page_token, "from a previous page");
+  Choose(list, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunList(s, a->labels, a->page_token, out, err);
+  });
 }
 
 void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
-    struct Args {
-      int64_t round_id = 0;
-      std::string op, collection, case_id, metric;
-      bool changes = false;
-      double min_change_pct = 0;
-    };
-    auto a = std::make_shared<Args>();
-    auto* round = app.add_subcommand("round", "show one round of evidence");
-    round->add_option("round_id", a->round_id)->required();
-    Choose(round, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunRound(s, a->round_id, out, err);
-    });
-    auto* rounds = app.add_subcommand("rounds", "list rounds of an operator");
-    rounds->add_option("operator", a->op, "operator directory name");
-    rounds->add_option("--collection", a->collection, "rounds of this collection");
-    rounds->add_option("--case-id", a->case_id, "only this case");
-    rounds->add_option("--metric", a->metric, "also print this metric's series, e.g. duration");
-    rounds->add_flag("--changes", a->changes,
-                     "find the change points of each case's --metric series (E-Divisive means)");
-    rounds
-        ->add_option("--min-change", a->min_change_pct,
-                     "smallest step reported with --changes, percent (default 2)")
-        ->check(CLI::Range(0.0, 1000.0));
-    Choose(rounds, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
-      return RunRounds(s,
-                       {a->op, a->case_id, a->collection, a->metric, a->changes, a->min_change_pct},
-                       out, err);
-    });
-    auto h = std::make_shared<HistoryArgs>();
-    auto* history = app.add_subcommand(
-        "history", "an operator's kernel time over its rounds, with a baseline and verdicts");
-    history->add_option("operator", h->operator_name, "operator directory name")->required();
-    history->add_option("--case-id", h->case_id, "only this case");
-    history->add_option("--baseline", h->baseline,
-                        "round id or collection id (e.g. the pinned one) to draw and compare with; "
-                        "default: each round against its predecessor");
-    history->add_option("--last", h->last, "newest rounds per case (default 20)")
-        ->check(CLI::Range(1, kMaxHistoryRounds));
-    history->add_option("--style", h->style, "text or html (a self-contained page)")
-        ->check(CLI::IsMember({"text", "html"}));
-    Choose(history, chosen, [h](Session& s, std::ostream& out, std::ostream& err) {
-      return RunHistory(s, *h, out, err);
-    });
-    auto* agents = app.add_subcommand("agents", "list agents and their devices");
-    Choose(agents, chosen,
-           [](Session& s, std::ostream& out, std::ostream& err) { return RunAgents(s, out, err); });
+  struct Args {
+    int64_t round_id = 0;
+    std::string op, collection, case_id, metric;
+    bool changes = false;
+    double min_change_pct = 0;
+  };
+  auto a = std::make_shared<Args>();
+  auto* round = app.add_subcommand("round", "show one round of evidence");
+  round->add_option("round_id", a->round_id)->required();
+  Choose(round, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunRound(s, a->round_id, out, err);
+  });
+  auto* rounds = app.add_subcommand("rounds", "list rounds of an operator");
+  rounds->add_option("operator", a->op, "operator directory name");
+  rounds->add_option("--collection", a->collection, "rounds of this collection");
+  rounds->add_option("--case-id", a->case_id, "only this case");
+  rounds->add_option("--metric", a->metric, "also print this metric's series, e.g. duration");
+  rounds->add_flag("--changes", a->changes,
+                   "find the change points of each case's --metric series (E-Divisive means)");
+  rounds
+      ->add_option("--min-change", a->min_change_pct,
+                   "smallest step reported with --changes, percent (default 2)")
+      ->check(CLI::Range(0.0, 1000.0));
+  Choose(rounds, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunRounds(
+        s, {a->op, a->case_id, a->collection, a->metric, a->changes, a->min_change_pct}, out, err);
+  });
+  auto h = std::make_shared<HistoryArgs>();
+  auto* history = app.add_subcommand(
+      "history", "an operator's kernel time over its rounds, with a baseline and verdicts");
+  history->add_option("operator", h->operator_name, "operator directory name")->required();
+  history->add_option("--case-id", h->case_id, "only this case");
+  history->add_option("--baseline", h->baseline,
+                      "round id or collection id (e.g. the pinned one) to draw and compare with; "
+                      "default: each round against its predecessor");
+  history->add_option("--last", h->last, "newest rounds per case (default 20)")
+      ->check(CLI::Range(1, kMaxHistoryRounds));
+  history->add_option("--style", h->style, "text or html (a self-contained page)")
+      ->check(CLI::IsMember({"text", "html"}));
+  Choose(history, chosen, [h](Session& s, std::ostream& out, std::ostream& err) {
+    return RunHistory(s, *h, out, err);
+  });
+  auto* agents = app.add_subcommand("agents", "list agents and their devices");
+  Choose(agents, chosen,
+         [](Session& s, std::ostream& out, std::ostream& err) { return RunAgents(s, out, err); });
 }
 
 void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
-    AddCompare(app, chosen);
-    AddRegressions(app, chosen);
-    AddTriage(app, chosen);
-    AddConfirm(app, chosen);
-    AddCalibrate(app, chosen);
-    AddBaselinePin(app, chosen);
-    AddReport(app, chosen);
+  AddCompare(app, chosen);
+  AddRegressions(app, chosen);
+  AddTriage(app, chosen);
+  AddConfirm(app, chosen);
+  AddCalibrate(app, chosen);
+  AddBaselinePin(app, chosen);
+  AddReport(app, chosen);
 }
 
 void AddHelpCommand(CLI::App& app, std::ostream& out, std::ostream& err, int& exit_code) {
-    auto topic = std::make_shared<std::vector<std::string>>();
-    auto* help = app.add_subcommand("help", "the commands, or the flags of one: help [COMMAND...]");
-    help->add_option("command", *topic, "a command, e.g. submit or baseline pin");
-    help->callback([&app, topic, &out, &err, &exit_code] {
-      const CLI::App* at = &app;
-      for (const std::string& word : *topic) {
-        const auto subs = at->get_subcommands([&word](const CLI::App* c) {
-          return c->get_name() == word && !c->get_group().empty();
-        });
-        if (subs.empty()) {
-          UnknownCommand(*at, word, err);
-          exit_code = kExitUsage;
-          return;
-        }
-        at = subs.front();
+  auto topic = std::make_shared<std::vector<std::string>>();
+  auto* help = app.add_subcommand("help", "the commands, or the flags of one: help [COMMAND...]");
+  help->add_option("command", *topic, "a command, e.g. submit or baseline pin");
+  help->callback([&app, topic, &out, &err, &exit_code] {
+    const CLI::App* at = &app;
+    for (const std::string& word : *topic) {
+      const auto subs = at->get_subcommands(
+          [&word](const CLI::App* c) { return c->get_name() == word && !c->get_group().empty(); });
+      if (subs.empty()) {
+        UnknownCommand(*at, word, err);
+        exit_code = kExitUsage;
+        return;
       }
-      // Not at->help(): that shows the chosen command's help, here `help` itself.
-      std::string usage = at->get_name();
-      for (const CLI::App* p = at->get_parent(); p != nullptr; p = p->get_parent()) {
-        usage = p->get_name() + " " + usage;
-      }
-      out << at->get_formatter()->make_help(at, usage, CLI::AppFormatMode::Normal);
-      exit_code = kExitOk;
-    });
+      at = subs.front();
+    }
+    // Not at->help(): that shows the chosen command's help, here `help` itself.
+    std::string usage = at->get_name();
+    for (const CLI::App* p = at->get_parent(); p != nullptr; p = p->get_parent()) {
+      usage = p->get_name() + " " + usage;
+    }
+    out << at->get_formatter()->make_help(at, usage, CLI::AppFormatMode::Normal);
+    exit_code = kExitOk;
+  });
 }
 
 int EditDistance(const std::string& a, const std::string& b) {
-    // d[i][j]: distance of a[0, i) and b[0, j).
-    std::vector<std::vector<int>> d(a.size() + 1, std::vector<int>(b.size() + 1));
-    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<int>(i);
-    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<int>(j);
-    for (size_t i = 1; i <= a.size(); ++i) {
-      for (size_t j = 1; j <= b.size(); ++j) {
-        const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
-        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-        }
+  // d[i][j]: distance of a[0, i) and b[0, j).
+  std::vector<std::vector<int>> d(a.size() + 1, std::vector<int>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = static_cast<int>(i);
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = static_cast<int>(j);
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const int cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     }
-    return d[a.size()][b.size()];
+  }
+  return d[a.size()][b.size()];
 }
 
 void UnknownCommand(const CLI::App& app, const std::string& word, std::ostream& err) {
-    const auto visible =
-        app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); });
-    const std::string prefix =
-        app.get_parent() == nullptr ? "npuperf" : "npuperf " + app.get_name();
-    if (word.empty()) {
-      err << prefix << ": a command is required\n";
-    } else {
-      err << prefix << ": unknown command '" << word << "'";
-      const CLI::App* nearest = nullptr;
-      int best = 3;  // suggest within distance 2 only
-      for (const CLI::App* c : visible) {
-        const int d = EditDistance(word, c->get_name());
-        if (d < best && d < static_cast<int>(c->get_name().size())) {
-          best = d;
-          nearest = c;
-        }
-      }
-      if (nearest != nullptr) err << " (did you mean '" << nearest->get_name() << "'?)";
-      err << "\n";
-    }
-    err << "commands:\n";
+  const auto visible =
+      app.get_subcommands([](const CLI::App* c) { return !c->get_group().empty(); });
+  const std::string prefix = app.get_parent() == nullptr ? "npuperf" : "npuperf " + app.get_name();
+  if (word.empty()) {
+    err << prefix << ": a command is required\n";
+  } else {
+    err << prefix << ": unknown command '" << word << "'";
+    const CLI::App* nearest = nullptr;
+    int best = 3;  // suggest within distance 2 only
     for (const CLI::App* c : visible) {
-      const size_t n = c->get_name().size();
-      err << "  " << c->get_name() << std::string(n < 14 ? 16 - n : 2, ' ') << c->get_description()
-          << "\n";
+      const int d = EditDistance(word, c->get_name());
+      if (d < best && d < static_cast<int>(c->get_name().size())) {
+        best = d;
+        nearest = c;
+      }
     }
-    err << "run '" << prefix << " --help' for the flags\n";
+    if (nearest != nullptr) err << " (did you mean '" << nearest->get_name() << "'?)";
+    err << "\n";
+  }
+  err << "commands:\n";
+  for (const CLI::App* c : visible) {
+    const size_t n = c->get_name().size();
+    err << "  " << c->get_name() << std::string(n < 14 ? 16 - n : 2, ' ') << c->get_description()
+        << "\n";
+  }
+  err << "run '" << prefix << " --help' for the flags\n";
 }
 
 int ReportParseError(CLI::App& app, const CLI::ParseError& e, std::ostream& out,
                      std::ostream& err) {
-    // The deepest command parsed: a missing command is its RequiredError.
-    const CLI::App* at = &app;
-    for (auto subs = app.get_subcommands(); !subs.empty(); subs = at->get_subcommands()) {
-      at = subs.front();
-    }
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
-        at->get_require_subcommand_min() > 0 && at->get_subcommands().empty()) {
-      const std::vector<std::string> rest = app.remaining(/*recurse=*/true);
-      const auto word = std::find_if(rest.begin(), rest.end(),
-                                     [](const std::string& r) { return r.rfind('-', 0) != 0; });
-      UnknownCommand(*at, word == rest.end() ? "" : *word, err);
-      return kExitUsage;
-    }
-    return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
+  // The deepest command parsed: a missing command is its RequiredError.
+  const CLI::App* at = &app;
+  for (auto subs = app.get_subcommands(); !subs.empty(); subs = at->get_subcommands()) {
+    at = subs.front();
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+      at->get_require_subcommand_min() > 0 && at->get_subcommands().empty()) {
+    const std::vector<std::string> rest = app.remaining(/*recurse=*/true);
+    const auto word = std::find_if(rest.begin(), rest.end(),
+                                   [](const std::string& r) { return r.rfind('-', 0) != 0; });
+    UnknownCommand(*at, word == rest.end() ? "" : *word, err);
+    return kExitUsage;
+  }
+  return app.exit(e, out, err) == 0 ? kExitOk : kExitUsage;
 }
 
 ReportStyle ReportStyleOf(const std::string& style, OutputFormat format) {
-    if (format == OutputFormat::kJson || style == "json") return ReportStyle::kJson;
-    if (style == "html") return ReportStyle::kHtml;
-    return style == "md" ? ReportStyle::kMarkdown : ReportStyle::kText;
+  if (format == OutputFormat::kJson || style == "json") return ReportStyle::kJson;
+  if (style == "html") return ReportStyle::kHtml;
+  return style == "md" ? ReportStyle::kMarkdown : ReportStyle::kText;
 }
 
 }  // namespace npuperf::client

@@ -137,21 +137,23 @@ grpc::Status QueryServiceImpl::GetConfirmation(grpc::ServerContext* ctx,
                                                v1::GetConfirmationResponse* resp) {
   return Forward("GetConfirmation", ctx, comparisons_, &ComparisonQueries::GetConfirmation, req,
                  resp);
-  grpc::Status QueryServiceImpl::StartCalibration(grpc::ServerContext * ctx,
-                                                  const v1::StartCalibrationRequest* req,
-                                                  v1::StartCalibrationResponse* resp) {
-    return ForwardCalibration("StartCalibration", ctx, &Calibrations::StartCalibration, req, resp);
-  }
+}
 
-  grpc::Status QueryServiceImpl::GetCalibration(grpc::ServerContext * ctx,
-                                                const v1::GetCalibrationRequest* req,
-                                                v1::GetCalibrationResponse* resp) {
-    return ForwardCalibration("GetCalibration", ctx, &Calibrations::GetCalibration, req, resp);
-  }
+grpc::Status QueryServiceImpl::StartCalibration(grpc::ServerContext* ctx,
+                                                const v1::StartCalibrationRequest* req,
+                                                v1::StartCalibrationResponse* resp) {
+  return ForwardCalibration("StartCalibration", ctx, &Calibrations::StartCalibration, req, resp);
+}
 
-  grpc::Status QueryServiceImpl::ListNoise(
-      grpc::ServerContext * ctx, const v1::ListNoiseRequest* req, v1::ListNoiseResponse* resp) {
-    return ForwardCalibration("ListNoise", ctx, &Calibrations::ListNoise, req, resp);
-  }
+grpc::Status QueryServiceImpl::GetCalibration(grpc::ServerContext* ctx,
+                                              const v1::GetCalibrationRequest* req,
+                                              v1::GetCalibrationResponse* resp) {
+  return ForwardCalibration("GetCalibration", ctx, &Calibrations::GetCalibration, req, resp);
+}
+
+grpc::Status QueryServiceImpl::ListNoise(grpc::ServerContext* ctx, const v1::ListNoiseRequest* req,
+                                         v1::ListNoiseResponse* resp) {
+  return ForwardCalibration("ListNoise", ctx, &Calibrations::ListNoise, req, resp);
+}
 
 }  // namespace npuperf::server
