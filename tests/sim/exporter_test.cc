@@ -305,6 +305,9 @@ TEST_F(ExporterTest, DvfsDipShowsInCyclesVersusCoreTime) {
 }  // namespace
 }  // namespace npuperf::sim
 
+namespace npuperf::sim {
+namespace {
+
 // slow:<factor> stretches durations at the rated clock: the implied clock
 // (cycles over core time) stays rated, so the DVFS check does not fire, and
 // the same seed's task takes factor times as long.
@@ -325,3 +328,6 @@ TEST_F(ExporterTest, SlowDeviceStretchesDurationsAtTheRatedClock) {
   const double implied = std::stod(slow[1][c]) / 48 / std::stod(slow[1][t]);
   EXPECT_NEAR(implied, in_.soc.freq_mhz, 0.02 * in_.soc.freq_mhz);
 }
+
+}  // namespace
+}  // namespace npuperf::sim
