@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/compare/round_reads.h"
 #include "server/core/constants.h"
 #include "server/core/job_state.h"
 #include "server/core/limits.h"
@@ -259,7 +260,7 @@ absl::Status Calibrations::Finish(const CalibrationRecord& c,
   std::vector<std::string> ids;
   for (const v1::Collection& r : runs) {
     ids.push_back(r.id());
-    auto got = RoundsOf(c.team, r.id());
+    auto got = RoundsOfCollection(store_, c.team, r.id());
     if (!got.ok()) return got.status();
     for (v1::Round& round : *got) rounds.push_back(std::move(round));
   }
@@ -284,22 +285,6 @@ absl::Status Calibrations::FinishAs(const CalibrationRecord& c, v1::CalibrationS
   absl::Status s = store_.FinishCalibration(o);
   if (s.code() == absl::StatusCode::kFailedPrecondition) return absl::OkStatus();
   return s;
-}
-
-absl::StatusOr<std::vector<v1::Round>> Calibrations::RoundsOf(const std::string& team,
-                                                              const std::string& collection_id) {
-  RoundFilter f;
-  f.team = team;
-  f.collection_id = collection_id;
-  f.limit = kComparisonPage;
-  std::vector<v1::Round> out;
-  while (true) {
-    auto page = store_.ListRounds(f);
-    if (!page.ok()) return page.status();
-    for (auto& r : page->rounds) out.push_back(std::move(r));
-    if (page->last_id == 0) return out;
-    f.after_id = page->last_id;
-  }
 }
 
 v1::Calibration Calibrations::ToProto(const CalibrationRecord& c,

@@ -95,9 +95,6 @@ class Calibrations {
   absl::Status FinishAs(const CalibrationRecord& c, v1::CalibrationState state,
                         const std::string& reason, const std::vector<std::string>& ids,
                         std::vector<NoiseRecord> spreads);
-  // Every round of a collection.
-  absl::StatusOr<std::vector<v1::Round>> RoundsOf(const std::string& team,
-                                                  const std::string& collection_id);
   // The stored calibration as the RPCs answer it.
   absl::StatusOr<v1::Calibration> Current(const std::string& team, int64_t id);
   // The proto of a stored calibration (runs: its collections while RUNNING).

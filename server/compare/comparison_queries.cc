@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/compare/round_reads.h"
 #include "server/core/confirmation_rules.h"
 #include "server/core/constants.h"
 #include "server/core/job_state.h"
@@ -51,32 +52,18 @@ absl::Status ComparisonQueries::RequireFinished(const std::string& team,
 absl::StatusOr<NoiseBook> ComparisonQueries::NoiseOf(
     const std::string& team, const VerdictOptions& options,
     const std::vector<const std::vector<v1::Round>*>& rounds) {
-  if (options.duration_threshold_requested && options.ratio_threshold_requested) return NoiseBook();
   std::set<std::string> keys;
   for (const auto* side : rounds) {
     for (const v1::Round& r : *side) keys.insert(CaseKey(r));
   }
-  auto spreads = store_.NoiseOfCases(team, {keys.begin(), keys.end()});
-  if (!spreads.ok()) return spreads.status();
-  return NoiseBookOf(*std::move(spreads));
+  return NoiseOfCases(store_, team, keys, options);
 }
 
 absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::CollectionRounds(
     const std::string& team, const std::string& collection_id) {
   auto collection = store_.GetCollectionPage(team, collection_id, 0, 0);
   if (!collection.ok()) return collection.status();
-  RoundFilter f;
-  f.team = team;
-  f.collection_id = collection_id;
-  f.limit = kComparisonPage;
-  std::vector<v1::Round> out;
-  while (true) {
-    auto page = store_.ListRounds(f);
-    if (!page.ok()) return page.status();
-    for (auto& r : page->rounds) out.push_back(std::move(r));
-    if (page->last_id == 0) return out;
-    f.after_id = page->last_id;
-  }
+  return RoundsOfCollection(store_, team, collection_id);
 }
 
 absl::StatusOr<std::vector<v1::Round>> ComparisonQueries::NewestPerCase(RoundFilter filter) {

@@ -8,6 +8,7 @@
 #include "evidence/op_summary.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/compare/comparator.h"
+#include "server/compare/round_reads.h"
 #include "server/core/confirmation_rules.h"
 #include "server/core/job_state.h"
 
@@ -112,7 +113,7 @@ absl::StatusOr<v1::RequestConfirmationResponse> Confirmations::Request(
                      ": a confirmation reruns "
                      "one operator and case"));
   }
-  auto noise = NoiseOf(team, *baseline, *options);
+  auto noise = NoiseOfCases(store_, team, {CaseKey(*baseline)}, *options);
   if (!noise.ok()) return noise.status();
   options->noise = &*noise;
   const v1::RoundComparison comparison = CompareRounds(*baseline, *candidate, *options);
@@ -189,14 +190,6 @@ absl::StatusOr<v1::GetConfirmationResponse> Confirmations::Get(
   v1::GetConfirmationResponse resp;
   *resp.mutable_confirmation() = std::move(advanced->confirmation);
   return resp;
-}
-
-absl::StatusOr<NoiseBook> Confirmations::NoiseOf(const std::string& team, const v1::Round& round,
-                                                 const VerdictOptions& options) {
-  if (options.duration_threshold_requested && options.ratio_threshold_requested) return NoiseBook();
-  auto spreads = store_.NoiseOfCases(team, {CaseKey(round)});
-  if (!spreads.ok()) return spreads.status();
-  return NoiseBookOf(*std::move(spreads));
 }
 
 absl::StatusOr<int> Confirmations::AdvancePending() {
@@ -352,7 +345,7 @@ absl::Status Confirmations::Evaluate(ConfirmationRecord& rec) {
   }
   auto options = ResolveVerdictOptions(rec.options);
   if (!options.ok()) return options.status();
-  auto noise = NoiseOf(rec.team, sides[0].front(), *options);
+  auto noise = NoiseOfCases(store_, rec.team, {CaseKey(sides[0].front())}, *options);
   if (!noise.ok()) return noise.status();
   options->noise = &*noise;
   *c.mutable_rerun() = CompareRounds(Pooled(sides[0]), Pooled(sides[1]), *options);

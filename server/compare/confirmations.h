@@ -77,11 +77,6 @@ class Confirmations {
   // Judges the reruns: every baseline rerun's samples against every
   // candidate rerun's.
   absl::Status Evaluate(ConfirmationRecord& rec);
-  // The measured noise of round's case (Store::NoiseOfCases), so that the
-  // comparison confirmed and the reruns' use the thresholds every other
-  // comparison of the case uses (docs/comparisons.md, "Measured noise").
-  absl::StatusOr<NoiseBook> NoiseOf(const std::string& team, const v1::Round& round,
-                                    const VerdictOptions& options);
   void Finish(ConfirmationRecord& rec, v1::ConfirmationState state, const std::string& reason);
   int64_t NowMs() { return ToUnixMillis(clock_.SystemNow()); }
 
