@@ -49,7 +49,7 @@
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
 #include "server/service/query_service.h"
-#include "server/store/factory.h"
+#include "server/backends/factory.h"
 #include "server/store/migrator.h"
 
 namespace npuperf::server {

@@ -1,6 +1,6 @@
 #pragma once
 // The Store seam (style.md §4, seam 1): the interface every backend
-// implements (server/store/sqlite/, server/store/postgres/) and the
+// implements (server/backends/sqlite/, server/backends/postgres/) and the
 // conformance suite (tests/server/store/store_conformance*_test.cc) holds them
 // to. The records it reads and writes are in records.h.
 #include <functional>

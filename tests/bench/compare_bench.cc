@@ -20,8 +20,8 @@
 #include "common/clock.h"
 #include "server/compare/comparison_queries.h"
 #include "server/core/scheduler.h"
-#include "server/store/factory.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/factory.h"
+#include "server/backends/sqlite/sqlite_store.h"
 
 namespace npuperf::server {
 namespace {

@@ -33,7 +33,7 @@
 #include "common/sha256.h"
 #include "prometheus/registry.h"
 #include "server/core/scheduler.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

@@ -40,12 +40,12 @@
 #include "common/sha256.h"
 #include "prometheus/registry.h"
 #include "server/core/scheduler.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/store/store.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_store.h"
+#include "server/backends/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {

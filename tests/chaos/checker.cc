@@ -1,6 +1,6 @@
 // The soak's invariant checker. It reads the npuperf schema with libpqxx
 // directly: this is a test tool, not the product, so SQL here is fine
-// (the product's SQL stays in server/store/postgres).
+// (the product's SQL stays in server/backends/postgres).
 #include "tests/chaos/checker.h"
 
 #include <fstream>

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Layering rules of style.md R1 for the rooms of docs/architecture.md, enforced on the source tree:
-#  - server/: only service/ and main.cc include <grpcpp/...>; only store/sqlite/ and
-#    store/postgres/ include SQLiteCpp or pqxx, and pqxx never leaves store/postgres/'s .cc files
-#    and its internal headers (postgres_store.h is a pimpl); core/ and compare/ include no backend
-#    and no service; service/ reaches the store only through core/ (serve.h alone includes
-#    store/db_deadline.h, to carry the call deadline into the database).
+#  - server/: only service/ and main.cc include <grpcpp/...>; only backends/sqlite/ and
+#    backends/postgres/ include SQLiteCpp or pqxx, and pqxx never leaves backends/postgres/'s .cc
+#    files and its internal headers (postgres_store.h is a pimpl); store/ (the seam: store.h,
+#    records.h, the migrator, the deadline) is the ground floor and includes nothing else of
+#    server/; core/ and compare/ include no backend and no service; service/ reaches the store
+#    only through core/ (serve.h alone includes store/db_deadline.h, to carry the call deadline
+#    into the database); only main.cc includes the backends' factory.
 #  - agent/: only server_channel.* and main.cc include <grpcpp/...>.
 #  - evidence/: never gRPC; SQLite only in the sample-db reader.
 #  - server/ and agent/ never include each other.
@@ -28,12 +30,16 @@ violations() {  # pattern, folder, allowed-files regex, message
 grpc='#include "grpcpp/|#include <grpcpp/|\.grpc\.pb\.h'
 sql='#include "SQLiteCpp/|#include <SQLiteCpp/|#include <pqxx/|#include "pqxx/|#include <sqlite3.h>'
 violations "$grpc" server '/server/(service/.*|main\.cc)$' "gRPC outside the server's service adapters"
-violations "$sql" server '/server/store/(sqlite|postgres)/' "SQL library outside the store backends"
-violations '#include <pqxx/|#include "pqxx/' server/store/postgres '\.cc$|/(pool|rows|statements|listener)\.h$' \
+violations "$sql" server '/server/backends/(sqlite|postgres)/' "SQL library outside the store backends"
+violations '#include "server/(core|compare|service|ui|backends)/' server/store '^$' \
+  "server/store (the seam, on the ground floor) includes a room above it"
+violations '#include "server/backends/' server '/server/(backends/.*|main\.cc)$' \
+  "a backend or the factory included outside server/backends and main.cc"
+violations '#include <pqxx/|#include "pqxx/' server/backends/postgres '\.cc$|/(pool|rows|statements|listener)\.h$' \
   "pqxx in the PostgreSQL backend's public header (postgres_store.h is a pimpl)"
-violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/core '^$' \
+violations '#include "server/(backends|service)' server/core '^$' \
   "server/core includes a backend or a service"
-violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/compare '^$' \
+violations '#include "server/(backends|service)' server/compare '^$' \
   "server/compare includes a backend or a service"
 violations '#include "server/store/' server/service '/serve\.h$' \
   "a service adapter reaches the store past core/ (serve.h may carry the call's deadline into it)"
@@ -49,7 +55,7 @@ violations 'std::(cout|cerr|ofstream|ifstream|fstream)|fopen\(|#include <(fstrea
   "I/O in report/ (it returns strings)"
 violations '#include "report/' server '/server/ui/' \
   "server/ includes report/ outside server/ui/ (the CLI and the web pages render the pages)"
-violations '#include "server/(store/(sqlite|postgres|factory)|service)' server/ui '^$' \
+violations '#include "server/(backends|service)' server/ui '^$' \
   "server/ui includes a backend or a service"
 violations '#include "report/' evidence '^$' "evidence/ includes report/"
 clock='[a-z_]*clock::now|[A-Z][A-Za-z]*::now\(\)|absl::Now\(|absl::SleepFor|sleep_for\(|usleep\(|[^_a-z]sleep\('

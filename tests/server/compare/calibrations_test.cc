@@ -16,11 +16,11 @@
 #include "server/compare/comparison_queries.h"
 #include "server/core/assignment.h"
 #include "server/core/noise_rules.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #if NPUPERF_WITH_POSTGRES
-#include "server/store/postgres/postgres_store.h"
+#include "server/backends/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {

@@ -18,13 +18,13 @@
 #include "server/core/limits.h"
 #include "server/core/scheduler.h"
 #include "server/core/triage_rules.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
-#include "server/store/postgres/postgres_store.h"
+#include "server/backends/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {

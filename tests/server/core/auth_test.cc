@@ -4,7 +4,7 @@
 
 #include "common/sha256.h"
 #include "gtest/gtest.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/temp_dir.h"
 
 namespace npuperf::server {

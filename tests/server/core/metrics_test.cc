@@ -12,7 +12,7 @@
 #include "server/core/scheduler.h"
 #include "server/core/state_gauges.h"
 #include "server/core/triage_rules.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

@@ -15,7 +15,7 @@
 #include "prometheus/registry.h"
 #include "server/core/triage_rules.h"
 #include "server/service/query_service.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

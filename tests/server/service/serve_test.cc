@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

@@ -20,12 +20,12 @@
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "server/core/assignment.h"
-#include "server/store/sqlite/sqlite_store.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/store/store.h"
 #include "tests/fakes/pg_schema.h"
 #include "tests/server/store/store_builders.h"
 #if NPUPERF_WITH_POSTGRES
-#include "server/store/postgres/postgres_store.h"
+#include "server/backends/postgres/postgres_store.h"
 #endif
 
 namespace npuperf::server {

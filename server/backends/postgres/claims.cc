@@ -1,0 +1,311 @@
+// PostgresStore: claims and leases (ClaimJob, RenewLeases, AdoptAttempts,
+// ExpireLeases).
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "common/sha256.h"
+#include "google/protobuf/util/time_util.h"
+#include "nlohmann/json.hpp"
+#include "server/core/job_rules.h"
+#include "server/backends/postgres/pool.h"
+#include "server/backends/postgres/postgres_store.h"
+#include "server/backends/postgres/rows.h"
+#include "server/backends/postgres/statements.h"
+
+namespace npuperf::server {
+namespace {
+
+using Result = std::optional<v1::JobAssignment>;
+using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
+
+// Chooser rounds per claim: a candidate whose collection turns out capped,
+// cancelled or drained (another replica took its last job) is dropped and
+// the chooser asked again.
+constexpr int kMaxClaimRounds = 16;
+
+// What a claim works on: the free devices and the queue heads.
+struct ClaimView {
+  std::vector<OfferedDevice> offered;  // devices without a live lease
+  // Shared with the spec cache; candidates[i].spec points into specs[i].
+  std::vector<SpecPtr> specs;
+  std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
+};
+
+// A JSON array of strings (statement parameters that are lists).
+std::string JsonStrings(const std::vector<std::string>& values) {
+  return nlohmann::json(values).dump();
+}
+
+// The agent's busy devices and the queue heads, in one statement (specs not
+// yet attached). A device is busy while any agent of the host holds a live
+// lease on it: a restarted agent (a new instance) must not be handed a device
+// that its killed predecessor's lease still holds (issue #18's chaos soak).
+ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
+  ClaimView view;
+  auto heads = tx.exec_prepared("claim_heads", req.agent_id, req.host);
+  std::set<int> busy;
+  if (!heads.empty() && !heads[0][0].is_null()) {
+    for (absl::string_view d : absl::StrSplit(heads[0][0].as<std::string>(), ',')) {
+      int id = 0;
+      if (absl::SimpleAtoi(d, &id)) busy.insert(id);
+    }
+  }
+  for (const auto& d : req.devices) {
+    if (!busy.contains(d.device_id)) view.offered.push_back(d);
+  }
+  if (view.offered.empty()) return view;
+  // Jobs of one collection share constraints and priority: the collection
+  // stands for all its queued jobs.
+  for (const auto& row : heads) {
+    if (row[1].is_null()) continue;  // no queued jobs
+    ClaimCandidate c;
+    c.job_id = row[1].as<int64_t>();
+    c.collection_id = row[2].as<std::string>();
+    c.team = row[3].as<std::string>();
+    c.priority = row[4].as<int>();
+    c.collection_active = row[5].as<int>();
+    c.team_active = row[6].as<int>();
+    view.candidates.push_back(std::move(c));
+  }
+  return view;
+}
+
+// The specs of the listed collections, in one query.
+std::map<std::string, SpecPtr> FetchSpecs(pqxx::transaction_base& tx,
+                                          const std::vector<std::string>& ids) {
+  std::map<std::string, SpecPtr> fetched;
+  for (const auto& row : tx.exec_prepared("claim_specs", JsonStrings(ids))) {
+    auto spec = std::make_shared<v1::CollectionSpec>();
+    spec->ParseFromString(PgBlob(row[1]));
+    fetched[row[0].as<std::string>()] = std::move(spec);
+  }
+  return fetched;
+}
+
+// Points every candidate at its spec. A collection deleted under us has no
+// spec: its candidate is dropped.
+void AttachSpecs(ClaimView& view) {
+  size_t kept = 0;
+  for (size_t i = 0; i < view.candidates.size(); ++i) {
+    if (view.specs[i] == nullptr) continue;
+    if (kept != i) {
+      view.candidates[kept] = std::move(view.candidates[i]);
+      view.specs[kept] = std::move(view.specs[i]);
+    }
+    view.candidates[kept].spec = view.specs[kept].get();
+    ++kept;
+  }
+  view.candidates.resize(kept);
+  view.specs.resize(kept);
+}
+
+// Leases the candidate's oldest queued job on `device`; nullopt when its
+// collection is cancelled, at its cap, drained, or (skip_locked) held by
+// another claim.
+Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimCandidate& c,
+                 const OfferedDevice& device, bool skip_locked) {
+  // npuperf_claim() (migration 0003) checks the cap and cancellation under
+  // the collection's row lock and leases its oldest queued job, in one call.
+  const pqxx::row row = tx.exec_prepared1(
+      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
+      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+      static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(req.lease_secret));
+  if (row[1].is_null()) return std::nullopt;
+  v1::JobAssignment a;
+  a.set_job_id(row[1].as<int64_t>());
+  a.set_collection_id(c.collection_id);
+  a.set_attempt(row[2].as<int>());
+  a.set_max_attempts(row[3].as<int>());
+  a.set_fencing_token(row[4].as<int64_t>());
+  a.set_op_name(row[5].as<std::string>());
+  a.set_case_id(row[6].as<std::string>());
+  a.set_operator_name(row[7].as<std::string>());
+  *a.mutable_queued_at() =
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[8].as<int64_t>());
+  a.set_device_id(device.device_id);
+  a.set_soc(device.soc);
+  a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
+  a.set_lease_secret(req.lease_secret);
+  FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
+  return a;
+}
+
+// Asks the chooser and tries its pick, up to kMaxClaimRounds times.
+Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
+                      const ClaimChooser& choose, ClaimView& view) {
+  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
+    auto choice = choose(view.candidates, view.offered, req.agent_labels);
+    if (!choice) return Result();
+    // Waiting for a collection's lock only in the first round keeps a claim
+    // that lost a race from queueing behind every busy collection in turn.
+    auto lease = TakeLease(tx, req, view.candidates[choice->first], view.offered[choice->second],
+                           /*skip_locked=*/round > 0);
+    if (lease) return lease;
+    // Cancelled, at its cap, drained or locked: ask the chooser again
+    // without it.
+    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
+    view.candidates.erase(view.candidates.begin() + erased);
+    view.specs.erase(view.specs.begin() + erased);
+  }
+  return Result();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
+    const ClaimRequest& req, const ClaimChooser& choose) {
+  if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
+  // Two round trips, no transaction around them: the heads are a hint that
+  // npuperf_claim() checks again under the collection's row lock, and the
+  // lease is that one call (a third when specs are fetched). A unique
+  // violation means another replica leased one of these devices meanwhile:
+  // rerun, and the busy check leaves that device out.
+  auto claim = [&](pqxx::nontransaction& tx) -> absl::StatusOr<Result> {
+    ClaimView view = LoadClaimView(tx, req);
+    if (view.offered.empty()) return Result();
+    view.specs = CachedSpecs(view.candidates);
+    std::vector<std::string> missing;
+    for (size_t i = 0; i < view.candidates.size(); ++i) {
+      if (view.specs[i] == nullptr) missing.push_back(view.candidates[i].collection_id);
+    }
+    if (!missing.empty()) {
+      const std::map<std::string, SpecPtr> fetched = FetchSpecs(tx, missing);
+      CacheSpecs(fetched);
+      for (size_t i = 0; i < view.candidates.size(); ++i) {
+        auto it = fetched.find(view.candidates[i].collection_id);
+        if (it != fetched.end()) view.specs[i] = it->second;
+      }
+    }
+    AttachSpecs(view);
+    return ChooseAndLease(tx, req, choose, view);
+  };
+  return pool_->RunAutocommit("claim job", claim, /*retry_unique=*/true);
+}
+
+std::vector<PostgresStore::SpecPtr> PostgresStore::CachedSpecs(
+    const std::vector<ClaimCandidate>& candidates) {
+  std::vector<SpecPtr> specs(candidates.size());
+  absl::MutexLock lock(&specs_mu_);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto it = specs_.find(candidates[i].collection_id);
+    if (it != specs_.end()) specs[i] = it->second;
+  }
+  return specs;
+}
+
+void PostgresStore::CacheSpecs(const std::map<std::string, SpecPtr>& fetched) {
+  absl::MutexLock lock(&specs_mu_);
+  if (specs_.size() + fetched.size() > kMaxCachedSpecs) specs_.clear();
+  for (const auto& [id, spec] : fetched) specs_[id] = spec;
+}
+
+absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent_id,
+                                                        const std::vector<AttemptRef>& running,
+                                                        int64_t now_ms, int64_t lease_ttl_ms) {
+  if (running.empty()) return LeaseRenewal();
+  // Every named lease in one statement (fleet_bench: two round trips per
+  // running job on every heartbeat were PostgreSQL's largest cost); only a
+  // lease it did not renew is looked up, to say why.
+  nlohmann::json refs = nlohmann::json::array();
+  for (const auto& ref : running) {
+    refs.push_back({{"id", ref.job_id},
+                    {"token", ref.fencing_token},
+                    {"attempt", ref.attempt},
+                    {"secret", Sha256Hex(ref.lease_secret)}});
+  }
+  return pool_->Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    // (job, token, attempt, secret sha256) -> its collection was cancelled
+    using Key = std::tuple<int64_t, int64_t, int, std::string>;
+    std::map<Key, bool> renewed;
+    for (const auto& row :
+         tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump())) {
+      renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
+                  row[3].as<std::string>()}] = row[4].as<bool>();
+    }
+    LeaseRenewal out;
+    for (const auto& ref : running) {
+      auto it = renewed.find(
+          Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)});
+      if (it == renewed.end()) {
+        const auto lease = PgLoadLease(tx, ref.job_id);
+        out.dropped.push_back(
+            {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
+                        : AgentRefusal::kUnknownJob});
+        continue;
+      }
+      out.renewed.push_back(ref);
+      if (it->second) out.cancelled.push_back(ref);
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<LeaseRenewal> PostgresStore::AdoptAttempts(const std::string& agent_id,
+                                                          const std::vector<AttemptRef>& running,
+                                                          int64_t now_ms, int64_t lease_ttl_ms) {
+  return pool_->Run("adopt attempts", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
+    LeaseRenewal out;
+    std::optional<std::string> host;  // read on the first refusal
+    for (const auto& ref : running) {
+      auto r =
+          tx.exec_prepared("lease_adopt", agent_id, now_ms + lease_ttl_ms, ref.job_id,
+                           ref.fencing_token, ref.attempt, now_ms, Sha256Hex(ref.lease_secret));
+      if (r.affected_rows() > 0) {
+        out.renewed.push_back(ref);
+        continue;
+      }
+      if (!host) {
+        auto h = tx.exec_prepared("agent_host", agent_id);
+        host = h.empty() ? "" : h[0][0].as<std::string>();
+      }
+      const auto lease = PgLoadLease(tx, ref.job_id);
+      out.dropped.push_back(
+          {ref, lease
+                    ? CheckAdoption(*lease, ref, *host, now_ms).value_or(AgentRefusal::kStaleLease)
+                    : AgentRefusal::kUnknownJob});
+    }
+    return out;
+  });
+}
+
+absl::StatusOr<std::vector<ExpiredLease>> PostgresStore::ExpireLeases(int64_t now_ms,
+                                                                      int32_t max_lost) {
+  using Out = std::vector<ExpiredLease>;
+  return pool_->Run("expire leases", [&](pqxx::work& tx) -> absl::StatusOr<Out> {
+    Out out;
+    // SKIP LOCKED twice: a collection another transaction holds, and a job
+    // another replica is expiring (or an agent is reporting on), wait for
+    // the next pass. The reaper never waits while it holds a lock.
+    for (const auto& c : tx.exec_prepared("lease_expired_collections", now_ms)) {
+      const std::string collection = c[0].as<std::string>();
+      auto lock = tx.exec_prepared("collection_lock_skip", collection);
+      if (lock.empty()) continue;
+      const bool cancelled = !lock[0][1].as<std::string>().empty();
+      for (const auto& row : tx.exec_prepared("lease_expired", collection, now_ms)) {
+        const int64_t id = row[0].as<int64_t>();
+        const std::string agent = row[1].as<std::string>("");
+        const JobDecision d =
+            DecideExpiry({row[2].as<int>(), 0, row[3].as<int>(), cancelled}, agent, max_lost);
+        const bool requeue = d.next == v1::JOB_STATE_QUEUED;
+        tx.exec_prepared("lease_expire_job", static_cast<int>(d.next), d.reason,
+                         requeue ? int64_t{0} : now_ms, id);
+        PgAddEvent(tx, now_ms, collection, id, EventKind::kLeaseExpired, d.reason);
+        out.push_back({id, collection, agent, requeue});
+      }
+      PgRefreshCollectionState(tx, collection, now_ms, cancelled);
+    }
+    if (!out.empty()) PgNotify(tx, StoreChange::kClaimable, replica_id_);
+    return out;
+  });
+}
+
+}  // namespace npuperf::server

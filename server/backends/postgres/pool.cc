@@ -1,0 +1,134 @@
+#include "server/backends/postgres/pool.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/log.h"
+#include "server/backends/postgres/statements.h"
+
+namespace npuperf::server {
+
+PgPool::PgPool(std::string url, int size, Clock& clock)
+    : url_(std::move(url)), clock_(clock), slots_(size < 1 ? 1 : size) {}
+
+PgPool::~PgPool() = default;
+
+bool PgPool::HasFreeSlot() const {
+  for (const Slot& s : slots_) {
+    if (!s.busy) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<PgPool::Slot*> PgPool::Acquire() {
+  Slot* slot = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(this, &PgPool::HasFreeSlot));
+    for (Slot& s : slots_) {
+      if (!s.busy) {
+        slot = &s;
+        break;
+      }
+    }
+    slot->busy = true;
+  }
+  if (slot->conn != nullptr && slot->conn->is_open()) return slot;
+  try {
+    slot->conn = std::make_unique<pqxx::connection>(url_);
+    slot->statement_timeout_s = 0;
+    PrepareStatements(*slot->conn);
+    return slot;
+  } catch (const std::exception& e) {
+    Release(slot, true);
+    return absl::UnavailableError(absl::StrCat("connect to PostgreSQL: ", e.what()));
+  }
+}
+
+absl::Status PgPool::ApplyDeadline(Slot& slot, absl::string_view what) {
+  const absl::Time deadline = DbDeadlineScope::Current();
+  int64_t seconds = 0;  // none
+  if (deadline != absl::InfiniteFuture()) {
+    const absl::Duration left = deadline - absl::FromChrono(clock_.SystemNow());
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
+    }
+    seconds = absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+  }
+  if (seconds == slot.statement_timeout_s) return absl::OkStatus();
+  // Session level, outside any transaction: it stays until the next change.
+  slot.conn->set_variable("statement_timeout", absl::StrCat(seconds * 1000));
+  slot.statement_timeout_s = seconds;
+  return absl::OkStatus();
+}
+
+void PgPool::Release(Slot* slot, bool discard) {
+  if (discard) slot->conn.reset();
+  absl::MutexLock lock(&mu_);
+  slot->busy = false;
+}
+
+PgPool::Failure PgPool::Classify(absl::string_view what, bool retry_unique, int attempt,
+                                 absl::Status* status) {
+  try {
+    throw;
+  } catch (const pqxx::in_doubt_error& e) {
+    *status = absl::UnknownError(absl::StrCat(what, ": commit outcome unknown: ", e.what()));
+    LogError("postgres", status->ToString());  // never rerun blindly (R3)
+    return {false, true};
+  } catch (const pqxx::statement_completion_unknown& e) {
+    *status = absl::UnknownError(absl::StrCat(what, ": statement outcome unknown: ", e.what()));
+    LogError("postgres", status->ToString());
+    return {false, true};
+  } catch (const pqxx::transaction_rollback& e) {  // serialization failure, deadlock
+    *status = absl::AbortedError(
+        absl::StrCat(what, ": gave up after ", attempt, " attempts: ", e.what()));
+    return {true, false};
+  } catch (const pqxx::broken_connection& e) {
+    *status = absl::UnavailableError(absl::StrCat(what, ": database unreachable: ", e.what()));
+    return {true, true};
+  } catch (const pqxx::unique_violation& e) {
+    if (retry_unique) {
+      *status =
+          absl::AbortedError(absl::StrCat(what, ": lost a race ", attempt, " times: ", e.what()));
+      return {true, false};
+    }
+    *status = absl::AlreadyExistsError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::not_null_violation& e) {  // a value the schema refuses: bad data
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::check_violation& e) {
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::integrity_constraint_violation& e) {  // foreign key, restrict
+    *status = absl::FailedPreconditionError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::data_exception& e) {  // class 22: NUL in text, out-of-range numbers
+    *status = absl::InvalidArgumentError(absl::StrCat(what, ": ", e.what()));
+    return {false, false};
+  } catch (const pqxx::sql_error& e) {
+    if (e.sqlstate() == "57014") {  // query_canceled: the statement timeout of ApplyDeadline
+      *status = absl::DeadlineExceededError(absl::StrCat(what, ": ", e.what()));
+      return {false, false};
+    }
+    *status = absl::InternalError(absl::StrCat(what, ": ", e.what(), " (query: ", e.query(), ")"));
+    LogError("postgres", status->ToString());
+    return {false, false};
+  } catch (const std::exception& e) {
+    *status = absl::InternalError(absl::StrCat(what, ": ", e.what()));
+    LogError("postgres", status->ToString());
+    return {false, false};
+  }
+}
+
+void PgPool::Backoff(int attempt) {
+  // Spreads reruns of colliding transactions apart: up to 2, 4, 8, 16, then 32 ms.
+  const int cap_ms = 1 << std::min(attempt, 5);
+  clock_.SleepFor(std::chrono::microseconds(absl::Uniform(absl::BitGen(), 0, cap_ms * 1000)));
+}
+
+}  // namespace npuperf::server

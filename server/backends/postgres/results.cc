@@ -1,0 +1,137 @@
+// PostgresStore: progress and results of attempts (RecordProgress,
+// RecordResult).
+#include <optional>
+#include <string>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "common/sha256.h"
+#include "server/core/job_rules.h"
+#include "server/core/job_state.h"
+#include "server/backends/postgres/pool.h"
+#include "server/backends/postgres/postgres_store.h"
+#include "server/backends/postgres/rows.h"
+#include "server/backends/postgres/statements.h"
+
+namespace npuperf::server {
+namespace {
+
+// What LockJobCollection saw under the lock.
+struct CollectionLock {
+  std::optional<bool> cancelled;             // a cancel request; nullopt: unknown job
+  std::optional<v1::CollectionState> state;  // as stored
+};
+
+// The lease as result_job_lock reads it (columns 0-2 and 11-14).
+LeaseFacts LeaseOf(const pqxx::row& job) {
+  LeaseFacts f;
+  f.state = static_cast<v1::JobState>(job[0].as<int>());
+  f.fencing_token = job[1].as<int64_t>();
+  f.attempt = job[2].as<int>();
+  f.agent_id = job[11].as<std::string>("");
+  f.host = job[12].as<std::string>("");
+  f.lease_expires_ms = job[13].as<int64_t>(0);
+  if (!job[14].is_null()) f.secret_sha256 = job[14].as<std::string>();
+  return f;
+}
+
+// Locks the row of the job's collection (the lock order of statements.h).
+CollectionLock LockJobCollection(pqxx::work& tx, int64_t job_id) {
+  auto c = tx.exec_prepared("job_collection_lock", job_id);
+  if (c.empty()) return {};
+  return {!c[0][1].as<std::string>().empty(), static_cast<v1::CollectionState>(c[0][2].as<int>())};
+}
+
+// The ack of an update applied before, from its (job_id, round_id).
+// INVALID_ARGUMENT when the uuid was applied to another job.
+absl::StatusOr<ResultAck> AppliedBefore(const AttemptResult& r, const pqxx::row& seen) {
+  if (seen[0].as<int64_t>() != r.ref.job_id) {
+    return absl::InvalidArgumentError("update_uuid reused for another job");
+  }
+  return ResultAck{seen[1].as<int64_t>(0), true, ""};
+}
+
+// Stores the round and its figures; returns its id. Columns of job: state,
+// fencing_token, attempt, max_attempts, lost_count, collection_id, team,
+// operator_name, case_id.
+int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job) {
+  return tx
+      .exec_prepared1("round_insert", job[5].as<std::string>(), r.ref.job_id, job[2].as<int>(),
+                      job[6].as<std::string>(), job[7].as<std::string>(), job[8].as<std::string>(),
+                      r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                      PgBytes(r.evidence.SerializeAsString()), r.now_ms,
+                      PgMetricsJson(r.metrics))[0]
+      .as<int64_t>();
+}
+
+// Applies a result exactly once per update_uuid. notify_payload: this
+// replica's id, sent on kPgJobsChannel with the job's transition (its device
+// is free, or the job is queued again).
+absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
+                                      const std::string& notify_payload) {
+  // Collection, then job: a concurrent resend of the same update (another
+  // replica) waits here and then finds the update recorded below.
+  const CollectionLock lock = LockJobCollection(tx, r.ref.job_id);
+  const bool cancelled = lock.cancelled.value_or(false);
+  auto job = tx.exec_prepared("result_job_lock", r.ref.job_id, r.update_uuid);
+  if (!job.empty() && !job[0][9].is_null()) return AppliedBefore(r, job[0].slice(9, 11));
+  const std::optional<AgentRefusal> refused =
+      job.empty() ? AgentRefusal::kUnknownJob : CheckLease(LeaseOf(job[0]), r.ref, r.agent_id);
+  if (refused) {
+    // Not applicable as it stands: look for the update again in a fresh
+    // snapshot (the job lock may have waited for its concurrent resend).
+    auto seen = tx.exec_prepared("result_seen", r.update_uuid);
+    if (!seen.empty()) return AppliedBefore(r, seen[0]);
+    return LeaseRefused(*refused, r.ref);
+  }
+  const pqxx::row row = job[0];
+  ResultAck ack{0, false, row[5].as<std::string>()};
+  const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled,
+                       row[15].as<std::string>().empty()};
+  const JobDecision d = DecideResult(r, facts);
+  if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) ack.round_id = StoreRound(tx, r, row);
+  tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
+                   r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                   d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
+                   r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
+                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
+                   notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
+  if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
+    tx.exec_prepared("job_discovery_set", PgBytes(r.discovery->SerializeAsString()), r.ref.job_id);
+  }
+  PgRefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
+  return ack;
+}
+
+}  // namespace
+
+absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& agent_id,
+                                                   const AttemptRef& ref,
+                                                   const v1::JobProgress& progress, int64_t now_ms,
+                                                   int64_t lease_ttl_ms) {
+  return pool_->Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
+    const CollectionLock lock = LockJobCollection(tx, ref.job_id);
+    const std::optional<bool> cancel = lock.cancelled;
+    if (!cancel) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
+    auto r = tx.exec_prepared("progress_record", PgBytes(progress.SerializeAsString()),
+                              now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token, ref.attempt,
+                              replica_id_, agent_id, Sha256Hex(ref.lease_secret));
+    if (r.empty()) {
+      const auto lease = PgLoadLease(tx, ref.job_id);
+      if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
+      return LeaseRefused(CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease),
+                          ref);
+    }
+    const std::string collection_id = r[0][0].as<std::string>();
+    PgRefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);
+    return *cancel;
+  });
+}
+
+absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
+  return pool_->Run("record result",
+                    [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_); });
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,510 @@
+#include "server/backends/postgres/statements.h"
+
+#include "server/core/job_state.h"
+
+namespace npuperf::server {
+namespace {
+
+// Text ordering uses COLLATE "C" (byte order), as SQLite does, so pages and
+// listings come out the same on both backends whatever the database locale.
+
+// Column lists shared by several statements (mapped in rows.cc).
+#define NPUPERF_PG_COLLECTION_COLUMNS \
+  "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
+#define NPUPERF_PG_JOB_COLUMNS                                                                   \
+  "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
+  "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
+  "started_ms, finished_ms, discovery"
+#define NPUPERF_PG_ROUND_COLUMNS                                                     \
+  "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
+  "r.created_ms, r.evidence"
+#define NPUPERF_PG_REGRESSION_COLUMNS                                                       \
+  "id, team, operator_name, case_id, baseline_label, rule, state, confirmed, detected_ms, " \
+  "last_seen_ms, first_round_id, last_round_id, seen_rounds, COALESCE(ended_ms, 0)"
+#define NPUPERF_PG_CALIBRATION_COLUMNS \
+  "id, team, source_collection_id, runs, state, reason, created_ms, COALESCE(finished_ms, 0)"
+#define NPUPERF_PG_NOISE_COLUMNS                                                                \
+  "soc, mode, operator_name, case_id, family, spread, rounds, threshold, far, calibration_id, " \
+  "measured_ms"
+// The newest row per (soc, mode, operator, case, family) of team $1 among the
+// rows matching `where` (a literal).
+#define NPUPERF_PG_NEWEST_NOISE(where)                                                            \
+  "SELECT " NPUPERF_PG_NOISE_COLUMNS                                                              \
+  " FROM noise_spreads WHERE id IN (SELECT MAX(id) FROM noise_spreads WHERE team = $1 AND " where \
+  " GROUP BY soc, mode, operator_name, case_id, family) ORDER BY operator_name COLLATE "          \
+  "\"C\", case_id COLLATE \"C\", soc COLLATE \"C\", mode COLLATE \"C\", family COLLATE \"C\""
+// Every (key, value) of the JSON object $N is a label of the collection cid.
+#define NPUPERF_PG_HAS_LABELS(N, cid)                              \
+  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N                  \
+  "::jsonb) f WHERE NOT EXISTS ("                                  \
+  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid \
+  " AND l.key = f.key AND l.value = f.value))"
+// Rounds of collections the server submitted for itself (a label key
+// starting "npuperf.", core/limits.h kServerLabelPrefix: confirmation and
+// calibration reruns) only when the boolean parameter N is true. The range
+// ['npuperf.', 'npuperf/') is that prefix ('/' follows '.') and uses the key
+// index.
+#define NPUPERF_PG_SERVER_ROUNDS(N)                                        \
+  "(" N                                                                    \
+  "::boolean OR NOT EXISTS (SELECT 1 FROM collection_labels x WHERE "      \
+  "x.collection_id = r.collection_id AND x.key >= 'npuperf.' AND x.key < " \
+  "'npuperf/'))"
+// What ConfirmationOf reads (postgres/confirmations.cc).
+#define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
+// Job states as stored (npuperf.v1.JobState).
+#define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
+// The lease's secret is the one whose sha256 is parameter N (no secret for a
+// lease granted before migration 0004).
+#define NPUPERF_PG_SECRET(N) "(lease_secret_sha256 IS NULL OR lease_secret_sha256 = " N ")"
+
+struct Statement {
+  const char* name;
+  const char* sql;
+};
+
+constexpr Statement kStatements[] = {
+    // Tokens and bundles.
+    {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
+    {"token_insert", "INSERT INTO tokens (hash, kind, name, created_ms) VALUES ($1, $2, $3, $4)"},
+    {"token_count", "SELECT COUNT(*) FROM tokens"},
+    {"ui_session_insert",
+     "INSERT INTO ui_sessions (id_sha256, team, created_ms, expires_ms) VALUES ($1, $2, $3, $4)"},
+    {"ui_session_lookup", "SELECT team, expires_ms FROM ui_sessions WHERE id_sha256 = $1"},
+    {"ui_session_delete", "DELETE FROM ui_sessions WHERE id_sha256 = $1"},
+    {"ui_session_sweep", "DELETE FROM ui_sessions WHERE expires_ms <= $1"},
+    // Bundles (migration 0006): content in chunks, ownership per team. A
+    // team's uploads are serialized by an advisory lock on its name, so its
+    // quota check sees every earlier upload of the team.
+    {"bundle_team_lock", "SELECT pg_advisory_xact_lock(hashtext('npuperf-bundles:' || $1))"},
+    {"bundle_touch", "UPDATE bundle_owners SET used_ms = $3 WHERE team = $1 AND sha256 = $2"},
+    {"bundle_team_bytes",
+     "SELECT COALESCE(SUM(b.size_bytes), 0)::bigint FROM bundle_owners o JOIN bundles b ON "
+     "b.sha256 = o.sha256 WHERE o.team = $1"},
+    // Locks the bundle's row (inserting it when new): the collector deletes
+    // a content only under that lock. True when the row is new.
+    {"bundle_upsert",
+     "INSERT INTO bundles (sha256, team, name, size_bytes, created_ms) VALUES ($1, $2, $3, $4, $5) "
+     "ON CONFLICT (sha256) DO UPDATE SET sha256 = EXCLUDED.sha256 RETURNING (xmax = 0)"},
+    {"bundle_chunk_insert", "INSERT INTO bundle_chunks (sha256, seq, data) VALUES ($1, $2, $3)"},
+    {"bundle_owner_insert",
+     "INSERT INTO bundle_owners (team, sha256, name, used_ms) VALUES ($1, $2, $3, $4)"},
+    {"bundle_chunk_get", "SELECT data FROM bundle_chunks WHERE sha256 = $1 AND seq = $2"},
+    {"bundle_of_job",
+     "SELECT j.state, COALESCE(j.agent_id, ''), j.operator_name, c.team, c.spec FROM jobs j JOIN "
+     "collections c ON c.id = j.collection_id WHERE j.id = $1"},
+    {"bundle_owned_info",
+     "SELECT b.size_bytes, (SELECT COUNT(*) FROM bundle_chunks k WHERE k.sha256 = b.sha256)::int "
+     "FROM bundles b JOIN bundle_owners o ON o.sha256 = b.sha256 WHERE b.sha256 = $1 AND "
+     "o.team = $2"},
+    // The collector: ownerships unused since $1; the specs of collections
+    // with queued or live jobs and of pinned baselines (their bundles stay);
+    // an ownership dropped only when still unused (a submission may have
+    // used it meanwhile); a content deleted under its row lock when nobody
+    // owns it in a fresh snapshot.
+    {"bundle_gc_stale", "SELECT team, sha256 FROM bundle_owners WHERE used_ms < $1"},
+    {"bundle_gc_in_use",
+     "SELECT team, spec FROM collections WHERE state IN (1, 2) OR id IN (SELECT collection_id "
+     "FROM baselines WHERE collection_id IS NOT NULL) OR id IN (SELECT r.collection_id FROM "
+     "baselines b JOIN rounds r ON r.id = b.round_id)"},
+    {"bundle_gc_drop",
+     "DELETE FROM bundle_owners WHERE team = $1 AND sha256 = $2 AND used_ms < $3"},
+    {"bundle_gc_lock", "SELECT size_bytes FROM bundles WHERE sha256 = $1 FOR UPDATE"},
+    {"bundle_gc_owned", "SELECT 1 FROM bundle_owners WHERE sha256 = $1 LIMIT 1"},
+    {"bundle_gc_delete", "DELETE FROM bundles WHERE sha256 = $1"},
+    // Collections.
+    {"collection_insert",
+     "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, idempotency_key, "
+     "created_ms) VALUES ($1, $2, $3, $4, $5, $6, NULLIF($7::text, ''), $8) "
+     "ON CONFLICT (team, idempotency_key) DO NOTHING RETURNING id"},
+    {"collection_by_key", "SELECT id FROM collections WHERE team = $1 AND idempotency_key = $2"},
+    {"label_insert",
+     "INSERT INTO collection_labels (collection_id, key, value) VALUES ($1, $2, $3)"},
+    // The counts of a collection whose jobs were inserted with bulk counting on
+    // (migration 0008): its queued jobs, its first job the queue order.
+    {"collection_queue_insert",
+     "INSERT INTO collection_queue (collection_id, team, priority, first_job, queued, live) "
+     "SELECT collection_id, MIN(team), MIN(priority), MIN(id), COUNT(*), 0 FROM jobs "
+     "WHERE collection_id = $1 AND state = 1 GROUP BY collection_id"},
+    {"collection_queue_unqueue",
+     "UPDATE collection_queue SET queued = queued - $1 WHERE collection_id = $2"},
+    {"collection_queue_drop_idle",
+     "DELETE FROM collection_queue WHERE collection_id = $1 AND queued = 0 AND live = 0"},
+    {"event_insert",
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) VALUES ($1, $2, $3, $4, $5)"},
+    {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},
+    {"collection_jobs",
+     "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
+    {"collection_jobs_page",
+     "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 AND id > $2 "
+     "ORDER BY id LIMIT $3"},
+    // Submissions of one team queue on this lock, so that the queued-jobs
+    // quota counts every earlier submission of the team.
+    {"team_submit_lock", "SELECT pg_advisory_xact_lock(1853190002, hashtext($1))"},
+    {"team_queued_jobs",
+     "SELECT COALESCE(SUM(queued), 0)::bigint FROM collection_queue "
+     "WHERE team = $1"},
+    {"queued_by_collection",
+     "SELECT q.collection_id, q.queued, (SELECT j.queued_ms FROM jobs j WHERE j.collection_id = "
+     "q.collection_id AND j.state = 1 ORDER BY j.id LIMIT 1) FROM collection_queue q "
+     "WHERE q.queued > 0 ORDER BY q.first_job LIMIT $1"},
+    {"collection_list",
+     "SELECT c.id FROM collections c WHERE c.team = $1 AND ($2::bigint = 0 OR c.created_ms < $2 "
+     "OR (c.created_ms = $2 AND c.id COLLATE \"C\" < $3)) AND" NPUPERF_PG_HAS_LABELS(
+         "$4", "c.id") " AND (cardinality($5::int[]) = 0 OR c.state = ANY ($5::int[])) "
+                       "ORDER BY c.created_ms DESC, c.id COLLATE \"C\" DESC LIMIT $6"},
+    {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
+    {"collection_lock_skip",
+     "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
+    {"collection_cancel_reason", "SELECT cancel_reason FROM collections WHERE id = $1"},
+    {"collection_mark_cancel", "UPDATE collections SET cancel_reason = $1 WHERE id = $2"},
+    {"collection_cancel_queued",
+     "UPDATE jobs SET state = 6, reason = $1, finished_ms = $2 WHERE collection_id = $3 AND "
+     "state = 1"},
+    {"collection_live_jobs",
+     "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state "
+     "IN " NPUPERF_PG_LIVE " ORDER BY id"},
+    {"collection_counts",
+     "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 GROUP BY state"},
+    {"collection_set_state",
+     "UPDATE collections SET state = $1, finished_ms = CASE WHEN $2::boolean THEN "
+     "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
+    // Agents and devices.
+    {"agent_mark_lost",
+     "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND slot = $3 AND id <> "
+     "$4"},
+    {"agent_upsert",
+     "INSERT INTO agents (id, host, boot_id, instance_id, version, info, state, registered_ms, "
+     "last_seen_ms, slot) VALUES ($1, $2, $3, $4, $5, $6, 'online', $7, $7, $8) ON CONFLICT (id) "
+     "DO UPDATE "
+     "SET info = excluded.info, state = 'online', last_seen_ms = excluded.last_seen_ms"},
+    {"devices_drop", "DELETE FROM devices WHERE agent_id = $1"},
+    {"device_insert",
+     "INSERT INTO devices (agent_id, device_id, soc, state) VALUES ($1, $2, $3, $4)"},
+    // A heartbeat in one statement: the agent seen at $1 and the states of
+    // its registered devices ($3: a JSON array of {"device_id", "state"}),
+    // written only where they changed; the count of agents found (0: unknown).
+    {"heartbeat_seen",
+     "WITH a AS (UPDATE agents SET last_seen_ms = $1, state = 'online' WHERE id = $2 RETURNING "
+     "id), d AS (UPDATE devices SET state = x.state FROM a, jsonb_to_recordset($3::jsonb) AS "
+     "x(device_id integer, state integer) WHERE devices.agent_id = a.id AND devices.device_id = "
+     "x.device_id AND devices.state <> x.state RETURNING 1) SELECT (SELECT COUNT(*) FROM a)::int, "
+     "(SELECT COUNT(*) FROM d)::int"},
+    {"agents_list",
+     "SELECT id, host, version, state, last_seen_ms, info FROM agents ORDER BY host COLLATE \"C\", "
+     "registered_ms"},
+    // At most one live job per device (jobs_one_lease_per_device).
+    {"agent_devices",
+     "SELECT d.device_id, d.soc, d.state, j.id, j.team FROM devices d LEFT JOIN jobs j ON "
+     "j.agent_id = d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE
+     " WHERE d.agent_id = $1 ORDER BY d.device_id"},
+    {"agent_info", "SELECT info FROM agents WHERE id = $1 AND state = 'online'"},
+    {"agent_host", "SELECT host FROM agents WHERE id = $1"},
+    // Agents last seen before $1 without a live lease, oldest first, $2 at most.
+    {"agents_prunable",
+     "SELECT a.id FROM agents a WHERE a.last_seen_ms < $1 AND NOT EXISTS (SELECT 1 FROM jobs j "
+     "WHERE j.agent_id = a.id AND j.state IN " NPUPERF_PG_LIVE
+     ") ORDER BY a.last_seen_ms LIMIT $2 FOR UPDATE SKIP LOCKED"},
+    {"agent_delete", "DELETE FROM agents WHERE id = $1"},
+    // Claims (migration 0003 keeps the counts and defines npuperf_claim).
+    // The agent's busy devices (comma-separated; a device with a live lease
+    // is not free, whatever the agent believes) and, per collection with
+    // queued jobs, its first job (the queue order), live jobs and its team's
+    // live jobs, from collection_queue (active collections only). Always one
+    // row at least (no heads: NULL head columns).
+    {"claim_heads",
+     "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE (agent_id = $1 OR "
+     "($2 <> '' AND host = $2)) AND state IN " NPUPERF_PG_LIVE
+     "), active AS (SELECT collection_id, team, priority, first_job, "
+     "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
+     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int "
+     "FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, h.first_job"},
+    // Specs of collections (a JSON array of ids) the claim has not cached.
+    {"claim_specs",
+     "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
+    // $10: the sha256 of the lease's secret (migration 0004).
+    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"},
+    // Leases and progress. Each write names the lease it may touch: job,
+    // fencing token, attempt, holder and the sha256 of the presented secret
+    // (NPUPERF_PG_SECRET); when it matches no row, lease_facts says why
+    // (core/job_rules.h CheckLease).
+    {"lease_facts",
+     "SELECT state, attempt, fencing_token, agent_id, host, lease_expires_ms, lease_secret_sha256 "
+     "FROM jobs WHERE id = $1"},
+    // Every lease a heartbeat names in one statement ($3: a JSON array of
+    // {"id", "token", "attempt", "secret"}, secret the sha256 of the
+    // presented one): the renewed jobs and whether their collection was
+    // cancelled, each with the reference that renewed it. A named lease missing
+    // here is looked up with lease_facts.
+    {"lease_renew_all",
+     "WITH r AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(id bigint, token bigint, "
+     "attempt integer, secret text)), u AS (UPDATE jobs j SET lease_expires_ms = $1 FROM r WHERE "
+     "j.id = r.id AND j.fencing_token = r.token AND j.attempt = r.attempt AND j.agent_id = $2 AND "
+     "j.state IN " NPUPERF_PG_LIVE
+     " AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = r.secret) RETURNING j.id, "
+     "r.token, r.attempt, r.secret, j.collection_id) SELECT u.id, u.token, u.attempt, u.secret, "
+     "c.cancel_reason <> '' FROM u JOIN collections c ON c.id = u.collection_id"},
+    {"lease_adopt",
+     "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
+     "AND attempt = $5 AND state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms >= $6 AND " NPUPERF_PG_SECRET(
+         "$7") " AND host = (SELECT host FROM agents WHERE id = $1)"},
+    // The progress and the wake-up of other replicas' watchers ($6 is our
+    // replica id); no row (and no notification) unless it is the lease of
+    // agent $7 with the secret whose sha256 is $8.
+    {"progress_record",
+     "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
+     "AND fencing_token = $4 AND attempt = $5 AND agent_id = $7 AND state IN " NPUPERF_PG_LIVE
+     " AND " NPUPERF_PG_SECRET("$8") " RETURNING collection_id), n AS (SELECT "
+                                     "pg_notify('npuperf_updates', $6) FROM p) "
+                                     "SELECT p.collection_id FROM p, n"},
+    {"lease_expired_collections",
+     "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
+     " AND lease_expires_ms < $1 ORDER BY collection_id"},
+    {"lease_expired",
+     "SELECT id, agent_id, attempt, lost_count FROM jobs WHERE collection_id = $1 AND state "
+     "IN " NPUPERF_PG_LIVE " AND lease_expires_ms < $2 ORDER BY id FOR UPDATE SKIP LOCKED"},
+    {"lease_expire_job",
+     "UPDATE jobs SET state = $1, reason = $2, lost_count = lost_count + 1, lease_expires_ms = "
+     "NULL, finished_ms = NULLIF($3::bigint, 0) WHERE id = $4"},
+    // Results.
+    {"job_collection_lock",
+     "SELECT c.id, c.cancel_reason, c.state FROM collections c WHERE c.id = (SELECT "
+     "collection_id FROM jobs WHERE id = $1) FOR UPDATE OF c"},
+    // The job locked, and the update $2 if it was applied already (its job
+    // and round), and the lease (holder, expiry, secret). No row when the job
+    // is unknown.
+    {"result_job_lock",
+     "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
+     "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
+     "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2), agent_id, host, "
+     "lease_expires_ms, lease_secret_sha256, op_name FROM jobs WHERE id = $1 FOR UPDATE"},
+    // The candidate table of a succeeded discovery job (job_finish has set its state).
+    {"job_discovery_set", "UPDATE jobs SET discovery = $1 WHERE id = $2"},
+    {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
+    // A round and all its figures in one statement: $11 is a JSON object
+    // name -> value as text ("%.17g", so NaN and infinities survive).
+    {"round_insert",
+     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+     "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, "
+     "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
+     "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
+     "SELECT id FROM r"},
+    // The job's new state, the applied update (idempotency), the event and
+    // the wake-up of other replicas (its device is free, or the job queued
+    // again; $15 is our replica id) in one statement. $3 is the round id, 0
+    // for none; $16 the time of a success, 0 for none (run_ms, migration 0009).
+    {"job_finish",
+     "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
+     "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
+     "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
+     "NULLIF($6::bigint, 0), lost_count = lost_count + $7, run_ms = NULLIF($16::bigint, 0) - "
+     "leased_ms WHERE id = $8 RETURNING id), "
+     "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
+     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
+     "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
+     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
+     "'job_result', $14 FROM f, n"},
+    // Placement history (migration 0009): the newest $2 device times of each
+    // duration key in $1 (a text[] literal of hex keys).
+    {"recent_run_times",
+     "SELECT duration_key, run_ms FROM (SELECT duration_key, run_ms, ROW_NUMBER() OVER (PARTITION "
+     "BY duration_key ORDER BY finished_ms DESC, id DESC) AS n FROM jobs WHERE run_ms IS NOT NULL "
+     "AND duration_key = ANY($1::text[])) t WHERE n <= $2 ORDER BY duration_key, n"},
+    {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
+    {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
+    // Gauges of /metrics.
+    {"count_jobs", "SELECT state, COUNT(*) FROM jobs GROUP BY state"},
+    {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},
+    {"count_devices",
+     "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "
+     "d.agent_id AND j.device_id = d.device_id AND j.state IN " NPUPERF_PG_LIVE "), COUNT(*) "
+     "FROM devices d JOIN agents a ON a.id = d.agent_id GROUP BY 1, 2, 3"},
+    // Baselines.
+    {"baseline_round_of_team", "SELECT 1 FROM rounds WHERE id = $1 AND team = $2"},
+    {"baseline_collection_of_team", "SELECT 1 FROM collections WHERE id = $1 AND team = $2"},
+    {"baseline_pin",
+     "INSERT INTO baselines (team, label, round_id, collection_id, pinned_ms) "
+     "VALUES ($1, $2, NULLIF($3, 0::bigint), NULLIF($4, ''), $5) ON CONFLICT (team, label) DO "
+     "UPDATE SET round_id = EXCLUDED.round_id, collection_id = EXCLUDED.collection_id, "
+     "pinned_ms = EXCLUDED.pinned_ms"},
+    {"baseline_get",
+     "SELECT COALESCE(round_id, 0), COALESCE(collection_id, ''), pinned_ms FROM baselines "
+     "WHERE team = $1 AND label = $2"},
+    // Rounds.
+    {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
+    {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},
+    {"round_list",
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+     "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
+     "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
+     "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) "
+     "AND" NPUPERF_PG_HAS_LABELS("$9", "r.collection_id") " AND " NPUPERF_PG_SERVER_ROUNDS(
+         "$11") " ORDER BY r.id LIMIT $10"},
+    // The same, newest first: $3 is an upper bound on ids (0: none).
+    {"round_list_desc",
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", m.value FROM rounds r LEFT JOIN round_metrics m ON "
+     "m.round_id = r.id AND m.name = $1 WHERE r.team = $2 AND ($3::bigint = 0 OR r.id < $3) AND "
+     "r.created_ms >= $4 AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR "
+     "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "
+     "r.created_ms < $8) AND" NPUPERF_PG_HAS_LABELS(
+         "$9", "r.collection_id") " AND " NPUPERF_PG_SERVER_ROUNDS("$11") " ORDER BY r.id DESC "
+                                                                          "LIMIT $10"},
+    // Artifacts (migration 0011): metadata of the files in the artifact
+    // directory. A team's attaches are serialized by an advisory lock on its
+    // name, so its quota check sees every earlier attach of the team.
+    {"artifact_team_lock", "SELECT pg_advisory_xact_lock(hashtext('npuperf-artifacts:' || $1))"},
+    {"artifact_job", "SELECT COALESCE(round_id, 0), team FROM jobs WHERE id = $1"},
+    {"artifact_have", "SELECT created_ms FROM artifacts WHERE round_id = $1 AND sha256 = $2"},
+    {"artifact_team_bytes",
+     "SELECT COALESCE(SUM(size_bytes), 0)::bigint FROM artifacts WHERE team = $1"},
+    {"artifact_insert",
+     "INSERT INTO artifacts (round_id, team, name, sha256, size_bytes, created_ms) VALUES ($1, "
+     "$2, $3, $4, $5, $6) ON CONFLICT (round_id, sha256) DO NOTHING"},
+    {"artifact_list",
+     "SELECT round_id, team, name, sha256, size_bytes, created_ms FROM artifacts WHERE round_id = "
+     "$1 AND ($2 = '' OR team = $2) ORDER BY created_ms, sha256 COLLATE \"C\""},
+    {"artifact_referenced", "SELECT 1 FROM artifacts WHERE sha256 = $1 LIMIT 1"},
+    {"artifact_sweep",
+     "DELETE FROM artifacts d USING (SELECT a.round_id, a.sha256 FROM artifacts a JOIN rounds r "
+     "ON r.id = a.round_id WHERE a.created_ms < $1 AND NOT EXISTS (SELECT 1 FROM baselines b "
+     "WHERE b.team = a.team AND (b.round_id = a.round_id OR b.collection_id = r.collection_id)) "
+     "AND ($3 = '' OR a.team = $3) AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text("
+     "$4::jsonb) e(team) WHERE e.team = a.team) "
+     "ORDER BY a.created_ms, a.round_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED) old WHERE "
+     "d.round_id = old.round_id AND d.sha256 = old.sha256 RETURNING d.round_id, d.team, d.name, "
+     "d.sha256, d.size_bytes, d.created_ms"},
+    // Regressions (migration 0013; core/triage_rules.h). A team's
+    // observations are serialized by an advisory lock on its name, so two
+    // listings cannot both open the same regression; each row they or a
+    // triage change is read FOR UPDATE first (the compare-and-set).
+    // Confirmations (migration 0015). The insert skips a pair of rounds
+    // that already has one that is not UNCONFIRMED (the partial unique index
+    // decides, atomically); the update is a compare-and-set on version.
+    {"confirmation_insert",
+     "INSERT INTO confirmations (team, baseline_round_id, candidate_round_id, state, options, "
+     "body, version, created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $7) ON "
+     "CONFLICT (team, baseline_round_id, candidate_round_id) WHERE state <> 4 DO NOTHING "
+     "RETURNING id"},
+    {"confirmation_of_pair",
+     "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS " FROM confirmations WHERE team = $1 AND "
+     "baseline_round_id = $2 AND candidate_round_id = $3 AND state <> 4"},
+    {"confirmation_get", "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS
+                         " FROM confirmations WHERE id = $1 AND ($2::text = '' OR team = $2)"},
+    {"confirmation_pending", "SELECT " NPUPERF_PG_CONFIRMATION_COLUMNS
+                             " FROM confirmations WHERE state = 1 ORDER BY id LIMIT $1"},
+    {"confirmation_update",
+     "UPDATE confirmations SET state = $1, body = $2, version = version + 1, updated_ms = $3 "
+     "WHERE id = $4 AND team = $5 AND version = $6 RETURNING version"},
+    {"confirmation_version", "SELECT version FROM confirmations WHERE id = $1 AND team = $2"},
+    {"regression_team_lock",
+     "SELECT pg_advisory_xact_lock(hashtext('npuperf-regressions:' || $1))"},
+    {"regression_current",
+     "SELECT " NPUPERF_PG_REGRESSION_COLUMNS
+     " FROM regressions WHERE team = $1 AND operator_name = $2 AND case_id = $3 AND "
+     "baseline_label = $4 AND rule = $5 AND ended_ms IS NULL FOR UPDATE"},
+    {"regression_by_id",
+     "SELECT " NPUPERF_PG_REGRESSION_COLUMNS " FROM regressions WHERE id = $1 AND team = $2"},
+    {"regression_by_id_lock", "SELECT " NPUPERF_PG_REGRESSION_COLUMNS
+                              " FROM regressions WHERE id = $1 AND team = $2 FOR UPDATE"},
+    {"regression_insert",
+     "INSERT INTO regressions (team, operator_name, case_id, baseline_label, rule, state, "
+     "detected_ms, last_seen_ms, first_round_id, last_round_id, seen_rounds) VALUES ($1, $2, $3, "
+     "$4, $5, $6, $7, $7, $8, $8, 1) RETURNING id"},
+    {"regression_save",
+     "UPDATE regressions SET state = $1, confirmed = $2, last_seen_ms = $3, last_round_id = $4, "
+     "seen_rounds = $5, ended_ms = NULLIF($6::bigint, 0) WHERE id = $7"},
+    {"regression_transition_insert",
+     "INSERT INTO regression_transitions (regression_id, seq, from_state, to_state, actor, note, "
+     "at_ms) VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM regression_transitions WHERE "
+     "regression_id = $1), $2, $3, $4, $5, $6)"},
+    {"regression_transitions",
+     "SELECT from_state, to_state, actor, note, at_ms FROM regression_transitions WHERE "
+     "regression_id = $1 ORDER BY seq"},
+    {"regression_counts",
+     "SELECT rule, state, confirmed, COUNT(*)::bigint FROM regressions WHERE ($1 = '' OR team = "
+     "$1) GROUP BY rule, state, confirmed ORDER BY rule COLLATE \"C\", state, confirmed"},
+    // Calibrations and their noise (migration 0016). Finishing locks the
+    // row (FOR UPDATE) and compares its state: the compare-and-set.
+    {"calibration_insert",
+     "INSERT INTO calibrations (team, source_collection_id, runs, state, created_ms) VALUES ($1, "
+     "$2, $3, 1, $4) RETURNING id"},
+    {"calibration_by_id",
+     "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS " FROM calibrations WHERE id = $1 AND team = $2"},
+    {"calibration_by_id_lock", "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS
+                               " FROM calibrations WHERE id = $1 AND team = $2 FOR UPDATE"},
+    {"calibration_collections",
+     "SELECT e.value FROM calibrations c, jsonb_array_elements_text(c.collection_ids) WITH "
+     "ORDINALITY e(value, n) WHERE c.id = $1 ORDER BY e.n"},
+    {"calibration_running", "SELECT " NPUPERF_PG_CALIBRATION_COLUMNS
+                            " FROM calibrations WHERE state = 1 ORDER BY id LIMIT $1"},
+    {"calibration_finish",
+     "UPDATE calibrations SET state = $1, reason = $2, collection_ids = $3::jsonb, finished_ms = "
+     "$4 WHERE id = $5 AND state = 1"},
+    {"noise_insert",
+     "INSERT INTO noise_spreads (team, soc, mode, operator_name, case_id, family, spread, rounds, "
+     "threshold, far, calibration_id, measured_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
+     "$10, $11, $12)"},
+    {"noise_of_calibration",
+     "SELECT " NPUPERF_PG_NOISE_COLUMNS
+     " FROM noise_spreads WHERE calibration_id = $1 ORDER BY operator_name COLLATE \"C\", case_id "
+     "COLLATE \"C\", soc COLLATE \"C\", mode COLLATE \"C\", family COLLATE \"C\""},
+    {"noise_list", NPUPERF_PG_NEWEST_NOISE("($2 = '' OR operator_name = $2)") " LIMIT $3"},
+    {"noise_of_cases", NPUPERF_PG_NEWEST_NOISE("operator_name || '/' || case_id IN (SELECT "
+                                               "jsonb_array_elements_text($2::jsonb))")},
+};
+
+#undef NPUPERF_PG_LIVE
+#undef NPUPERF_PG_SECRET
+
+}  // namespace
+
+void PrepareStatements(pqxx::connection& conn) {
+  for (const Statement& s : kStatements) conn.prepare(s.name, s.sql);
+}
+
+void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,
+                int64_t job_id, EventKind kind, const std::string& detail) {
+  tx.exec_prepared("event_insert", now_ms, collection_id, job_id, EventKindName(kind), detail);
+}
+
+bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id) {
+  auto r = tx.exec_prepared("collection_cancel_reason", collection_id);
+  return !r.empty() && !r[0][0].as<std::string>().empty();
+}
+
+std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id) {
+  auto r = tx.exec_prepared("lease_facts", job_id);
+  if (r.empty()) return std::nullopt;
+  LeaseFacts f;
+  f.state = static_cast<v1::JobState>(r[0][0].as<int>());
+  f.attempt = r[0][1].as<int>();
+  f.fencing_token = r[0][2].as<int64_t>();
+  f.agent_id = r[0][3].as<std::string>("");
+  f.host = r[0][4].as<std::string>("");
+  f.lease_expires_ms = r[0][5].as<int64_t>(0);
+  if (!r[0][6].is_null()) f.secret_sha256 = r[0][6].as<std::string>();
+  return f;
+}
+
+void PgRefreshCollectionState(pqxx::transaction_base& tx, const std::string& collection_id,
+                              int64_t now_ms, bool cancelled,
+                              std::optional<v1::CollectionState> stored) {
+  v1::JobCounts c;
+  for (const auto& row : tx.exec_prepared("collection_counts", collection_id)) {
+    const auto state = static_cast<v1::JobState>(row[0].as<int>());
+    CountJob(state, &c, row[1].as<int>());
+  }
+  const v1::CollectionState state = DeriveCollectionState(c, cancelled);
+  // Unchanged (most results and progress reports): the row already says so,
+  // finished_ms included (set with a terminal state, cleared with a live one).
+  if (stored == state) return;
+  tx.exec_prepared("collection_set_state", static_cast<int>(state), IsTerminal(state), now_ms,
+                   collection_id);
+}
+
+void PgNotify(pqxx::transaction_base& tx, StoreChange change, const std::string& replica_id) {
+  tx.exec_prepared(change == StoreChange::kClaimable ? "jobs_notify" : "updates_notify",
+                   replica_id);
+}
+
+}  // namespace npuperf::server

@@ -1,0 +1,468 @@
+// PostgresStore beyond the conformance suite: the queue counts of migration
+// 0003 (collection_queue, kept by a trigger, and once per statement for bulk
+// writes since 0008) stay exact through every kind of job change, survive an upgrade from version
+// 2, and hold the concurrency cap when claims race on two replicas; the listener and deadlines
+// follow the store's Clock. Runs when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh); each
+// test in a schema of its own.
+#include <atomic>
+#include <functional>
+#include <future>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "gtest/gtest.h"
+#include "prometheus/registry.h"
+#include "server/core/scheduler.h"
+#include "server/store/db_deadline.h"
+#include "server/backends/factory.h"
+#include "server/store/migrator.h"
+#include "server/backends/postgres/statements.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/pg_schema.h"
+#include "tests/server/store/store_builders.h"
+#if NPUPERF_WITH_POSTGRES
+#include <pqxx/pqxx>
+
+#include "server/backends/postgres/postgres_store.h"
+#endif
+
+namespace npuperf::server {
+namespace {
+
+// Real time for what waits on a real PostgreSQL (listeners, notifications).
+RealClock& Wall() {
+  static RealClock clock;
+  return clock;
+}
+
+#if NPUPERF_WITH_POSTGRES
+
+// (queued, live, first job) per collection.
+using Counts = std::map<std::string, std::tuple<int, int, int64_t>>;
+
+class PostgresStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (PgTestSchema::BaseUrl().empty()) GTEST_SKIP() << "NPUPERF_TEST_PG_URL is not set";
+    pg_ = std::make_unique<PgTestSchema>("p");
+  }
+
+  std::unique_ptr<Store> Open() {
+    auto s = PostgresStore::Open(pg_->url(), clock_, 4);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  Counts Query(const std::string& sql) {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    Counts out;
+    for (const auto& row : tx.exec(sql)) {
+      out[row[0].as<std::string>()] = {row[1].as<int>(), row[2].as<int>(), row[3].as<int64_t>()};
+    }
+    return out;
+  }
+  // What the trigger keeps, and the same counted from the jobs themselves.
+  Counts Kept() {
+    return Query("SELECT collection_id, queued, live, first_job FROM collection_queue");
+  }
+  Counts Recounted() {
+    return Query(
+        "SELECT collection_id, COUNT(*) FILTER (WHERE state = 1), COUNT(*) FILTER (WHERE state IN "
+        "(2, 3)), MIN(id) FROM jobs GROUP BY collection_id HAVING COUNT(*) FILTER (WHERE state IN "
+        "(1, 2, 3)) > 0");
+  }
+  // The connections LISTENing for a store opened with application_name=app.
+  size_t Listeners(const std::string& app) {
+    pqxx::connection admin(pg_->url());
+    pqxx::nontransaction tx(admin);
+    return tx
+        .exec_params(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND "
+            "query ILIKE 'LISTEN%'",
+            app)
+        .size();
+  }
+  // Kills them (a database restart, a failover, an idle-session reaper).
+  void KillListeners(const std::string& app) {
+    pqxx::connection admin(pg_->url());
+    pqxx::nontransaction tx(admin);
+    tx.exec_params(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+        "application_name = $1 AND query ILIKE 'LISTEN%'",
+        app);
+  }
+  int Live(const std::string& collection) {
+    auto counted = Recounted();
+    auto it = counted.find(collection);
+    return it == counted.end() ? 0 : std::get<1>(it->second);
+  }
+
+  RealClock clock_;  // the stores': retry backoff, deadlines, listener reconnects
+  std::unique_ptr<PgTestSchema> pg_;
+};
+
+TEST_F(PostgresStoreTest, QueueCountsStayExactThroughEveryJobChange) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 4, 0, 8, /*retry=*/2)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c2", "beta", 3)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c3", "beta", 2)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["c1"]), 4);
+
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);  // c1: leased
+  auto b = *store->ClaimJob(Req("a1", {1}), ChooseClaim);  // fair share: beta's c2
+  auto c = *store->ClaimJob(Req("a1", {2}), ChooseClaim);
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(Kept(), Recounted());
+  // Progress (LEASED -> RUNNING) moves nothing between queued and live.
+  ASSERT_TRUE(store->RecordProgress("a1", Ref(*a), v1::JobProgress(), 2100, kTtl).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  // A retryable failure queues the job again; a success finishes it.
+  ASSERT_TRUE(store->RecordResult(Result(*a, "fa", v1::ATTEMPT_OUTCOME_FAILED, 2200)).ok());
+  ASSERT_TRUE(store->RecordResult(Result(*b, "sb", v1::ATTEMPT_OUTCOME_SUCCEEDED, 2200)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  // An expired lease is requeued; cancelling c2 ends its queued jobs.
+  ASSERT_TRUE(store->ExpireLeases(2000 + kTtl + 1, 3).ok());
+  ASSERT_TRUE(store->CancelCollection("", "c2", "stop", 2300).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_FALSE(Kept().contains("c2"))
+      << "a collection with nothing queued or live leaves the queue";
+  // Draining everything empties the queue table.
+  for (int i = 0; i < 10; ++i) {
+    auto got = store->ClaimJob(Req("a2", {0}, 30'000 + i), ChooseClaim);
+    ASSERT_TRUE(got.ok()) << got.status();
+    if (!got->has_value()) break;
+    ASSERT_TRUE(store
+                    ->RecordResult(Result(**got, absl::StrCat("s", i),
+                                          v1::ATTEMPT_OUTCOME_SUCCEEDED, 30'000 + i, 12.5, "a2"))
+                    .ok());
+    EXPECT_EQ(Kept(), Recounted());
+  }
+  EXPECT_TRUE(Kept().empty());
+}
+
+// Inserts and cancellations of many jobs count once per statement (migration
+// 0008), with the same counts the row trigger keeps: a big collection, one of
+// its jobs leased, then cancelled while a small one stays queued.
+TEST_F(PostgresStoreTest, BulkInsertAndCancelKeepTheSameCounts) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("small", "beta", 2)).ok());
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("big", "alpha", 3000)).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["big"]), 3000);
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  auto b = *store->ClaimJob(Req("a1", {1}), ChooseClaim);
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(store->CancelCollection("", "big", "stop", 2300).ok());
+  EXPECT_EQ(Kept(), Recounted());
+  const bool big_leased = a->collection_id() == "big" || b->collection_id() == "big";
+  EXPECT_EQ(Kept().contains("big"), big_leased) << "only its leased job keeps it in the queue";
+  EXPECT_EQ(std::get<0>(Kept()["small"]), big_leased ? 1 : 0);
+  // The bulk setting ended with its transaction: a claim still counts per row.
+  auto c = *store->ClaimJob(Req("a1", {2}, 2400), ChooseClaim);
+  EXPECT_EQ(Kept(), Recounted());
+  (void)c;
+}
+
+// A database at version 2 with queued and leased jobs gets exact counts from
+// migration 0003, and claims then respect the cap the leased jobs already use.
+TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec(kPgCreateMigrations);
+    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
+      if (m.version > 2) break;
+      tx.exec(m.sql);
+      tx.exec_params(kPgRecordMigration, m.version, m.name);
+    }
+    // As version 2 stored them: c1 (cap 2) with one leased and two queued
+    // jobs, c2 finished.
+    for (const char* c : {"c1", "c2"}) {
+      NewCollection n = MakeCollection(c, "alpha", 0, 0, 2);
+      tx.exec_params(
+          "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, "
+          "created_ms) VALUES ($1, 'alpha', $2, 1, 0, 2, 1000)",
+          c, pqxx::binarystring(n.spec.SerializeAsString()));
+    }
+    tx.exec(
+        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, "
+        "state, max_attempts, queued_ms, agent_id, device_id) VALUES "
+        "('c1', 'alpha', 0, 'op_a', 'case0', 'OpA', 2, 1, 1000, 'old', 0), "
+        "('c1', 'alpha', 0, 'op_a', 'case1', 'OpA', 1, 1, 1000, NULL, NULL), "
+        "('c1', 'alpha', 0, 'op_a', 'case2', 'OpA', 1, 1, 1000, NULL, NULL), "
+        "('c2', 'alpha', 0, 'op_a', 'case0', 'OpA', 4, 1, 1000, NULL, NULL)");
+    tx.commit();
+  }
+  auto store = Open();  // migrates to the newest version
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Kept(), Recounted());
+  EXPECT_EQ(std::get<0>(Kept()["c1"]), 2);
+  EXPECT_EQ(std::get<1>(Kept()["c1"]), 1);
+  EXPECT_FALSE(Kept().contains("c2"));
+  EXPECT_TRUE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim));
+  EXPECT_FALSE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim)) << "c1 is at its cap of 2";
+  EXPECT_EQ(Live("c1"), 2);
+}
+
+// Eight threads on two replicas race to claim from collections with small
+// caps; nobody reports, so every collection ends at exactly its cap (or its
+// size), whatever the interleaving. Then results free the slots and the race
+// runs again until everything is done.
+TEST_F(PostgresStoreTest, CapHoldsWhenClaimsRaceOnTwoReplicas) {
+  auto first = Open();
+  auto second = Open();
+  ASSERT_TRUE(first && second);
+  Store* replicas[2] = {first.get(), second.get()};
+  const std::map<std::string, int> caps = {{"c0", 1}, {"c1", 2}, {"c2", 3}};
+  for (const auto& [id, cap] : caps) {
+    ASSERT_TRUE(
+        first->InsertCollection(MakeCollection(id, id == "c0" ? "alpha" : "beta", 6, 0, cap)).ok());
+  }
+  std::map<std::string, int> done;
+  for (int wave = 0; wave < 20; ++wave) {
+    absl::Mutex mu;
+    std::vector<std::pair<v1::JobAssignment, std::string>> leased;  // with the agent id
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+      threads.emplace_back([&, t] {
+        for (int i = 0; i < 4; ++i) {
+          // One agent per (wave, thread): every device is free.
+          const std::string agent = absl::StrCat("a", wave, "-", t);
+          auto got = replicas[t % 2]->ClaimJob(Req(agent, {0, 1, 2, 3}, 2000 + wave), ChooseClaim);
+          if (got.ok() && got->has_value()) {
+            absl::MutexLock lock(&mu);
+            leased.emplace_back(**got, agent);
+          } else if (!got.ok() && !absl::IsAborted(got.status())) {
+            ADD_FAILURE() << got.status();
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    if (leased.empty()) break;
+    for (const auto& [id, cap] : caps) {
+      EXPECT_EQ(Live(id), std::min(cap, 6 - done[id])) << id << " in wave " << wave;
+    }
+    EXPECT_EQ(Kept(), Recounted());
+    for (const auto& [a, agent] : leased) {
+      ASSERT_TRUE(
+          first
+              ->RecordResult(Result(a, absl::StrCat("u", a.job_id()), v1::ATTEMPT_OUTCOME_SUCCEEDED,
+                                    3000 + wave, 12.5, agent))
+              .ok());
+      ++done[a.collection_id()];
+    }
+  }
+  for (const auto& [id, cap] : caps) EXPECT_EQ(done[id], 6) << id;
+  EXPECT_TRUE(Kept().empty());
+}
+
+// The LISTEN connection of a replica is killed (a database restart, a
+// failover, an idle-session reaper): the listener reconnects, wakes its
+// waiters once for whatever it missed, and hears the next notification.
+TEST_F(PostgresStoreTest, ListenerReconnectsAfterItsConnectionIsKilled) {
+  const std::string app = "listener_" + pg_->name();
+  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, clock_, 2);
+  auto a = Open();
+  ASSERT_TRUE(b.ok() && a) << b.status();
+  absl::Mutex mu;
+  int calls = 0;
+  (*b)->SetChangeCallback([&](StoreChange) {
+    absl::MutexLock lock(&mu);
+    ++calls;
+  });
+  auto calls_reach = [&](int n, absl::Duration timeout) {
+    for (const absl::Time deadline = absl::FromChrono(Wall().SystemNow()) + timeout;
+         absl::FromChrono(Wall().SystemNow()) < deadline;) {
+      {
+        absl::MutexLock lock(&mu);
+        if (calls >= n) return true;
+      }
+      Wall().SleepFor(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i)
+    Wall().SleepFor(std::chrono::milliseconds(50));
+  ASSERT_EQ(Listeners(app), 1u) << "replica B never listened";
+  ASSERT_TRUE(a->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  ASSERT_TRUE(calls_reach(1, absl::Seconds(5))) << "no notification before the kill";
+
+  KillListeners(app);
+  // One call on reconnection (notifications may have been missed), within
+  // the listener's backoff.
+  ASSERT_TRUE(calls_reach(2, absl::Seconds(10))) << "no wake-up after reconnecting";
+  for (int i = 0; i < 100 && Listeners(app) == 0; ++i)
+    Wall().SleepFor(std::chrono::milliseconds(50));
+  ASSERT_EQ(Listeners(app), 1u) << "replica B did not LISTEN again";
+  ASSERT_TRUE(a->InsertCollection(MakeCollection("c2", "alpha", 1)).ok());
+  EXPECT_TRUE(calls_reach(3, absl::Seconds(5))) << "notifications lost after the reconnect";
+  (*b)->SetChangeCallback(nullptr);
+}
+
+// Progress reported through replica A wakes WatchCollection streams on
+// replica B at once (NOTIFY on npuperf_updates), without waking B's agents
+// that wait for work; a submission on A wakes both.
+TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
+  auto store_a = Open();
+  auto store_b = Open();
+  ASSERT_TRUE(store_a && store_b);
+  RealClock clock;
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler a(*store_a, clock, metrics, SchedulerOptions());
+  Scheduler b(*store_b, clock, metrics, SchedulerOptions());
+  auto waits_for = [](ChangeNotifier& n, uint64_t seen, absl::Duration timeout) {
+    return n.WaitNewer(seen, timeout, [] { return false; }) > seen;
+  };
+  // B's listener connects on its own thread: submit on A until B hears it.
+  uint64_t claimable = 0;
+  bool heard = false;
+  for (int i = 0; i < 20 && !heard; ++i) {
+    claimable = b.changes().version();
+    ASSERT_TRUE(store_a->InsertCollection(MakeCollection(absl::StrCat("c", i), "alpha", 1)).ok());
+    heard = waits_for(b.changes(), claimable, absl::Milliseconds(500));
+  }
+  ASSERT_TRUE(heard) << "B never heard A's submissions";
+  ASSERT_TRUE(store_a->UpsertAgent("a1", AgentInfo("host-a1", "boot", 1), 0).ok());
+  auto lease = store_a->ClaimJob(Req("a1", {0}, ToUnixMillis(clock.SystemNow())), ChooseClaim);
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+  claimable = b.changes().version();
+  const uint64_t updated = b.updates().version();
+  v1::ReportProgressRequest p;
+  p.set_agent_id("a1");
+  p.set_job_id((*lease)->job_id());
+  p.set_attempt((*lease)->attempt());
+  p.set_fencing_token((*lease)->fencing_token());
+  p.set_lease_secret((*lease)->lease_secret());
+  p.mutable_progress()->set_phase(v1::JOB_PHASE_PREPARING);
+  const absl::Time sent = absl::FromChrono(Wall().SystemNow());
+  ASSERT_TRUE(a.ReportProgress(AgentIdentity::ForHost("host-a1"), p).ok());
+  ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
+  EXPECT_LT(absl::FromChrono(Wall().SystemNow()) - sent, absl::Seconds(2));
+  EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";
+}
+
+// Style R9: a call's deadline carries into the database. A cancel that has
+// to wait for a collection row another transaction holds gives up at the
+// deadline (DEADLINE_EXCEEDED, nothing changed); a deadline already passed
+// starts nothing; without a deadline the same call waits and succeeds.
+TEST_F(PostgresStoreTest, StatementsStopAtTheCallsDeadline) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
+  pqxx::connection holder(pg_->url());
+  auto held = std::make_unique<pqxx::work>(holder);
+  held->exec("SELECT 1 FROM collections WHERE id = 'c1' FOR UPDATE");
+  // On its own thread (the scope is per thread), so that a statement the
+  // deadline fails to stop is released below instead of hanging the test.
+  auto waiting = std::async(std::launch::async, [&] {
+    DbDeadlineScope deadline(absl::FromChrono(Wall().SystemNow()) + absl::Milliseconds(300));
+    return store->CancelCollection("", "c1", "stop", 2000);
+  });
+  bool released = false;
+  if (waiting.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    held->commit();
+    released = true;
+    ADD_FAILURE() << "the deadline did not stop the waiting statement";
+  }
+  auto cancelled = waiting.get();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(cancelled.status())) << cancelled.status();
+  {
+    DbDeadlineScope deadline(absl::FromChrono(Wall().SystemNow()) - absl::Seconds(1));
+    EXPECT_TRUE(absl::IsDeadlineExceeded(store->GetCollection("", "c1").status()));
+  }
+  if (!released) {
+    EXPECT_EQ(store->GetCollection("", "c1")->cancel_reason(), "") << "nothing changed";
+    held->commit();
+  }
+  held.reset();
+  // No scope: no timeout left on the pooled connection either.
+  EXPECT_TRUE(store->CancelCollection("", "c1", "stop", 2000).ok());
+  EXPECT_EQ(store->GetCollection("", "c1")->cancel_reason(), "stop");
+}
+
+// The time left to a call's deadline is read from the store's Clock, not the
+// wall clock: on a FakeClock set in 2001, a deadline 5 s after its now lets
+// the call run (by the wall clock it passed long ago), and once the clock has
+// moved past it, nothing starts.
+TEST_F(PostgresStoreTest, DeadlinesAreReadFromTheStoresClock) {
+  testing::FakeClock fake(Clock::SystemTime(std::chrono::seconds(1'000'000'000)));
+  auto store = PostgresStore::Open(pg_->url(), fake, 2);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  const absl::Time deadline = absl::FromChrono(fake.SystemNow()) + absl::Seconds(5);
+  {
+    DbDeadlineScope scope(deadline);
+    EXPECT_TRUE((*store)->GetCollection("", "c1").ok());
+  }
+  fake.Advance(std::chrono::seconds(6));
+  {
+    DbDeadlineScope scope(deadline);
+    auto got = (*store)->GetCollection("", "c1");
+    EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
+  }
+}
+
+// The listener waits its reconnect backoff (200 ms after a lost connection)
+// on the store's Clock: with a FakeClock it stays down until the clock has
+// moved 200 ms, then listens again and wakes its waiters once.
+TEST_F(PostgresStoreTest, ListenerWaitsItsReconnectBackoffOnTheClock) {
+  const std::string app = "backoff_" + pg_->name();
+  testing::FakeClock fake;
+  auto b = PostgresStore::Open(pg_->url() + "&application_name=" + app, fake, 2);
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::Mutex mu;
+  int calls = 0;
+  (*b)->SetChangeCallback([&](StoreChange) {
+    absl::MutexLock lock(&mu);
+    ++calls;
+  });
+  auto calls_now = [&] {
+    absl::MutexLock lock(&mu);
+    return calls;
+  };
+  // Polls in real time for what other processes and threads do.
+  auto eventually = [](const std::function<bool()>& done) {
+    for (int i = 0; i < 200 && !done(); ++i) Wall().SleepFor(std::chrono::milliseconds(50));
+    return done();
+  };
+  ASSERT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B never listened";
+  KillListeners(app);
+  ASSERT_TRUE(eventually([&] { return fake.waiters() == 1; }))
+      << "the listener does not wait for its backoff on the clock";
+  // Counted from here: other test binaries share the database (and so the
+  // NOTIFY channel), and a notice of theirs may have reached B before the kill.
+  const int before = calls_now();
+  fake.Advance(std::chrono::milliseconds(199));
+  EXPECT_EQ(fake.waiters(), 1u) << "reconnected before its backoff";
+  EXPECT_TRUE(eventually([&] { return Listeners(app) == 0; })) << "the killed connection stays";
+  EXPECT_EQ(calls_now(), before) << "woke its waiters while still disconnected";
+  fake.Advance(std::chrono::milliseconds(1));
+  ASSERT_TRUE(eventually([&] { return calls_now() > before; })) << "no wake-up after reconnecting";
+  EXPECT_TRUE(eventually([&] { return Listeners(app) == 1; })) << "B did not LISTEN again";
+  (*b)->SetChangeCallback(nullptr);
+}
+
+#endif  // NPUPERF_WITH_POSTGRES
+
+TEST(PostgresStoreOpenTest, UnreachableDatabaseIsUnavailable) {  // style.md R3, through --db
+#if NPUPERF_WITH_POSTGRES
+  RealClock clock;
+  auto s = OpenStore("postgresql://nobody@127.0.0.1:1/none", clock);
+  EXPECT_TRUE(absl::IsUnavailable(s.status())) << s.status();
+#else
+  GTEST_SKIP() << "built without PostgreSQL";
+#endif
+}
+
+}  // namespace
+}  // namespace npuperf::server
