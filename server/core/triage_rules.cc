@@ -1,6 +1,7 @@
 #include "server/core/triage_rules.h"
 
 #include <cmath>
+#include <utility>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -47,6 +48,65 @@ ObservationAction DecideObservation(const RegressionRecord* current, bool regres
   if (current == nullptr) return regressed ? ObservationAction::kOpen : ObservationAction::kNothing;
   if (regressed) return ObservationAction::kTouch;
   return IsOpen(current->state) ? ObservationAction::kCloseFixed : ObservationAction::kEnd;
+}
+
+namespace {
+
+RegressionRecord Opened(const RegressionObservation& o, int64_t now_ms) {
+  RegressionRecord r;
+  r.key = o.key;
+  r.state = v1::REGRESSION_STATE_DETECTED;
+  r.detected_ms = r.last_seen_ms = now_ms;
+  r.first_round_id = r.last_round_id = o.round_id;
+  r.seen_rounds = 1;
+  return r;
+}
+
+RegressionTransitionRecord SystemTransition(v1::RegressionState from, v1::RegressionState to,
+                                            std::string note, int64_t now_ms) {
+  return RegressionTransitionRecord{from, to, kTriageSystemActor, std::move(note), now_ms};
+}
+
+}  // namespace
+
+ObservationOutcome ApplyObservation(const RegressionRecord* current, const RegressionObservation& o,
+                                    int64_t now_ms) {
+  ObservationOutcome out;
+  out.action = DecideObservation(current, o.regressed);
+  switch (out.action) {
+    case ObservationAction::kNothing: break;
+    case ObservationAction::kOpen:
+      out.record = Opened(o, now_ms);
+      out.transition = SystemTransition(v1::REGRESSION_STATE_UNSPECIFIED, out.record.state,
+                                        absl::StrCat("regressed in round ", o.round_id), now_ms);
+      break;
+    case ObservationAction::kTouch:
+      out.record = *current;
+      out.record.last_seen_ms = now_ms;
+      if (out.record.last_round_id != o.round_id) {
+        out.record.last_round_id = o.round_id;
+        ++out.record.seen_rounds;
+      }
+      break;
+    case ObservationAction::kCloseFixed:
+      out.record = *current;
+      out.transition =
+          SystemTransition(current->state, v1::REGRESSION_STATE_FIXED,
+                           absl::StrCat("no longer regressed in round ", o.round_id), now_ms);
+      out.record.state = v1::REGRESSION_STATE_FIXED;
+      out.record.ended_ms = now_ms;
+      break;
+    case ObservationAction::kEnd:
+      out.record = *current;
+      out.record.ended_ms = now_ms;
+      break;
+  }
+  return out;
+}
+
+RegressionRecord ObservationOutcome::Current() const {
+  const bool current = action == ObservationAction::kOpen || action == ObservationAction::kTouch;
+  return current ? record : RegressionRecord();
 }
 
 bool IsOpen(v1::RegressionState s) {

@@ -57,6 +57,28 @@ enum class ObservationAction {
 // current: the key's current regression (ended_ms == 0), or nullptr.
 ObservationAction DecideObservation(const RegressionRecord* current, bool regressed);
 
+// What one observation does, for a backend to save: the whole update, so
+// both backends only load the current record, then write `record` (insert it
+// when kOpen, update it otherwise) and append `transition` if any.
+struct ObservationOutcome {
+  ObservationAction action = ObservationAction::kNothing;
+  // kOpen: the new DETECTED regression (id 0: the backend assigns it);
+  // kTouch: the current one seen again (last seen, and last round and
+  // seen_rounds when the round is new); kCloseFixed / kEnd: the current one
+  // ended at now_ms (kCloseFixed also FIXED). kNothing: empty.
+  RegressionRecord record;
+  // kOpen: UNSPECIFIED -> DETECTED; kCloseFixed: the state -> FIXED; both by
+  // kTriageSystemActor, with the round in the note. Its regression is
+  // record.id (after the insert for kOpen).
+  std::optional<RegressionTransitionRecord> transition;
+  // The key's current regression after the observation (what
+  // Store::ObserveRegressions returns): record for kOpen and kTouch, an empty
+  // record (id 0) otherwise.
+  RegressionRecord Current() const;
+};
+ObservationOutcome ApplyObservation(const RegressionRecord* current, const RegressionObservation& o,
+                                    int64_t now_ms);
+
 // True for DETECTED and ACKNOWLEDGED.
 bool IsOpen(v1::RegressionState s);
 // Only a DETECTED regression makes `npuperf regressions` exit 3.

@@ -40,10 +40,9 @@ std::optional<RegressionRecord> FirstOf(const pqxx::result& rows) {
   return RegressionOf(rows[0]);
 }
 
-void AddTransition(pqxx::work& tx, int64_t id, v1::RegressionState from, v1::RegressionState to,
-                   const std::string& actor, const std::string& note, int64_t at_ms) {
-  tx.exec_prepared("regression_transition_insert", id, static_cast<int>(from), static_cast<int>(to),
-                   actor, note, at_ms);
+void AddTransition(pqxx::work& tx, int64_t id, const RegressionTransitionRecord& t) {
+  tx.exec_prepared("regression_transition_insert", id, static_cast<int>(t.from),
+                   static_cast<int>(t.to), t.actor, t.note, t.at_ms);
 }
 
 void Save(pqxx::work& tx, const RegressionRecord& r) {
@@ -51,50 +50,31 @@ void Save(pqxx::work& tx, const RegressionRecord& r) {
                    r.last_round_id, r.seen_rounds, r.ended_ms, r.id);
 }
 
-RegressionRecord Open(pqxx::work& tx, const RegressionObservation& o, int64_t now_ms) {
-  RegressionRecord r;
-  r.key = o.key;
-  r.state = v1::REGRESSION_STATE_DETECTED;
-  r.id = tx.exec_prepared("regression_insert", o.key.team, o.key.operator_name, o.key.case_id,
-                          o.key.baseline_label, o.key.rule, static_cast<int>(r.state), now_ms,
-                          o.round_id)[0][0]
-             .as<int64_t>();
-  r.detected_ms = r.last_seen_ms = now_ms;
-  r.first_round_id = r.last_round_id = o.round_id;
-  r.seen_rounds = 1;
-  AddTransition(tx, r.id, v1::REGRESSION_STATE_UNSPECIFIED, r.state, kTriageSystemActor,
-                absl::StrCat("regressed in round ", o.round_id), now_ms);
-  return r;
+// Inserts a new regression; its id.
+int64_t Insert(pqxx::work& tx, const RegressionRecord& r) {
+  const RegressionKey& k = r.key;
+  return tx
+      .exec_prepared("regression_insert", k.team, k.operator_name, k.case_id, k.baseline_label,
+                     k.rule, static_cast<int>(r.state), r.detected_ms, r.last_seen_ms,
+                     r.first_round_id, r.last_round_id, r.seen_rounds)[0][0]
+      .as<int64_t>();
 }
 
-// One observation (Store::ObserveRegressions): the key's current regression
-// after it.
+// One observation (Store::ObserveRegressions): loads the key's current
+// regression, saves what core/triage_rules.h's ApplyObservation made of it.
 RegressionRecord Observe(pqxx::work& tx, const RegressionObservation& o, int64_t now_ms) {
   const RegressionKey& k = o.key;
   std::optional<RegressionRecord> cur = FirstOf(tx.exec_prepared(
       "regression_current", k.team, k.operator_name, k.case_id, k.baseline_label, k.rule));
-  switch (DecideObservation(cur ? &*cur : nullptr, o.regressed)) {
-    case ObservationAction::kNothing: return RegressionRecord();
-    case ObservationAction::kOpen: return Open(tx, o, now_ms);
-    case ObservationAction::kTouch:
-      cur->last_seen_ms = now_ms;
-      if (cur->last_round_id != o.round_id) {
-        cur->last_round_id = o.round_id;
-        ++cur->seen_rounds;
-      }
-      Save(tx, *cur);
-      return *cur;
-    case ObservationAction::kCloseFixed:
-      AddTransition(tx, cur->id, cur->state, v1::REGRESSION_STATE_FIXED, kTriageSystemActor,
-                    absl::StrCat("no longer regressed in round ", o.round_id), now_ms);
-      cur->state = v1::REGRESSION_STATE_FIXED;
-      [[fallthrough]];
-    case ObservationAction::kEnd:
-      cur->ended_ms = now_ms;
-      Save(tx, *cur);
-      return RegressionRecord();
+  ObservationOutcome out = ApplyObservation(cur ? &*cur : nullptr, o, now_ms);
+  if (out.action == ObservationAction::kNothing) return RegressionRecord();
+  if (out.action == ObservationAction::kOpen) {
+    out.record.id = Insert(tx, out.record);
+  } else {
+    Save(tx, out.record);
   }
-  return RegressionRecord();
+  if (out.transition) AddTransition(tx, out.record.id, *out.transition);
+  return out.Current();
 }
 
 }  // namespace
@@ -127,7 +107,7 @@ absl::StatusOr<RegressionRecord> PostgresStore::TriageRegression(const Regressio
                       if (absl::Status s = CheckTriage(*r, t.expected, t.next); !s.ok()) return s;
                       const RegressionRecord next = ApplyTriage(*r, t.next, t.now_ms);
                       Save(tx, next);
-                      AddTransition(tx, next.id, r->state, next.state, t.team, t.note, t.now_ms);
+                      AddTransition(tx, next.id, {r->state, next.state, t.team, t.note, t.now_ms});
                       return next;
                     });
 }

@@ -409,7 +409,7 @@ constexpr Statement kStatements[] = {
     {"regression_insert",
      "INSERT INTO regressions (team, operator_name, case_id, baseline_label, rule, state, "
      "detected_ms, last_seen_ms, first_round_id, last_round_id, seen_rounds) VALUES ($1, $2, $3, "
-     "$4, $5, $6, $7, $7, $8, $8, 1) RETURNING id"},
+     "$4, $5, $6, $7, $8, $9, $10, $11) RETURNING id"},
     {"regression_save",
      "UPDATE regressions SET state = $1, confirmed = $2, last_seen_ms = $3, last_round_id = $4, "
      "seen_rounds = $5, ended_ms = NULLIF($6::bigint, 0) WHERE id = $7"},

@@ -59,20 +59,18 @@ std::optional<RegressionRecord> ById(SQLite::Database& db, const std::string& te
   return ReadRegression(q);
 }
 
-void AddTransition(SQLite::Database& db, int64_t id, v1::RegressionState from,
-                   v1::RegressionState to, const std::string& actor, const std::string& note,
-                   int64_t at_ms) {
+void AddTransition(SQLite::Database& db, int64_t id, const RegressionTransitionRecord& t) {
   SQLite::Statement ins(db,
                         "INSERT INTO regression_transitions (regression_id, seq, from_state, "
                         "to_state, actor, note, at_ms) VALUES (?, (SELECT COALESCE(MAX(seq), 0) + "
                         "1 FROM regression_transitions WHERE regression_id = ?), ?, ?, ?, ?, ?)");
   ins.bind(1, id);
   ins.bind(2, id);
-  ins.bind(3, static_cast<int>(from));
-  ins.bind(4, static_cast<int>(to));
-  ins.bind(5, actor);
-  ins.bind(6, note);
-  ins.bind(7, at_ms);
+  ins.bind(3, static_cast<int>(t.from));
+  ins.bind(4, static_cast<int>(t.to));
+  ins.bind(5, t.actor);
+  ins.bind(6, t.note);
+  ins.bind(7, t.at_ms);
   ins.exec();
 }
 
@@ -91,60 +89,40 @@ void Save(SQLite::Database& db, const RegressionRecord& r) {
   up.exec();
 }
 
-RegressionRecord Open(SQLite::Database& db, const RegressionObservation& o, int64_t now_ms) {
+// Inserts a new regression; its id.
+int64_t Insert(SQLite::Database& db, const RegressionRecord& r) {
   SQLite::Statement ins(db,
                         "INSERT INTO regressions (team, operator_name, case_id, baseline_label, "
                         "rule, state, detected_ms, last_seen_ms, first_round_id, last_round_id, "
-                        "seen_rounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)");
-  ins.bind(1, o.key.team);
-  ins.bind(2, o.key.operator_name);
-  ins.bind(3, o.key.case_id);
-  ins.bind(4, o.key.baseline_label);
-  ins.bind(5, o.key.rule);
-  ins.bind(6, static_cast<int>(v1::REGRESSION_STATE_DETECTED));
-  ins.bind(7, now_ms);
-  ins.bind(8, now_ms);
-  ins.bind(9, o.round_id);
-  ins.bind(10, o.round_id);
+                        "seen_rounds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  ins.bind(1, r.key.team);
+  ins.bind(2, r.key.operator_name);
+  ins.bind(3, r.key.case_id);
+  ins.bind(4, r.key.baseline_label);
+  ins.bind(5, r.key.rule);
+  ins.bind(6, static_cast<int>(r.state));
+  ins.bind(7, r.detected_ms);
+  ins.bind(8, r.last_seen_ms);
+  ins.bind(9, r.first_round_id);
+  ins.bind(10, r.last_round_id);
+  ins.bind(11, r.seen_rounds);
   ins.exec();
-  RegressionRecord r;
-  r.id = db.getLastInsertRowid();
-  r.key = o.key;
-  r.state = v1::REGRESSION_STATE_DETECTED;
-  r.detected_ms = r.last_seen_ms = now_ms;
-  r.first_round_id = r.last_round_id = o.round_id;
-  r.seen_rounds = 1;
-  AddTransition(db, r.id, v1::REGRESSION_STATE_UNSPECIFIED, r.state, kTriageSystemActor,
-                absl::StrCat("regressed in round ", o.round_id), now_ms);
-  return r;
+  return db.getLastInsertRowid();
 }
 
-// One observation (Store::ObserveRegressions): the key's current regression
-// after it.
+// One observation (Store::ObserveRegressions): loads the key's current
+// regression, saves what core/triage_rules.h's ApplyObservation made of it.
 RegressionRecord Observe(SQLite::Database& db, const RegressionObservation& o, int64_t now_ms) {
   std::optional<RegressionRecord> cur = CurrentOf(db, o.key);
-  switch (DecideObservation(cur ? &*cur : nullptr, o.regressed)) {
-    case ObservationAction::kNothing: return RegressionRecord();
-    case ObservationAction::kOpen: return Open(db, o, now_ms);
-    case ObservationAction::kTouch:
-      cur->last_seen_ms = now_ms;
-      if (cur->last_round_id != o.round_id) {
-        cur->last_round_id = o.round_id;
-        ++cur->seen_rounds;
-      }
-      Save(db, *cur);
-      return *cur;
-    case ObservationAction::kCloseFixed:
-      AddTransition(db, cur->id, cur->state, v1::REGRESSION_STATE_FIXED, kTriageSystemActor,
-                    absl::StrCat("no longer regressed in round ", o.round_id), now_ms);
-      cur->state = v1::REGRESSION_STATE_FIXED;
-      [[fallthrough]];
-    case ObservationAction::kEnd:
-      cur->ended_ms = now_ms;
-      Save(db, *cur);
-      return RegressionRecord();
+  ObservationOutcome out = ApplyObservation(cur ? &*cur : nullptr, o, now_ms);
+  if (out.action == ObservationAction::kNothing) return RegressionRecord();
+  if (out.action == ObservationAction::kOpen) {
+    out.record.id = Insert(db, out.record);
+  } else {
+    Save(db, out.record);
   }
-  return RegressionRecord();
+  if (out.transition) AddTransition(db, out.record.id, *out.transition);
+  return out.Current();
 }
 
 }  // namespace
@@ -173,7 +151,7 @@ absl::StatusOr<RegressionRecord> SqliteStore::TriageRegression(const RegressionT
     if (absl::Status s = CheckTriage(*r, t.expected, t.next); !s.ok()) return s;
     const RegressionRecord next = ApplyTriage(*r, t.next, t.now_ms);
     Save(*db_, next);
-    AddTransition(*db_, next.id, r->state, next.state, t.team, t.note, t.now_ms);
+    AddTransition(*db_, next.id, {r->state, next.state, t.team, t.note, t.now_ms});
     tx.commit();
     return next;
   } catch (...) {

@@ -43,6 +43,74 @@ TEST(TriageRulesTest, ObservationsOpenTouchAndCloseTheCurrentRegression) {
   EXPECT_EQ(DecideObservation(&fp, false), ObservationAction::kEnd);
 }
 
+RegressionObservation Seen(bool regressed, int64_t round_id) {
+  RegressionObservation o;
+  o.key = {"team-a", "rmsnorm", "c1", "branch=main", kDurationRule};
+  o.regressed = regressed;
+  o.round_id = round_id;
+  return o;
+}
+
+TEST(TriageRulesTest, AnObservationOfANewRegressionOpensItDetectedWithItsFirstTransition) {
+  const ObservationOutcome out = ApplyObservation(nullptr, Seen(true, 40), 1000);
+  EXPECT_EQ(out.action, ObservationAction::kOpen);
+  EXPECT_EQ(out.record.id, 0);  // the backend assigns it
+  EXPECT_EQ(out.record.key.operator_name, "rmsnorm");
+  EXPECT_EQ(out.record.state, kDetected);
+  EXPECT_EQ(out.record.detected_ms, 1000);
+  EXPECT_EQ(out.record.last_seen_ms, 1000);
+  EXPECT_EQ(out.record.first_round_id, 40);
+  EXPECT_EQ(out.record.last_round_id, 40);
+  EXPECT_EQ(out.record.seen_rounds, 1);
+  EXPECT_EQ(out.record.ended_ms, 0);
+  ASSERT_TRUE(out.transition.has_value());
+  EXPECT_EQ(out.transition->from, v1::REGRESSION_STATE_UNSPECIFIED);
+  EXPECT_EQ(out.transition->to, kDetected);
+  EXPECT_EQ(out.transition->actor, kTriageSystemActor);
+  EXPECT_EQ(out.transition->note, "regressed in round 40");
+  EXPECT_EQ(out.Current().state, kDetected);
+}
+
+TEST(TriageRulesTest, SeeingARegressionAgainCountsANewRoundOnceAndKeepsItsState) {
+  RegressionRecord r = InState(kAck);
+  r.last_round_id = 40;
+  r.seen_rounds = 1;
+  ObservationOutcome same = ApplyObservation(&r, Seen(true, 40), 2000);
+  EXPECT_EQ(same.action, ObservationAction::kTouch);
+  EXPECT_EQ(same.record.seen_rounds, 1);
+  EXPECT_EQ(same.record.last_seen_ms, 2000);
+  EXPECT_FALSE(same.transition.has_value());
+  ObservationOutcome next = ApplyObservation(&same.record, Seen(true, 41), 3000);
+  EXPECT_EQ(next.record.seen_rounds, 2);
+  EXPECT_EQ(next.record.last_round_id, 41);
+  EXPECT_EQ(next.record.state, kAck);
+  EXPECT_EQ(next.Current().id, 7);
+}
+
+TEST(TriageRulesTest, ACaseFineAgainClosesAnOpenRegressionAsFixedAndEndsAClosedOneAsItIs) {
+  const RegressionRecord ack = InState(kAck);
+  const ObservationOutcome fixed = ApplyObservation(&ack, Seen(false, 42), 5000);
+  EXPECT_EQ(fixed.action, ObservationAction::kCloseFixed);
+  EXPECT_EQ(fixed.record.state, v1::REGRESSION_STATE_FIXED);
+  EXPECT_EQ(fixed.record.ended_ms, 5000);
+  ASSERT_TRUE(fixed.transition.has_value());
+  EXPECT_EQ(fixed.transition->from, kAck);
+  EXPECT_EQ(fixed.transition->to, v1::REGRESSION_STATE_FIXED);
+  EXPECT_EQ(fixed.transition->note, "no longer regressed in round 42");
+  EXPECT_EQ(fixed.Current().id, 0);  // no current regression any more
+
+  const RegressionRecord fp = InState(kFalsePositive);
+  const ObservationOutcome ended = ApplyObservation(&fp, Seen(false, 42), 5000);
+  EXPECT_EQ(ended.action, ObservationAction::kEnd);
+  EXPECT_EQ(ended.record.state, kFalsePositive);
+  EXPECT_EQ(ended.record.ended_ms, 5000);
+  EXPECT_FALSE(ended.transition.has_value());
+
+  const ObservationOutcome nothing = ApplyObservation(nullptr, Seen(false, 42), 5000);
+  EXPECT_EQ(nothing.action, ObservationAction::kNothing);
+  EXPECT_EQ(nothing.Current().id, 0);
+}
+
 TEST(TriageRulesTest, OnlyDetectedFailsBotsAndOnlyWontFixAndFalsePositiveAreHidden) {
   for (S s : kStates) {
     EXPECT_EQ(FailsBots(s), s == kDetected) << s;
