@@ -22,6 +22,13 @@ enum class SqlDialect { kSqlite, kPostgres };
 // (generated from migrations/ at build time by embed_migrations.cmake).
 std::vector<Migration> EmbeddedMigrations(SqlDialect dialect);
 
+// The one definition of each database function of a dialect
+// (migrations/<dialect>/definitions/*.sql, version 0, by name): not history
+// but the current rule, run after the versioned migrations on every migrate,
+// in the same transaction, so that every database has exactly it (today:
+// postgres' npuperf_claim).
+std::vector<Migration> EmbeddedDefinitions(SqlDialect dialect);
+
 // What a backend provides to apply migrations: the applied versions, and a
 // function applying one migration and recording it in schema_migrations in
 // the same transaction.

@@ -45,7 +45,11 @@ absl::Status PostgresStore::Migrate() {
       tx.exec_params(kPgRecordMigration, m.version, m.name);
       return absl::OkStatus();
     };
-    return ApplyMigrations(EmbeddedMigrations(SqlDialect::kPostgres), target).status();
+    absl::Status s = ApplyMigrations(EmbeddedMigrations(SqlDialect::kPostgres), target).status();
+    if (!s.ok()) return s;
+    // The functions' one definitions, after the schema they read.
+    for (const Migration& d : EmbeddedDefinitions(SqlDialect::kPostgres)) tx.exec(d.sql);
+    return absl::OkStatus();
   });
 }
 

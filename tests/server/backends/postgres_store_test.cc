@@ -212,6 +212,48 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
   EXPECT_EQ(Live("c1"), 2);
 }
 
+// npuperf_claim has one definition (migrations/postgres/definitions/), run
+// after the migrations on every open: a database that version 3 left with the
+// first, nine-argument claim ends with exactly the current one (the old
+// signature dropped, so no caller can lease without a secret), and opening
+// it again changes nothing.
+TEST_F(PostgresStoreTest, TheClaimFunctionHasOneDefinitionWhateverVersionTheDatabaseHad) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec(kPgCreateMigrations);
+    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
+      if (m.version > 3) break;
+      tx.exec(m.sql);
+      tx.exec_params(kPgRecordMigration, m.version, m.name);
+    }
+    // What version 3 defined (its signature; the body does not matter here).
+    tx.exec(
+        "CREATE FUNCTION npuperf_claim(p_collection text, p_skip_locked boolean, p_agent text, "
+        "p_host text, p_device integer, p_soc text, p_expires_ms bigint, p_now_ms bigint, "
+        "p_running_state integer) RETURNS integer LANGUAGE sql AS 'SELECT 1'");
+    tx.commit();
+  }
+  const auto claim_signatures = [this] {
+    pqxx::connection conn(pg_->url());
+    pqxx::nontransaction tx(conn);
+    std::vector<int> args;
+    for (const auto& row :
+         tx.exec("SELECT pronargs FROM pg_proc WHERE proname = 'npuperf_claim' ORDER BY 1")) {
+      args.push_back(row[0].as<int>());
+    }
+    return args;
+  };
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(claim_signatures(), std::vector<int>({10}));
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  EXPECT_TRUE(*store->ClaimJob(Req("a1", {0}), ChooseClaim));
+  auto again = Open();
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(claim_signatures(), std::vector<int>({10}));
+}
+
 // Eight threads on two replicas race to claim from collections with small
 // caps; nobody reports, so every collection ends at exactly its cap (or its
 // size), whatever the interleaving. Then results free the slots and the race
