@@ -42,7 +42,7 @@
 #include "prometheus/registry.h"
 #include "server/core/artifact_rules.h"
 #include "server/core/bundle_upload.h"
-#include "server/core/constants.h"
+#include "server/core/limits.h"
 #include "server/core/reaper.h"
 #include "server/core/safe_defaults.h"
 #include "server/server_options.h"

@@ -11,7 +11,6 @@
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/compare/round_reads.h"
-#include "server/core/constants.h"
 #include "server/core/job_state.h"
 #include "server/core/limits.h"
 #include "server/core/noise_rules.h"

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "npuperf/v1/comparison.pb.h"
 #include "npuperf/v1/query_service.pb.h"
+#include "server/core/noise_rules.h"
 #include "server/store/records.h"
 
 namespace npuperf::server {
@@ -39,10 +40,12 @@ struct VerdictOptions {
   // Significance level of the two-sided Mann-Whitney U test. Default: 0.01.
   double alpha = 0.01;
   // Practical threshold for durations and other absolute figures, percent.
-  // Default: 2.
-  double duration_threshold_pct = 2;
-  // Practical threshold for ratio metrics, percentage points. Default: 1.
-  double ratio_threshold_pp = 1;
+  // Default: kDurationFloorPct (2; an uncalibrated case uses the calibrated
+  // rule's floor).
+  double duration_threshold_pct = kDurationFloorPct;
+  // Practical threshold for ratio metrics, percentage points. Default:
+  // kRatioFloorPp (1).
+  double ratio_threshold_pp = kRatioFloorPp;
   // Whether the request set duration_threshold_pct / ratio_threshold_pp:
   // then it applies to every case ("request"). Otherwise a case with a
   // measured spread whose soc and mode match both sides' fingerprints uses

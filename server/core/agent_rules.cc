@@ -4,7 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/constants.h"
+#include "server/core/limits.h"
 
 namespace npuperf::server {
 namespace {

@@ -11,7 +11,7 @@
 #include "common/log.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
-#include "server/core/constants.h"
+#include "server/core/limits.h"
 
 namespace npuperf::server {
 namespace {

@@ -11,12 +11,34 @@
 // with a release.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "common/input_rules.h"
 
 namespace npuperf::server {
+
+// --- Transport ---
+// Largest gRPC message the server accepts (a bundle arrives in chunks).
+inline constexpr int kMaxReceiveMessageBytes = 64 << 20;
+
+// --- Agents (RegisterAgent, heartbeats, LeaseJob offers; core/agent_rules.h) ---
+// The most devices one agent serves, the range of device ids, the most
+// labels and capabilities with the longest key, value and other string
+// (host name, version...), and the most running jobs one message lists.
+// Above them: INVALID_ARGUMENT naming each field (docs/api.md, "Agent
+// limits").
+inline constexpr int kMaxAgentDevices = 64;
+inline constexpr int32_t kMaxAgentDeviceId = 4095;
+inline constexpr int kMaxAgentLabels = 32;
+inline constexpr size_t kMaxAgentLabelValueBytes = 255;
+inline constexpr int kMaxAgentCapabilities = 16;
+inline constexpr size_t kMaxAgentStringBytes = 255;
+inline constexpr int kMaxAgentRunningJobs = 1024;
+// LeaseJob: the longest long-poll an agent may ask for (wait_ms is
+// INVALID_ARGUMENT above it).
+inline constexpr std::chrono::milliseconds kMaxLeaseWait{30'000};
 
 // The limits an operator sets with server flags.
 struct InputLimits {
@@ -38,6 +60,9 @@ inline constexpr size_t kMaxOperatorNameBytes = 128;
 inline constexpr size_t kMaxCaseIdBytes = 128;
 inline constexpr size_t kMaxSocNameBytes = 64;
 inline constexpr size_t kMaxLabelKeyBytes = 63;
+// An agent's label keys follow the same rule as host-label keys, which must
+// match them.
+inline constexpr size_t kMaxAgentLabelKeyBytes = kMaxLabelKeyBytes;
 // op_name and every op_name_map value: the exact kernel name (C++ mangled
 // names run long), printable, no control characters.
 inline constexpr size_t kMaxOpNameBytes = 1024;
@@ -48,14 +73,18 @@ inline constexpr int kMaxCasesPerOperator = 10'000;
 // runner and manifest_path: a normalised relative path inside the bundle,
 // at most kMaxBundlePathBytes (256, common/input_rules.h: the agent applies
 // the same rule).
-// Label values and host-label values; labels and host labels per collection.
+// Label values; labels and host labels per collection.
 inline constexpr size_t kMaxLabelValueBytes = 256;
 inline constexpr int kMaxLabels = 32;
+// Host-label values must equal an agent's label value to match, so they have
+// its cap: a longer one could never be placed.
+inline constexpr size_t kMaxHostLabelValueBytes = kMaxAgentLabelValueBytes;
 // constraints.socs entries, constraints.device_range length, constraints.host
 // length (printable text).
 inline constexpr int kMaxSocs = 16;
 inline constexpr size_t kMaxDeviceRangeBytes = 256;
-inline constexpr size_t kMaxConstraintHostBytes = 255;
+// constraints.host names an agent's host: its cap.
+inline constexpr size_t kMaxConstraintHostBytes = kMaxAgentStringBytes;
 // Label keys with this prefix are the server's own: it sets them on the
 // collections it submits (a confirmation's or a calibration's reruns), and
 // refuses them in a client's spec.labels. Rounds of such collections are left
@@ -73,6 +102,11 @@ inline constexpr size_t kMaxIdempotencyKeyBytes = 128;
 // The whole CollectionSpec, serialized: every response carrying a
 // collection stays under the 4 MiB default of gRPC clients.
 inline constexpr size_t kMaxSpecBytes = 1 << 20;
+
+// --- Bundles (UploadBundle) ---
+// A bundle may unpack to this many times the upload limit
+// (SchedulerOptions::max_bundle_bytes).
+inline constexpr int64_t kMaxUnpackedFactor = 4;
 
 // --- Other requests ---
 // Collection ids in requests ("c-" + 12 hex digits are issued).
@@ -97,6 +131,12 @@ inline constexpr size_t kMaxBaselineLabelBytes = kMaxLabelKeyBytes + 1 + kMaxLab
 inline constexpr size_t kMaxTriageNoteBytes = 1024;
 
 // --- Responses (paging) ---
+// ListCollections: page size when the request gives none, and the largest.
+inline constexpr int32_t kDefaultCollectionsPage = 50;
+inline constexpr int32_t kMaxCollectionsPage = 500;
+// ListRounds: page size when the request gives none, and the largest.
+inline constexpr int32_t kDefaultRoundsPage = 100;
+inline constexpr int32_t kMaxRoundsPage = 1000;
 // GetCollection: jobs per page when the request gives none, and the most.
 inline constexpr int32_t kDefaultJobsPage = 1000;
 inline constexpr int32_t kMaxJobsPage = 1000;

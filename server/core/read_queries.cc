@@ -10,7 +10,6 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/artifacts.h"
 #include "server/core/assignment.h"
-#include "server/core/constants.h"
 #include "server/core/job_state.h"
 #include "server/core/limits.h"
 #include "server/core/request_rules.h"

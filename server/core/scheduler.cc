@@ -15,6 +15,7 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
+#include "server/core/limits.h"
 #include "server/core/discovery_validator.h"
 #include "server/core/evidence_validator.h"
 #include "server/core/job_rules.h"

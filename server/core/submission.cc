@@ -168,7 +168,8 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
 }
 
 void CheckLabels(const google::protobuf::Map<std::string, std::string>& labels,
-                 const std::string& f, bool lower_keys, Violations& out) {
+                 const std::string& f, bool lower_keys, size_t max_value_bytes,
+                 Violations& out) {
   if (!CheckCount(out, f, static_cast<int>(labels.size()), kMaxLabels)) return;
   for (const auto& [key, value] : labels) {
     const std::string lf = KeyField(f, key);
@@ -180,8 +181,8 @@ void CheckLabels(const google::protobuf::Map<std::string, std::string>& labels,
                                       "\" are set by the server (confirmation and calibration "
                                       "reruns)")});
     }
-    if (value.size() > kMaxLabelValueBytes || !IsPrintableLine(value)) {
-      out.push_back({lf, absl::StrCat("value must be at most ", kMaxLabelValueBytes,
+    if (value.size() > max_value_bytes || !IsPrintableLine(value)) {
+      out.push_back({lf, absl::StrCat("value must be at most ", max_value_bytes,
                                       " bytes of printable text")});
     }
   }
@@ -196,7 +197,8 @@ void CheckConstraints(const v1::DeviceConstraints& c, Violations& out) {
       }
     }
   }
-  CheckLabels(c.host_labels(), "spec.constraints.host_labels", false, out);
+  CheckLabels(c.host_labels(), "spec.constraints.host_labels", false, kMaxHostLabelValueBytes,
+              out);
   if (c.host().size() > kMaxConstraintHostBytes || !IsPrintableLine(c.host())) {
     out.push_back({"spec.constraints.host",
                    absl::StrCat("at most ", kMaxConstraintHostBytes, " bytes of printable text")});
@@ -290,7 +292,7 @@ std::vector<FieldViolation> ValidateSpec(
       out.push_back({f + ".name", "duplicate operator name"});
     }
   }
-  CheckLabels(spec.labels(), "spec.labels", true, out);
+  CheckLabels(spec.labels(), "spec.labels", true, kMaxLabelValueBytes, out);
   CheckConstraints(spec.constraints(), out);
   return out;
 }

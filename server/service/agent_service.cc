@@ -1,6 +1,5 @@
 #include "server/service/agent_service.h"
 
-#include "server/core/constants.h"
 #include "server/core/job_rules.h"
 #include "server/service/peer_certificate.h"
 

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "report/report.h"
 #include "server/compare/comparator.h"
-#include "server/core/constants.h"
 #include "server/core/limits.h"
 #include "server/ui/ui_rules.h"
 #include "server/ui/ui_server.h"

@@ -6,7 +6,7 @@
 
 #include "common/status_util.h"
 #include "gtest/gtest.h"
-#include "server/core/constants.h"
+#include "server/core/limits.h"
 #include "tests/server/core/scheduler_fixture.h"
 
 namespace npuperf::server {

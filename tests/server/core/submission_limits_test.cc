@@ -132,6 +132,22 @@ TEST(SubmissionLimitsTest, LabelKeysValuesAndCountsAreCapped) {
   EXPECT_EQ(Fields(spec), Names{"spec.constraints.host_labels"});
 }
 
+// A host label matches only an equal agent label value, so it is capped where
+// agent label values are (255), not where collection labels are (256).
+TEST(SubmissionLimitsTest, HostLabelValuesHaveTheAgentLabelValueCap) {
+  static_assert(kMaxHostLabelValueBytes == kMaxAgentLabelValueBytes);
+  static_assert(kMaxAgentLabelKeyBytes == kMaxLabelKeyBytes);
+  v1::CollectionSpec spec = ValidSpec();
+  auto& host_labels = *spec.mutable_constraints()->mutable_host_labels();
+  host_labels["rack"] = std::string(kMaxAgentLabelValueBytes, 'r');
+  EXPECT_EQ(Fields(spec), Names{});
+  host_labels["rack"] = std::string(kMaxAgentLabelValueBytes + 1, 'r');
+  EXPECT_EQ(Fields(spec), Names{"spec.constraints.host_labels[rack]"});
+  spec.mutable_constraints()->clear_host_labels();
+  (*spec.mutable_labels())["k"] = std::string(kMaxLabelValueBytes, 'v');
+  EXPECT_EQ(Fields(spec), Names{}) << "collection labels keep their own cap";
+}
+
 TEST(SubmissionLimitsTest, UnknownEnumValuesAreRejected) {
   v1::CollectionSpec spec = ValidSpec();
   spec.mutable_params()->set_mode(static_cast<v1::ProfileMode>(99));
