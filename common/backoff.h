@@ -6,8 +6,10 @@
 
 namespace npuperf {
 
-// Capped exponential backoff with full jitter ("AWS architecture blog" style):
-// the n-th delay is uniform in [initial * 2^n / 2, min(max, initial * 2^n)].
+// Capped exponential backoff with equal jitter (the AWS architecture blog's
+// "Exponential Backoff And Jitter" names it so): with c = min(max, initial *
+// 2^n), the n-th delay is uniform in [c/2, c], so a retry never comes sooner
+// than half the step (full jitter would draw from [0, c]).
 // Not thread-safe; one instance per retry loop.
 class Backoff {
  public:

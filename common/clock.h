@@ -51,10 +51,6 @@ inline int64_t ToUnixMillis(Clock::SystemTime t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-inline Clock::SystemTime FromUnixMillis(int64_t ms) {
-  return Clock::SystemTime(std::chrono::milliseconds(ms));
-}
-
 // Seconds from `from` to `to` (negative when to is earlier).
 inline double SecondsBetween(Clock::MonotonicTime from, Clock::MonotonicTime to) {
   return std::chrono::duration<double>(to - from).count();

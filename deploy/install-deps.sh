@@ -9,6 +9,7 @@ PACKAGES=(
   libabsl-dev libsqlitecpp-dev libsqlite3-dev sqlite3 libpqxx-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libarchive-dev libcli11-dev nlohmann-json3-dev libssl-dev
   postgresql-15 python3 util-linux procps curl clang-format
+  clang  # deploy/check-thread-safety.py: clang's thread-safety analysis in .ci/run (syntax only)
   bubblewrap  # npuperf-agent --sandbox bwrap (and its tests)
   nftables    # deploy/nftables (tests/deploy/nftables_test.sh)
   openssl     # the throwaway CA and certificates of the TLS tests (tests/integration)

@@ -155,7 +155,6 @@ constexpr Statement kStatements[] = {
     {"collection_lock", "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE"},
     {"collection_lock_skip",
      "SELECT team, cancel_reason FROM collections WHERE id = $1 FOR UPDATE SKIP LOCKED"},
-    {"collection_cancel_reason", "SELECT cancel_reason FROM collections WHERE id = $1"},
     {"collection_mark_cancel", "UPDATE collections SET cancel_reason = $1 WHERE id = $2"},
     {"collection_cancel_queued",
      "UPDATE jobs SET state = 6, reason = $1, finished_ms = $2 WHERE collection_id = $3 AND "
@@ -465,11 +464,6 @@ void PrepareStatements(pqxx::connection& conn) {
 void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,
                 int64_t job_id, EventKind kind, const std::string& detail) {
   tx.exec_prepared("event_insert", now_ms, collection_id, job_id, EventKindName(kind), detail);
-}
-
-bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id) {
-  auto r = tx.exec_prepared("collection_cancel_reason", collection_id);
-  return !r.empty() && !r[0][0].as<std::string>().empty();
 }
 
 std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id) {

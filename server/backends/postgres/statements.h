@@ -46,8 +46,6 @@ void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& c
 // The job's lease as stored (for CheckLease: why a conditional write of it
 // matched no row); nullopt for an unknown job.
 std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id);
-// Whether a cancel was requested for the collection.
-bool PgCollectionCancelled(pqxx::transaction_base& tx, const std::string& collection_id);
 // Derives the collection's state from its jobs again.
 // REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
 // sees every earlier commit and two replicas cannot both miss each other.

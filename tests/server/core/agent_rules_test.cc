@@ -1,10 +1,8 @@
-// The agents domain's pure rules: what each caller sees of ListAgents, and
-// the lease rule both store backends apply (CheckLease, CheckAdoption).
+// The agents domain's pure rules: what each caller sees of ListAgents (the
+// lease rule both store backends apply is in job_rules_test.cc).
 #include "server/core/agent_rules.h"
 
-#include "common/sha256.h"
 #include "gtest/gtest.h"
-#include "server/core/job_rules.h"
 
 namespace npuperf::server {
 namespace {
@@ -67,54 +65,6 @@ TEST(ViewAgentsTest, DevelopmentModeSeesEverything) {
   EXPECT_EQ(seen.agents(0).host(), "h1");
   EXPECT_EQ(seen.agents(0).labels().at("rack"), "r1");
   EXPECT_EQ(seen.agents(0).devices(1).job_id(), 8);
-}
-
-LeaseFacts Live() {
-  LeaseFacts f;
-  f.state = v1::JOB_STATE_RUNNING;
-  f.attempt = 2;
-  f.fencing_token = 5;
-  f.agent_id = "a1";
-  f.host = "h1";
-  f.lease_expires_ms = 10'000;
-  f.secret_sha256 = Sha256Hex("s3cret");
-  return f;
-}
-
-TEST(CheckLeaseTest, EachRuleNamesItsRefusal) {
-  const AttemptRef ok{1, 2, 5, "s3cret"};
-  EXPECT_EQ(CheckLease(Live(), ok, "a1"), std::nullopt);
-  EXPECT_EQ(CheckLease(Live(), {1, 2, 6, "s3cret"}, "a1"), AgentRefusal::kStaleLease);
-  EXPECT_EQ(CheckLease(Live(), {1, 1, 5, "s3cret"}, "a1"), AgentRefusal::kStaleLease);
-  EXPECT_EQ(CheckLease(Live(), ok, "a2"), AgentRefusal::kForeignAgent);
-  EXPECT_EQ(CheckLease(Live(), ok, ""), AgentRefusal::kForeignAgent);
-  EXPECT_EQ(CheckLease(Live(), {1, 2, 5, ""}, "a1"), AgentRefusal::kBadSecret);
-  EXPECT_EQ(CheckLease(Live(), {1, 2, 5, Sha256Hex("s3cret")}, "a1"), AgentRefusal::kBadSecret);
-  LeaseFacts done = Live();
-  done.state = v1::JOB_STATE_SUCCEEDED;
-  EXPECT_EQ(CheckLease(done, ok, "a1"), AgentRefusal::kStaleLease);
-  // A lease granted before migration 0004 has no secret and needs none.
-  LeaseFacts old = Live();
-  old.secret_sha256.reset();
-  EXPECT_EQ(CheckLease(old, {1, 2, 5, ""}, "a1"), std::nullopt);
-}
-
-TEST(CheckLeaseTest, AdoptionNeedsTheSameHostALiveLeaseAndTheSecret) {
-  const AttemptRef ok{1, 2, 5, "s3cret"};
-  EXPECT_EQ(CheckAdoption(Live(), ok, "h1", 10'000), std::nullopt);
-  EXPECT_EQ(CheckAdoption(Live(), ok, "h1", 10'001), AgentRefusal::kStaleLease);
-  EXPECT_EQ(CheckAdoption(Live(), ok, "h2", 9'000), AgentRefusal::kForeignAgent);
-  EXPECT_EQ(CheckAdoption(Live(), {1, 2, 5, "x"}, "h1", 9'000), AgentRefusal::kBadSecret);
-}
-
-TEST(AgentRefusalTest, StatusCarriesCodeAndReason) {
-  const absl::Status s = LeaseRefused(AgentRefusal::kBadSecret, {1, 2, 5, "wrong-secret-text"});
-  EXPECT_TRUE(absl::IsPermissionDenied(s));
-  EXPECT_EQ(AgentRefusalOf(s), AgentRefusal::kBadSecret);
-  EXPECT_EQ(s.message().find("wrong-secret-text"), std::string::npos) << s;  // never echoed
-  EXPECT_TRUE(absl::IsFailedPrecondition(LeaseRefused(AgentRefusal::kStaleLease, {})));
-  EXPECT_TRUE(absl::IsNotFound(LeaseRefused(AgentRefusal::kUnknownJob, {})));
-  EXPECT_EQ(AgentRefusalOf(absl::PermissionDeniedError("plain")), std::nullopt);
 }
 
 }  // namespace
