@@ -29,7 +29,8 @@ violations() {  # pattern, folder, allowed-files regex, message
 }
 grpc='#include "grpcpp/|#include <grpcpp/|\.grpc\.pb\.h'
 sql='#include "SQLiteCpp/|#include <SQLiteCpp/|#include <pqxx/|#include "pqxx/|#include <sqlite3.h>'
-violations "$grpc" server '/server/(service/.*|main\.cc)$' "gRPC outside the server's service adapters"
+violations "$grpc" server '/server/(service/.*|main\.cc|server_wiring\.(h|cc))$' \
+  "gRPC outside the server's service adapters and its wiring"
 violations "$sql" server '/server/backends/(sqlite|postgres)/' "SQL library outside the store backends"
 violations '#include "server/(core|compare|service|ui|backends)/' server/store '^$' \
   "server/store (the seam, on the ground floor) includes a room above it"
