@@ -69,6 +69,10 @@ class Agent {
   HealthInputs Health();
 
  private:
+  // The backoff of a retry loop (registration, reports): kRetryMin..kRetryMax,
+  // equal jitter, a random seed per loop.
+  static Backoff RetryBackoff();
+
   struct RunningJob {
     std::unique_ptr<Attempt> attempt;
     std::thread thread;

@@ -7,10 +7,10 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/job_rules.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
+#include "server/core/job_rules.h"
 
 namespace npuperf::server {
 namespace {

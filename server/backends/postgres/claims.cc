@@ -15,11 +15,11 @@
 #include "common/sha256.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
-#include "server/core/job_rules.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
 #include "server/backends/postgres/statements.h"
+#include "server/core/job_rules.h"
 
 namespace npuperf::server {
 namespace {

@@ -6,10 +6,10 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_format.h"
-#include "server/store/migrator.h"
 #include "server/backends/postgres/listener.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/statements.h"
+#include "server/store/migrator.h"
 
 namespace npuperf::server {
 

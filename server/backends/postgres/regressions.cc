@@ -8,10 +8,10 @@
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/triage_rules.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/statements.h"
+#include "server/core/triage_rules.h"
 
 namespace npuperf::server {
 namespace {

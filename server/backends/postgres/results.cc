@@ -7,12 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
-#include "server/core/job_rules.h"
-#include "server/core/job_state.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
 #include "server/backends/postgres/statements.h"
+#include "server/core/job_rules.h"
+#include "server/core/job_state.h"
 
 namespace npuperf::server {
 namespace {

@@ -16,7 +16,7 @@ namespace npuperf::server {
 
 // Registers every SQL statement of PostgresStore on a fresh connection as a
 // named prepared statement (libpqxx 6.4 prepares lazily, on first use). All
-// of the backend's SQL lives in statements.cc (style.md R1, R13); the
+// of the backend's SQL lives in the two tables of statements_sql.h (style.md R1, R13); the
 // methods call them by name with exec_prepared.
 void PrepareStatements(pqxx::connection& conn);
 

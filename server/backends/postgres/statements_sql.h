@@ -1,0 +1,74 @@
+#pragma once
+// The SQL text of PostgresStore's prepared statements, in two tables by
+// domain (statements.cc: the queue; history_statements.cc: baselines, rounds,
+// artifacts, regressions, confirmations, calibrations), and the column lists
+// and fragments they share. Internal to the PostgreSQL backend; only those
+// two files include it (the macros stay out of every other file).
+#include <span>
+
+namespace npuperf::server {
+
+// One prepared statement: its name (for exec_prepared) and SQL.
+struct PgStatement {
+  const char* name;
+  const char* sql;
+};
+
+// The queue's statements (statements.cc) and the history's
+// (history_statements.cc); PrepareStatements registers both.
+std::span<const PgStatement> QueueStatements();
+std::span<const PgStatement> HistoryStatements();
+
+}  // namespace npuperf::server
+
+// Text ordering uses COLLATE "C" (byte order), as SQLite does, so pages and
+// listings come out the same on both backends whatever the database locale.
+
+// Column lists shared by several statements (mapped in rows.cc).
+#define NPUPERF_PG_COLLECTION_COLUMNS \
+  "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
+#define NPUPERF_PG_JOB_COLUMNS                                                                   \
+  "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
+  "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \
+  "started_ms, finished_ms, discovery"
+#define NPUPERF_PG_ROUND_COLUMNS                                                     \
+  "r.id, r.collection_id, r.job_id, r.attempt, r.team, r.operator_name, r.case_id, " \
+  "r.created_ms, r.evidence"
+#define NPUPERF_PG_REGRESSION_COLUMNS                                                       \
+  "id, team, operator_name, case_id, baseline_label, rule, state, confirmed, detected_ms, " \
+  "last_seen_ms, first_round_id, last_round_id, seen_rounds, COALESCE(ended_ms, 0)"
+#define NPUPERF_PG_CALIBRATION_COLUMNS \
+  "id, team, source_collection_id, runs, state, reason, created_ms, COALESCE(finished_ms, 0)"
+#define NPUPERF_PG_NOISE_COLUMNS                                                                \
+  "soc, mode, operator_name, case_id, family, spread, rounds, threshold, far, calibration_id, " \
+  "measured_ms"
+// The newest row per (soc, mode, operator, case, family) of team $1 among the
+// rows matching `where` (a literal).
+#define NPUPERF_PG_NEWEST_NOISE(where)                                                            \
+  "SELECT " NPUPERF_PG_NOISE_COLUMNS                                                              \
+  " FROM noise_spreads WHERE id IN (SELECT MAX(id) FROM noise_spreads WHERE team = $1 AND " where \
+  " GROUP BY soc, mode, operator_name, case_id, family) ORDER BY operator_name COLLATE "          \
+  "\"C\", case_id COLLATE \"C\", soc COLLATE \"C\", mode COLLATE \"C\", family COLLATE \"C\""
+// Every (key, value) of the JSON object $N is a label of the collection cid.
+#define NPUPERF_PG_HAS_LABELS(N, cid)                              \
+  " NOT EXISTS (SELECT 1 FROM jsonb_each_text(" N                  \
+  "::jsonb) f WHERE NOT EXISTS ("                                  \
+  "SELECT 1 FROM collection_labels l WHERE l.collection_id = " cid \
+  " AND l.key = f.key AND l.value = f.value))"
+// Rounds of collections the server submitted for itself (a label key
+// starting "npuperf.", core/limits.h kServerLabelPrefix: confirmation and
+// calibration reruns) only when the boolean parameter N is true. The range
+// ['npuperf.', 'npuperf/') is that prefix ('/' follows '.') and uses the key
+// index.
+#define NPUPERF_PG_SERVER_ROUNDS(N)                                        \
+  "(" N                                                                    \
+  "::boolean OR NOT EXISTS (SELECT 1 FROM collection_labels x WHERE "      \
+  "x.collection_id = r.collection_id AND x.key >= 'npuperf.' AND x.key < " \
+  "'npuperf/'))"
+// What ConfirmationOf reads (postgres/confirmations.cc).
+#define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
+// Job states as stored (npuperf.v1.JobState).
+#define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
+// The lease's secret is the one whose sha256 is parameter N (no secret for a
+// lease granted before migration 0004).
+#define NPUPERF_PG_SECRET(N) "(lease_secret_sha256 IS NULL OR lease_secret_sha256 = " N ")"
