@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "agent/agent.h"
 #include "agent/constants.h"
 #include "common/log.h"
