@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/constants.h"
+#include "common/chip_health.h"
 #include "common/log.h"
 
 namespace npuperf::agent {
@@ -19,6 +20,7 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
       metrics_(metrics),
       clock_(clock),
       options_(std::move(options)),
+      chip_probe_(runner, clock, options_.npu_smi, options_.work_dir / "npu-smi"),
       job_runner_(runner, clock, job_options, &metrics),
       spool_(options_.work_dir / "spool"),
       bundles_(options_.work_dir / "bundles", kBundleCacheBytes, clock),
@@ -101,13 +103,7 @@ v1::RegisterAgentRequest Agent::RegistrationRequest() {
   req.mutable_labels()->insert(options_.labels.begin(), options_.labels.end());
   {
     absl::MutexLock lock(&mu_);
-    for (int d : options_.devices) {
-      auto* info = req.add_devices();
-      info->set_device_id(d);
-      info->set_soc(options_.socs.at(d));
-      auto it = device_states_.find(d);
-      info->set_state(it == device_states_.end() ? v1::DEVICE_STATE_IDLE : it->second);
-    }
+    for (int d : options_.devices) FillDeviceInfo(d, req.add_devices());
   }
   for (auto& j : RunningJobs()) *req.add_running_jobs() = j;
   return req;
@@ -186,7 +182,26 @@ void Agent::OnSessionResponse(const v1::AgentSessionResponse& response) {
   }
 }
 
+std::map<int, v1::DeviceReading> Agent::ReadIdleChips() {
+  std::map<int, v1::DeviceReading> readings;
+  if (!chip_probe_.enabled()) return readings;
+  std::set<int> in_use;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [id, job] : running_) in_use.insert(job->attempt->assignment().device_id());
+  }
+  for (int d : options_.devices) {
+    if (in_use.contains(d)) continue;
+    readings[d] = chip_probe_.ReadCached(d, kChipProbeInterval);
+    metrics_.SetChip(d, options_.socs.at(d), readings[d]);
+  }
+  absl::MutexLock lock(&mu_);
+  for (const auto& [d, r] : readings) device_readings_[d] = r;
+  return readings;
+}
+
 v1::LeaseJobRequest Agent::LockFreeDevices(std::map<int, std::unique_ptr<DeviceLease>>* held) {
+  const std::map<int, v1::DeviceReading> readings = ReadIdleChips();
   v1::LeaseJobRequest req;
   int busy = 0, external = 0;
   {
@@ -200,26 +215,48 @@ v1::LeaseJobRequest Agent::LockFreeDevices(std::map<int, std::unique_ptr<DeviceL
         ++busy;
         continue;
       }
+      auto reading = readings.find(d);
+      const std::string critical =
+          reading == readings.end() ? std::string() : CriticalReason(reading->second);
+      if (!critical.empty()) {
+        // Withdrawn: not offered, and the server quarantines it.
+        if (device_details_[d] != critical) LogWarning("agent", absl::StrCat("device ", d, ": ", critical));
+        device_states_[d] = v1::DEVICE_STATE_UNHEALTHY;
+        device_details_[d] = critical;
+        continue;
+      }
+      device_details_.erase(d);
       auto lease = locker_.TryLock(d);
       if (lease.ok()) {
         (*held)[d] = *std::move(lease);
         device_states_[d] = v1::DEVICE_STATE_IDLE;
-        auto* info = req.add_free_devices();
-        info->set_device_id(d);
-        info->set_soc(options_.socs.at(d));
-        info->set_state(v1::DEVICE_STATE_IDLE);
+        FillDeviceInfo(d, req.add_free_devices());
       } else if (absl::IsResourceExhausted(lease.status())) {
         device_states_[d] = v1::DEVICE_STATE_EXTERNALLY_LOCKED;
         metrics_.lock_contention.Increment();
         ++external;
       } else {
         device_states_[d] = v1::DEVICE_STATE_UNHEALTHY;
+        device_details_[d] = std::string(lease.status().message());
         LogWarning("agent", std::string(lease.status().message()));
       }
     }
   }
   metrics_.SetDevices(static_cast<int>(held->size()), busy, external);
   return req;
+}
+
+void Agent::FillDeviceInfo(int d, v1::DeviceInfo* info) {
+  info->set_device_id(d);
+  info->set_soc(options_.socs.at(d));
+  auto state = device_states_.find(d);
+  info->set_state(state == device_states_.end() ? v1::DEVICE_STATE_IDLE : state->second);
+  auto detail = device_details_.find(d);
+  if (detail != device_details_.end() && info->state() == v1::DEVICE_STATE_UNHEALTHY) {
+    info->set_health_detail(detail->second);
+  }
+  auto reading = device_readings_.find(d);
+  if (reading != device_readings_.end()) *info->mutable_reading() = reading->second;
 }
 
 void Agent::LeaseOnce(const std::atomic<bool>& stop) {
@@ -358,13 +395,7 @@ v1::Heartbeat Agent::BuildHeartbeat() {
   for (auto& j : RunningJobs()) *hb.add_running_jobs() = j;
   absl::MutexLock lock(&mu_);
   hb.set_agent_id(agent_id_);
-  for (int d : options_.devices) {
-    auto* info = hb.add_devices();
-    info->set_device_id(d);
-    info->set_soc(options_.socs.at(d));
-    auto it = device_states_.find(d);
-    info->set_state(it == device_states_.end() ? v1::DEVICE_STATE_IDLE : it->second);
-  }
+  for (int d : options_.devices) FillDeviceInfo(d, hb.add_devices());
   return hb;
 }
 

@@ -20,6 +20,7 @@
 #include "agent/health.h"
 #include "agent/job_runner.h"
 #include "agent/metrics.h"
+#include "agent/npu_smi.h"
 #include "agent/result_spool.h"
 #include "agent/server_channel.h"
 #include "common/backoff.h"
@@ -110,6 +111,13 @@ class Agent {
   // Locks every device not in use and returns the lease request offering them
   // (held receives the locks); updates the device states and gauges.
   v1::LeaseJobRequest LockFreeDevices(std::map<int, std::unique_ptr<DeviceLease>>* held);
+  // npu-smi readings of the devices not running a job (none without
+  // --npu-smi), at most kChipProbeInterval old; kept for the heartbeats and
+  // the chip gauges. Runs npu-smi: call without mu_.
+  std::map<int, v1::DeviceReading> ReadIdleChips();
+  // Device d as the server is told (state, why unhealthy, last reading).
+  // REQUIRES: mu_ held.
+  void FillDeviceInfo(int d, v1::DeviceInfo* info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartJob(const v1::JobAssignment& a, std::unique_ptr<DeviceLease> lease);
   // The job's thread, after Attempt::Run: wakes the reporter, moves the job to
   // finished_ for ReapFinished.
@@ -132,6 +140,7 @@ class Agent {
   AgentMetrics& metrics_;
   Clock& clock_;
   const AgentOptions options_;
+  NpuSmiProbe chip_probe_;
   JobRunner job_runner_;
   ResultSpool spool_;
   BundleCache bundles_;
@@ -153,6 +162,9 @@ class Agent {
   std::map<int64_t, std::unique_ptr<RunningJob>> running_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<RunningJob>> finished_ ABSL_GUARDED_BY(mu_);
   std::map<int, v1::DeviceState> device_states_ ABSL_GUARDED_BY(mu_);
+  // Why a device is unhealthy (npu-smi's critical status, a lock error).
+  std::map<int, std::string> device_details_ ABSL_GUARDED_BY(mu_);
+  std::map<int, v1::DeviceReading> device_readings_ ABSL_GUARDED_BY(mu_);
   // Last registration or session message from the server.
   std::optional<Clock::MonotonicTime> last_contact_ ABSL_GUARDED_BY(mu_);
 };

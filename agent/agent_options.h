@@ -28,6 +28,11 @@ struct AgentOptions {
   // Which installation of the host this agent is (RegisterAgentRequest.slot):
   // a hash of the work directory. Default: "" (set by main.cc).
   std::string slot;
+  // npu-smi (--npu-smi): read before a device is offered (at most every
+  // kChipProbeInterval) and around every job (docs/operations.md "Device
+  // health"). Default: none (no chip readings; msprof-sim's stand-in is
+  // build/sim-bin/npu-smi).
+  std::string npu_smi;
   // Agent version sent with RegisterAgent (main.cc also hands it to the job runner for
   // the fingerprints). Default: 0.1.0.
   std::string version = "0.1.0";

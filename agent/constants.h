@@ -30,6 +30,9 @@ inline constexpr milliseconds kRetryMin = milliseconds(200);
 inline constexpr milliseconds kRetryMax = seconds(30);
 // Pause before re-offering devices when none could be locked.
 inline constexpr milliseconds kIdleProbe = milliseconds(500);
+// An idle device's npu-smi reading is at most this old when it is offered
+// (a job reads it again right before and after its profiled runs).
+inline constexpr milliseconds kChipProbeInterval = milliseconds(30'000);
 // A session that lasted longer than this resets the reconnect backoff.
 inline constexpr milliseconds kStableSession = seconds(10);
 // Longest pause of the session thread while a registration is pending.

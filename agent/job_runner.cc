@@ -78,7 +78,14 @@ absl::StatusOr<evidence::CaseManifest> LoadBundleManifest(const fs::path& operat
 
 JobRunner::JobRunner(ProfilerRunner& runner, Clock& clock, JobRunnerOptions options,
                      AgentMetrics* metrics)
-    : runner_(runner), clock_(clock), options_(std::move(options)), metrics_(metrics) {}
+    : runner_(runner),
+      clock_(clock),
+      options_(std::move(options)),
+      chip_probe_(runner, clock, options_.npu_smi,
+                  options_.npu_smi_scratch.empty()
+                      ? std::filesystem::temp_directory_path() / "npuperf-npu-smi"
+                      : options_.npu_smi_scratch),
+      metrics_(metrics) {}
 
 void JobRunner::Report(const JobContext& ctx, v1::JobPhase phase, int step, int steps,
                        const std::string& detail, int repeat, int repeats) {
@@ -482,6 +489,8 @@ absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
   if (!launch.ok()) return launch.status();
   if (auto s = Preflight(ctx, app, deadline); !s.ok()) return s;
   if (auto s = WarmUp(ctx, app, deadline); !s.ok()) return s;
+  absl::StatusOr<v1::DeviceReading> before = ChipBefore(ctx);
+  if (!before.ok()) return before.status();
   // Compare = the standard protocol (seven metric runs + sample per repeat)
   // with the golden ratio (reference §6.1, §7.6).
   absl::StatusOr<v1::Evidence> evidence = mode == v1::PROFILE_MODE_QUICK
@@ -494,7 +503,43 @@ absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
         "provided");
   }
   FillFingerprint(ctx, app, &*evidence);
+  if (absl::Status s = ChipAfter(ctx, *std::move(before), &*evidence); !s.ok()) return s;
   return evidence;
+}
+
+absl::StatusOr<v1::DeviceReading> JobRunner::ChipBefore(const JobContext& ctx) {
+  if (!chip_probe_.enabled()) return v1::DeviceReading();
+  v1::DeviceReading r = chip_probe_.Read(ctx.job.device_id());
+  if (const std::string critical = CriticalReason(r); !critical.empty()) {
+    return absl::UnavailableError(
+        absl::StrCat("device ", ctx.job.device_id(), " before the profiled runs: ", critical));
+  }
+  return r;
+}
+
+absl::Status JobRunner::ChipAfter(const JobContext& ctx, v1::DeviceReading before,
+                                  v1::Evidence* e) {
+  if (!chip_probe_.enabled()) return absl::OkStatus();
+  v1::DeviceReading after = chip_probe_.Read(ctx.job.device_id());
+  if (const std::string critical = CriticalReason(after); !critical.empty()) {
+    return absl::UnavailableError(absl::StrCat("device ", ctx.job.device_id(),
+                                               " went critical during the run: ", critical));
+  }
+  for (const v1::DeviceReading* r : {&before, &after}) {
+    const char* when = r == &before ? "before" : "after";
+    if (ClassifyHealth(r->health()) == ChipHealth::kWarning) {
+      e->add_warnings(absl::StrCat("npu-smi ", when, " the profiled runs: Health Status ",
+                                   r->health(), " (error code ", r->error_code(), ")"));
+    }
+    if (ClockLow(*r)) {
+      e->add_warnings(absl::StrCat("npu-smi ", when, " the profiled runs: AI Core at ",
+                                   r->aicore_current_mhz(), " MHz of ", r->aicore_rated_mhz(),
+                                   " rated (down-clocked)"));
+    }
+  }
+  *e->mutable_fingerprint()->mutable_device_before() = std::move(before);
+  *e->mutable_fingerprint()->mutable_device_after() = std::move(after);
+  return absl::OkStatus();
 }
 
 }  // namespace npuperf::agent

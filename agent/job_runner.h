@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/metrics.h"
+#include "agent/npu_smi.h"
 #include "agent/profiler_runner.h"
 #include "agent/run_as.h"
 #include "agent/sandbox.h"
@@ -42,6 +43,13 @@ struct JobRunnerOptions {
   // --sandbox bwrap: every child runs inside bubblewrap (agent/sandbox.h).
   // Default: none.
   std::optional<SandboxOptions> sandbox = std::nullopt;
+  // npu-smi (--npu-smi), read right before and right after the profiled runs
+  // of a job: the readings are the round's covariates (fingerprint
+  // device_before / device_after); a chip that reads critical fails the
+  // attempt (retryable: another device takes it). Default: none.
+  std::string npu_smi = "";
+  // Where its output goes. Default: <tmp>/npuperf-npu-smi.
+  std::filesystem::path npu_smi_scratch = "";
 };
 
 // Where the wall time of one attempt went, in seconds (filled by Run; the
@@ -166,9 +174,17 @@ class JobRunner {
   void FillFingerprint(const JobContext& ctx, const std::vector<std::string>& app,
                        v1::Evidence* e) const;
 
+  // The chip before the profiled runs: a critical one ends the attempt
+  // (UNAVAILABLE); a warning or a low clock becomes an evidence warning.
+  absl::StatusOr<v1::DeviceReading> ChipBefore(const JobContext& ctx);
+  // The chip after them, attached with `before` to the fingerprint; a chip
+  // gone critical meanwhile ends the attempt (UNAVAILABLE).
+  absl::Status ChipAfter(const JobContext& ctx, v1::DeviceReading before, v1::Evidence* e);
+
   ProfilerRunner& runner_;
   Clock& clock_;
   const JobRunnerOptions options_;
+  NpuSmiProbe chip_probe_;
   AgentMetrics* metrics_;
 };
 

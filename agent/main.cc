@@ -6,7 +6,7 @@
 //                 --msprof PATH --lock-dir DIR --work-dir DIR --metrics-listen HOST:PORT
 //                 (--run-as-pool USERS | --run-as USER | --run-as-self)
 //                 [--cgroup auto|none|DIR] [--job-pids-max N] [--job-memory-max BYTES]
-//                 [--label k=v]... [--tls-ca PEM [--tls-cert PEM --tls-key PEM]]
+//                 [--label k=v]... [--tls-ca PEM [--tls-cert PEM --tls-key PEM]] [--npu-smi PATH]
 #include <signal.h>
 #include <unistd.h>
 
@@ -87,6 +87,7 @@ struct Flags {
   std::string soc = "Ascend910B2";
   std::string soc_map;
   std::string msprof = "msprof";
+  std::string npu_smi;
   std::string python = "python3";
   std::string lock_dir = "/run/npuperf/locks";
   std::string work_dir = AgentOptions().work_dir.string();
@@ -143,6 +144,10 @@ void DefineFlags(CLI::App& app, Flags& f) {
   app.add_option("--python", f.python, "interpreter for *.py runners")->capture_default_str();
   app.add_option("--lock-dir", f.lock_dir, "lock directory, or a path template with {id}")
       ->capture_default_str();
+  app.add_option("--npu-smi", f.npu_smi,
+                 "npu-smi to read chip health, clock, temperature and power before a device is "
+                 "offered and around every job (e.g. /usr/local/sbin/npu-smi, or "
+                 "build/sim-bin/npu-smi; default: none)");
   app.add_option("--work-dir", f.work_dir, "bundle cache, scratch and result spool")
       ->capture_default_str();
   app.add_option("--metrics-listen", f.metrics_listen, "Prometheus HOST:PORT (port 0: pick one)")
@@ -303,6 +308,13 @@ absl::StatusOr<Config> Resolve(const Flags& f) {
   c.options.slot =
       Sha256Hex(std::filesystem::weakly_canonical(c.options.work_dir).string()).substr(0, 32);
   c.job_options.msprof = msprof;
+  if (!f.npu_smi.empty()) {
+    c.options.npu_smi = f.npu_smi.find('/') != std::string::npos
+                            ? std::filesystem::absolute(f.npu_smi).string()
+                            : f.npu_smi;
+    c.job_options.npu_smi = c.options.npu_smi;
+    c.job_options.npu_smi_scratch = c.options.work_dir / "npu-smi";
+  }
   c.job_options.python = f.python;
   c.job_options.agent_env = CurrentEnvironment();
   c.job_options.host = c.options.host;

@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "agent/msprof_modes.h"
+#include "common/chip_health.h"
 
 namespace npuperf::agent {
 
@@ -57,7 +58,23 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
           prometheus::BuildHistogram()
               .Name("npuperf_agent_job_phase_seconds")
               .Help("Wall time of job attempts by phase (sum over attempts and devices)")
-              .Register(r)) {
+              .Register(r)),
+      chip_health(prometheus::BuildGauge()
+                      .Name("npu_chip_info_health_status")
+                      .Help("npu-smi health of the chip: 1 OK or Warning, 0 Alarm or Critical")
+                      .Register(r)),
+      chip_aicore_freq(prometheus::BuildGauge()
+                           .Name("npu_chip_info_aicore_current_freq")
+                           .Help("AI Core current frequency read by npu-smi, MHz")
+                           .Register(r)),
+      chip_temperature(prometheus::BuildGauge()
+                           .Name("npu_chip_info_temperature")
+                           .Help("Chip temperature read by npu-smi, degrees Celsius")
+                           .Register(r)),
+      chip_power(prometheus::BuildGauge()
+                     .Name("npu_chip_info_power")
+                     .Help("Chip real-time power read by npu-smi, W")
+                     .Register(r)) {
   for (const char* outcome : kJobOutcomes) jobs.Add({{"outcome", outcome}});
   static_assert(std::size(kMsprofGroups) == kMetricGroups.size() + 2);
   for (const char* group : kMsprofGroups) {
@@ -81,6 +98,23 @@ void AgentMetrics::SetDevices(int idle, int busy, int externally_locked) {
   devices.Add({{"state", "idle"}}).Set(idle);
   devices.Add({{"state", "busy"}}).Set(busy);
   devices.Add({{"state", "externally_locked"}}).Set(externally_locked);
+}
+
+void AgentMetrics::SetChip(int device, const std::string& soc, const v1::DeviceReading& reading) {
+  const prometheus::Labels labels = {{"id", std::to_string(device)}, {"model_name", soc}};
+  const ChipHealth health = ClassifyHealth(reading.health());
+  if (health != ChipHealth::kUnknown) {
+    chip_health.Add(labels).Set(health == ChipHealth::kCritical ? 0 : 1);
+  }
+  if (reading.aicore_current_mhz() > 0) {
+    chip_aicore_freq.Add(labels).Set(reading.aicore_current_mhz());
+  }
+  if (reading.has_temperature_c()) {
+    chip_temperature.Add(labels).Set(reading.temperature_c());
+  }
+  if (reading.has_power_w()) {
+    chip_power.Add(labels).Set(reading.power_w());
+  }
 }
 
 }  // namespace npuperf::agent

@@ -8,6 +8,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "npuperf/v1/evidence.pb.h"
 
 namespace npuperf::agent {
 
@@ -20,6 +21,11 @@ struct AgentMetrics {
 
   // Sets the device-state gauges (idle, busy, externally_locked).
   void SetDevices(int idle, int busy, int externally_locked);
+  // The chip gauges of one device from an npu-smi reading, named as the
+  // Ascend npu-exporter names them (labels id, model_name): health status (1
+  // OK or Warning, 0 Alarm or Critical), AI Core current clock (MHz),
+  // temperature (C), power (W). Parts the reading lacks are left as they were.
+  void SetChip(int device, const std::string& soc, const v1::DeviceReading& reading);
   // Adds one attempt's time in `phase` (one of kJobPhases) to
   // npuperf_agent_job_phase_seconds.
   void ObservePhase(const std::string& phase, double seconds);
@@ -58,6 +64,11 @@ struct AgentMetrics {
   prometheus::Gauge& registered;
   prometheus::Histogram& job_duration_seconds;
   prometheus::Family<prometheus::Histogram>& job_phase_seconds;  // label phase
+  // npu-exporter's names (docs/operations.md "Device health").
+  prometheus::Family<prometheus::Gauge>& chip_health;
+  prometheus::Family<prometheus::Gauge>& chip_aicore_freq;
+  prometheus::Family<prometheus::Gauge>& chip_temperature;
+  prometheus::Family<prometheus::Gauge>& chip_power;
 
  private:
   std::map<std::string, prometheus::Histogram*> phases_;  // fixed at construction

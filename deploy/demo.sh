@@ -44,6 +44,7 @@ MSPROF_SIM_SOC_MAP="0-3=Ascend910B2,4-7=Ascend950PR_9589" MSPROF_SIM_STATE_DIR="
 MSPROF_SIM_CONFLICT_LOG="$VAR/sim-conflicts.log" \
   "$BIN/npuperf-agent" --server "$SERVER" --devices 0-7 \
   --soc-map 0-3=Ascend910B2,4-7=Ascend950PR_9589 --msprof "$BUILD/sim-bin/msprof" \
+  --npu-smi "$BUILD/sim-bin/npu-smi" \
   --lock-dir "$VAR/locks" --work-dir "$VAR/work" --metrics-listen 127.0.0.1:0 \
   --run-as-self \
   >"$VAR/agent.log" 2>&1 &

@@ -64,11 +64,12 @@ absl::Status ParseBody(const std::vector<absl::string_view>& p, Fault& f) {
   return absl::OkStatus();
 }
 
-// Increments the run counter of `f` and returns its value before the increment.
-int BumpCounter(const Fault& f, const std::filesystem::path& state_dir) {
+}  // namespace
+
+int BumpCounter(absl::string_view key, const std::filesystem::path& state_dir) {
   std::error_code ec;
   std::filesystem::create_directories(state_dir, ec);
-  std::string path = (state_dir / absl::StrCat("fault_", HashName(f.text), ".count")).string();
+  std::string path = (state_dir / absl::StrCat("fault_", HashName(key), ".count")).string();
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd < 0) return 0;
   ::flock(fd, LOCK_EX);
@@ -81,8 +82,6 @@ int BumpCounter(const Fault& f, const std::filesystem::path& state_dir) {
   ::close(fd);  // releases the flock
   return before;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<Fault>> ParseFaults(absl::string_view spec) {
   std::vector<Fault> out;
@@ -108,7 +107,7 @@ std::vector<Fault> ActiveFaults(const std::vector<Fault>& faults, int device,
   for (const Fault& f : faults) {
     if (f.device >= 0 && f.device != device) continue;
     if (f.kind == FaultKind::kFail && f.group != "*" && f.group != group) continue;
-    if (f.first > 0 && BumpCounter(f, state_dir) >= f.first) continue;
+    if (f.first > 0 && BumpCounter(f.text, state_dir) >= f.first) continue;
     out.push_back(f);
   }
   return out;

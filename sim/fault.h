@@ -46,6 +46,11 @@ absl::StatusOr<std::vector<Fault>> ParseFaults(absl::string_view spec);
 std::vector<Fault> ActiveFaults(const std::vector<Fault>& faults, int device,
                                 absl::string_view group, const std::filesystem::path& state_dir);
 
+// Counts one more use of `key` in state_dir (a file per key under a flock,
+// shared by every process with the same state dir); the count before this
+// one (0 the first time, and when the state dir cannot be written).
+int BumpCounter(absl::string_view key, const std::filesystem::path& state_dir);
+
 // The first active fault of `kind`, or nullptr.
 const Fault* FindFault(const std::vector<Fault>& faults, FaultKind kind);
 
