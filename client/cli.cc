@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/confirm_commands.h"
+#include "client/device_commands.h"
 #include "client/discover_commands.h"
 #include "client/noise_commands.h"
 #include "client/report_commands.h"
@@ -278,6 +279,27 @@ void AddBaselinePin(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
+// devices list [--all], devices release HOST:DEV --note TEXT
+// (device_commands.h).
+void AddDevices(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<ReleaseArgs>();
+  auto all = std::make_shared<bool>(false);
+  auto* devices = app.add_subcommand("devices", "device health: quarantined devices");
+  devices->require_subcommand(1);
+  auto* list = devices->add_subcommand("list", "the quarantined devices (--all: and the released)");
+  list->add_flag("--all", *all, "also the released ones, with who released them and why");
+  Choose(list, chosen, [all](Session& s, std::ostream& out, std::ostream& err) {
+    return RunDevices(s, *all, out, err);
+  });
+  auto* release = devices->add_subcommand(
+      "release", "put a quarantined device back in service (a --device-admin team only)");
+  release->add_option("device", a->device, "HOST:DEV, as `npuperf agents` shows it")->required();
+  release->add_option("--note", a->note, "why it may take jobs again (kept with it)")->required();
+  Choose(release, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunDeviceRelease(s, *a, out, err);
+  });
+}
+
 void AddReport(CLI::App& app, ServerCommand& chosen) {
   struct Args {
     std::string id, style = "text";
@@ -401,6 +423,7 @@ void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
   auto* agents = app.add_subcommand("agents", "list agents and their devices");
   Choose(agents, chosen,
          [](Session& s, std::ostream& out, std::ostream& err) { return RunAgents(s, out, err); });
+  AddDevices(app, chosen);
 }
 
 void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {

@@ -295,9 +295,10 @@ int ReportUsage(const std::string& command, const std::string& message, const Cl
 
 Session::Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
                  std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config,
-                 Clock& clock)
+                 Clock& clock, std::unique_ptr<v1::DeviceService::StubInterface> devices)
     : collections_(std::move(collections)),
       queries_(std::move(queries)),
+      devices_(std::move(devices)),
       config_(std::move(config)),
       clock_(clock) {}
 
@@ -319,7 +320,8 @@ std::unique_ptr<Session> Session::Connect(const ClientConfig& config, Clock& clo
   }
   auto channel = grpc::CreateCustomChannel(config.server, creds, args);
   return std::make_unique<Session>(v1::CollectionService::NewStub(channel),
-                                   v1::QueryService::NewStub(channel), config, clock);
+                                   v1::QueryService::NewStub(channel), config, clock,
+                                   v1::DeviceService::NewStub(channel));
 }
 
 void Session::Prepare(grpc::ClientContext* ctx, std::chrono::seconds timeout) const {

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
+#include "npuperf/v1/device_service.grpc.pb.h"
 #include "npuperf/v1/query_service.grpc.pb.h"
 
 namespace npuperf::client {
@@ -64,14 +65,18 @@ struct ClientConfig {
 // outlive the session. Not thread-safe (one command at a time).
 class Session {
  public:
+  // devices: DeviceService's stub (null: the device commands answer
+  // UNAVAILABLE; tests of other commands need none).
   Session(std::unique_ptr<v1::CollectionService::StubInterface> collections,
           std::unique_ptr<v1::QueryService::StubInterface> queries, ClientConfig config,
-          Clock& clock);
+          Clock& clock, std::unique_ptr<v1::DeviceService::StubInterface> devices = nullptr);
   // A channel to config.server (TLS when config.tls_ca is set).
   static std::unique_ptr<Session> Connect(const ClientConfig& config, Clock& clock);
 
   v1::CollectionService::StubInterface& collections() { return *collections_; }
   v1::QueryService::StubInterface& queries() { return *queries_; }
+  // Null when the session was made without one.
+  v1::DeviceService::StubInterface* devices() { return devices_.get(); }
   const ClientConfig& config() const { return config_; }
   Clock& clock() const { return clock_; }
   // Adds the bearer token and a deadline: clock().SystemNow() plus timeout,
@@ -82,6 +87,7 @@ class Session {
  private:
   std::unique_ptr<v1::CollectionService::StubInterface> collections_;
   std::unique_ptr<v1::QueryService::StubInterface> queries_;
+  std::unique_ptr<v1::DeviceService::StubInterface> devices_;
   const ClientConfig config_;
   Clock& clock_;
 };

@@ -196,6 +196,9 @@ void PrintAgents(const v1::ListAgentsResponse& agents, std::ostream& out) {
     for (const auto& d : a.devices()) {
       out << "  device " << d.device_id() << "  " << d.soc() << "  " << d.state();
       if (d.job_id() > 0) out << "  job " << d.job_id();
+      if (!d.quarantine_reason().empty()) {
+        out << "  since " << Time(d.quarantined_since()) << ": " << d.quarantine_reason();
+      }
       out << "\n";
     }
   }

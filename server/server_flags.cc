@@ -35,6 +35,7 @@ struct DurationFlags {
   bool no_ui = false;
   std::string ui_session_ttl = "12h";
   std::vector<std::string> artifact_retention_teams;
+  std::vector<std::string> device_admins;
 };
 
 // Artifacts (docs/operations.md, "Artifacts").
@@ -176,6 +177,9 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
                  "queued jobs a team may have at once (0: no limit)")
       ->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))
       ->capture_default_str();
+  app.add_option("--device-admin", ms.device_admins,
+                 "a team that may release quarantined devices (repeatable; docs/operations.md "
+                 "\"Device health\")");
 }
 
 void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
@@ -183,6 +187,7 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.scheduler.heartbeat_interval = std::chrono::milliseconds(ms.heartbeat_ms);
   opt.reaper_interval = std::chrono::milliseconds(ms.reaper_ms);
   opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
+  opt.scheduler.device_admins = {ms.device_admins.begin(), ms.device_admins.end()};
   opt.scheduler.bundles.retention = std::chrono::hours(ms.retention_hours);
   opt.scheduler.bundles.upload_dir = ms.upload_dir;
   opt.ui_enabled = !ms.no_ui;

@@ -27,7 +27,7 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 constexpr const char* kFeatures[] = {
     "watch",         "bundle_upload", "golden_report", "baselines",  "regressions",
     "lease_secrets", "discovery",     "artifacts",     "ui",         "change_points",
-    "compare_many",  "triage",        "confirmations", "calibration"};
+    "compare_many",  "triage",        "confirmations", "calibration", "device_health"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
@@ -95,12 +95,13 @@ Server::Server(Store& store, Clock& clock, const ServerOptions& opt,
              AgentCertPolicy{opt.require_agent_cert}),
       queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
               &scheduler.artifacts(), &calibrations),
+      devices(scheduler.device_health(), ServiceContext{auth, metrics, clock}),
       ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 
 const std::vector<std::string>& ServiceNames() {
   static const auto* names = new std::vector<std::string>{
       v1::CollectionService::service_full_name(), v1::AgentService::service_full_name(),
-      v1::QueryService::service_full_name()};
+      v1::QueryService::service_full_name(), v1::DeviceService::service_full_name()};
   return *names;
 }
 

@@ -25,6 +25,7 @@
 #include "server/server_options.h"
 #include "server/service/agent_service.h"
 #include "server/service/collection_service.h"
+#include "server/service/device_service.h"
 #include "server/service/query_service.h"
 #include "server/ui/ui_server.h"
 
@@ -52,6 +53,7 @@ struct Server {
   CollectionServiceImpl collections;
   AgentServiceImpl agents;
   QueryServiceImpl queries;
+  DeviceServiceImpl devices;
   ui::UiServer ui;
 };
 

@@ -42,6 +42,29 @@ void CheckLabels(const google::protobuf::Map<std::string, std::string>& labels, 
   }
 }
 
+// An npu-smi reading an agent reports: bounded strings, plausible numbers.
+void CheckReading(const v1::DeviceInfo& d, const std::string& field, Violations* out) {
+  CheckString(d.health_detail(), field + ".health_detail", /*required=*/false, out);
+  if (!d.has_reading()) return;
+  const v1::DeviceReading& r = d.reading();
+  const std::string rf = field + ".reading";
+  CheckString(r.health(), rf + ".health", false, out);
+  CheckString(r.error_code(), rf + ".error_code", false, out);
+  CheckString(r.problem(), rf + ".problem", false, out);
+  for (const auto& [mhz, name] : {std::pair{r.aicore_rated_mhz(), ".aicore_rated_mhz"},
+                                  std::pair{r.aicore_current_mhz(), ".aicore_current_mhz"}}) {
+    if (mhz < 0 || mhz > kMaxChipClockMhz) {
+      out->push_back({rf + name, absl::StrCat("must be in 0..", kMaxChipClockMhz)});
+    }
+  }
+  if (r.has_temperature_c() && !(r.temperature_c() >= -273 && r.temperature_c() <= 1000)) {
+    out->push_back({rf + ".temperature_c", "must be a temperature in -273..1000"});
+  }
+  if (r.has_power_w() && !(r.power_w() >= 0 && r.power_w() <= 100'000)) {
+    out->push_back({rf + ".power_w", "must be a power in 0..100000"});
+  }
+}
+
 void CheckDevices(const v1::RegisterAgentRequest& req, Violations* out) {
   if (req.devices().empty()) out->push_back({"devices", "at least one device"});
   if (!CheckCount(req.devices_size(), kMaxAgentDevices, "devices", out)) return;
@@ -59,7 +82,7 @@ void CheckDevices(const v1::RegisterAgentRequest& req, Violations* out) {
     if (!v1::DeviceState_IsValid(d.state())) {
       out->push_back({field + ".state", absl::StrCat("unknown device state ", d.state())});
     }
-    CheckString(d.health_detail(), field + ".health_detail", /*required=*/false, out);
+    CheckReading(d, field, out);
   }
 }
 
@@ -112,6 +135,7 @@ Violations ValidateHeartbeat(const v1::Heartbeat& hb, const v1::RegisterAgentReq
     } else if (!v1::DeviceState_IsValid(d.state())) {
       out.push_back({field + ".state", absl::StrCat("unknown device state ", d.state())});
     }
+    CheckReading(d, field, &out);
   }
   return out;
 }
@@ -129,6 +153,7 @@ Violations ValidateOffer(const v1::LeaseJobRequest& req,
     } else if (!offered.insert(d.device_id()).second) {
       out.push_back({field, absl::StrCat("device ", d.device_id(), " offered twice")});
     }
+    CheckReading(d, field, &out);
   }
   return out;
 }

@@ -36,6 +36,9 @@ inline constexpr size_t kMaxAgentLabelValueBytes = 255;
 inline constexpr int kMaxAgentCapabilities = 16;
 inline constexpr size_t kMaxAgentStringBytes = 255;
 inline constexpr int kMaxAgentRunningJobs = 1024;
+// DeviceInfo.reading (an npu-smi reading): its clocks; its strings have
+// kMaxAgentStringBytes, temperature -273..1000 C, power 0..100,000 W.
+inline constexpr int32_t kMaxChipClockMhz = 100'000;
 // LeaseJob: the longest long-poll an agent may ask for (wait_ms is
 // INVALID_ARGUMENT above it).
 inline constexpr std::chrono::milliseconds kMaxLeaseWait{30'000};
@@ -129,11 +132,17 @@ inline constexpr size_t kMaxBaselineLabelBytes = kMaxLabelKeyBytes + 1 + kMaxLab
 // TriageRegressionRequest.note (UTF-8; tab and newline are the only control
 // characters allowed).
 inline constexpr size_t kMaxTriageNoteBytes = 1024;
+// ReleaseDeviceRequest.note: the same rule as a triage note.
+inline constexpr size_t kMaxReleaseNoteBytes = kMaxTriageNoteBytes;
 
 // --- Responses (paging) ---
 // ListCollections: page size when the request gives none, and the largest.
 inline constexpr int32_t kDefaultCollectionsPage = 50;
 inline constexpr int32_t kMaxCollectionsPage = 500;
+// ListQuarantines: quarantines per answer when the request gives none, and
+// the most (ListAgents overlays at most this many).
+inline constexpr int32_t kDefaultQuarantinesPage = 100;
+inline constexpr int32_t kMaxQuarantinesPage = 1000;
 // ListRounds: page size when the request gives none, and the largest.
 inline constexpr int32_t kDefaultRoundsPage = 100;
 inline constexpr int32_t kMaxRoundsPage = 1000;

@@ -33,8 +33,8 @@ constexpr const char* kRefusedReasons[] = {"upload_busy", "bundle_quota", "bundl
                                            "watch_cap", "artifact_quota"};
 constexpr const char* kUnplaceableReasons[] = {"no_agent", "host", "soc", "host_labels",
                                                "device_range"};
-constexpr const char* kDeviceStates[] = {"idle",      "busy",    "externally_locked",
-                                         "unhealthy", "offline", "unknown"};
+constexpr const char* kDeviceStates[] = {"idle",    "busy",    "externally_locked", "unhealthy",
+                                         "offline", "unknown", "quarantined"};
 
 // The verdict label values (v1::Verdict without UNSPECIFIED).
 constexpr std::pair<v1::Verdict, const char*> kVerdicts[] = {
@@ -112,6 +112,14 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                   .Name("npuperf_server_refused_total")
                   .Help("Requests refused to protect shared resources, by reason")
                   .Register(r)),
+      device_quarantines(prometheus::BuildCounter()
+                             .Name("npuperf_server_device_quarantines_total")
+                             .Help("Devices quarantined, by source (npu_smi, canary)")
+                             .Register(r)),
+      device_releases(prometheus::BuildCounter()
+                          .Name("npuperf_server_device_releases_total")
+                          .Help("Quarantines ended, by how (automatic, person)")
+                          .Register(r)),
       bundles_deleted(NewCounter(r, "npuperf_server_bundles_deleted_total",
                                  "Bundle contents deleted by the collector")),
       bundle_bytes_freed(NewCounter(r, "npuperf_server_bundle_bytes_freed_total",
@@ -162,6 +170,8 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                        kStaleness))) {
   SetRegressions({});
   for (const char* reason : kRefusedReasons) refused.Add({{"reason", reason}});
+  for (const char* source : {"npu_smi", "canary"}) device_quarantines.Add({{"source", source}});
+  for (const char* how : {"automatic", "person"}) device_releases.Add({{"by", how}});
   for (const char* query : kVerdictQueries) {
     for (const auto& [v, name] : kVerdicts) verdicts.Add({{"query", query}, {"verdict", name}});
   }

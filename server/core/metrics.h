@@ -101,6 +101,10 @@ struct ServerMetrics {
   // set): upload_busy, bundle_quota, bundle_download, watch_cap,
   // artifact_quota.
   prometheus::Family<prometheus::Counter>& refused;
+  // Device quarantine (core/device_health.h): quarantines begun, by source
+  // (npu_smi, canary), and ended, by how (automatic, person).
+  prometheus::Family<prometheus::Counter>& device_quarantines;
+  prometheus::Family<prometheus::Counter>& device_releases;
   // The bundle collector: contents deleted and their bytes.
   prometheus::Counter& bundles_deleted;
   prometheus::Counter& bundle_bytes_freed;

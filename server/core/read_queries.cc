@@ -11,6 +11,7 @@
 #include "server/core/artifacts.h"
 #include "server/core/assignment.h"
 #include "server/core/job_state.h"
+#include "server/core/health_rules.h"
 #include "server/core/limits.h"
 #include "server/core/request_rules.h"
 
@@ -191,7 +192,11 @@ absl::StatusOr<v1::ListRoundsResponse> ReadQueries::ListRounds(const std::string
 absl::StatusOr<v1::ListAgentsResponse> ReadQueries::ListAgents(const AgentsViewer& viewer) {
   auto agents = store_.ListAgents();
   if (!agents.ok()) return agents.status();
+  auto quarantined = store_.ListQuarantines(/*include_released=*/false, kMaxQuarantinesPage);
+  if (!quarantined.ok()) return quarantined.status();
+  OverlayQuarantines(*quarantined, &*agents);
   return ViewAgents(*std::move(agents), viewer);
 }
+
 
 }  // namespace npuperf::server

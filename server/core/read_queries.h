@@ -43,7 +43,10 @@ class ReadQueries {
                                                     const v1::ListRoundsRequest& req);
   // Every agent and its devices (agents are shared by all teams), as much as
   // `viewer` may see (core/agent_rules.h ViewAgents).
+  // Every agent with its devices' states; a quarantined device reads
+  // "quarantined" with its reason (health_rules.h OverlayQuarantines).
   absl::StatusOr<v1::ListAgentsResponse> ListAgents(const AgentsViewer& viewer);
+
 
  private:
   Store& store_;

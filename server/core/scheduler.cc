@@ -47,6 +47,7 @@ Scheduler::Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, Schedul
       agents_(store, metrics),
       bundles_(store, clock, metrics, options.bundles, options.max_bundle_bytes),
       artifacts_(store, clock, metrics, options.artifacts),
+      health_(store, clock, metrics, options.device_admins),
       watches_(store, clock, metrics, options.watches),
       gauges_(store, clock, metrics) {
   // Another replica's change: which collection is unknown, so every watched
@@ -212,6 +213,7 @@ absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
                                       options_.lease_ttl.count());
   if (!adopted.ok()) return adopted.status();
   agents_.Count("RegisterAgent", adopted->dropped);
+  ObserveHealth(req.host(), req.devices());
   v1::RegisterAgentResponse resp;
   resp.set_agent_id(agent_id);
   resp.set_heartbeat_interval_ms(static_cast<int32_t>(options_.heartbeat_interval.count()));
@@ -245,6 +247,7 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
   absl::Status s =
       store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, NowMs());
   if (!s.ok()) return s;
+  ObserveHealth(agent->host(), hb.devices());
   auto renewal = store_.RenewLeases(hb.agent_id(), RefsOf(hb.running_jobs()), NowMs(),
                                     options_.lease_ttl.count());
   if (!renewal.ok()) return renewal.status();
@@ -293,9 +296,9 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
   claim.agent_id = req.agent_id();
   claim.host = agent->host();
   claim.agent_labels = {agent->labels().begin(), agent->labels().end()};
-  for (const auto& d : req.free_devices()) {
-    claim.devices.push_back({d.device_id(), d.soc(), agent->host()});
-  }
+  std::vector<OfferedDevice> offered;
+  for (const auto& d : req.free_devices()) offered.push_back({d.device_id(), d.soc(), agent->host()});
+  claim.devices = health_.Placeable(offered);  // never a quarantined device
   claim.lease_ttl_ms = options_.lease_ttl.count();
   claim.lease_secret = *std::move(secret);
   return claim;
@@ -315,7 +318,10 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
   while (true) {
     const uint64_t seen = changes_.version();
     claim->now_ms = NowMs();
-    auto got = store_.ClaimJob(*claim, ChooseClaim);
+    // Nothing placeable (every offered device quarantined): wait as for no job.
+    auto got = claim->devices.empty()
+                   ? absl::StatusOr<std::optional<v1::JobAssignment>>(std::nullopt)
+                   : store_.ClaimJob(*claim, ChooseClaim);
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();
     if (got.ok() && got->has_value()) {
       metrics_.jobs_leased.Increment();
@@ -326,6 +332,15 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     const Clock::MonotonicTime now = clock_.MonotonicNow();
     if (now >= deadline || stop()) return std::optional<v1::JobAssignment>();
     changes_.WaitNewer(seen, absl::FromChrono(deadline - now), stop);
+  }
+}
+
+void Scheduler::ObserveHealth(const std::string& host,
+                              const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices) {
+  // The report itself stands: a store error here only delays a quarantine
+  // to the next heartbeat.
+  if (absl::Status s = health_.Observe(host, devices); !s.ok()) {
+    LogWarning("scheduler", absl::StrCat("device health of ", host, ": ", s.message()));
   }
 }
 

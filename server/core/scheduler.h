@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "server/core/bundle_upload.h"
 #include "server/core/bundles.h"
 #include "server/core/change_notifier.h"
+#include "server/core/device_health.h"
 #include "server/core/limits.h"
 #include "server/core/metrics.h"
 #include "server/core/state_gauges.h"
@@ -51,6 +53,9 @@ struct SchedulerOptions {
   ArtifactOptions artifacts;
   // WatchCollection stream limits.
   WatchOptions watches;
+  // Teams that may release quarantined devices (--device-admin; any caller
+  // when authentication is off). Default: none.
+  std::set<std::string> device_admins;
 };
 
 // A pending cancellation for an agent's running job.
@@ -112,6 +117,9 @@ class Scheduler {
                                                             const Artifacts::ReadMessage& read);
   // The artifact store (downloads, the start check of its directory).
   Artifacts& artifacts() { return artifacts_; }
+  // Device quarantine (heartbeats and registrations are observed, offers
+  // filtered; the release of a person goes through it).
+  DeviceHealth& device_health() { return health_; }
   // The collection with the first page of its jobs; INVALID_ARGUMENT for an
   // empty or oversized id or a reason over kMaxCancelReasonBytes.
   absl::StatusOr<v1::Collection> Cancel(const std::string& team, const std::string& id,
@@ -187,6 +195,9 @@ class Scheduler {
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
+  // DeviceHealth::Observe of an agent's report; a store error is logged.
+  void ObserveHealth(const std::string& host,
+                     const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices);
   // Keys the jobs (core/placement.h) and orders them longest first from the
   // store's history of those keys; a store error is returned.
   absl::Status PlaceLongestFirst(const std::string& team, const v1::CollectionSpec& spec,
@@ -213,6 +224,7 @@ class Scheduler {
   AgentRegistry agents_;
   Bundles bundles_;
   Artifacts artifacts_;
+  DeviceHealth health_;
   WatchHub watches_;
   StateGauges gauges_;
   absl::Mutex mu_;

@@ -4,6 +4,8 @@
 
 #include "server/core/assignment.h"
 #include "server/core/constants.h"
+#include "server/core/health_rules.h"
+#include "server/core/limits.h"
 
 namespace npuperf::server {
 
@@ -46,6 +48,9 @@ absl::Status StateGauges::Refresh() {
   if (!queued.ok()) return queued.status();
   auto agents = store_.ListAgents();
   if (!agents.ok()) return agents.status();
+  auto quarantined = store_.ListQuarantines(/*include_released=*/false, kMaxQuarantinesPage);
+  if (!quarantined.ok()) return quarantined.status();
+  OverlayQuarantines(*quarantined, &*agents);  // npuperf_server_device_state{state="quarantined"}
   FleetSnapshot fleet;
   AddDevices(*agents, &fleet);
   std::set<std::string> socs;

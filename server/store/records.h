@@ -341,6 +341,28 @@ struct RegressionDetail {
   std::vector<RegressionTransitionRecord> transitions;  // oldest first
 };
 
+// A device's quarantine (migration 0017; core/health_rules.h decides when;
+// docs/operations.md "Device health"). Current while released_ms == 0: at
+// most one current quarantine per (host, device_id); released ones stay as
+// the device's audited history.
+struct QuarantineRecord {
+  int64_t id = 0;
+  std::string host;
+  int32_t device_id = 0;
+  std::string soc;
+  // Why, as people read it ("npu-smi: Health Status Critical (error code
+  // 80CB8002)", "canary 15.2 % slower than the SoC's other devices ...").
+  std::string reason;
+  // Who decided: "npu_smi", "canary" (core/health_rules.h kQuarantineSources).
+  std::string source;
+  int64_t since_ms = 0;
+  int64_t released_ms = 0;  // 0: still quarantined
+  // The team that released it, or kTriageSystemActor-like "npuperf" for an
+  // automatic release; and its note.
+  std::string released_by;
+  std::string release_note;
+};
+
 // How many regressions have (rule, state, confirmed) (Store::CountRegressions).
 struct RegressionCount {
   std::string rule;

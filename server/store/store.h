@@ -293,6 +293,24 @@ class Store {
   // unknown or another team's.
   virtual absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                                 int64_t now_ms) = 0;
+  // Device quarantine (migration 0017; core/device_health.h drives it).
+  // Inserts q as the current quarantine of (q.host, q.device_id) unless the
+  // device already has one: then returns that one and false, writing
+  // nothing. q.id, released_* are ignored.
+  virtual absl::StatusOr<std::pair<QuarantineRecord, bool>> QuarantineDevice(
+      const QuarantineRecord& q) = 0;
+  // Ends the current quarantine of (host, device_id) at now_ms, by `actor`
+  // with `note`, and returns it: FAILED_PRECONDITION when the device is not
+  // quarantined (nothing written).
+  virtual absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host,
+                                                         int32_t device_id,
+                                                         const std::string& actor,
+                                                         const std::string& note,
+                                                         int64_t now_ms) = 0;
+  // The current quarantines, and with include_released the released ones
+  // too; newest first, at most limit.
+  virtual absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
+                                                                        int32_t limit) = 0;
   // Calibrations and the noise they measured (migration 0016;
   // server/compare/calibrations.h). Inserts a RUNNING calibration of c.team
   // (c.id, state, finished_ms and spreads are ignored) and returns it with

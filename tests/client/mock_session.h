@@ -11,6 +11,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/status.h"
 #include "npuperf/v1/collection_service_mock.grpc.pb.h"
+#include "npuperf/v1/device_service_mock.grpc.pb.h"
 #include "npuperf/v1/query_service_mock.grpc.pb.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -44,15 +45,18 @@ class MockSession {
     clock_.Advance(std::chrono::seconds(5));
     auto collections = std::make_unique<::testing::StrictMock<v1::MockCollectionServiceStub>>();
     auto queries = std::make_unique<::testing::StrictMock<v1::MockQueryServiceStub>>();
+    auto devices = std::make_unique<::testing::StrictMock<v1::MockDeviceServiceStub>>();
     collections_ = collections.get();
     queries_ = queries.get();
+    devices_ = devices.get();
     session_ = std::make_unique<client::Session>(std::move(collections), std::move(queries),
-                                                 std::move(config), clock_);
+                                                 std::move(config), clock_, std::move(devices));
   }
 
   client::Session& session() { return *session_; }
   ::testing::StrictMock<v1::MockCollectionServiceStub>& collections() { return *collections_; }
   ::testing::StrictMock<v1::MockQueryServiceStub>& queries() { return *queries_; }
+  ::testing::StrictMock<v1::MockDeviceServiceStub>& devices() { return *devices_; }
   FakeClock& clock() { return clock_; }
 
   // The deadline a call made now with this timeout must carry.
@@ -64,6 +68,7 @@ class MockSession {
   FakeClock clock_;
   ::testing::StrictMock<v1::MockCollectionServiceStub>* collections_ = nullptr;
   ::testing::StrictMock<v1::MockQueryServiceStub>* queries_ = nullptr;
+  ::testing::StrictMock<v1::MockDeviceServiceStub>* devices_ = nullptr;
   std::unique_ptr<client::Session> session_;
 };
 

@@ -113,6 +113,22 @@ constexpr PgStatement kQueueStatements[] = {
     {"collection_set_state",
      "UPDATE collections SET state = $1, finished_ms = CASE WHEN $2::boolean THEN "
      "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
+    // Device quarantine (migration 0017): at most one current row per device
+    // (the partial unique index decides, so two replicas quarantining one
+    // device at once insert it once).
+    {"quarantine_insert",
+     "INSERT INTO device_quarantines (host, device_id, soc, reason, source, since_ms) VALUES "
+     "($1, $2, $3, $4, $5, $6) ON CONFLICT (host, device_id) WHERE released_ms IS NULL DO "
+     "NOTHING RETURNING id"},
+    {"quarantine_current",
+     "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
+     " FROM device_quarantines WHERE host = $1 AND device_id = $2 AND released_ms IS NULL"},
+    {"quarantine_release",
+     "UPDATE device_quarantines SET released_ms = $3, released_by = $4, release_note = $5 WHERE "
+     "host = $1 AND device_id = $2 AND released_ms IS NULL RETURNING " NPUPERF_PG_QUARANTINE_COLUMNS},
+    {"quarantine_list",
+     "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
+     " FROM device_quarantines WHERE ($1 OR released_ms IS NULL) ORDER BY id DESC LIMIT $2"},
     // Agents and devices.
     {"agent_mark_lost",
      "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND slot = $3 AND id <> "

@@ -65,6 +65,10 @@ std::span<const PgStatement> HistoryStatements();
   "::boolean OR NOT EXISTS (SELECT 1 FROM collection_labels x WHERE "      \
   "x.collection_id = r.collection_id AND x.key >= 'npuperf.' AND x.key < " \
   "'npuperf/'))"
+// What QuarantineOf reads (postgres/quarantines.cc).
+#define NPUPERF_PG_QUARANTINE_COLUMNS                                               \
+  "id, host, device_id, soc, reason, source, since_ms, COALESCE(released_ms, 0), " \
+  "released_by, release_note"
 // What ConfirmationOf reads (postgres/confirmations.cc).
 #define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
 // Job states as stored (npuperf.v1.JobState).

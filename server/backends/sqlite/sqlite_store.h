@@ -122,6 +122,14 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
   absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                         int64_t now_ms) override;
+  absl::StatusOr<std::pair<QuarantineRecord, bool>> QuarantineDevice(
+      const QuarantineRecord& q) override;
+  absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host, int32_t device_id,
+                                                 const std::string& actor,
+                                                 const std::string& note,
+                                                 int64_t now_ms) override;
+  absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
+                                                                int32_t limit) override;
   absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) override;
   absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) override;
   absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) override;
