@@ -113,6 +113,53 @@ struct LaneState {
   int64_t OverlapNs() const { return compute.Total() + movement.Total() - both.Total(); }
 };
 
+// The fast path of ParseMicrosAsNanos: plain "digits[.digits]" with at most 3
+// decimals and 18 significant digits. False: use the full parser.
+bool FastMicrosAsNanos(std::string_view text, int64_t* ns) {
+  uint64_t v = 0;
+  int digits = 0, frac = -1;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      v = v * 10 + static_cast<uint64_t>(c - '0');
+      if (++digits > 19) return false;  // < 1e19: fits uint64
+      if (frac >= 0 && ++frac > 3) return false;
+    } else if (c == '.' && frac < 0 && digits > 0) {
+      frac = 0;
+    } else {
+      return false;
+    }
+  }
+  if (digits == 0 || frac == 0) return false;
+  for (int i = frac < 0 ? 0 : frac; i < 3; ++i) {
+    if (v > static_cast<uint64_t>(kMaxNs) / 10) return false;
+    v *= 10;
+  }
+  if (v > static_cast<uint64_t>(kMaxNs)) return false;
+  *ns = static_cast<int64_t>(v);
+  return true;
+}
+
+// [ts, ts + dur) of an event in ns (dur absent: 0); errors name the event.
+absl::StatusOr<std::pair<int64_t, int64_t>> EventSpan(const TraceEvent& ev, const char* what) {
+  int64_t ts = 0, dur = 0;
+  const bool fast = ev.has_ts && FastMicrosAsNanos(ev.ts, &ts) &&
+                    (!ev.has_dur || FastMicrosAsNanos(ev.dur, &dur));
+  if (!fast) {
+    const std::string where = Cat(what, " #", ev.index, " (", ev.name, ") ");
+    absl::StatusOr<int64_t> t = ParseMicrosAsNanos(ev.has_ts ? ev.ts : "", Cat(where, "ts"));
+    if (!t.ok()) return t.status();
+    absl::StatusOr<int64_t> d = ParseMicrosAsNanos(ev.has_dur ? ev.dur : "0", Cat(where, "dur"));
+    if (!d.ok()) return d.status();
+    ts = *t;
+    dur = *d;
+  }
+  if (ts > kMaxNs - dur) {
+    return absl::InvalidArgumentError(
+        Cat(what, " #", ev.index, " (", ev.name, ") ts + dur overflows"));
+  }
+  return std::make_pair(ts, ts + dur);
+}
+
 struct Target {
   TimelineLane lane;
   int64_t start = 0, dur = 0;
@@ -157,27 +204,22 @@ LaneState& Analyzer::Lane(const TraceEvent& ev) {
 
 absl::Status Analyzer::OnTarget(const TraceEvent& ev) {
   if (fixed_window_) return absl::OkStatus();
-  const std::string where = Cat("target event #", ev.index, " ");
-  absl::StatusOr<int64_t> ts = ParseMicrosAsNanos(ev.has_ts ? ev.ts : "", Cat(where, "ts"));
-  if (!ts.ok()) return ts.status();
-  absl::StatusOr<int64_t> dur = ParseMicrosAsNanos(ev.has_dur ? ev.dur : "", Cat(where, "dur"));
-  if (!dur.ok()) return dur.status();
-  if (*ts > kMaxNs - *dur) return absl::InvalidArgumentError(Cat(where, "ts + dur overflows"));
-  targets.push_back({{ev.pid, ev.tid, ""}, *ts, *dur});
+  if (!ev.has_dur) {
+    return absl::InvalidArgumentError(Cat("target event #", ev.index, " has no dur"));
+  }
+  absl::StatusOr<std::pair<int64_t, int64_t>> span = EventSpan(ev, "target event");
+  if (!span.ok()) return span.status();
+  targets.push_back({{ev.pid, ev.tid, ""}, span->first, span->second - span->first});
   if (!window_) window_ = targets.front();
   return absl::OkStatus();
 }
 
 absl::Status Analyzer::OnInstruction(const TraceEvent& ev, LaneState& lane) {
-  const std::string where = Cat("event #", ev.index, " (", ev.name, ") ");
-  absl::StatusOr<int64_t> ts = ParseMicrosAsNanos(ev.has_ts ? ev.ts : "", Cat(where, "ts"));
-  if (!ts.ok()) return ts.status();
-  absl::StatusOr<int64_t> dur = ParseMicrosAsNanos(ev.has_dur ? ev.dur : "0", Cat(where, "dur"));
-  if (!dur.ok()) return dur.status();
-  if (*ts > kMaxNs - *dur) return absl::InvalidArgumentError(Cat(where, "ts + dur overflows"));
+  absl::StatusOr<std::pair<int64_t, int64_t>> span = EventSpan(ev, "event");
+  if (!span.ok()) return span.status();
   const int64_t ws = window_->start, we = window_->start + window_->dur;
-  const int64_t s = *ts, e = *ts + *dur;
-  const bool inside = *dur == 0 ? (s >= ws && s <= we) : (s < we && e > ws);
+  const auto [s, e] = *span;
+  const bool inside = e == s ? (s >= ws && s <= we) : (s < we && e > ws);
   if (!inside) {
     ++outside_window;
     return absl::OkStatus();
@@ -188,7 +230,7 @@ absl::Status Analyzer::OnInstruction(const TraceEvent& ev, LaneState& lane) {
   ++lane.class_counts[static_cast<int>(cls)];
   ++lane.instructions[ev.name];
   if (lane.listed.size() < options_->max_listed_events) {
-    TimelineEvent t{"", ev.pid, ev.tid, ev.name, cls, s - ws, *dur, {}};
+    TimelineEvent t{"", ev.pid, ev.tid, ev.name, cls, s - ws, e - s, {}};
     t.args.assign(ev.args.begin(), ev.args.begin() + static_cast<ptrdiff_t>(ev.arg_count));
     lane.listed.push_back(std::move(t));
   }
