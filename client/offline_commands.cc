@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/timeline_commands.h"
 #include "evidence/archive.h"
 #include "evidence/discovery.h"
 #include "evidence/evidence.h"
@@ -149,6 +150,7 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
       "discovery");
   list->add_option("prof_group", *group, "any input summarize reads")->required();
   list->callback([group, &exit_code] { exit_code = RunListOpNames(*group, std::cout, std::cerr); });
+  AddTimelineCommands(app, exit_code);  // summarize-timeline
 }
 
 }  // namespace npuperf::client

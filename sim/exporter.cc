@@ -12,6 +12,7 @@
 #include "sim/report_writer.h"
 #include "sim/rng.h"
 #include "sim/sample_db.h"
+#include "sim/timeline_writer.h"
 #include "sim/unified_db.h"
 
 namespace npuperf::sim {
@@ -219,6 +220,22 @@ absl::StatusOr<RunStart> Begin(const ExportInput& in, const std::vector<Launch>&
   return out;
 }
 
+// --instr-profiling=on: the instruction timeline writer, opened (null when off).
+absl::StatusOr<std::unique_ptr<TimelineWriter>> OpenTimeline(const ExportInput& in) {
+  if (!in.options.instr_profiling) return nullptr;
+  TimelineConfig cfg{
+      TablesDir(in.env, in.prof_dir) / absl::StrCat("msprof_", in.ts14, ".json"),
+      in.prof_dir / absl::StrCat("device_", in.env.physical_device) / "sqlite" / "biu_perf.db",
+      in.env.physical_device, TimelineLayout::kFromWorkload};
+  if (const Fault* f = FindFault(in.faults, FaultKind::kTimeline)) {
+    cfg.layout = f->layout == "serial" ? TimelineLayout::kSerial : TimelineLayout::kPipelined;
+  }
+  auto w = std::make_unique<TimelineWriter>(std::move(cfg));
+  absl::Status s = w->Open();
+  if (!s.ok()) return s;
+  return w;
+}
+
 }  // namespace
 
 absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
@@ -244,9 +261,13 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
                     rng,
                     summary,
                     in.process_start_ns + kRuntimeInitNs};
+  absl::StatusOr<std::unique_ptr<TimelineWriter>> instr = OpenTimeline(in);
+  if (!instr.ok()) return instr.status();
+  if (*instr) timeline.sink = [w = instr->get()](const TaskRecord& t) { w->AddTask(t); };
   for (const Launch& l : launches) timeline.Run(l);
   AddSessionApis(writer, rng, summary.tasks, launches.size());
-  s = writer.Finish();
+  s = *instr ? (*instr)->Finish() : absl::OkStatus();
+  if (s.ok()) s = writer.Finish();
   if (s.ok())
     s = db.Finish(in.process_start_ns, std::max(in.process_end_ns, timeline.device_free_ns),
                   summary.freq_mhz);

@@ -52,6 +52,10 @@ absl::Status ParseBody(const std::vector<absl::string_view>& p, Fault& f) {
     f.kind = FaultKind::kRatioAboveOne;
     if (p.size() > 2) return bad();
     if (p.size() == 2) f.op_name = std::string(p[1]);
+  } else if (k == "timeline") {
+    f.kind = FaultKind::kTimeline;
+    if (p.size() != 2 || (p[1] != "pipelined" && p[1] != "serial")) return bad();
+    f.layout = std::string(p[1]);
   } else if (p.size() == 1 &&
              (k == "crash" || k == "truncate" || k == "no_aicore_db" || k == "garbage")) {
     f.kind = k == "crash"      ? FaultKind::kCrash

@@ -20,6 +20,8 @@ enum class FaultKind {
   kDvfs,           // dvfs:<MHz>                   run the whole process at the lower clock
   kSlow,           // slow:<factor>                every task takes factor (>1) times as long
                    //                              at the rated clock (a contended device)
+  kTimeline,       // timeline:<pipelined|serial>   the --instr-profiling timeline's tile layout
+                   //                              (same-lane compute+movement overlap or none)
 };
 
 // One MSPROF_SIM_FAULT item. Qualifiers: `@dev=<physical id>` limits it to a
@@ -34,6 +36,7 @@ struct Fault {
   double mhz = 0;       // kDvfs
   double factor = 1;    // kSlow: > 1, at most 10
   std::string op_name;  // kRatioAboveOne: empty = every op
+  std::string layout;   // kTimeline: "pipelined" or "serial"
   int device = -1;      // -1: any device
   int first = 0;        // 0: every run
 };

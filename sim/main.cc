@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "sim/export_only.h"
 #include "sim/options.h"
 #include "sim/sim_env.h"
 #include "sim/simulator.h"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
         "layout)\n");
     return 0;
   }
+  if (options->export_only) return npuperf::sim::RunExportOnly(*options);
   auto env = npuperf::sim::ReadSimEnv(npuperf::sim::ProcessEnv());
   if (!env.ok()) {
     std::fprintf(stderr, "[ERROR] msprof-sim: %s\n", std::string(env.status().message()).c_str());

@@ -19,15 +19,11 @@ const std::set<std::string>& IgnoredFlags() {
 
 // Real msprof flags the simulator does not implement (unless set to off).
 const std::set<std::string>& UnsupportedFlags() {
-  static const auto* s = new std::set<std::string>{"instr-profiling",
-                                                   "l2",
+  static const auto* s = new std::set<std::string>{"l2",
                                                    "aicpu",
-                                                   "export",
                                                    "parse",
                                                    "query",
                                                    "analyze",
-                                                   "type",
-                                                   "reports",
                                                    "summary-format",
                                                    "clear",
                                                    "model-id",
@@ -147,10 +143,21 @@ absl::Status ApplyFlag(SimOptions& o, const std::string& name, const std::string
   if (name == "aic-mode") return SetAicMode(o, value);
   if (name == "aic-freq") return SetAicFreq(o, value);
   if (name == "task-time") return SetTaskTime(o, value, ai_core_set);
-  if (name == "ascendcl") {
+  if (name == "ascendcl" || name == "instr-profiling" || name == "export") {
     absl::StatusOr<bool> b = OnOff(name, value);
-    if (b.ok()) o.ascendcl = *b;
+    if (b.ok())
+      (name == "ascendcl" ? o.ascendcl : name == "export" ? o.export_only : o.instr_profiling) = *b;
     return b.status();
+  }
+  if (name == "type") {
+    if (value == "text") return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--type=", value, " is not supported by msprof-sim (only text)"));
+  }
+  if (name == "reports") {
+    if (value.empty()) return absl::InvalidArgumentError("--reports is empty");
+    o.reports = value;
+    return absl::OkStatus();
   }
   return OtherFlag(name, value);
 }
@@ -190,6 +197,13 @@ absl::Status ApplyOpFlag(SimOptions& o, const std::string& name, const std::stri
 }
 
 absl::Status CheckCombination(const SimOptions& o, bool app_given) {
+  if (o.export_only) {
+    if (app_given) return absl::InvalidArgumentError("--export=on takes no application");
+    if (o.output.empty())
+      return absl::InvalidArgumentError("--export=on needs --output=<PROF_* dir>");
+    return absl::OkStatus();
+  }
+  if (!o.reports.empty()) return absl::InvalidArgumentError("--reports needs --export=on");
   if (!app_given) {
     return absl::InvalidArgumentError(
         "no application given: msprof-sim supports app mode only (msprof-sim [options] <app> "
@@ -298,6 +312,10 @@ Usage: msprof-sim [options] [--] <app> [app args...]
 Options (msprof syntax, --flag=value):
   --output=<dir>              directory that receives PROF_000001_<ts>_<id>/ (default: cwd)
   --ai-core=on|off            AI Core PMU (default: on when --task-time is on/l1)
+  --instr-profiling=on|off    also write the instruction timeline (BIU Group lanes) and biu_perf.db
+  --export=on --output=<PROF_*> [--type=text] [--reports=<json>]
+                              re-export a collection (msprof-sim exports while collecting: this
+                              checks the PROF_* and reports what it holds)
   --aic-metrics=<group>       PipeUtilization (default), ArithmeticUtilization, Memory,
                               MemoryL0, MemoryUB, ResourceConflictRatio, L2Cache,
                               MemoryAccess (A2/A3 only)

@@ -21,6 +21,14 @@ struct SimOptions {
   int aic_freq_hz = 100;                              // --aic-freq (1..100)
   TaskTimeLevel task_time = TaskTimeLevel::kL1;       // --task-time; Default: on
   bool ascendcl = true;                               // --ascendcl; Default: on
+  // --instr-profiling: also write the instruction timeline (msprof_<ts>.json
+  // with BIU Group lanes) and device_<id>/sqlite/biu_perf.db. Default: off.
+  bool instr_profiling = false;
+  // --export=on: no application; re-export the PROF_* named by --output (the
+  // collection already exported everything: this checks it and reports).
+  // --type=text only; --reports=<json file> selects timeline sections.
+  bool export_only = false;
+  std::string reports;           // --reports; Default: "" (every section)
   std::vector<std::string> app;  // trailing app (after `--` or first non-option) or --application
   bool help = false;
   bool version = false;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every benchmark and prints its figures (never part of `make test`):
 #   evidence_bench      summarize on 10 / 10,000 / 200,000-row groups vs the Python reference logic
+#   timeline_bench      the streaming timeline reader on a generated 1 GB trace vs Python's json.load
 #   store_bench         claims/s, rounds/s ingested, submit-to-lease p50/p99 with an idle agent waiting
 #                       (one replica; on PostgreSQL also across two replicas), SQLite and a throwaway PostgreSQL
 #   placement_bench     a skewed batch's makespan before/after history-aware placement, against the lower bound
@@ -19,6 +20,9 @@ BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 
 echo "== evidence_bench"
 "$BUILD/bin/evidence_bench" --python="$ROOT/tests/bench/evidence_bench_reference.py"
+echo
+echo "== timeline_bench (1 GB generated trace, then json.load on it)"
+bash "$ROOT/tests/bench/timeline_bench.sh" "$BUILD"
 echo
 echo "== store_bench (SQLite, then PostgreSQL)"
 bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/store_bench"

@@ -29,12 +29,18 @@ TEST(FaultTest, ParsesEveryKindAndQualifier) {
   EXPECT_EQ((*slow)[0].kind, FaultKind::kSlow);
   EXPECT_DOUBLE_EQ((*slow)[0].factor, 1.15);
   EXPECT_EQ((*slow)[0].device, 1);
+  auto timeline = ParseFaults("timeline:serial;timeline:pipelined");
+  ASSERT_TRUE(timeline.ok()) << timeline.status();
+  EXPECT_EQ((*timeline)[0].kind, FaultKind::kTimeline);
+  EXPECT_EQ((*timeline)[0].layout, "serial");
+  EXPECT_EQ((*timeline)[1].layout, "pipelined");
 }
 
 TEST(FaultTest, RejectsMalformedItems) {
   for (const char* bad :
        {"fail:Memory", "fail:Memory:0", "fail:Memory:300", "hang", "hang:x", "dvfs:0", "slow",
-        "slow:1", "slow:0.5", "slow:11", "explode", "crash:now", "crash@dev=x", "crash@when=1"}) {
+        "slow:1", "slow:0.5", "slow:11", "explode", "crash:now", "crash@dev=x", "crash@when=1",
+        "timeline", "timeline:overlapped", "timeline:serial:x"}) {
     EXPECT_FALSE(ParseFaults(bad).ok()) << bad;
   }
 }

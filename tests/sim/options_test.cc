@@ -48,8 +48,12 @@ TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
     std::string want;
   };
   for (const Case& c : std::vector<Case>{
-           {{"--instr-profiling=on", "app"}, "not supported by msprof-sim"},
-           {{"--export=on", "--output=x"}, "not supported by msprof-sim"},
+           {{"--l2=on", "app"}, "not supported by msprof-sim"},
+           {{"--instr-profiling=maybe", "app"}, "must be on or off"},
+           {{"--export=on", "--output=x", "app"}, "takes no application"},
+           {{"--export=on"}, "needs --output"},
+           {{"--export=on", "--output=x", "--type=db"}, "only text"},
+           {{"--reports=r.json", "app"}, "needs --export=on"},
            {{"--aic-metrics=Custom:0x8", "app"}, "not supported by msprof-sim"},
            {{"--aic-metrics=Bogus", "app"}, "invalid --aic-metrics"},
            {{"--aic-freq=0", "app"}, "1..100"},
@@ -66,6 +70,18 @@ TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
     ASSERT_FALSE(o.ok()) << c.args[0];
     EXPECT_NE(o.status().message().find(c.want), std::string::npos) << o.status();
   }
+}
+
+TEST(OptionsTest, InstrProfilingAndExport) {
+  auto o = ParseOptions({"--ai-core=on", "--aic-metrics=PipeUtilization", "--instr-profiling=on",
+                         "--task-time=on", "app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->instr_profiling);
+  auto e = ParseOptions({"--export=on", "--output=PROF_1", "--type=text", "--reports=r.json"});
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(e->export_only);
+  EXPECT_EQ(e->reports, "r.json");
+  EXPECT_TRUE(e->app.empty());
 }
 
 TEST(OptionsTest, MsprofOpSubcommand) {
