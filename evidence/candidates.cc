@@ -132,6 +132,7 @@ absl::StatusOr<std::vector<OpCandidate>> ListCandidates(const std::vector<fs::pa
     l.duration_us = d->value_or(0);
     absl::StatusOr<std::optional<double>> s = csv.Number(start);
     if (s.ok()) l.start_us = *s;  // a malformed start only loses the order
+    if (start >= 0) l.start_ns = ParseMicrosAsNs(csv.Cell(start));
     l.stream_id = IntOf(csv.Number(stream));
     l.task_id = IntOf(csv.Number(task));
     l.where = csv.Where();
@@ -152,8 +153,10 @@ std::string FormatCandidatesTsv(const std::vector<OpCandidate>& candidates) {
       launches += Cat(i ? "," : "", "#", l.index, ":", l.stream_id ? Cat(*l.stream_id) : "N/A", "/",
                       l.task_id ? Cat(*l.task_id) : "N/A");
     }
-    if (c.launches.size() > kShownLaunches)
-      launches += Cat(",+", c.launches.size() - kShownLaunches, " more");
+    // The unified db keeps only the first launches of a kernel: count them all.
+    size_t total = std::max(c.launches.size(), static_cast<size_t>(std::max<int64_t>(c.count, 0)));
+    if (total > kShownLaunches && !c.launches.empty())
+      launches += Cat(",+", total - std::min(c.launches.size(), kShownLaunches), " more");
     out += Cat(c.count, "\t", c.task_type, "\t", dur, "\t", c.op_name, "\t", launches, "\t",
                c.incidental.empty() ? "-" : c.incidental, "\n");
   }

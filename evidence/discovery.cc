@@ -1,10 +1,15 @@
 #include "evidence/discovery.h"
 
+#include <algorithm>
+#include <map>
+
 #include "evidence/layout.h"
+#include "evidence/op_summary.h"
 #include "evidence/opprof.h"
 #include "evidence/prof_layout.h"
 #include "evidence/str_util.h"
 #include "evidence/task_time.h"
+#include "evidence/unified_db.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -12,8 +17,70 @@ namespace {
 namespace fs = std::filesystem;
 using internal::Cat;
 
-// op_summary (kernel_details) of a run, else its task_time; nullopt when
-// it has neither.
+bool NoType(const OpCandidate& c) { return c.task_type.empty() || c.task_type == "N/A"; }
+
+// Task types from the unified db, by name.
+void TypesFromDb(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
+  absl::StatusOr<std::vector<OpCandidate>> db = ListDbCandidates(run.unified_db);
+  if (!db.ok()) {
+    d->notes.push_back(
+        Cat("task types not resolved from the unified db: ", internal::Msg(db.status())));
+    return;
+  }
+  for (OpCandidate& c : *cands) {
+    for (const OpCandidate& x : *db) {
+      if (NoType(c) && x.op_name == c.op_name && !NoType(x)) {
+        c.task_type = x.task_type;
+        d->notes.push_back(Cat(c.op_name, ": task type ", x.task_type, " from the unified db"));
+      }
+    }
+  }
+}
+
+// Task types from task_time rows with the same stream/task ids; a different
+// kernel name there is reported (PyPTO's two names).
+void TypesFromTaskTime(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
+  absl::StatusOr<std::vector<OpCandidate>> tt = ListTaskTimeCandidates(run.task_time);
+  if (!tt.ok()) return;
+  std::map<std::pair<int64_t, int64_t>, const OpCandidate*> by_id;
+  for (const OpCandidate& x : *tt) {
+    for (const LaunchInfo& l : x.launches) {
+      if (l.stream_id && l.task_id) by_id[{*l.stream_id, *l.task_id}] = &x;
+    }
+  }
+  for (OpCandidate& c : *cands) {
+    if (!NoType(c)) continue;
+    std::map<std::string, int> matched;  // task_time name -> launches matched
+    const OpCandidate* first = nullptr;
+    for (const LaunchInfo& l : c.launches) {
+      if (!l.stream_id || !l.task_id) continue;
+      auto it = by_id.find({*l.stream_id, *l.task_id});
+      if (it == by_id.end()) continue;
+      if (first == nullptr) first = it->second;
+      ++matched[it->second->op_name];
+    }
+    if (first == nullptr) continue;
+    c.task_type = NormalizeTaskType(first->task_type);
+    for (const auto& [name, n] : matched) {
+      d->notes.push_back(
+          Cat(c.op_name, ": task type ", c.task_type, " from task_time (", n, " of its ", c.count,
+              " launches share stream/task ids with ",
+              name == c.op_name ? "the same name" : Cat("task_time's ", name), ")",
+              name == c.op_name ? "" : Cat("; quick mode reads it as --op-name ", name)));
+    }
+  }
+}
+
+// CANN 9 level0: op_summary's Task Type is N/A; resolve it.
+void ResolveTypes(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
+  if (std::none_of(cands->begin(), cands->end(), NoType)) return;
+  if (!run.unified_db.empty()) TypesFromDb(run, cands, d);
+  if (!run.task_time.empty()) TypesFromTaskTime(run, cands, d);
+  for (OpCandidate& c : *cands) c.incidental = IncidentalReason(c.op_name, c.op_type, c.task_type);
+}
+
+// op_summary (kernel_details) of a run, else its unified db, else its
+// task_time; nullopt when it has none.
 absl::StatusOr<std::optional<Discovery>> FromRun(const RunLayout& run) {
   Discovery d;
   d.notes = run.notes;
@@ -21,6 +88,10 @@ absl::StatusOr<std::optional<Discovery>> FromRun(const RunLayout& run) {
   if (!run.op_summary.empty()) {
     c = ListCandidates(run.op_summary);
     d.source = run.op_summary.front().string();
+    if (c.ok()) ResolveTypes(run, &*c, &d);
+  } else if (!run.unified_db.empty()) {
+    c = ListDbCandidates(run.unified_db);
+    d.source = Cat(run.unified_db.string(), " (unified db)");
   } else if (!run.task_time.empty()) {
     c = ListTaskTimeCandidates(run.task_time);
     d.source = run.task_time.front().string();
@@ -74,6 +145,30 @@ absl::StatusOr<Discovery> FromOpprof(const fs::path& dir) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<LaunchInfo>> ListLaunches(const fs::path& input,
+                                                     std::string_view op_name) {
+  absl::StatusOr<DetectedInput> in = DetectInput(input);
+  if (!in.ok()) return in.status();
+  fs::path dir = in->path;
+  if (in->kind == InputKind::kProfGroup) dir = dir / "PROF_PipeUtilization";
+  absl::StatusOr<RunLayout> run = DetectRun(dir);
+  if (!run.ok()) return run.status();
+  LaunchSelector all;
+  all.kind = LaunchSelector::Kind::kAll;
+  absl::StatusOr<SelectedTarget> t;
+  if (!run->op_summary.empty()) {
+    t = SelectTarget(run->op_summary, op_name, all);
+  } else if (!run->unified_db.empty()) {
+    t = SelectDbTarget(run->unified_db, op_name, all);
+  } else {
+    absl::StatusOr<KernelTiming> k = ReadQuickTiming(run->run_dir, op_name, all);
+    if (!k.ok()) return k.status();
+    return k->launches;
+  }
+  if (!t.ok()) return t.status();
+  return t->launches;
+}
+
 absl::StatusOr<Discovery> DiscoverCandidates(const fs::path& input) {
   absl::StatusOr<DetectedInput> in = DetectInput(input);
   if (!in.ok()) return in.status();
@@ -89,7 +184,8 @@ absl::StatusOr<Discovery> DiscoverCandidates(const fs::path& input) {
     if (!r.ok()) return r.status();
     if (!r->has_value()) {
       return absl::NotFoundError(
-          Cat("no op_summary, kernel_details or task_time table in ", run->table_dir.string()));
+          Cat("no op_summary, kernel_details, msprof_<ts>.db or task_time in ",
+              run->table_dir.string()));
     }
     d = **std::move(r);
   }

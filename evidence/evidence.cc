@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "evidence/bound.h"
+#include "evidence/db_evidence.h"
 #include "evidence/derived.h"
 #include "evidence/golden.h"
 #include "evidence/layout.h"
@@ -26,6 +27,8 @@ struct GroupRow {
   std::string metric;
   RunLayout run;
   SelectedTarget target;
+  // What SelectRunTarget recorded: the figures' sources, the unified db.
+  Evidence scratch;
 };
 
 // What reading one metric run gave: its row (nullopt when the run, its
@@ -58,18 +61,20 @@ MetricRead ReadMetric(const fs::path& group, const std::string& metric,
   }
   RunLayout& r = **run;
   for (const std::string& n : r.notes) out.notes.push_back(Cat(metric, ": ", n));
-  if (r.op_summary.empty()) {
-    out.warnings.push_back(
-        Cat("metric ", metric, ": no op_summary_*.csv in ", r.table_dir.string()));
+  if (r.op_summary.empty() && r.unified_db.empty()) {
+    out.warnings.push_back(Cat("metric ", metric, ": no op_summary_*.csv and no msprof_<ts>.db in ",
+                               r.table_dir.string()));
     return out;
   }
-  absl::StatusOr<SelectedTarget> target =
-      SelectTarget(r.op_summary, options.op_name, options.launch);
+  Evidence scratch;
+  absl::StatusOr<SelectedTarget> target = SelectRunTarget(r, options, &scratch);
   if (!target.ok()) {
     out.status = internal::Annotate(target.status(), Cat("metric ", metric));
     return out;
   }
-  out.row = GroupRow{metric, std::move(r), *std::move(target)};
+  for (std::string& w : scratch.warnings) out.warnings.push_back(Cat(metric, ": ", w));
+  scratch.warnings.clear();
+  out.row = GroupRow{metric, std::move(r), *std::move(target), std::move(scratch)};
   return out;
 }
 
@@ -133,7 +138,8 @@ absl::Status SetDuration(const GroupRow& g, Evidence* ev) {
   Aggregate agg = AggregateSamples(ev->duration.samples_us);
   ev->duration.aggregate_us = agg.value;
   ev->duration.method = agg.method;
-  ev->duration.source = TimingSource::kOpSummary;
+  ev->duration.source =
+      g.run.op_summary.empty() ? TimingSource::kMsprofDb : TimingSource::kOpSummary;
   return absl::OkStatus();
 }
 
@@ -234,11 +240,21 @@ void Finish(const fs::path& sample_run, const BuildOptions& options, bool single
   }
   auto cube = ev->merged.find("cube_utilization(%)");
   if (cube != ev->merged.end()) ev->cube_utilization_pct = cube->second;
+  ReadClockWindow(options, ev);
+  CoreTimesFromCycles(options, ev);
   ComputeHeadOverhead(ev);
   ev->l2_hit_rate_pct = L2HitRates(ev->merged);
   ev->bound = DiagnoseBound(ev->merged, &ev->errors);
   AddPerCore(sample_run, options, ev);
-  ev->dvfs = CheckDvfs(*ev, options);
+  if (ev->db_clock) {
+    ev->dvfs = CheckDvfs(*ev, options, ev->db_clock->min_mhz);
+    ev->dvfs.source = ClockSource::kMsprofDbAicoreFreq;
+    ev->dvfs.note = Cat("AICORE_FREQ over the target's launches: ", ev->db_clock->min_mhz, "..",
+                        ev->db_clock->max_mhz, " MHz (mean ", ev->db_clock->mean_mhz,
+                        "); the lowest is checked");
+  } else {
+    ev->dvfs = CheckDvfs(*ev, options);
+  }
   for (const std::string& w : ev->dvfs.warnings) ev->warnings.push_back(Cat("soc: ", w));
   ev->golden = ComputeGoldenRatio(options.golden_per_iteration_us, ev->duration.aggregate_us);
 }
@@ -249,6 +265,8 @@ absl::Status Assemble(std::vector<GroupRow> rows, const BuildOptions& options, E
     ev->warnings.push_back(Cat("PipeUtilization missing: timing taken from ", rows[0].metric));
   }
   SetIdentity(rows[0].target.row, ev);
+  ev->sources = rows[0].scratch.sources;
+  ev->unified_db = rows[0].scratch.unified_db;
   absl::Status s = SetDuration(rows[0], ev);
   if (!s.ok()) return s;
   SetLaunch(rows, options, ev);
@@ -312,19 +330,18 @@ absl::StatusOr<Evidence> FromRun(const fs::path& dir, const BuildOptions& option
   absl::StatusOr<RunLayout> run = DetectRun(dir, options.device_id);
   if (!run.ok()) return run.status();
   ev.input.notes.insert(ev.input.notes.end(), run->notes.begin(), run->notes.end());
-  if (run->op_summary.empty()) {
-    return absl::NotFoundError(
-        Cat("no op_summary (or kernel_details) table in ", run->table_dir.string()));
-  }
-  absl::StatusOr<SelectedTarget> t = SelectTarget(run->op_summary, options.op_name, options.launch);
+  Evidence scratch;
+  absl::StatusOr<SelectedTarget> t = SelectRunTarget(*run, options, &scratch);
   if (!t.ok()) return t.status();
+  for (std::string& w : scratch.warnings) ev.warnings.push_back(std::move(w));
+  scratch.warnings.clear();
   std::string metric = GroupOfRun(*run, *t, &ev);
   for (const std::string& m : SevenMetrics()) {
     if (m != metric) ev.missing_metrics.push_back(m);
   }
   fs::path run_dir = run->run_dir;
   std::vector<GroupRow> rows;
-  rows.push_back(GroupRow{metric, *std::move(run), *std::move(t)});
+  rows.push_back(GroupRow{metric, *std::move(run), *std::move(t), std::move(scratch)});
   absl::Status s = Assemble(std::move(rows), options, &ev);
   if (!s.ok()) return s;
   Finish(run_dir, options, /*single_run=*/true, &ev);

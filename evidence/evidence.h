@@ -192,6 +192,21 @@ struct Evidence {
   std::vector<EvidenceError> errors;
   std::vector<std::string> warnings;
   std::filesystem::path prof_group;
+  // Which source each figure came from (evidence.json "sources"): keys
+  // "identity", "duration", "pmu", "aicore_time_us", "aiv_time_us", "clock";
+  // values "op_summary <file>", "msprof_db <file>", "task_time <file>", or
+  // "cycles: ..." for a core time derived from *_total_cycles (docs/evidence.md
+  // "Sources"). Empty for a figure nobody gave.
+  std::map<std::string, std::string> sources;
+  // The run's unified msprof_<ts>.db, when it has one (read or not).
+  std::filesystem::path unified_db;
+  // The AI Core clock over the target's used launches (AICORE_FREQ of the
+  // unified db), when the db has it: lowest, highest, time-weighted mean MHz.
+  struct ClockWindow {
+    double min_mhz = 0, max_mhz = 0, mean_mhz = 0;
+    int changes = 0;
+  };
+  std::optional<ClockWindow> db_clock;
 };
 
 // Inputs of BuildEvidence besides the group directory.

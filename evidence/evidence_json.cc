@@ -50,6 +50,7 @@ Json LaunchJson(const LaunchRecord& l) {
                     {"stream_id", u.stream_id ? Json(*u.stream_id) : Json(nullptr)},
                     {"task_id", u.task_id ? Json(*u.task_id) : Json(nullptr)},
                     {"start_us", u.start_us ? Json(*u.start_us) : Json(nullptr)},
+                    {"start_ns", u.start_ns ? Json(*u.start_ns) : Json(nullptr)},
                     {"duration_us", u.duration_us},
                     {"where", u.where}});
   }

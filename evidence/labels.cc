@@ -24,6 +24,7 @@ std::string_view Name(TimingSource s) {
     case TimingSource::kTaskTime: return "task_time.task_time(us)";
     case TimingSource::kApiStatistic: return "api_statistic.node.launch";
     case TimingSource::kOpprof: return "opprof.OpBasicInfo.Task Duration(us)";
+    case TimingSource::kMsprofDb: return "msprof_db.TASK.endNs-startNs";
   }
   return "";
 }
@@ -139,6 +140,7 @@ std::string_view Name(ClockSource s) {
     case ClockSource::kOpprofCurrentFreq: return "opprof.current_freq";
     case ClockSource::kOpSummaryBackCalculated: return "op_summary.cycles_back_calculated";
     case ClockSource::kAicoreDbBackCalculated: return "aicore.db.back_calculated";
+    case ClockSource::kMsprofDbAicoreFreq: return "msprof_db.AICORE_FREQ";
   }
   return "";
 }

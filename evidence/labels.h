@@ -17,9 +17,10 @@ enum class AggregationMethod { kNone, kSingle, kMedian, kTrimmedMean };
 std::string_view Name(AggregationMethod m);
 
 // Where a target duration came from. kUnset: no duration was read.
-enum class TimingSource { kUnset, kOpSummary, kTaskTime, kApiStatistic, kOpprof };
+enum class TimingSource { kUnset, kOpSummary, kTaskTime, kApiStatistic, kOpprof, kMsprofDb };
 // "", "op_summary.Task Duration(us)", "task_time.task_time(us)",
-// "api_statistic.node.launch", "opprof.OpBasicInfo.Task Duration(us)".
+// "api_statistic.node.launch", "opprof.OpBasicInfo.Task Duration(us)",
+// "msprof_db.TASK.endNs-startNs".
 std::string_view Name(TimingSource s);
 
 // An AI Core type: cube (AIC, aicore.db) or vector (AIV, ai_vector_core.db).
@@ -98,9 +99,10 @@ enum class ClockSource {
   kOpprofCurrentFreq,
   kOpSummaryBackCalculated,
   kAicoreDbBackCalculated,
+  kMsprofDbAicoreFreq,  // the lowest AICORE_FREQ clock over the target's launches
 };
 // "none", "opprof.current_freq", "op_summary.cycles_back_calculated",
-// "aicore.db.back_calculated".
+// "aicore.db.back_calculated", "msprof_db.AICORE_FREQ".
 std::string_view Name(ClockSource s);
 
 // Whether the head overhead (Task Duration minus the longest core time) could

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "evidence/str_util.h"
@@ -21,10 +22,29 @@ std::string Us(double v) {
   return buf;
 }
 
+std::string Start(const LaunchInfo& l) {
+  if (l.start_ns) return FormatNsAsMicros(*l.start_ns) + " us";
+  return l.start_us ? Us(*l.start_us) + " us" : std::string("N/A");
+}
+
 std::string OneLine(const LaunchInfo& l) {
   return Cat("  #", l.index, " stream ", Id(l.stream_id), " task ", Id(l.task_id), " start ",
-             l.start_us ? Us(*l.start_us) + " us" : std::string("N/A"), " duration ",
-             Us(l.duration_us), " us (", l.where, ")");
+             Start(l), " duration ", Us(l.duration_us), " us (", l.where, ")");
+}
+
+// The bounded listing of a long launch list: first and last kListEnds, the
+// fastest and the slowest, the total.
+std::string BoundedList(const std::vector<LaunchInfo>& l) {
+  std::string out = Cat("  ", l.size(), " launches; the first and last ", kListEnds, ":");
+  for (size_t i = 0; i < kListEnds; ++i) out += Cat("\n", OneLine(l[i]));
+  out += Cat("\n  ... ", l.size() - 2 * kListEnds, " more ...");
+  for (size_t i = l.size() - kListEnds; i < l.size(); ++i) out += Cat("\n", OneLine(l[i]));
+  auto [lo, hi] = std::minmax_element(l.begin(), l.end(), [](const auto& a, const auto& b) {
+    return a.duration_us < b.duration_us;
+  });
+  out += Cat("\n  fastest:\n", OneLine(*lo), "\n  slowest:\n", OneLine(*hi));
+  out += "\n  (every launch: npuperf list-op-names <dir> --launches-of <op name>)";
+  return out;
 }
 
 bool ParseInt(std::string_view s, int64_t* out) {
@@ -74,9 +94,14 @@ std::vector<size_t> OrderLaunches(std::vector<LaunchInfo>* launches) {
   std::vector<size_t> perm(launches->size());
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = i;
   const std::vector<LaunchInfo>& l = *launches;
+  bool exact =
+      std::all_of(l.begin(), l.end(), [](const LaunchInfo& x) { return x.start_ns.has_value(); });
   bool timed =
       std::all_of(l.begin(), l.end(), [](const LaunchInfo& x) { return x.start_us.has_value(); });
-  if (timed) {
+  if (exact) {
+    std::stable_sort(perm.begin(), perm.end(),
+                     [&l](size_t a, size_t b) { return *l[a].start_ns < *l[b].start_ns; });
+  } else if (timed) {
     std::stable_sort(perm.begin(), perm.end(),
                      [&l](size_t a, size_t b) { return *l[a].start_us < *l[b].start_us; });
   }
@@ -89,14 +114,45 @@ std::vector<size_t> OrderLaunches(std::vector<LaunchInfo>* launches) {
 }
 
 std::string FormatLaunchList(const std::vector<LaunchInfo>& launches) {
+  if (launches.size() > kListAllBelow) return BoundedList(launches);
   std::string out;
-  for (size_t i = 0; i < launches.size() && i < kMaxListed; ++i) {
-    out += Cat(i ? "\n" : "", OneLine(launches[i]));
-  }
-  if (launches.size() > kMaxListed) {
-    out += Cat("\n  ... and ", launches.size() - kMaxListed, " more");
-  }
+  for (size_t i = 0; i < launches.size(); ++i) out += Cat(i ? "\n" : "", OneLine(launches[i]));
   return out;
+}
+
+std::optional<int64_t> ParseMicrosAsNs(std::string_view text) {
+  while (!text.empty() && (text.back() == '\t' || text.back() == ' ' || text.back() == '\r'))
+    text.remove_suffix(1);
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  size_t dot = text.find('.');
+  std::string_view whole = text.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  if (whole.empty() || whole.size() > 16) return std::nullopt;
+  int64_t us = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return std::nullopt;
+    us = us * 10 + (c - '0');
+  }
+  if (us > std::numeric_limits<int64_t>::max() / 1000 - 1) return std::nullopt;
+  int64_t ns = 0;
+  for (size_t i = 0; i < frac.size(); ++i) {
+    char c = frac[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    if (i < 3) ns = ns * 10 + (c - '0');
+    if (i >= 3 && c != '0') return std::nullopt;  // below 1 ns: not a time msprof writes
+  }
+  for (size_t i = frac.size(); i < 3; ++i) ns *= 10;
+  return us * 1000 + ns;
+}
+
+std::string FormatNsAsMicros(int64_t ns) {
+  bool neg = ns < 0;
+  uint64_t v = neg ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%s%llu.%03llu", neg ? "-" : "",
+                static_cast<unsigned long long>(v / 1000),
+                static_cast<unsigned long long>(v % 1000));
+  return buf;
 }
 
 absl::StatusOr<std::vector<size_t>> SelectLaunches(const std::vector<LaunchInfo>& launches,

@@ -45,12 +45,16 @@ struct LaunchInfo {
   int index = 0;  // 1-based, in start order
   std::optional<int64_t> stream_id, task_id;
   std::optional<double> start_us;
+  // The start exactly, unix ns: parsed as decimal fixed point from the CSV
+  // text (ParseMicrosAsNs) or the db's integer startNs; never via a double.
+  std::optional<int64_t> start_ns;
   double duration_us = 0;
   std::string where;  // "file:line"
 };
 
-// Puts `launches` (file order) in start order (stable; file order when any
-// lacks a start time) and numbers them from 1. Returns the permutation:
+// Puts `launches` (file order) in start order (stable; by the exact start_ns
+// when every launch has one, else by start_us; file order when any lacks a
+// start time) and numbers them from 1. Returns the permutation:
 // element i is the old position of the launch now at i.
 std::vector<size_t> OrderLaunches(std::vector<LaunchInfo>* launches);
 
@@ -66,11 +70,24 @@ absl::StatusOr<std::vector<size_t>> SelectLaunches(const std::vector<LaunchInfo>
                                                    std::string_view op_name,
                                                    std::string_view source);
 
-// Launches listed by one error message; the rest are counted.
-inline constexpr size_t kMaxListed = 1000;
+// A refusal lists every launch up to kListAllBelow launches; above that the
+// first and last kListEnds, the fastest and slowest, the total and how to see
+// them all (npuperf list-op-names --launches).
+inline constexpr size_t kListAllBelow = 20;
+inline constexpr size_t kListEnds = 5;
 
 // "  #1 stream 48 task 3 start 1780676244313289.000 us duration 87139.380 us (file:line)"
-// lines, at most kMaxListed.
+// lines: every launch when there are at most kListAllBelow, else the bounded
+// listing above.
 std::string FormatLaunchList(const std::vector<LaunchInfo>& launches);
+
+// A decimal microsecond timestamp as msprof writes it ("1778059616768656.843",
+// optional trailing TAB or spaces, up to 3 decimals kept exactly, further
+// digits must be 0) in integer nanoseconds, without a floating point
+// conversion. nullopt for anything else (N/A, empty, sign, exponent, overflow).
+std::optional<int64_t> ParseMicrosAsNs(std::string_view text);
+
+// "1778059616768656.843" from ns (exact; the inverse of ParseMicrosAsNs).
+std::string FormatNsAsMicros(int64_t ns);
 
 }  // namespace npuperf::evidence

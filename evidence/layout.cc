@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "evidence/prof_layout.h"
 #include "evidence/str_util.h"
+#include "evidence/unified_db.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -133,9 +134,28 @@ absl::StatusOr<RunLayout> TorchRun(const fs::path& run) {
   return out;
 }
 
+// The run's msprof_<ts>.db (empty when none); two is an error.
+absl::StatusOr<fs::path> FindUnifiedDb(const fs::path& run) {
+  std::vector<fs::path> dbs;
+  std::error_code ec;
+  for (const fs::path& p : SortedChildren(run, ec)) {
+    if (IsUnifiedDbName(p) && IsFile(p)) dbs.push_back(p);
+  }
+  if (dbs.size() > 1) {
+    return absl::FailedPreconditionError(
+        Cat("several unified dbs in ", run.string(), ": ", dbs.front().filename().string(), ", ",
+            dbs[1].filename().string(), " (one msprof export per PROF_* is expected)"));
+  }
+  return dbs.empty() ? fs::path() : dbs.front();
+}
+
 absl::StatusOr<RunLayout> ProfRun(const fs::path& run, int device_id) {
   RunLayout out;
   out.run_dir = run;
+  absl::StatusOr<fs::path> db = FindUnifiedDb(run);
+  if (!db.ok()) return db.status();
+  out.unified_db = *db;
+  if (!out.unified_db.empty()) out.notes.push_back(Cat("unified db: ", out.unified_db.string()));
   std::vector<std::pair<int, fs::path>> summaries = DeviceDirs(run, "summary");
   std::vector<std::pair<int, fs::path>> devices = DeviceDirs(run, "");
   if (IsDir(run / "mindstudio_profiler_output")) {
@@ -152,6 +172,15 @@ absl::StatusOr<RunLayout> ProfRun(const fs::path& run, int device_id) {
       return absl::FailedPreconditionError(Cat("several devices have a summary/ in ", run.string(),
                                                " (pre-8.0 layout); pass the device (--device)"));
     }
+    if (chosen.empty() && !out.unified_db.empty()) {
+      out.kind = RunLayoutKind::kUnifiedDbOnly;
+      out.table_dir = run;
+      out.notes.push_back("no text export: the unified db is the source");
+      for (const auto& [id, dir] : devices) {
+        if (devices.size() == 1 || id == device_id) ReadDeviceFiles(dir, id, &out);
+      }
+      return out;
+    }
     if (chosen.empty()) {
       bool raw = IsDir(run / "host" / "data") || !devices.empty();
       return absl::NotFoundError(
@@ -159,7 +188,7 @@ absl::StatusOr<RunLayout> ProfRun(const fs::path& run, int device_id) {
               "CANN 8.0) in ",
               run.string(),
               raw ? " (it holds raw data only: was msprof's export step run? msprof --export=on "
-                    "--output=<PROF dir>)"
+                    "--output=<PROF dir>; or --type=db for msprof_<ts>.db)"
                   : ""));
     }
     out.kind = RunLayoutKind::kDeviceSummary;
@@ -183,9 +212,14 @@ bool IsMsprofRunName(std::string_view base) {
          base[0] <= '9';
 }
 
+bool HasUnifiedDb(const fs::path& dir) {
+  absl::StatusOr<fs::path> db = FindUnifiedDb(dir);
+  return !db.ok() || !db->empty();
+}
+
 bool IsProfRun(const fs::path& dir) {
   return IsDir(dir / "mindstudio_profiler_output") || !DeviceDirs(dir, "summary").empty() ||
-         internal::StartsWith(Base(dir), "PROF_");
+         internal::StartsWith(Base(dir), "PROF_") || HasUnifiedDb(dir);
 }
 
 bool IsAscendPt(const fs::path& dir) {
@@ -228,6 +262,7 @@ std::string_view Name(RunLayoutKind k) {
     case RunLayoutKind::kMindstudioOutput: return "mindstudio_profiler_output";
     case RunLayoutKind::kDeviceSummary: return "device_summary";
     case RunLayoutKind::kAscendProfilerOutput: return "ascend_profiler_output";
+    case RunLayoutKind::kUnifiedDbOnly: return "msprof_db";
   }
   return "";
 }
@@ -252,7 +287,7 @@ absl::StatusOr<RunLayout> DetectRun(const fs::path& dir, int device_id) {
   if (!IsDir(dir)) return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
   if (IsDir(dir / "ASCEND_PROFILER_OUTPUT")) return TorchRun(dir);
   if (IsDir(dir / "mindstudio_profiler_output") || !DeviceDirs(dir, "").empty() ||
-      IsMsprofRunName(Base(dir))) {
+      IsMsprofRunName(Base(dir)) || HasUnifiedDb(dir)) {
     return ProfRun(dir, device_id);
   }
   std::vector<fs::path> runs;
@@ -273,6 +308,17 @@ absl::StatusOr<RunLayout> DetectRun(const fs::path& dir, int device_id) {
 }
 
 absl::StatusOr<DetectedInput> DetectInput(const fs::path& dir) {
+  if (dir.empty()) {
+    return absl::InvalidArgumentError(
+        "the input directory is empty (''): give a PROF_GROUP, a PROF_* run, an msprof --output, "
+        "an OPPROF_* or a *_ascend_pt directory");
+  }
+  if (IsUnifiedDbName(dir) && IsFile(dir)) {
+    absl::StatusOr<DetectedInput> in =
+        DetectInput(dir.parent_path().empty() ? "." : dir.parent_path());
+    if (in.ok()) in->notes.push_back(Cat(dir.string(), ": the unified db of that run"));
+    return in;
+  }
   if (!IsDir(dir)) return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
   DetectedInput in;
   in.path = dir;

@@ -19,6 +19,8 @@ namespace npuperf::evidence {
 //   PROF_*/mindstudio_profiler_output/<table>_0_1_1_<ts>.csv CANN 7
 //   PROF_*/device_<id>/summary/<table>_0_1.csv               before CANN 8.0
 //   *_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv    torch_npu profiler
+//   PROF_*/msprof_<ts14>.db                                   unified db (unified_db.h):
+//                                      beside an export, or alone (--type=db)
 //   OPPROF_*/... (msprof op)                                  opprof.h reads it
 //
 // Stateless functions; thread-safe.
@@ -38,8 +40,10 @@ enum class RunLayoutKind {
   kMindstudioOutput,      // PROF_*/mindstudio_profiler_output
   kDeviceSummary,         // PROF_*/device_<id>/summary (pre-8.0)
   kAscendProfilerOutput,  // *_ascend_pt/ASCEND_PROFILER_OUTPUT (torch_npu)
+  kUnifiedDbOnly,         // PROF_*/msprof_<ts>.db with no text export (--type=db)
 };
-// "mindstudio_profiler_output", "device_summary", "ascend_profiler_output".
+// "mindstudio_profiler_output", "device_summary", "ascend_profiler_output",
+// "msprof_db".
 std::string_view Name(RunLayoutKind k);
 
 // Platform facts a capture carries about its device: msprof's
@@ -60,6 +64,8 @@ struct RunLayout {
   // op_summary_*.csv, or kernel_details.csv for torch_npu.
   std::vector<std::filesystem::path> op_summary;
   std::vector<std::filesystem::path> task_time, op_statistic, api_statistic;
+  // The run's unified msprof_<ts>.db (PROF root), empty when absent.
+  std::filesystem::path unified_db;
   // The --aic-metrics group this run collected, when the run says so
   // (device_<id>/sample.json ai_core_metrics, torch_npu profiler_info
   // _aic_metrics); empty when unknown.
@@ -74,7 +80,9 @@ struct RunLayout {
 // the device of a pre-8.0 tree with several summary dirs. NotFound when no
 // variant is present (the message lists what was looked for and what the
 // directory holds, e.g. raw data without an export); FailedPrecondition for
-// several candidates or two exports of one table.
+// several candidates, two exports of one table or two unified dbs. A run
+// whose only export is msprof_<ts>.db is kUnifiedDbOnly (table_dir = run_dir,
+// no CSV tables).
 absl::StatusOr<RunLayout> DetectRun(const std::filesystem::path& dir, int device_id = -1);
 
 // Classifies an input directory (see InputKind); `notes` gets one line on
@@ -85,6 +93,8 @@ struct DetectedInput {
                                // found inside `dir` when `dir` holds exactly one)
   std::vector<std::string> notes;
 };
+// `dir` may also be a msprof_<ts>.db file (its PROF_* is read). Never throws:
+// an empty or unreadable path is InvalidArgument / NotFound naming it.
 absl::StatusOr<DetectedInput> DetectInput(const std::filesystem::path& dir);
 
 // The run of metric `metric` in a PROF_GROUP: DetectRun(<group>/PROF_<metric>).

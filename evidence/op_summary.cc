@@ -96,6 +96,7 @@ absl::StatusOr<RawRow> MakeRow(const CsvSliceReader& csv, const Columns& c) {
     if (!v.ok()) return v.status();
     *out = *v;
   }
+  if (c.start >= 0) r.launch.start_ns = ParseMicrosAsNs(csv.Cell(c.start));
   r.launch.duration_us = row.task_duration_us.value_or(0);
   r.launch.where = csv.Where();
   r.values.reserve(c.metric.size());

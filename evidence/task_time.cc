@@ -86,6 +86,7 @@ absl::Status ScanTaskTime(const std::vector<fs::path>& parts, Fn fn) {
       absl::StatusOr<std::optional<double>> s = csv.Number(c->start);
       if (!s.ok()) return s.status();
       l.start_us = *s;
+      l.start_ns = ParseMicrosAsNs(csv.Cell(c->start));
     }
     l.stream_id = IdOf(csv, c->stream);
     l.task_id = IdOf(csv, c->task);

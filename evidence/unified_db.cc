@@ -1,0 +1,418 @@
+#include "evidence/unified_db.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include "evidence/columns.h"
+#include "evidence/str_util.h"
+
+namespace npuperf::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+using internal::Cat;
+using Db = SQLite::Database;
+
+// Launches whose PMU rows are fetched by one IN (...) query.
+constexpr size_t kPmuChunk = 500;
+// Launches kept per discovery candidate (FormatCandidatesTsv shows eight).
+constexpr int kCandidateLaunches = 8;
+
+absl::Status SqlError(const fs::path& db, const std::exception& e) {
+  return absl::InternalError(Cat(db.string(), ": SQLite: ", e.what()));
+}
+
+absl::StatusOr<std::unique_ptr<Db>> Open(const fs::path& db) {
+  try {
+    return std::make_unique<Db>(db.string(), SQLite::OPEN_READONLY);
+  } catch (const std::exception& e) {
+    return SqlError(db, e);
+  }
+}
+
+std::set<std::string> ColumnsOf(Db& db, const std::string& table) {
+  std::set<std::string> out;
+  SQLite::Statement q(db, Cat("PRAGMA table_info(", table, ")"));
+  while (q.executeStep()) out.insert(q.getColumn(1).getString());
+  return out;
+}
+
+// The first of `names` that `cols` has, else "0" (the SQL for "absent").
+std::string Pick(const std::set<std::string>& cols, std::initializer_list<const char*> names) {
+  for (const char* n : names) {
+    if (cols.count(n)) return Cat("c.", n);
+  }
+  return "NULL";
+}
+
+absl::Status RequireTables(Db& db, const fs::path& path) {
+  for (const char* t : {"TASK", "COMPUTE_TASK_INFO", "STRING_IDS"}) {
+    if (!db.tableExists(t)) {
+      return absl::FailedPreconditionError(
+          Cat(path.string(), " has no ", t,
+              " table: not a unified msprof db with compute tasks (msprof --type=db at task-time "
+              "level1 writes TASK, COMPUTE_TASK_INFO and STRING_IDS)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Str(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
+
+// The string of STRING_IDS `id` as a scalar subquery.
+std::string S(const std::string& expr) {
+  return Cat("(SELECT value FROM STRING_IDS WHERE id = ", expr, ")");
+}
+
+std::string ResolvedType(const std::string& compute, const std::string& task) {
+  if (!compute.empty() && compute != "N/A") return compute;
+  return NormalizeTaskType(task);
+}
+
+// One launch of the target as the db holds it.
+struct DbRow {
+  OpRow identity;
+  LaunchInfo launch;
+  int64_t global_task_id = 0;
+};
+
+std::string LaunchQuery(Db& db) {
+  std::set<std::string> c = ColumnsOf(db, "COMPUTE_TASK_INFO");
+  return Cat("SELECT t.startNs, t.endNs, t.streamId, t.taskId, t.globalTaskId, ", S("t.taskType"),
+             ", ", Pick(c, {"blockNum", "blockDim"}), ", ", Pick(c, {"mixBlockNum", "mixBlockDim"}),
+             ", ", S("c.taskType"), ", ", S("c.opType"), ", ", S("c.inputShapes"), ", ",
+             S("c.inputDataTypes"), ", ", S("c.inputFormats"),
+             " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
+             " WHERE c.name IN (SELECT id FROM STRING_IDS WHERE value = ?)"
+             " ORDER BY t.startNs, t.globalTaskId");
+}
+
+DbRow RowOf(SQLite::Statement& q, const fs::path& db, std::string_view op_name) {
+  DbRow r;
+  int64_t start = q.getColumn(0).getInt64(), end = q.getColumn(1).getInt64();
+  r.global_task_id = q.getColumn(4).getInt64();
+  r.launch.start_ns = start;
+  r.launch.start_us = static_cast<double>(start) / 1000.0;
+  r.launch.duration_us = static_cast<double>(end - start) / 1000.0;
+  if (!q.getColumn(2).isNull()) r.launch.stream_id = q.getColumn(2).getInt64();
+  if (!q.getColumn(3).isNull()) r.launch.task_id = q.getColumn(3).getInt64();
+  r.launch.where = Cat(db.filename().string(), " globalTaskId ", r.global_task_id);
+  OpRow& o = r.identity;
+  o.op_name = std::string(op_name);
+  o.task_type = ResolvedType(Str(q.getColumn(8)), Str(q.getColumn(5)));
+  if (!q.getColumn(6).isNull()) o.block_num = q.getColumn(6).getInt64();
+  if (!q.getColumn(7).isNull()) o.mix_block_num = q.getColumn(7).getInt64();
+  o.op_type = Str(q.getColumn(9));
+  o.input_shapes = Str(q.getColumn(10));
+  o.input_data_types = Str(q.getColumn(11));
+  o.input_formats = Str(q.getColumn(12));
+  o.task_duration_us = r.launch.duration_us;
+  o.file = db;
+  o.line = static_cast<size_t>(r.global_task_id);
+  return r;
+}
+
+// globalTaskId -> its metrics (op_summary names, table order), for `ids`.
+using PmuRows = std::map<int64_t, std::vector<std::pair<std::string, double>>>;
+
+void ReadPmu(Db& db, const std::vector<int64_t>& ids, PmuRows* out) {
+  if (!db.tableExists("TASK_PMU_INFO")) return;
+  std::map<int64_t, std::string> names;  // STRING_IDS id -> op_summary name
+  for (size_t at = 0; at < ids.size(); at += kPmuChunk) {
+    std::string in;
+    for (size_t i = at; i < ids.size() && i < at + kPmuChunk; ++i)
+      in += Cat(i == at ? "" : ",", ids[i]);
+    SQLite::Statement q(db, Cat("SELECT globalTaskId, name, value FROM TASK_PMU_INFO WHERE "
+                                "globalTaskId IN (",
+                                in, ") ORDER BY rowid"));
+    while (q.executeStep()) {
+      if (q.getColumn(2).isNull()) continue;  // N/A
+      int64_t name = q.getColumn(1).getInt64();
+      auto it = names.find(name);
+      if (it == names.end()) {
+        SQLite::Statement s(db, "SELECT value FROM STRING_IDS WHERE id = ?");
+        s.bind(1, static_cast<int64_t>(name));
+        std::string text = s.executeStep() ? Str(s.getColumn(0)) : Cat("metric_", name);
+        it = names.emplace(name, OpSummaryNameOfDbMetric(text)).first;
+      }
+      (*out)[q.getColumn(0).getInt64()].emplace_back(it->second, q.getColumn(2).getDouble());
+    }
+  }
+}
+
+// `all`: per metric the median over the used launches, with the spread.
+void MedianFields(const std::vector<DbRow>& rows, const PmuRows& pmu, SelectedTarget* out) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<double>> values;
+  for (size_t u : out->used) {
+    auto it = pmu.find(rows[u].global_task_id);
+    if (it == pmu.end()) continue;
+    for (const auto& [name, v] : it->second) {
+      if (!values.count(name)) order.push_back(name);
+      values[name].push_back(v);
+    }
+  }
+  for (const std::string& name : order) {
+    const std::vector<double>& v = values[name];
+    auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    out->spread.push_back({name, {*lo, *hi}});
+    out->row.fields.emplace_back(name, Median(v));
+  }
+  out->row.task_duration_us = Median(out->durations_us);
+}
+
+absl::StatusOr<std::vector<DbRow>> ReadLaunches(Db& db, const fs::path& path,
+                                                std::string_view op_name) {
+  std::vector<DbRow> rows;
+  SQLite::Statement q(db, LaunchQuery(db));
+  q.bind(1, std::string(op_name));
+  while (q.executeStep()) rows.push_back(RowOf(q, path, op_name));
+  return rows;
+}
+
+std::string CandidateText(const std::vector<OpCandidate>& all) {
+  if (all.empty()) return "none";
+  std::string out;
+  for (size_t i = 0; i < all.size() && i < 10; ++i) {
+    out += Cat(i ? "; " : "", all[i].op_name, " [", all[i].task_type, ", ", all[i].count,
+               " launches]");
+  }
+  if (all.size() > 10) out += Cat("; ... ", all.size() - 10, " more");
+  return out;
+}
+
+absl::StatusOr<SelectedTarget> Select(Db& db, const fs::path& path, std::string_view op_name,
+                                      const LaunchSelector& selector) {
+  absl::StatusOr<std::vector<DbRow>> rows = ReadLaunches(db, path, op_name);
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) {
+    absl::StatusOr<std::vector<OpCandidate>> all = ListDbCandidates(path);
+    return absl::NotFoundError(Cat("no compute task named '", op_name, "' in ", path.string(),
+                                   "; candidates: ", all.ok() ? CandidateText(*all) : "?"));
+  }
+  SelectedTarget out;
+  for (const DbRow& r : *rows) out.launches.push_back(r.launch);
+  OrderLaunches(&out.launches);  // already in startNs order: numbers them
+  absl::StatusOr<std::vector<size_t>> used =
+      SelectLaunches(out.launches, selector, op_name, path.string());
+  if (!used.ok()) return used.status();
+  out.used = *std::move(used);
+  std::vector<int64_t> ids;
+  for (size_t u : out.used) {
+    out.durations_us.push_back(out.launches[u].duration_us);
+    ids.push_back((*rows)[u].global_task_id);
+  }
+  PmuRows pmu;
+  ReadPmu(db, ids, &pmu);
+  out.row = (*rows)[out.used.front()].identity;
+  if (selector.kind == LaunchSelector::Kind::kAll) {
+    MedianFields(*rows, pmu, &out);
+  } else if (auto it = pmu.find(ids.front()); it != pmu.end()) {
+    out.row.fields = it->second;
+  }
+  return out;
+}
+
+// One GROUP BY row of the candidate query, before the types are resolved.
+struct Group {
+  int64_t name = 0, compute_type = 0, task_type = 0;
+};
+
+std::string GroupQuery() {
+  return Cat("SELECT g.name, g.ct, g.tt, ", S("g.name"), ", ", S("g.ct"), ", ", S("g.tt"), ", ",
+             S("g.op"),
+             ", g.n, g.d FROM (SELECT c.name AS name, c.taskType AS ct, t.taskType AS tt, "
+             "MIN(c.opType) AS op, COUNT(*) AS n, SUM(t.endNs - t.startNs) AS d"
+             " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
+             " GROUP BY c.name, c.taskType, t.taskType) g");
+}
+
+// The first launches of one group, in start order.
+void FirstLaunches(Db& db, const Group& g, OpCandidate* c) {
+  SQLite::Statement q(db,
+                      Cat("SELECT t.startNs, t.endNs, t.streamId, t.taskId, t.globalTaskId FROM "
+                          "COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
+                          "WHERE c.name = ? AND c.taskType IS ? AND t.taskType IS ? "
+                          "ORDER BY t.startNs LIMIT ",
+                          kCandidateLaunches));
+  q.bind(1, static_cast<int64_t>(g.name));
+  q.bind(2, static_cast<int64_t>(g.compute_type));
+  q.bind(3, static_cast<int64_t>(g.task_type));
+  while (q.executeStep()) {
+    LaunchInfo l;
+    l.start_ns = q.getColumn(0).getInt64();
+    l.start_us = static_cast<double>(*l.start_ns) / 1000.0;
+    l.duration_us = static_cast<double>(q.getColumn(1).getInt64() - *l.start_ns) / 1000.0;
+    if (!q.getColumn(2).isNull()) l.stream_id = q.getColumn(2).getInt64();
+    if (!q.getColumn(3).isNull()) l.task_id = q.getColumn(3).getInt64();
+    l.where = Cat("globalTaskId ", q.getColumn(4).getInt64());
+    c->launches.push_back(std::move(l));
+  }
+}
+
+std::vector<OpCandidate> Candidates(Db& db) {
+  std::map<std::pair<std::string, std::string>, OpCandidate> merged;
+  std::map<std::pair<std::string, std::string>, std::vector<Group>> groups;
+  SQLite::Statement q(db, GroupQuery());
+  while (q.executeStep()) {
+    std::string name = Str(q.getColumn(3));
+    if (name.empty() || name == "N/A") continue;
+    std::string type = ResolvedType(Str(q.getColumn(4)), Str(q.getColumn(5)));
+    OpCandidate& c = merged[{name, type}];
+    c.op_name = name;
+    c.task_type = type;
+    if (c.op_type.empty()) c.op_type = Str(q.getColumn(6));
+    c.count += q.getColumn(7).getInt64();
+    c.total_duration_us += static_cast<double>(q.getColumn(8).getInt64()) / 1000.0;
+    groups[{name, type}].push_back(
+        {q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+  }
+  std::vector<OpCandidate> out;
+  for (auto& [key, c] : merged) {
+    for (const Group& g : groups[key]) FirstLaunches(db, g, &c);
+    OrderLaunches(&c.launches);
+    if (c.launches.size() > kCandidateLaunches) c.launches.resize(kCandidateLaunches);
+    c.incidental = IncidentalReason(c.op_name, c.op_type, c.task_type);
+    out.push_back(std::move(c));
+  }
+  std::sort(out.begin(), out.end(), [](const OpCandidate& a, const OpCandidate& b) {
+    if (a.total_duration_us != b.total_duration_us)
+      return a.total_duration_us > b.total_duration_us;
+    return std::tie(a.op_name, a.task_type) < std::tie(b.op_name, b.task_type);
+  });
+  return out;
+}
+
+// The clock segments of AICORE_FREQ over [start, end].
+std::optional<DbClockWindow> Window(Db& db, int device, int64_t start, int64_t end) {
+  std::string where = device >= 0 ? Cat(" AND deviceId = ", device) : "";
+  std::vector<std::pair<int64_t, double>> pts;
+  SQLite::Statement before(db, Cat("SELECT timestampNs, freq FROM AICORE_FREQ WHERE timestampNs "
+                                   "<= ?",
+                                   where, " ORDER BY timestampNs DESC LIMIT 1"));
+  before.bind(1, static_cast<int64_t>(start));
+  if (before.executeStep()) pts.emplace_back(start, before.getColumn(1).getDouble());
+  SQLite::Statement in(db, Cat("SELECT timestampNs, freq FROM AICORE_FREQ WHERE timestampNs > ? "
+                               "AND timestampNs <= ?",
+                               where, " ORDER BY timestampNs"));
+  in.bind(1, static_cast<int64_t>(start));
+  in.bind(2, static_cast<int64_t>(end));
+  while (in.executeStep())
+    pts.emplace_back(in.getColumn(0).getInt64(), in.getColumn(1).getDouble());
+  if (pts.empty()) return std::nullopt;
+  DbClockWindow w;
+  w.changes = static_cast<int>(pts.size());
+  w.min_mhz = w.max_mhz = pts.front().second;
+  double weighted = 0;
+  for (size_t i = 0; i < pts.size(); ++i) {
+    w.min_mhz = std::min(w.min_mhz, pts[i].second);
+    w.max_mhz = std::max(w.max_mhz, pts[i].second);
+    int64_t until = i + 1 < pts.size() ? pts[i + 1].first : end;
+    weighted += pts[i].second * static_cast<double>(until - pts[i].first);
+  }
+  int64_t span = end - pts.front().first;
+  w.mean_mhz = span > 0 ? weighted / static_cast<double>(span) : pts.front().second;
+  return w;
+}
+
+}  // namespace
+
+std::string OpSummaryNameOfDbMetric(std::string_view db_name) {
+  std::string n(db_name);
+  if (n == "aic_total_time" || n == "total_time") return "aicore_time(us)";
+  if (n == "aiv_total_time") return "aiv_time(us)";
+  if (n == "cube_utilization") return "cube_utilization(%)";
+  if (n.find('(') == std::string::npos) {
+    if (n.find("time") != std::string::npos) {
+      n += "(us)";
+    } else if (n.find("bw") != std::string::npos) {
+      n += "(GB/s)";
+    } else if (n.find("datas") != std::string::npos) {
+      n += "(KB)";
+    }
+  }
+  return CanonicalColumn(n);
+}
+
+std::string NormalizeTaskType(std::string_view type) {
+  static const std::pair<std::string_view, std::string_view> kTypes[] = {
+      {"KERNEL_AICORE", "AI_CORE"},  {"KERNEL_AIVEC", "AI_VECTOR_CORE"},
+      {"KERNEL_MIX_AIC", "MIX_AIC"}, {"KERNEL_MIX_AIV", "MIX_AIV"},
+      {"KERNEL_AICPU", "AI_CPU"},
+  };
+  for (const auto& [from, to] : kTypes) {
+    if (type == from) return std::string(to);
+  }
+  return std::string(type);
+}
+
+bool IsUnifiedDbName(const fs::path& file) {
+  std::string base = file.filename().string();
+  std::string_view b = base;
+  if (!internal::ConsumePrefix(&b, "msprof_") || !internal::EndsWith(b, ".db")) return false;
+  b.remove_suffix(3);
+  return !b.empty() &&
+         std::all_of(b.begin(), b.end(), [](char c) { return (c >= '0' && c <= '9') || c == '_'; });
+}
+
+absl::StatusOr<SelectedTarget> SelectDbTarget(const fs::path& db, std::string_view op_name,
+                                              const LaunchSelector& selector) {
+  absl::StatusOr<std::unique_ptr<Db>> open = Open(db);
+  if (!open.ok()) return open.status();
+  try {
+    absl::Status s = RequireTables(**open, db);
+    if (!s.ok()) return s;
+    return Select(**open, db, op_name, selector);
+  } catch (const std::exception& e) {
+    return SqlError(db, e);
+  }
+}
+
+absl::StatusOr<std::vector<OpCandidate>> ListDbCandidates(const fs::path& db) {
+  absl::StatusOr<std::unique_ptr<Db>> open = Open(db);
+  if (!open.ok()) return open.status();
+  try {
+    absl::Status s = RequireTables(**open, db);
+    if (!s.ok()) return s;
+    return Candidates(**open);
+  } catch (const std::exception& e) {
+    return SqlError(db, e);
+  }
+}
+
+absl::StatusOr<std::optional<DbClockWindow>> ReadDbClock(const fs::path& db, int device_id,
+                                                         int64_t start_ns, int64_t end_ns) {
+  absl::StatusOr<std::unique_ptr<Db>> open = Open(db);
+  if (!open.ok()) return open.status();
+  try {
+    if (!(*open)->tableExists("AICORE_FREQ")) return std::optional<DbClockWindow>();
+    return Window(**open, device_id, start_ns, std::max(start_ns, end_ns));
+  } catch (const std::exception& e) {
+    return SqlError(db, e);
+  }
+}
+
+absl::StatusOr<DbFacts> ReadDbFacts(const fs::path& db) {
+  absl::StatusOr<std::unique_ptr<Db>> open = Open(db);
+  if (!open.ok()) return open.status();
+  DbFacts f;
+  try {
+    Db& d = **open;
+    if (d.tableExists("NPU_INFO")) {
+      SQLite::Statement q(d, "SELECT id, name FROM NPU_INFO");
+      while (q.executeStep()) f.chips[q.getColumn(0).getInt()] = Str(q.getColumn(1));
+    }
+    if (d.tableExists("META_DATA")) {
+      SQLite::Statement q(d, "SELECT name, value FROM META_DATA");
+      while (q.executeStep()) f.meta[Str(q.getColumn(0))] = Str(q.getColumn(1));
+    }
+  } catch (const std::exception& e) {
+    return SqlError(db, e);
+  }
+  return f;
+}
+
+}  // namespace npuperf::evidence
