@@ -129,10 +129,9 @@ absl::StatusOr<std::string> NpuSmiProbe::Query(const char* type, int device) {
   std::string text = ReadFile(out);
   std::filesystem::remove(out, ec);
   if (!exit.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat(npu_smi_, " info -t ", type, " -i ", device, ": ",
-                     exit.timed_out ? "timed out" : exit.ToString(), ": ",
-                     absl::StripAsciiWhitespace(text.substr(0, 200))));
+    return absl::UnavailableError(absl::StrCat(npu_smi_, " info -t ", type, " -i ", device, ": ",
+                                               exit.timed_out ? "timed out" : exit.ToString(), ": ",
+                                               absl::StripAsciiWhitespace(text.substr(0, 200))));
   }
   return text;
 }
