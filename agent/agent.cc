@@ -220,7 +220,8 @@ v1::LeaseJobRequest Agent::LockFreeDevices(std::map<int, std::unique_ptr<DeviceL
           reading == readings.end() ? std::string() : CriticalReason(reading->second);
       if (!critical.empty()) {
         // Withdrawn: not offered, and the server quarantines it.
-        if (device_details_[d] != critical) LogWarning("agent", absl::StrCat("device ", d, ": ", critical));
+        if (device_details_[d] != critical)
+          LogWarning("agent", absl::StrCat("device ", d, ": ", critical));
         device_states_[d] = v1::DEVICE_STATE_UNHEALTHY;
         device_details_[d] = critical;
         continue;

@@ -522,8 +522,8 @@ absl::Status JobRunner::ChipAfter(const JobContext& ctx, v1::DeviceReading befor
   if (!chip_probe_.enabled()) return absl::OkStatus();
   v1::DeviceReading after = chip_probe_.Read(ctx.job.device_id());
   if (const std::string critical = CriticalReason(after); !critical.empty()) {
-    return absl::UnavailableError(absl::StrCat("device ", ctx.job.device_id(),
-                                               " went critical during the run: ", critical));
+    return absl::UnavailableError(
+        absl::StrCat("device ", ctx.job.device_id(), " went critical during the run: ", critical));
   }
   for (const v1::DeviceReading* r : {&before, &after}) {
     const char* when = r == &before ? "before" : "after";

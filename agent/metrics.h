@@ -3,12 +3,12 @@
 #include <map>
 #include <string>
 
+#include "npuperf/v1/evidence.pb.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "npuperf/v1/evidence.pb.h"
 
 namespace npuperf::agent {
 

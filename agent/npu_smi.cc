@@ -21,14 +21,14 @@ constexpr std::chrono::seconds kQueryTimeout{10};
 
 // "key : value" lines of one section (up to the first blank line after a
 // key was seen, when first_section_only); the first value of a key wins.
-std::map<std::string, std::string> KeyValues(std::string_view text, bool first_section_only) {
+std::map<std::string, std::string> KeyValues(absl::string_view text, bool first_section_only) {
   std::map<std::string, std::string> out;
   bool in_chip = false;
-  for (std::string_view line : absl::StrSplit(text, '\n')) {
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
     const size_t colon = line.find(':');
-    if (colon == std::string_view::npos) continue;
+    if (colon == absl::string_view::npos) continue;
     std::string key(absl::StripAsciiWhitespace(line.substr(0, colon)));
     std::string value(absl::StripAsciiWhitespace(line.substr(colon + 1)));
     // The chip sections of `-t common` start at "Chip ID"; the mcu's at
@@ -57,7 +57,7 @@ std::optional<double> DoubleOf(const std::map<std::string, std::string>& kv, con
 }
 
 // The server takes at most 255 bytes (core/limits.h kMaxAgentStringBytes).
-void AddProblem(v1::DeviceReading* r, std::string_view problem) {
+void AddProblem(v1::DeviceReading* r, absl::string_view problem) {
   std::string all =
       r->problem().empty() ? std::string(problem) : absl::StrCat(r->problem(), "; ", problem);
   if (all.size() > 255) all.resize(255);
@@ -67,9 +67,11 @@ void AddProblem(v1::DeviceReading* r, std::string_view problem) {
 std::map<std::string, std::string> ProcessEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string_view kv(*e);
+    absl::string_view kv(*e);
     const size_t eq = kv.find('=');
-    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+    if (eq != absl::string_view::npos) {
+      env.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
   }
   return env;
 }
@@ -83,7 +85,7 @@ std::string ReadFile(const std::filesystem::path& path) {
 
 }  // namespace
 
-void ParseHealthOutput(std::string_view text, v1::DeviceReading* reading) {
+void ParseHealthOutput(absl::string_view text, v1::DeviceReading* reading) {
   const auto kv = KeyValues(text, false);
   auto status = kv.find("Health Status");
   if (status == kv.end() || status->second.empty()) {
@@ -95,7 +97,7 @@ void ParseHealthOutput(std::string_view text, v1::DeviceReading* reading) {
   if (code != kv.end()) reading->set_error_code(code->second.substr(0, 64));
 }
 
-void ParseCommonOutput(std::string_view text, v1::DeviceReading* reading) {
+void ParseCommonOutput(absl::string_view text, v1::DeviceReading* reading) {
   const auto kv = KeyValues(text, true);
   reading->set_aicore_rated_mhz(IntOf(kv, "Aicore Freq(MHZ)"));
   reading->set_aicore_current_mhz(IntOf(kv, "Aicore curFreq(MHZ)"));
@@ -129,10 +131,9 @@ absl::StatusOr<std::string> NpuSmiProbe::Query(const char* type, int device) {
   std::string text = ReadFile(out);
   std::filesystem::remove(out, ec);
   if (!exit.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat(npu_smi_, " info -t ", type, " -i ", device, ": ",
-                     exit.timed_out ? "timed out" : exit.ToString(), ": ",
-                     absl::StripAsciiWhitespace(text.substr(0, 200))));
+    return absl::UnavailableError(absl::StrCat(npu_smi_, " info -t ", type, " -i ", device, ": ",
+                                               exit.timed_out ? "timed out" : exit.ToString(), ": ",
+                                               absl::StripAsciiWhitespace(text.substr(0, 200))));
   }
   return text;
 }

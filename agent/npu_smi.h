@@ -18,9 +18,9 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/profiler_runner.h"
 #include "common/chip_health.h"
@@ -31,10 +31,10 @@ namespace npuperf::agent {
 
 // Fills reading's health and error_code from `npu-smi info -t health`
 // output; a missing "Health Status" line sets problem.
-void ParseHealthOutput(std::string_view text, v1::DeviceReading* reading);
+void ParseHealthOutput(absl::string_view text, v1::DeviceReading* reading);
 // Fills the clocks, temperature and power of the first chip section of
 // `npu-smi info -t common` output; a missing clock sets problem.
-void ParseCommonOutput(std::string_view text, v1::DeviceReading* reading);
+void ParseCommonOutput(absl::string_view text, v1::DeviceReading* reading);
 
 // Reads chips through npu-smi with the ProfilerRunner seam. A Read never
 // fails: what could not be read is the reading's `problem`. Thread-safe.

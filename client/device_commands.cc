@@ -22,8 +22,8 @@ void PrintQuarantines(const v1::ListQuarantinesResponse& resp, std::ostream& out
     return;
   }
   for (const v1::DeviceQuarantine& q : resp.quarantines()) {
-    const std::string device =
-        q.host().empty() ? absl::StrCat("device ", q.device_id()) : absl::StrCat(q.host(), ":", q.device_id());
+    const std::string device = q.host().empty() ? absl::StrCat("device ", q.device_id())
+                                                : absl::StrCat(q.host(), ":", q.device_id());
     out << absl::StrFormat("%-24s %-16s %-8s since %s: %s\n", device, q.soc(), q.source(),
                            When(q.since()), q.reason());
     if (q.has_released_at()) {

@@ -12,7 +12,8 @@ constexpr double kLowClockShare = 0.95;
 }  // namespace
 
 ChipHealth ClassifyHealth(std::string_view status) {
-  const std::string s = absl::AsciiStrToLower(absl::StripAsciiWhitespace(status));
+  const std::string s = absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(absl::string_view(status.data(), status.size())));
   if (s == "ok") return ChipHealth::kOk;
   if (s == "warning") return ChipHealth::kWarning;
   if (s == "alarm" || s == "critical") return ChipHealth::kCritical;

@@ -183,7 +183,8 @@ int Serve(const ServerOptions& opt) {
         absl::UnavailableError(absl::StrCat("--metrics-listen: ", http.status().message())));
   }
   int port = 0;
-  auto grpc_server = BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries, &s.devices}, &port);
+  auto grpc_server =
+      BuildGrpcServer(opt, *creds, {&s.collections, &s.agents, &s.queries, &s.devices}, &port);
   if (!grpc_server || port == 0)
     return Fail(absl::UnavailableError("cannot listen on " + opt.listen));
   LogListening(opt, port, **http, *safety);

@@ -25,8 +25,8 @@ constexpr int kConnectionIdleMs = 5 * 60'000;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
 constexpr const char* kFeatures[] = {
-    "watch",         "bundle_upload", "golden_report", "baselines",  "regressions",
-    "lease_secrets", "discovery",     "artifacts",     "ui",         "change_points",
+    "watch",         "bundle_upload", "golden_report", "baselines",   "regressions",
+    "lease_secrets", "discovery",     "artifacts",     "ui",          "change_points",
     "compare_many",  "triage",        "confirmations", "calibration", "device_health"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {

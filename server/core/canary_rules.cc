@@ -52,10 +52,10 @@ CanaryJudgement JudgeCanary(double kernel_us, const std::vector<double>& peers,
       j.reference == "peers"
           ? absl::StrFormat("the median of %d other %s devices", p.size(), soc)
           : absl::StrFormat("this device's median of %d passing canaries", h.size());
-  j.reason = absl::StrFormat("canary %.1f %% %s than %s (threshold %.3g %%%s)",
-                             std::fabs(j.excess_pct), j.excess_pct >= 0 ? "slower" : "faster",
-                             against, j.threshold_pct,
-                             spread_pct ? ", calibrated" : ", uncalibrated");
+  j.reason =
+      absl::StrFormat("canary %.1f %% %s than %s (threshold %.3g %%%s)", std::fabs(j.excess_pct),
+                      j.excess_pct >= 0 ? "slower" : "faster", against, j.threshold_pct,
+                      spread_pct ? ", calibrated" : ", uncalibrated");
   return j;
 }
 
@@ -65,7 +65,8 @@ CanaryAction NextCanaryAction(bool quarantined, CanaryVerdict v, CanaryStreak* s
     case CanaryVerdict::kSlow:
       ++streak->slow;
       streak->passed = 0;
-      if (!quarantined && streak->slow >= kSlowCanariesToQuarantine) return CanaryAction::kQuarantine;
+      if (!quarantined && streak->slow >= kSlowCanariesToQuarantine)
+        return CanaryAction::kQuarantine;
       return CanaryAction::kNone;
     case CanaryVerdict::kPass:
       ++streak->passed;

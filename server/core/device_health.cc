@@ -70,8 +70,8 @@ absl::Status DeviceHealth::Observe(
       changed = true;
       if (got->second) {
         metrics_.device_quarantines.Add({{"source", q->source}}).Increment();
-        LogWarning("health", absl::StrCat("device ", host, ":", d.device_id(),
-                                          " quarantined: ", q->reason));
+        LogWarning("health",
+                   absl::StrCat("device ", host, ":", d.device_id(), " quarantined: ", q->reason));
       }
     } else if (IsQuarantined(key) && HealthyLongEnough(key, ReadsHealthy(d))) {
       auto released = store_.ReleaseDevice(
@@ -94,8 +94,8 @@ absl::Status DeviceHealth::Observe(
 
 std::vector<OfferedDevice> DeviceHealth::Placeable(const std::vector<OfferedDevice>& offered) {
   if (absl::Status s = Refresh(/*force=*/false); !s.ok()) {
-    LogWarning("health", absl::StrCat("quarantines not read (using the last known): ",
-                                      s.message()));
+    LogWarning("health",
+               absl::StrCat("quarantines not read (using the last known): ", s.message()));
   }
   std::vector<OfferedDevice> out;
   for (const OfferedDevice& d : offered) {
@@ -135,8 +135,8 @@ absl::StatusOr<v1::ReleaseDeviceResponse> DeviceHealth::Release(
       store_.ReleaseDevice(host, device_id, actor, note, ToUnixMillis(clock_.SystemNow()));
   if (!released.ok()) return released.status();
   metrics_.device_releases.Add({{"by", "person"}}).Increment();
-  LogInfo("health", absl::StrCat("device ", host, ":", device_id, " released by ", actor, ": ",
-                                 note));
+  LogInfo("health",
+          absl::StrCat("device ", host, ":", device_id, " released by ", actor, ": ", note));
   if (absl::Status s = Refresh(/*force=*/true); !s.ok()) {
     LogWarning("health", absl::StrCat("quarantines not read again: ", s.message()));
   }

@@ -10,8 +10,8 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/artifacts.h"
 #include "server/core/assignment.h"
-#include "server/core/job_state.h"
 #include "server/core/health_rules.h"
+#include "server/core/job_state.h"
 #include "server/core/limits.h"
 #include "server/core/request_rules.h"
 
@@ -197,6 +197,5 @@ absl::StatusOr<v1::ListAgentsResponse> ReadQueries::ListAgents(const AgentsViewe
   OverlayQuarantines(*quarantined, &*agents);
   return ViewAgents(*std::move(agents), viewer);
 }
-
 
 }  // namespace npuperf::server

@@ -47,7 +47,6 @@ class ReadQueries {
   // "quarantined" with its reason (health_rules.h OverlayQuarantines).
   absl::StatusOr<v1::ListAgentsResponse> ListAgents(const AgentsViewer& viewer);
 
-
  private:
   Store& store_;
 };

@@ -15,10 +15,10 @@
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
-#include "server/core/limits.h"
 #include "server/core/discovery_validator.h"
 #include "server/core/evidence_validator.h"
 #include "server/core/job_rules.h"
+#include "server/core/limits.h"
 #include "server/core/placement.h"
 #include "server/core/request_rules.h"
 #include "server/core/submission.h"
@@ -297,7 +297,8 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
   claim.host = agent->host();
   claim.agent_labels = {agent->labels().begin(), agent->labels().end()};
   std::vector<OfferedDevice> offered;
-  for (const auto& d : req.free_devices()) offered.push_back({d.device_id(), d.soc(), agent->host()});
+  for (const auto& d : req.free_devices())
+    offered.push_back({d.device_id(), d.soc(), agent->host()});
   claim.devices = health_.Placeable(offered);  // never a quarantined device
   claim.lease_ttl_ms = options_.lease_ttl.count();
   claim.lease_secret = *std::move(secret);

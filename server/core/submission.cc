@@ -168,8 +168,7 @@ void ValidateOperator(const v1::OperatorSpec& op, const std::string& f, bool has
 }
 
 void CheckLabels(const google::protobuf::Map<std::string, std::string>& labels,
-                 const std::string& f, bool lower_keys, size_t max_value_bytes,
-                 Violations& out) {
+                 const std::string& f, bool lower_keys, size_t max_value_bytes, Violations& out) {
   if (!CheckCount(out, f, static_cast<int>(labels.size()), kMaxLabels)) return;
   for (const auto& [key, value] : labels) {
     const std::string lf = KeyField(f, key);
@@ -197,8 +196,7 @@ void CheckConstraints(const v1::DeviceConstraints& c, Violations& out) {
       }
     }
   }
-  CheckLabels(c.host_labels(), "spec.constraints.host_labels", false, kMaxHostLabelValueBytes,
-              out);
+  CheckLabels(c.host_labels(), "spec.constraints.host_labels", false, kMaxHostLabelValueBytes, out);
   if (c.host().size() > kMaxConstraintHostBytes || !IsPrintableLine(c.host())) {
     out.push_back({"spec.constraints.host",
                    absl::StrCat("at most ", kMaxConstraintHostBytes, " bytes of printable text")});

@@ -1,8 +1,8 @@
 #include "server/core/triage_rules.h"
 
 #include <cmath>
-#include <utility>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"

@@ -15,10 +15,9 @@ grpc::Status DeviceServiceImpl::ListQuarantines(grpc::ServerContext* ctx,
 grpc::Status DeviceServiceImpl::ReleaseDevice(grpc::ServerContext* ctx,
                                               const v1::ReleaseDeviceRequest* req,
                                               v1::ReleaseDeviceResponse* resp) {
-  return ServeReply(sc_, "ReleaseDevice", ctx, PrincipalKind::kTeam, resp,
-                    [&](const Principal& p) {
-                      return health_.Release(p, sc_.auth.required(), *req);
-                    });
+  return ServeReply(sc_, "ReleaseDevice", ctx, PrincipalKind::kTeam, resp, [&](const Principal& p) {
+    return health_.Release(p, sc_.auth.required(), *req);
+  });
 }
 
 }  // namespace npuperf::server

@@ -302,8 +302,7 @@ class Store {
   // Ends the current quarantine of (host, device_id) at now_ms, by `actor`
   // with `note`, and returns it: FAILED_PRECONDITION when the device is not
   // quarantined (nothing written).
-  virtual absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host,
-                                                         int32_t device_id,
+  virtual absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host, int32_t device_id,
                                                          const std::string& actor,
                                                          const std::string& note,
                                                          int64_t now_ms) = 0;

@@ -59,8 +59,8 @@ TEST(NpuSmiParseTest, AMissingClockOrFigureIsAProblemNotAGuess) {
 
 TEST(NpuSmiParseTest, HealthStatusAndErrorCodeAreRead) {
   v1::DeviceReading ok;
-  ParseHealthOutput("\tHealth Status                  : OK\n\tError Code                     : NA\n",
-                    &ok);
+  ParseHealthOutput(
+      "\tHealth Status                  : OK\n\tError Code                     : NA\n", &ok);
   EXPECT_EQ(ok.health(), "OK");
   EXPECT_EQ(ok.error_code(), "NA");
   v1::DeviceReading bad;

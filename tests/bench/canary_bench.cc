@@ -59,7 +59,8 @@ int Simulate(uint64_t seed, double slow, double noise, double dvfs_p, int max_ro
   int detected = -1;
   for (int round = 1; round <= max_rounds; ++round) {
     std::vector<Canary> now;
-    for (int d = 0; d < kDevices; ++d) now.push_back(Run(rng, d == 0 ? 1 + slow : 1, noise, dvfs_p));
+    for (int d = 0; d < kDevices; ++d)
+      now.push_back(Run(rng, d == 0 ? 1 + slow : 1, noise, dvfs_p));
     for (int d = 0; d < kDevices; ++d) {
       std::vector<double> peers;
       for (int o = 0; o < kDevices; ++o) {
@@ -110,12 +111,14 @@ int main(int argc, char** argv) {
 
   std::printf("canary_bench: %d devices, %d repeats per canary, noise sd %.3g, DVFS dips p=%.3g\n",
               kDevices, kRepeats, noise, dvfs_p);
-  std::printf("detection: one device %.0f %% slow quarantined within 3 canary rounds in %d of %d "
-              "trials (worst %d rounds; goal 20 of 20); healthy devices quarantined meanwhile: %d\n",
-              slow * 100, within3, trials, worst, false_in_detection);
-  std::printf("false quarantines: %d over %d healthy fleets x %d hourly canary rounds (a week; "
-              "goal 0)\n",
-              false_week, trials, week);
+  std::printf(
+      "detection: one device %.0f %% slow quarantined within 3 canary rounds in %d of %d "
+      "trials (worst %d rounds; goal 20 of 20); healthy devices quarantined meanwhile: %d\n",
+      slow * 100, within3, trials, worst, false_in_detection);
+  std::printf(
+      "false quarantines: %d over %d healthy fleets x %d hourly canary rounds (a week; "
+      "goal 0)\n",
+      false_week, trials, week);
   std::printf("device time: a %.3g s canary every %.0f s is %.3f %% of device time (goal < 2 %%)\n",
               canary_s, interval_s, 100 * canary_s / interval_s);
   return 0;

@@ -18,10 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
-#include "server/compare/comparison_queries.h"
-#include "server/core/scheduler.h"
 #include "server/backends/factory.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/compare/comparison_queries.h"
+#include "server/core/scheduler.h"
 
 namespace npuperf::server {
 namespace {

@@ -32,8 +32,8 @@
 #include "absl/strings/str_split.h"
 #include "common/sha256.h"
 #include "prometheus/registry.h"
-#include "server/core/scheduler.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/scheduler.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

@@ -39,8 +39,8 @@
 #include "common/clock.h"
 #include "common/sha256.h"
 #include "prometheus/registry.h"
-#include "server/core/scheduler.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/scheduler.h"
 #include "server/store/store.h"
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>

@@ -23,10 +23,10 @@ using ::testing::HasSubstr;
 
 TEST(DevicesTest, ListsEachQuarantineAndWhoReleasedIt) {
   MockSession m;
-  EXPECT_CALL(m.devices(), ListQuarantines(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
-                                           EqualsProto(Proto<v1::ListQuarantinesRequest>(
-                                               "include_released: true")),
-                                           _))
+  EXPECT_CALL(
+      m.devices(),
+      ListQuarantines(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                      EqualsProto(Proto<v1::ListQuarantinesRequest>("include_released: true")), _))
       .WillOnce(Reply(Proto<v1::ListQuarantinesResponse>(R"pb(
         quarantines {
           host: "h1"
@@ -56,8 +56,7 @@ TEST(DevicesTest, ListsEachQuarantineAndWhoReleasedIt) {
 
 TEST(DevicesTest, NothingQuarantinedSaysSo) {
   MockSession m;
-  EXPECT_CALL(m.devices(), ListQuarantines(_, _, _))
-      .WillOnce(Reply(v1::ListQuarantinesResponse()));
+  EXPECT_CALL(m.devices(), ListQuarantines(_, _, _)).WillOnce(Reply(v1::ListQuarantinesResponse()));
   std::ostringstream out, err;
   EXPECT_EQ(RunDevices(m.session(), false, out, err), kExitOk);
   EXPECT_EQ(out.str(), "no device is quarantined\n");
@@ -66,7 +65,9 @@ TEST(DevicesTest, NothingQuarantinedSaysSo) {
 TEST(DeviceReleaseTest, SendsTheDeviceAndNote) {
   MockSession m(JsonConfig());
   EXPECT_CALL(m.devices(), ReleaseDevice(_, EqualsProto(Proto<v1::ReleaseDeviceRequest>(R"pb(
-                                           host: "npu-host-3" device_id: 5 note: "reseated")pb")),
+                                           host: "npu-host-3"
+                                           device_id: 5
+                                           note: "reseated")pb")),
                                          _))
       .WillOnce(Reply(Proto<v1::ReleaseDeviceResponse>(R"pb(
         quarantine { host: "npu-host-3" device_id: 5 released_by: "infra" })pb")));
@@ -91,9 +92,9 @@ TEST(DeviceReleaseTest, AMalformedDeviceOrAnEmptyNoteIsAUsageErrorBeforeAnyCall)
 TEST(DeviceReleaseTest, ARefusalIsReportedWithItsCode) {
   MockSession m;
   EXPECT_CALL(m.devices(), ReleaseDevice(_, _, _))
-      .WillOnce(Reply(v1::ReleaseDeviceResponse(),
-                      grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                                   "team alpha may not release devices")));
+      .WillOnce(Reply(
+          v1::ReleaseDeviceResponse(),
+          grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "team alpha may not release devices")));
   std::ostringstream out, err;
   EXPECT_EQ(RunDeviceRelease(m.session(), {"h:1", "why"}, out, err), kExitError);
   EXPECT_THAT(err.str(), HasSubstr("PERMISSION_DENIED"));

@@ -63,8 +63,8 @@ absl::StatusOr<QuarantineRecord> PostgresStore::ReleaseDevice(const std::string&
                                                               int64_t now_ms) {
   return pool_->Run(absl::StrCat("release ", host, ":", device_id),
                     [&](pqxx::work& tx) -> absl::StatusOr<QuarantineRecord> {
-                      const pqxx::result r = tx.exec_prepared("quarantine_release", host,
-                                                              device_id, now_ms, actor, note);
+                      const pqxx::result r = tx.exec_prepared("quarantine_release", host, device_id,
+                                                              now_ms, actor, note);
                       if (r.empty()) {
                         return absl::FailedPreconditionError(
                             absl::StrCat("device ", host, ":", device_id, " is not quarantined"));
@@ -73,17 +73,16 @@ absl::StatusOr<QuarantineRecord> PostgresStore::ReleaseDevice(const std::string&
                     });
 }
 
-absl::StatusOr<std::vector<QuarantineRecord>> PostgresStore::ListQuarantines(
-    bool include_released, int32_t limit) {
-  return pool_->Run("list quarantines",
-                    [&](pqxx::work& tx) -> absl::StatusOr<std::vector<QuarantineRecord>> {
-                      std::vector<QuarantineRecord> out;
-                      for (const auto& row :
-                           tx.exec_prepared("quarantine_list", include_released, limit)) {
-                        out.push_back(QuarantineOf(row));
-                      }
-                      return out;
-                    });
+absl::StatusOr<std::vector<QuarantineRecord>> PostgresStore::ListQuarantines(bool include_released,
+                                                                             int32_t limit) {
+  return pool_->Run(
+      "list quarantines", [&](pqxx::work& tx) -> absl::StatusOr<std::vector<QuarantineRecord>> {
+        std::vector<QuarantineRecord> out;
+        for (const auto& row : tx.exec_prepared("quarantine_list", include_released, limit)) {
+          out.push_back(QuarantineOf(row));
+        }
+        return out;
+      });
 }
 
 }  // namespace npuperf::server

@@ -125,7 +125,8 @@ constexpr PgStatement kQueueStatements[] = {
      " FROM device_quarantines WHERE host = $1 AND device_id = $2 AND released_ms IS NULL"},
     {"quarantine_release",
      "UPDATE device_quarantines SET released_ms = $3, released_by = $4, release_note = $5 WHERE "
-     "host = $1 AND device_id = $2 AND released_ms IS NULL RETURNING " NPUPERF_PG_QUARANTINE_COLUMNS},
+     "host = $1 AND device_id = $2 AND released_ms IS NULL "
+     "RETURNING " NPUPERF_PG_QUARANTINE_COLUMNS},
     {"quarantine_list",
      "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
      " FROM device_quarantines WHERE ($1 OR released_ms IS NULL) ORDER BY id DESC LIMIT $2"},

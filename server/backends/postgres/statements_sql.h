@@ -66,7 +66,7 @@ std::span<const PgStatement> HistoryStatements();
   "x.collection_id = r.collection_id AND x.key >= 'npuperf.' AND x.key < " \
   "'npuperf/'))"
 // What QuarantineOf reads (postgres/quarantines.cc).
-#define NPUPERF_PG_QUARANTINE_COLUMNS                                               \
+#define NPUPERF_PG_QUARANTINE_COLUMNS                                              \
   "id, host, device_id, soc, reason, source, since_ms, COALESCE(released_ms, 0), " \
   "released_by, release_note"
 // What ConfirmationOf reads (postgres/confirmations.cc).

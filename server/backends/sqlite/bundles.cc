@@ -7,10 +7,10 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
-#include "server/core/job_rules.h"
 #include "server/backends/sqlite/errors.h"
 #include "server/backends/sqlite/rows.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/job_rules.h"
 
 namespace npuperf::server {
 namespace {

@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
 #include "google/protobuf/util/time_util.h"
-#include "server/core/job_rules.h"
 #include "server/backends/sqlite/errors.h"
 #include "server/backends/sqlite/rows.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/job_rules.h"
 
 namespace npuperf::server {
 

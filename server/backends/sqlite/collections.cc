@@ -6,10 +6,10 @@
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/core/job_state.h"
 #include "server/backends/sqlite/errors.h"
 #include "server/backends/sqlite/rows.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/job_state.h"
 
 namespace npuperf::server {
 

@@ -13,7 +13,7 @@
 namespace npuperf::server {
 namespace {
 
-#define NPUPERF_SQLITE_QUARANTINE_COLUMNS                                           \
+#define NPUPERF_SQLITE_QUARANTINE_COLUMNS                                          \
   "id, host, device_id, soc, reason, source, since_ms, COALESCE(released_ms, 0), " \
   "released_by, release_note"
 
@@ -107,7 +107,7 @@ absl::StatusOr<QuarantineRecord> SqliteStore::ReleaseDevice(const std::string& h
 }
 
 absl::StatusOr<std::vector<QuarantineRecord>> SqliteStore::ListQuarantines(bool include_released,
-                                                                          int32_t limit) {
+                                                                           int32_t limit) {
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Statement q(*db_, "SELECT " NPUPERF_SQLITE_QUARANTINE_COLUMNS

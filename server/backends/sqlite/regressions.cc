@@ -7,9 +7,9 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
-#include "server/core/triage_rules.h"
 #include "server/backends/sqlite/errors.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/triage_rules.h"
 
 namespace npuperf::server {
 namespace {

@@ -4,11 +4,11 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
-#include "server/core/job_rules.h"
-#include "server/core/job_state.h"
 #include "server/backends/sqlite/errors.h"
 #include "server/backends/sqlite/rows.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/job_rules.h"
+#include "server/core/job_state.h"
 
 namespace npuperf::server {
 absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& agent_id, const AttemptRef& ref,

@@ -14,9 +14,9 @@
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
+#include "server/backends/sqlite/errors.h"
 #include "server/core/job_state.h"
 #include "server/store/migrator.h"
-#include "server/backends/sqlite/errors.h"
 
 namespace npuperf::server {
 namespace fs = std::filesystem;

@@ -125,8 +125,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::pair<QuarantineRecord, bool>> QuarantineDevice(
       const QuarantineRecord& q) override;
   absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host, int32_t device_id,
-                                                 const std::string& actor,
-                                                 const std::string& note,
+                                                 const std::string& actor, const std::string& note,
                                                  int64_t now_ms) override;
   absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
                                                                 int32_t limit) override;

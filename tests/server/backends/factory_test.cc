@@ -1,6 +1,7 @@
 // RedactDbUrl: what the server logs of --db never holds a password.
-#include "gtest/gtest.h"
 #include "server/backends/factory.h"
+
+#include "gtest/gtest.h"
 
 namespace npuperf::server {
 namespace {

@@ -13,10 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/compare/comparison_queries.h"
 #include "server/core/assignment.h"
 #include "server/core/noise_rules.h"
-#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #if NPUPERF_WITH_POSTGRES

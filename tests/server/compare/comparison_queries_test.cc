@@ -15,10 +15,10 @@
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/core/limits.h"
 #include "server/core/scheduler.h"
 #include "server/core/triage_rules.h"
-#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/pg_schema.h"
 #if NPUPERF_WITH_POSTGRES

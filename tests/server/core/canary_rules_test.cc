@@ -41,9 +41,9 @@ TEST(CanaryRulesTest, NoTimeOrADownClockedRunIsInconclusive) {
             CanaryVerdict::kInconclusive);
   EXPECT_EQ(JudgeCanary(NAN, {1, 1, 1}, {}, std::nullopt, "A2").verdict,
             CanaryVerdict::kInconclusive);
-  EXPECT_EQ(JudgeCanary(225, {100, 100, 100}, {}, std::nullopt, "A2", /*clock_suspect=*/true)
-                .verdict,
-            CanaryVerdict::kInconclusive);
+  EXPECT_EQ(
+      JudgeCanary(225, {100, 100, 100}, {}, std::nullopt, "A2", /*clock_suspect=*/true).verdict,
+      CanaryVerdict::kInconclusive);
 }
 
 TEST(CanaryRulesTest, TwoSlowInARowQuarantineAndThreePassesInARowRelease) {

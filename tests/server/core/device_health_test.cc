@@ -29,8 +29,7 @@ class DeviceHealthTest : public SchedulerFixture {
       auto* dev = hb.add_devices();
       dev->set_device_id(d);
       dev->set_soc("Ascend910B2");
-      dev->set_state(d == 0 && health != "OK" ? v1::DEVICE_STATE_UNHEALTHY
-                                              : v1::DEVICE_STATE_IDLE);
+      dev->set_state(d == 0 && health != "OK" ? v1::DEVICE_STATE_UNHEALTHY : v1::DEVICE_STATE_IDLE);
       dev->mutable_reading()->set_health(d == 0 ? health : "OK");
       dev->mutable_reading()->set_error_code(d == 0 && health != "OK" ? "80CB8002" : "NA");
     }

@@ -51,8 +51,7 @@ TEST(DecideResultTest, ARetryableFailureRequeuesUntilTheBudgetIsSpent) {
   EXPECT_EQ(last.reason, "attempt 2 failed: msprof exited 1");
   // Lost attempts do not use the retry budget.
   EXPECT_EQ(DecideResult(failed, Job(3, 2, /*lost_count=*/2)).next, v1::JOB_STATE_QUEUED);
-  EXPECT_EQ(DecideResult(Outcome(v1::ATTEMPT_OUTCOME_FAILED), Job(1, 3)).next,
-            v1::JOB_STATE_FAILED)
+  EXPECT_EQ(DecideResult(Outcome(v1::ATTEMPT_OUTCOME_FAILED), Job(1, 3)).next, v1::JOB_STATE_FAILED)
       << "a failure that is not retryable ends the job at once";
 }
 
@@ -138,7 +137,6 @@ TEST(AgentRefusalTest, StatusCarriesCodeAndReason) {
   EXPECT_TRUE(absl::IsNotFound(LeaseRefused(AgentRefusal::kUnknownJob, {})));
   EXPECT_EQ(AgentRefusalOf(absl::PermissionDeniedError("plain")), std::nullopt);
 }
-
 
 TEST(CheckLeaseTest, AnArtifactNeedsTheSucceededAttemptsOwnLeaseAndSecret) {
   LeaseFacts done = Live();

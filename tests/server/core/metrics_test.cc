@@ -9,10 +9,10 @@
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "prometheus/text_serializer.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/core/scheduler.h"
 #include "server/core/state_gauges.h"
 #include "server/core/triage_rules.h"
-#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

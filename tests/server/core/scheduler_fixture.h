@@ -15,8 +15,8 @@
 #include "common/status_util.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
-#include "server/core/scheduler.h"
 #include "server/backends/sqlite/sqlite_store.h"
+#include "server/core/scheduler.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {

@@ -13,9 +13,9 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/core/triage_rules.h"
 #include "server/service/query_service.h"
-#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {
