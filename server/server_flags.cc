@@ -12,13 +12,6 @@
 namespace npuperf::server {
 namespace {
 
-Action action = Action::kServe;
-ServerOptions options;                            // kServe
-std::string db;                                   // kMigrate, kTokenCreate
-PrincipalKind token_kind = PrincipalKind::kTeam;  // kTokenCreate
-std::string token_name;                           // kTokenCreate
-};
-
 // The flags of the serving command; the durations arrive as milliseconds
 // and are copied into opt by ApplyDurations after parsing.
 struct DurationFlags {

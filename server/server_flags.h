@@ -15,9 +15,15 @@ namespace npuperf::server {
 // What the command line asks for.
 struct Command {
   enum class Action { kServe, kMigrate, kTokenHash, kTokenCreate };
+  Action action = Action::kServe;
+  ServerOptions options;                            // kServe
+  std::string db;                                   // kMigrate, kTokenCreate
+  PrincipalKind token_kind = PrincipalKind::kTeam;  // kTokenCreate
+  std::string token_name;                           // kTokenCreate
+};
 
-  // Parses argv into *cmd; returns the exit code when CLI11 already answered
-  // (help, or a usage error), nullopt to go on.
-  std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd);
+// Parses argv into *cmd; returns the exit code when CLI11 already answered
+// (help, or a usage error), nullopt to go on.
+std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd);
 
 }  // namespace npuperf::server
