@@ -3,6 +3,8 @@
 // quarantine and release.
 #include "server/core/canary_rules.h"
 
+#include <cmath>
+
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
