@@ -77,6 +77,12 @@ absl::StatusOr<ev::Evidence> Build(const SummarizeArgs& args) {
   options.soc = args.soc;
   options.device_id = args.device;
   options.launch = launch;
+  if (!args.tile_dag.empty()) {
+    absl::StatusOr<ev::TileDagAttestation> a =
+        ev::ReadTileDagAttestation(args.tile_dag, args.op_name);
+    if (!a.ok()) return a.status();
+    options.tile_dag = *std::move(a);
+  }
   return ev::BuildEvidence(fs::absolute(args.prof_group), options);
 }
 
@@ -140,6 +146,9 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
   summarize->add_option("--lang", args->lang, "en|zh")->check(CLI::IsMember({"en", "zh"}));
   summarize->add_option("--soc", args->soc, "SoC for the DVFS check, e.g. Ascend910B2");
   summarize->add_option("--device", args->device, "device of the sample db when several");
+  summarize->add_option("--tile-dag-attestation", args->tile_dag,
+                        "Tile-DAG attestation JSON: the pipeline evidence becomes its status "
+                        "(proven / not_applicable_with_dag), recorded with the file's SHA-256");
   summarize->callback(
       [args, &exit_code] { exit_code = RunSummarize(*args, std::cout, std::cerr); });
 

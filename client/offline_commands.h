@@ -14,6 +14,7 @@ class App;
 //   npuperf summarize <INPUT> <ops_dir> --op-name X [--round-name round_NNN]
 //                     [--format text|json|md] [--lang en|zh] [--soc SOC] [--device N]
 //                     [--launch unique|all|N|-N|task:S/T] [--quick]
+//                     [--tile-dag-attestation FILE]
 //   npuperf list-op-names <INPUT>
 //
 // INPUT is anything the layout detector (evidence/layout.h) reads: a
@@ -44,6 +45,9 @@ struct SummarizeArgs {
   // Quick mode (task_time of one run; --op-name optional: the one kernel
   // that is not incidental). Default: false (standard mode).
   bool quick = false;
+  // A Tile-DAG attestation JSON (evidence/roofline.h ReadTileDagAttestation):
+  // the only way the pipeline evidence becomes proven. Default: none.
+  std::filesystem::path tile_dag;
 };
 
 // Registers `summarize` and `list-op-names` on `app`. When a subcommand runs

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "evidence/timeline.h"
+#include "report/report.h"
 
 namespace npuperf::client {
 namespace {
@@ -23,8 +24,8 @@ int RunSummarizeTimeline(const TimelineArgs& args, std::ostream& out, std::ostre
     err << "[ERROR] --op-name must name the exact target task event\n";
     return kUsageError;
   }
-  if (args.format != "text" && args.format != "json") {
-    err << "[ERROR] --format must be text or json\n";
+  if (args.format != "text" && args.format != "json" && args.format != "html") {
+    err << "[ERROR] --format must be text, json or html\n";
     return kUsageError;
   }
   absl::StatusOr<std::filesystem::path> trace = ev::FindTimelineTrace(args.input);
@@ -43,7 +44,11 @@ int RunSummarizeTimeline(const TimelineArgs& args, std::ostream& out, std::ostre
   err << "[INFO] timeline " << trace->string() << ": " << t->trace_bytes << " bytes, "
       << t->trace_events << " events, " << t->passes << " pass" << (t->passes == 1 ? "" : "es")
       << "\n";
-  out << (args.format == "json" ? ev::TimelineToJson(*t) : ev::TimelineToText(*t));
+  if (args.format == "html") {
+    out << report::RenderTimelinePage(ev::TimelineToJson(*t));
+  } else {
+    out << (args.format == "json" ? ev::TimelineToJson(*t) : ev::TimelineToText(*t));
+  }
   return t->attribution_status == "unique_exact_target_window" ? kOk : kNotUnique;
 }
 
@@ -56,7 +61,8 @@ void AddTimelineCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("input", args->input, "PROF_* directory, its --output, or msprof_<ts>.json")
       ->required();
   cmd->add_option("--op-name", args->op_name, "exact name of the target task event")->required();
-  cmd->add_option("--format", args->format, "text|json")->check(CLI::IsMember({"text", "json"}));
+  cmd->add_option("--format", args->format, "text|json|html (the lanes, overlap marked)")
+      ->check(CLI::IsMember({"text", "json", "html"}));
   cmd->add_option("--max-events", args->max_events, "instruction events listed (default 1000)")
       ->check(CLI::Range(0, 1000000));
   cmd->callback(

@@ -13,7 +13,7 @@ class App;
 // evidence/timeline.h:
 //
 //   npuperf summarize-timeline PROF_DIR|TRACE_FILE --op-name NAME
-//                              [--format text|json] [--max-events N]
+//                              [--format text|json|html] [--max-events N]
 //
 // PROF_DIR is a PROF_* directory (or its mindstudio_profiler_output, or the
 // --output holding one PROF_*) of an --instr-profiling=on run; TRACE_FILE is
@@ -28,7 +28,7 @@ namespace npuperf::client {
 struct TimelineArgs {
   std::filesystem::path input;
   std::string op_name;
-  // "text" or "json". Default: text.
+  // "text", "json" or "html" (report::RenderTimelinePage). Default: text.
   std::string format = "text";
   // Instruction events listed in the output. Default: 1000.
   size_t max_events = 1000;

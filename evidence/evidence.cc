@@ -360,13 +360,15 @@ absl::StatusOr<Evidence> BuildEvidence(const fs::path& input, const BuildOptions
   ev.prof_group = input;
   ev.input.kind = std::string(Name(in->kind));
   ev.input.notes = in->notes;
+  absl::StatusOr<Evidence> out = absl::InternalError("unknown input kind");
   switch (in->kind) {
-    case InputKind::kProfGroup: return FromGroup(in->path, options, std::move(ev));
+    case InputKind::kProfGroup: out = FromGroup(in->path, options, std::move(ev)); break;
     case InputKind::kProfRun:
-    case InputKind::kAscendPt: return FromRun(in->path, options, std::move(ev));
-    case InputKind::kOpprof: return OpprofEvidence(in->path, options, std::move(ev));
+    case InputKind::kAscendPt: out = FromRun(in->path, options, std::move(ev)); break;
+    case InputKind::kOpprof: out = OpprofEvidence(in->path, options, std::move(ev)); break;
   }
-  return absl::InternalError("unknown input kind");
+  if (out.ok()) ApplyRoofline(&*out, options.tile_dag);
+  return out;
 }
 
 }  // namespace npuperf::evidence

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "evidence/labels.h"
 #include "evidence/launch.h"
+#include "evidence/roofline.h"
 #include "evidence/soc_table.h"
 #include "evidence/statistic.h"
 
@@ -189,6 +190,8 @@ struct Evidence {
   // The op_statistic row of the target's OP Type and core type, when the
   // canonical run has one.
   std::optional<OpStatisticRow> op_statistic;
+  // Measured roofline, terminal state and completion rule (roofline.h).
+  Roofline roofline;
   std::vector<EvidenceError> errors;
   std::vector<std::string> warnings;
   std::filesystem::path prof_group;
@@ -229,6 +232,10 @@ struct BuildOptions {
   // GOLDEN_PERF_REPORT.json, see golden.h). Default: none (golden.status
   // kNotProvided).
   std::optional<double> golden_per_iteration_us;
+  // A Tile-DAG attestation the user supplied (ReadTileDagAttestation): the
+  // only way the pipeline evidence becomes proven / not_applicable_with_dag.
+  // Default: none (unverified).
+  std::optional<TileDagAttestation> tile_dag;
   // Threads reading the metric runs of a group (parallel.h). Default: 0
   // (DefaultFileThreads()). The evidence is the same for any count.
   int file_threads = 0;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "evidence/findings.h"
+#include "evidence/roofline_json.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -77,7 +78,7 @@ Json RatiosJson(const BoundDiagnosis& b) {
   return ratios;
 }
 
-Json BoundJson(const BoundDiagnosis& b) {
+Json BoundJson(const BoundDiagnosis& b, const Roofline& r) {
   Json scalar = b.scalar_route_triggered ? Json(*b.scalar_route_triggered) : Json(nullptr);
   Json primary = b.primary_core == CoreType::kNone ? Json(nullptr)
                                                    : Json(std::string(LowerName(b.primary_core)));
@@ -90,9 +91,9 @@ Json BoundJson(const BoundDiagnosis& b) {
               {"aicore_time_us", b.aicore_time_us},
               {"aiv_time_us", b.aiv_time_us},
               {"evidence_kind", "op_summary_ratio_route"},
-              {"roofline_terminal_status", "insufficient_evidence"},
-              {"pipeline_overlap_status", "unverified"},
-              {"completion_eligible", false},
+              {"roofline_terminal_status", r.terminal_status},
+              {"pipeline_overlap_status", r.pipeline_status},
+              {"completion_eligible", r.completion_eligible},
               {"caveats", b.caveats}};
 }
 
@@ -176,7 +177,8 @@ std::string ToJson(const Evidence& ev) {
   j["per_core"] = PerCoreJson(ev.per_core);
   j["per_core_secondary"] = PerCoreJson(ev.per_core_secondary);
   j["per_core_claim_allowed"] = false;
-  j["bound"] = BoundJson(ev.bound);
+  j["bound"] = BoundJson(ev.bound, ev.roofline);
+  j["roofline"] = RooflineToJson(ev.roofline);
   j["dvfs"] = DvfsJson(ev.dvfs);
   Json not_applied;
   j["findings"] = FindingsJson(EvaluateFindings(ev), &not_applied);
@@ -199,7 +201,7 @@ std::string ToJson(const Evidence& ev) {
 }
 
 std::string ToStatusJson(const Evidence& ev) {
-  Json bound = BoundJson(ev.bound);
+  Json bound = BoundJson(ev.bound, ev.roofline);
   Json j{{"target_op_name", ev.op_name},
          {"seven_metric_status", NameOf(ev.seven_metric_status)},
          {"missing_metrics", ev.missing_metrics},
@@ -217,9 +219,9 @@ std::string ToStatusJson(const Evidence& ev) {
            {"triggered_categories", Names(ev.bound.triggered_families)},
            {"ratios", bound["ratios"]},
            {"scalar_route_triggered", bound["scalar_route_triggered"]},
-           {"roofline_terminal_status", "insufficient_evidence"},
-           {"pipeline_overlap_status", "unverified"},
-           {"completion_eligible", false}}},
+           {"roofline_terminal_status", ev.roofline.terminal_status},
+           {"pipeline_overlap_status", ev.roofline.pipeline_status},
+           {"completion_eligible", ev.roofline.completion_eligible}}},
          {"error_count", ev.errors.size()}};
   return j.dump(2) + "\n";
 }

@@ -26,6 +26,7 @@ Evidence CombineRepeats(std::vector<Evidence> repeats) {
   if (out.golden.status != GoldenStatus::kNotProvided) {
     out.golden = ComputeGoldenRatio(out.golden.golden_us, out.duration.aggregate_us);
   }
+  ApplyRoofline(&out, out.roofline.attestation);
   return out;
 }
 
@@ -55,6 +56,7 @@ Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
   ev.head_overhead_note = "quick mode: no core time";
   ev.golden = ComputeGoldenRatio(golden_per_iteration_us, agg.value);
   if (!first.files.empty()) ev.prof_group = first.files.front().parent_path();
+  ApplyRoofline(&ev, std::nullopt);  // quick mode: no counters, insufficient_evidence
   return ev;
 }
 

@@ -334,6 +334,28 @@ void AddLimitations(const TraceReadStats& stats, TimelineEvidence& t) {
   }
 }
 
+// The evidence's identity and attribution after pass 1; without exactly one
+// target nothing is counted.
+TimelineEvidence Attribution(const std::filesystem::path& trace, const TimelineOptions& options,
+                             const TraceReadStats& stats, size_t targets) {
+  TimelineEvidence t;
+  t.target_op_name = options.op_name;
+  t.trace = trace;
+  t.trace_bytes = stats.bytes;
+  t.trace_events = stats.events;
+  t.passes = 1;
+  t.target_candidates = static_cast<int>(targets);
+  t.attribution_status = targets == 0   ? "target_not_found"
+                         : targets == 1 ? "unique_exact_target_window"
+                                        : "duplicate_target_window";
+  t.pipeline_evidence_status = "unverified";
+  if (targets != 1) {
+    t.limitations.push_back(Cat("no unique target window: ", targets,
+                                " complete events are named exactly '", options.op_name, "'"));
+  }
+  return t;
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> ParseMicrosAsNanos(std::string_view text, std::string_view field) {
@@ -412,23 +434,8 @@ absl::StatusOr<TimelineEvidence> SummarizeTimeline(const std::filesystem::path& 
   TraceReadStats stats;
   absl::StatusOr<Analyzer> a = ReadPass(trace, options, std::nullopt, &stats);
   if (!a.ok()) return a.status();
-  TimelineEvidence t;
-  t.target_op_name = options.op_name;
-  t.trace = trace;
-  t.trace_bytes = stats.bytes;
-  t.trace_events = stats.events;
-  t.passes = 1;
-  t.target_candidates = static_cast<int>(a->targets.size());
-  t.attribution_status = t.target_candidates == 0   ? "target_not_found"
-                         : t.target_candidates == 1 ? "unique_exact_target_window"
-                                                    : "duplicate_target_window";
-  t.pipeline_evidence_status = "unverified";
-  if (t.target_candidates != 1) {
-    a->lanes.clear();  // no window: lanes are named, nothing is counted
-    t.limitations.push_back(Cat("no unique target window: ", t.target_candidates,
-                                " complete events are named exactly '", options.op_name, "'"));
-    return t;
-  }
+  TimelineEvidence t = Attribution(trace, options, stats, a->targets.size());
+  if (t.target_candidates != 1) return t;
   const Target target = a->targets.front();
   if (a->pre_target_events) {
     TraceReadStats again;

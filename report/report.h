@@ -24,6 +24,12 @@ namespace npuperf::report {
 // (evidence/findings.h), DVFS, the findings, fingerprint, errors, warnings.
 std::string RenderRoundPage(const v1::Round& round);
 
+// A timeline_evidence document (evidence/timeline.h TimelineToJson): the
+// monitored lanes over the target window with the events coloured by pipe
+// class and the same-lane compute+movement overlap marked, the attribution
+// and pipeline status and the limitations.
+std::string RenderTimelinePage(const std::string& timeline_json);
+
 // A collection: one row per job (operator x case) with its state, kernel
 // time, bound and a sparkline of that case's history. `history` holds
 // rounds of the collection's operators (any order, any collection; rounds

@@ -10,6 +10,7 @@
 #include "report/html.h"
 #include "report/page_util.h"
 #include "report/report.h"
+#include "report/roofline_chart.h"
 #include "report/svg.h"
 
 namespace npuperf::report {
@@ -155,8 +156,8 @@ std::string RenderRoundPage(const v1::Round& r) {
                     r.collection_id() + " · job " + std::to_string(r.job_id()) + " · " +
                     internal::Time(r.created_at());
   if (!r.labels().empty()) sub += " · labels " + internal::LabelsText(r.labels());
-  std::string body = KernelTime(e) + Bound(e) + PipeRatios(e) + PerCore(e) +
-                     internal::MemoryTables(e) + internal::DvfsAndFindings(e);
+  std::string body = KernelTime(e) + Bound(e) + internal::RooflineSection(e) + PipeRatios(e) +
+                     PerCore(e) + internal::MemoryTables(e) + internal::DvfsAndFindings(e);
   return Page("round", title, sub, body);
 }
 

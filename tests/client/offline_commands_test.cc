@@ -1,5 +1,6 @@
 #include "client/offline_commands.h"
 
+#include <fstream>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -187,6 +188,36 @@ TEST(AddOfflineCommandsTest, ParsesAndRuns) {
   std::vector<std::string> wrong = {"xml",  "--format", "k",        "--op-name",
                                     "/ops", group,      "summarize"};
   EXPECT_THROW(bad.parse(wrong), CLI::ValidationError);
+}
+
+}  // namespace
+}  // namespace npuperf::client
+
+namespace npuperf::client {
+namespace {
+
+TEST(SummarizeTest, TileDagAttestationIsRecordedWithItsHash) {
+  evidence::testing::TempDir ops;
+  const fs::path dag = ops.path() / "tile_dag.json";
+  std::ofstream(dag) << R"({"schema_version":1,"target_op_name":"main_kernel",)"
+                     << R"("pipeline_evidence_status":"not_applicable_with_dag",)"
+                     << R"("tile_dag":"one tile: nothing to pipeline"})";
+  SummarizeArgs a = Args(ops.path());
+  a.format = "json";
+  a.tile_dag = dag;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunSummarize(a, out, err), 0) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["roofline"]["pipeline_overlap_status"], "not_applicable_with_dag");
+  EXPECT_EQ(j["roofline"]["tile_dag_attestation"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(j["bound"]["pipeline_overlap_status"], "not_applicable_with_dag");
+  // No MemoryAccess group in this capture: not measured, so never closable.
+  EXPECT_EQ(j["roofline"]["status"], "insufficient_evidence");
+  EXPECT_EQ(j["bound"]["completion_eligible"], false);
+  std::ofstream(dag) << R"({"schema_version":1,"target_op_name":"other"})";
+  a.round_name = "round_099";
+  EXPECT_EQ(RunSummarize(a, out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("target_op_name"));
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ TEST(SummarizeTimelineTest, TextAndExitCodes) {
   EXPECT_NE(e4.str().find("malformed trace"), std::string::npos);
   EXPECT_EQ(RunSummarizeTimeline({WriteTrace("u", kTrace), "", "json", 10}, o4, e4), 2);
   EXPECT_EQ(RunSummarizeTimeline({WriteTrace("u", kTrace), "Add_1", "xml", 10}, o4, e4), 2);
+  std::ostringstream o5, e5;
+  EXPECT_EQ(RunSummarizeTimeline({WriteTrace("h", kTrace), "Add_1", "html", 10}, o5, e5), 0);
+  EXPECT_NE(o5.str().find("class=\"overlap\""), std::string::npos);
 }
 
 TEST(SummarizeTimelineTest, RegistersTheCommand) {
