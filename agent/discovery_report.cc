@@ -27,6 +27,7 @@ void AddCandidate(const evidence::OpCandidate& c, v1::DiscoveryCandidate* out) {
     o->set_stream_id(l.stream_id.value_or(-1));
     o->set_task_id(l.task_id.value_or(-1));
     o->set_start_us(l.start_us.value_or(-1));
+    o->set_start_ns(l.start_ns.value_or(-1));
     o->set_duration_us(l.duration_us);
   }
 }

@@ -1,5 +1,6 @@
 #include "client/offline_commands.h"
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <system_error>
@@ -35,8 +36,28 @@ int Usage(std::ostream& err, const std::string& message) {
   return kUsageError;
 }
 
+// `p` made absolute without throwing (std::filesystem::absolute throws on an
+// empty path); an empty argument is a usage error naming it.
+absl::StatusOr<fs::path> Absolute(const fs::path& p, const char* arg) {
+  if (p.empty()) {
+    return absl::InvalidArgumentError(std::string("the ") + arg +
+                                      " argument is empty (''): give a directory");
+  }
+  std::error_code ec;
+  fs::path out = fs::absolute(p, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(std::string(arg) + " '" + p.string() + "': " + ec.message());
+  }
+  return out;
+}
+
 // Usage checks that CLI11 validators do not cover.
 int ValidateSummarize(const SummarizeArgs& args, std::ostream& err) {
+  for (auto [path, arg] : {std::pair{&args.prof_group, "prof_group"}, {&args.ops_dir, "ops_dir"}}) {
+    if (absl::StatusOr<fs::path> a = Absolute(*path, arg); !a.ok()) {
+      return Usage(err, std::string(a.status().message()));
+    }
+  }
   if (args.op_name.empty() && !args.quick) {
     return Usage(err, "--op-name must name the exact target kernel (only --quick may omit it)");
   }
@@ -83,7 +104,24 @@ absl::StatusOr<ev::Evidence> Build(const SummarizeArgs& args) {
     if (!a.ok()) return a.status();
     options.tile_dag = *std::move(a);
   }
-  return ev::BuildEvidence(fs::absolute(args.prof_group), options);
+  return ev::BuildEvidence(fs::absolute(args.prof_group), options);  // validated: not empty
+}
+
+// Every launch of one kernel, one line each.
+int PrintLaunches(const fs::path& input, const std::string& op_name, std::ostream& out,
+                  std::ostream& err) {
+  absl::StatusOr<std::vector<ev::LaunchInfo>> l = ev::ListLaunches(input, op_name);
+  if (!l.ok()) return Fail(err, l.status());
+  out << "index\tstream_id\ttask_id\tstart_us\tduration_us\twhere\n";
+  for (const ev::LaunchInfo& x : *l) {
+    char dur[48];
+    std::snprintf(dur, sizeof(dur), "%.3f", x.duration_us);
+    out << x.index << "\t" << (x.stream_id ? std::to_string(*x.stream_id) : "N/A") << "\t"
+        << (x.task_id ? std::to_string(*x.task_id) : "N/A") << "\t"
+        << (x.start_ns ? ev::FormatNsAsMicros(*x.start_ns) : "N/A") << "\t" << dur << "\t"
+        << x.where << "\n";
+  }
+  return kOk;
 }
 
 }  // namespace
@@ -109,11 +147,16 @@ int RunSummarize(const SummarizeArgs& args, std::ostream& out, std::ostream& err
   return evidence->errors.empty() ? kOk : kEvidenceError;
 }
 
-int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& err) {
+int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& err,
+                   const std::string& launches_of) {
+  if (absl::StatusOr<fs::path> a = Absolute(prof_group, "prof_group"); !a.ok()) {
+    return Usage(err, std::string(a.status().message()));
+  }
   std::error_code ec;
   if (!fs::is_directory(prof_group, ec)) {
     return Fail(err, absl::NotFoundError("'" + prof_group.string() + "' is not a directory."));
   }
+  if (!launches_of.empty()) return PrintLaunches(fs::absolute(prof_group), launches_of, out, err);
   absl::StatusOr<ev::Discovery> d = ev::DiscoverCandidates(fs::absolute(prof_group));
   if (!d.ok()) return Fail(err, d.status());
   err << "[INFO] candidates from " << d->source << "\n";
@@ -158,7 +201,13 @@ void AddOfflineCommands(CLI::App& app, int& exit_code) {
       "Offline: TSV of (count, task type, total us, exact name, launches, incidental) for "
       "discovery");
   list->add_option("prof_group", *group, "any input summarize reads")->required();
-  list->callback([group, &exit_code] { exit_code = RunListOpNames(*group, std::cout, std::cerr); });
+  auto launches_of = std::make_shared<std::string>();
+  list->add_option("--launches-of", *launches_of,
+                   "print every launch of this exact op name (index, stream, task, exact start, "
+                   "duration) instead of the candidate table");
+  list->callback([group, launches_of, &exit_code] {
+    exit_code = RunListOpNames(*group, std::cout, std::cerr, *launches_of);
+  });
   AddTimelineCommands(app, exit_code);  // summarize-timeline
 }
 

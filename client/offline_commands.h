@@ -58,6 +58,10 @@ void AddOfflineCommands(CLI::App& app, int& exit_code);
 // The subcommands themselves, with injectable streams (used by the CLI
 // callbacks and by tests). Return the exit code.
 int RunSummarize(const SummarizeArgs& args, std::ostream& out, std::ostream& err);
-int RunListOpNames(const std::filesystem::path& prof_group, std::ostream& out, std::ostream& err);
+// `launches_of` non-empty: every launch of that exact name instead (TSV:
+// index, stream_id, task_id, start_us exact, duration_us, where). An empty
+// prof_group is a usage error (2).
+int RunListOpNames(const std::filesystem::path& prof_group, std::ostream& out, std::ostream& err,
+                   const std::string& launches_of = "");
 
 }  // namespace npuperf::client

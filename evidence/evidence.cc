@@ -23,6 +23,10 @@ namespace {
 namespace fs = std::filesystem;
 using internal::Cat;
 
+// The --aic-metrics group beyond the seven: memory-access volumes
+// (*_datas(KB)), A2/A3 only; read when a group has PROF_MemoryAccess.
+constexpr char kMemoryAccess[] = "MemoryAccess";
+
 struct GroupRow {
   std::string metric;
   RunLayout run;
@@ -98,6 +102,14 @@ absl::StatusOr<std::vector<GroupRow>> ReadMetrics(const fs::path& group,
       continue;
     }
     rows.push_back(std::move(*r.row));
+  }
+  // The optional eighth group (A2/A3, CANN 8+): read when collected, never missing.
+  std::error_code ec;
+  if (!rows.empty() && fs::is_directory(group / Cat("PROF_", kMemoryAccess), ec)) {
+    MetricRead r = ReadMetric(group, kMemoryAccess, options);
+    if (!r.status.ok()) return r.status;
+    for (std::string& w : r.warnings) ev->warnings.push_back(std::move(w));
+    if (r.row.has_value()) rows.push_back(std::move(*r.row));
   }
   return rows;
 }
@@ -315,7 +327,9 @@ std::string GroupOfRun(const RunLayout& run, const SelectedTarget& t, Evidence* 
       {"aiv_main_mem_read_bw(GB/s)", "Memory"},
       {"aic_write_cache_hit", "L2Cache"},
       {"aic_read_local_l2_hit", "L2Cache"},
-      {"aiv_vec_bank_cflt_ratio", "ResourceConflictRatio"}};
+      {"aiv_vec_bank_cflt_ratio", "ResourceConflictRatio"},
+      {"aiv_GM_to_UB_datas(KB)", kMemoryAccess},
+      {"aic_GM_to_L1_datas(KB)", kMemoryAccess}};
   for (const auto& [column, group] : kSignature) {
     if (t.row.Get(column)) {
       ev->input.notes.push_back(Cat("metric group ", group, " inferred from column ", column));

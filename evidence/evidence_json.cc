@@ -185,6 +185,13 @@ std::string ToJson(const Evidence& ev) {
   j["findings_not_applied"] = std::move(not_applied);
   j["launch"] = LaunchJson(ev.launch);
   j["input"] = {{"kind", ev.input.kind}, {"notes", ev.input.notes}};
+  j["sources"] = Json(ev.sources);
+  j["unified_db"] = ev.unified_db.empty() ? Json(nullptr) : Json(ev.unified_db.string());
+  j["db_clock"] = ev.db_clock ? Json{{"min_mhz", ev.db_clock->min_mhz},
+                                     {"max_mhz", ev.db_clock->max_mhz},
+                                     {"mean_mhz", ev.db_clock->mean_mhz},
+                                     {"changes", ev.db_clock->changes}}
+                              : Json(nullptr);
   j["golden"] = {{"status", StatusText(ev.golden)},
                  {"golden_us", ev.golden.golden_us},
                  {"kernel_us", ev.golden.kernel_us},

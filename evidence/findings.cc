@@ -184,15 +184,14 @@ void ConflictRule(const Evidence& ev, RuleRun& run, const std::string& suffix) {
 
 void DvfsRule(const Evidence& ev, RuleRun& run) {
   const DvfsCheck& d = ev.dvfs;
-  bool measured =
-      d.source == ClockSource::kOpprofCurrentFreq || d.source == ClockSource::kMsprofDbAicoreFreq;
-  if (measured && d.rated_mhz > 0 && d.observed_mhz > 0) {
+  if (d.source == ClockSource::kOpprofCurrentFreq && d.rated_mhz > 0 && d.observed_mhz > 0) {
     run.Decided("dvfs.deviation_pct", d.deviation_pct, d.observed_mhz < d.rated_mhz);
   }
-  run.Absent(measured ? "the capture has a measured clock (OpBasicInfo Current Freq or the unified "
-                        "db's AICORE_FREQ) but no rated clock is known"
-                      : "no OpBasicInfo Current / Rated Freq and no unified db AICORE_FREQ; the "
-                        "DVFS section shows the back-calculated check");
+  run.Absent(d.source == ClockSource::kOpprofCurrentFreq
+                 ? "OpBasicInfo has a Current Freq but no rated clock is known"
+                 : "no OpBasicInfo Current / Rated Freq (not an msprof op capture); the DVFS "
+                   "section shows the check on the unified db's AICORE_FREQ or the "
+                   "back-calculated clock");
 }
 
 void HeadRule(const Evidence& ev, RuleRun& run) {

@@ -30,6 +30,8 @@ bool IsFile(const fs::path& p) {
 std::string Base(const fs::path& p) { return p.filename().string(); }
 
 std::optional<Json> ReadJson(const fs::path& file) {
+  // nlohmann reads the stream buffer directly: a directory would throw from it.
+  if (!IsFile(file)) return std::nullopt;
   std::ifstream in(file);
   if (!in) return std::nullopt;
   Json j = Json::parse(in, nullptr, false);

@@ -41,15 +41,25 @@ absl::StatusOr<std::optional<fs::path>> MetricFile(const fs::path& dir, const st
   return std::optional<fs::path>(hits.front());
 }
 
-// Directories holding a PipeUtilization CSV (one per launch), path order.
+// Whether `name` is a file msprof op writes per launch: OpBasicInfo.csv, a
+// <Metric>[_<ts>].csv of any group, or CANN 9.x summary.jsonl.
+bool IsLaunchFile(const std::string& name) {
+  if (name == "summary.jsonl") return true;
+  if (!internal::EndsWith(name, ".csv")) return false;
+  if (internal::StartsWith(name, "OpBasicInfo")) return true;
+  for (const std::string& m : SevenMetrics()) {
+    if (internal::StartsWith(name, m)) return true;
+  }
+  return internal::StartsWith(name, "MemoryAccess");
+}
+
+// Directories holding a launch's files (one per launch), path order. Any
+// subset of the metric groups makes a launch (msprof op --aic-metrics=<some>).
 std::vector<fs::path> DataDirs(const fs::path& dir) {
   std::vector<fs::path> found;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (internal::StartsWith(name, "PipeUtilization") && internal::EndsWith(name, ".csv")) {
-      found.push_back(it->path().parent_path());
-    }
+    if (IsLaunchFile(it->path().filename().string())) found.push_back(it->path().parent_path());
   }
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
@@ -199,23 +209,29 @@ absl::StatusOr<OpprofSummary> ReadDataDir(const fs::path& data) {
   } else {
     s.basic = ReadSummaryJsonl(data / "summary.jsonl");
   }
+  if (!s.basic) {
+    return absl::NotFoundError(
+        Cat("OpBasicInfo.csv not found in ", data.string(),
+            " (nor a CANN 9.x summary.jsonl OpInfoSummary): msprof op writes it for every launch; "
+            "the kernel's name, Task Duration and clocks come from it"));
+  }
   ReadHardware(data, &s.hardware);
   for (const std::string& metric : SevenMetrics()) {
     absl::StatusOr<std::optional<fs::path>> file = MetricFile(data, metric);
     if (!file.ok()) return file.status();
     if (!file->has_value()) {
-      if (metric == "PipeUtilization") {
-        return absl::NotFoundError(Cat("PipeUtilization.csv not found in ", data.string()));
-      }
+      s.missing.push_back(metric);
       continue;
     }
     absl::StatusOr<OpprofMetric> m = ReadMetricCsv(metric, **file);
     if (!m.ok()) return m.status();
     s.metrics.push_back(std::move(*m));
   }
-  for (const char* col : {"aic_time(us)", "aiv_time(us)"}) {
-    if (const ColumnStats* c = s.metrics.front().Find(col))
-      s.max_core_time_us = std::max(s.max_core_time_us, c->max);
+  for (const OpprofMetric& m : s.metrics) {
+    for (const char* col : {"aic_time(us)", "aiv_time(us)"}) {
+      if (const ColumnStats* c = m.Find(col))
+        s.max_core_time_us = std::max(s.max_core_time_us, c->max);
+    }
   }
   return s;
 }
@@ -235,8 +251,11 @@ absl::StatusOr<std::vector<OpprofSummary>> ReadOpprofLaunches(const fs::path& di
     return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
   }
   std::vector<fs::path> dirs = DataDirs(dir);
-  if (dirs.empty())
-    return absl::NotFoundError(Cat("PipeUtilization.csv not found in ", dir.string()));
+  if (dirs.empty()) {
+    return absl::NotFoundError(Cat("no msprof op output in ", dir.string(),
+                                   " (looked for OpBasicInfo.csv, <Metric>.csv of any group, "
+                                   "summary.jsonl)"));
+  }
   std::vector<OpprofSummary> out;
   for (const fs::path& d : dirs) {
     absl::StatusOr<OpprofSummary> s = ReadDataDir(d);

@@ -62,15 +62,20 @@ struct OpprofSummary {
   std::filesystem::path data_dir;  // the directory holding the CSVs
   std::optional<OpprofBasicInfo> basic;
   OpprofHardware hardware;
-  std::vector<OpprofMetric> metrics;  // PipeUtilization first, then the others found
+  // The groups found, in SevenMetrics() order (any subset is a valid capture).
+  std::vector<OpprofMetric> metrics;
+  // The seven groups this launch has no CSV of (msprof op --aic-metrics=<subset>).
+  std::vector<std::string> missing;
   // Longest block time (max of aic_time(us) / aiv_time(us) maxima).
   double max_core_time_us = 0;
 };
 
 // Reads `dir` (an OPPROF_* directory, a directory holding exactly one, or a
-// CANN 9.x capture directory). Errors: NotFound "PipeUtilization.csv not
-// found in <dir>", several launch directories (use ReadOpprofLaunches),
-// malformed CSV (file/line/column).
+// CANN 9.x capture directory). Any subset of the metric CSVs is read (the
+// absent groups listed in `missing`). Errors: NotFound when no launch file
+// is present, or "OpBasicInfo.csv not found in <dir>" for a launch without
+// it (nor summary.jsonl); several launch directories (use
+// ReadOpprofLaunches); malformed CSV (file/line/column).
 absl::StatusOr<OpprofSummary> ReadOpprof(const std::filesystem::path& dir);
 
 // Every launch directory under `dir`, in path order (the official layout

@@ -145,8 +145,11 @@ absl::StatusOr<Evidence> OpprofEvidence(const fs::path& dir, const BuildOptions&
   ev.seven_metric_status =
       ev.missing_metrics.empty() ? SevenMetricStatus::kComplete : SevenMetricStatus::kPartial;
   if (!ev.missing_metrics.empty()) {
-    ev.warnings.push_back(
-        Cat("msprof op run: ", ev.missing_metrics.size(), " metric group(s) not collected"));
+    std::string missing, read;
+    for (const std::string& m : ev.missing_metrics) missing += Cat(missing.empty() ? "" : ", ", m);
+    for (const MetricGroup& g : ev.metrics) read += Cat(read.empty() ? "" : ", ", g.group);
+    ev.warnings.push_back(Cat("msprof op run: metric groups not collected: ", missing,
+                              "; read: ", read.empty() ? "none (OpBasicInfo only)" : read));
   }
   ComputeHeadOverhead(&ev);
   ev.l2_hit_rate_pct = L2HitRates(ev.merged);

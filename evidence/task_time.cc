@@ -10,6 +10,7 @@
 #include "evidence/layout.h"
 #include "evidence/statistic.h"
 #include "evidence/str_util.h"
+#include "evidence/unified_db.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -168,6 +169,39 @@ absl::StatusOr<KernelTiming> ReadApiLaunch(const RunLayout& run) {
                                  run.table_dir.string()));
 }
 
+// A run whose only export is the unified db (msprof --type=db): the
+// launches from TASK ⋈ COMPUTE_TASK_INFO, durations endNs - startNs.
+absl::StatusOr<KernelTiming> QuickFromDb(const RunLayout& run, std::string_view op_name,
+                                         const LaunchSelector& launch) {
+  std::string name(op_name);
+  std::vector<std::string> warnings;
+  if (name.empty()) {
+    absl::StatusOr<std::vector<OpCandidate>> all = ListDbCandidates(run.unified_db);
+    if (!all.ok()) return all.status();
+    absl::StatusOr<OpCandidate> pick = PickAutoCandidate(*all, run.unified_db.string());
+    if (!pick.ok()) return pick.status();
+    name = pick->op_name;
+    warnings.push_back(Cat("no op name given: picked ", name,
+                           ", the only kernel that is not a known incidental kernel"));
+  }
+  absl::StatusOr<SelectedTarget> t = SelectDbTarget(run.unified_db, name, launch);
+  if (!t.ok()) return t.status();
+  KernelTiming out;
+  out.kernel_name = name;
+  out.kernel_type = t->row.task_type;
+  out.launches = t->launches;
+  out.used = t->used;
+  out.selector = LaunchSelectorText(launch);
+  out.launches_us = t->durations_us;
+  Aggregate agg = AggregateSamples(out.launches_us);
+  out.aggregate_us = agg.value;
+  out.method = agg.method;
+  out.source = TimingSource::kMsprofDb;
+  out.files = {run.unified_db};
+  out.warnings = std::move(warnings);
+  return out;
+}
+
 }  // namespace
 
 Aggregate AggregateSamples(std::vector<double> samples) {
@@ -189,6 +223,7 @@ absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::st
                                              const LaunchSelector& launch) {
   absl::StatusOr<RunLayout> run = DetectRun(output_dir);
   if (!run.ok()) return run.status();
+  if (run->task_time.empty() && !run->unified_db.empty()) return QuickFromDb(*run, op_name, launch);
   bool aggregated = false;
   std::vector<OpCandidate> kernels;
   if (!run->task_time.empty()) {

@@ -53,6 +53,8 @@ struct KernelTiming {
 // (one row per task: its Count launches each get the row's Avg(us), with a
 // warning).
 //
+// A run whose only export is the unified msprof_<ts>.db (--type=db) is read
+// from it (TASK ⋈ COMPUTE_TASK_INFO, source kMsprofDb), by the same rules.
 // op_name non-empty: exactly that kernel_name, then `launch` picks its
 // launches (launch.h; `unique` fails listing them); absent → NotFound naming
 // the op and listing the kernels present. Never falls back to host API time.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <tuple>
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -216,63 +217,83 @@ absl::StatusOr<SelectedTarget> Select(Db& db, const fs::path& path, std::string_
   return out;
 }
 
-// One GROUP BY row of the candidate query, before the types are resolved.
+// One (name, compute type, task type) id triple of the candidate pass, with
+// its count, summed duration and first launches (by start).
 struct Group {
-  int64_t name = 0, compute_type = 0, task_type = 0;
+  int64_t op_type = 0, count = 0, total_ns = 0;
+  std::vector<LaunchInfo> first;  // at most kCandidateLaunches, unordered
 };
+using GroupKey = std::tuple<int64_t, int64_t, int64_t>;
 
-std::string GroupQuery() {
-  return Cat("SELECT g.name, g.ct, g.tt, ", S("g.name"), ", ", S("g.ct"), ", ", S("g.tt"), ", ",
-             S("g.op"),
-             ", g.n, g.d FROM (SELECT c.name AS name, c.taskType AS ct, t.taskType AS tt, "
-             "MIN(c.opType) AS op, COUNT(*) AS n, SUM(t.endNs - t.startNs) AS d"
-             " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
-             " GROUP BY c.name, c.taskType, t.taskType) g");
+// The latest of a group's kept launches.
+std::vector<LaunchInfo>::iterator Latest(std::vector<LaunchInfo>* first) {
+  return std::max_element(first->begin(), first->end(),
+                          [](const auto& a, const auto& b) { return *a.start_ns < *b.start_ns; });
 }
 
-// The first launches of one group, in start order.
-void FirstLaunches(Db& db, const Group& g, OpCandidate* c) {
-  SQLite::Statement q(db,
-                      Cat("SELECT t.startNs, t.endNs, t.streamId, t.taskId, t.globalTaskId FROM "
-                          "COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
-                          "WHERE c.name = ? AND c.taskType IS ? AND t.taskType IS ? "
-                          "ORDER BY t.startNs LIMIT ",
-                          kCandidateLaunches));
-  q.bind(1, static_cast<int64_t>(g.name));
-  q.bind(2, static_cast<int64_t>(g.compute_type));
-  q.bind(3, static_cast<int64_t>(g.task_type));
-  while (q.executeStep()) {
-    LaunchInfo l;
-    l.start_ns = q.getColumn(0).getInt64();
-    l.start_us = static_cast<double>(*l.start_ns) / 1000.0;
-    l.duration_us = static_cast<double>(q.getColumn(1).getInt64() - *l.start_ns) / 1000.0;
-    if (!q.getColumn(2).isNull()) l.stream_id = q.getColumn(2).getInt64();
-    if (!q.getColumn(3).isNull()) l.task_id = q.getColumn(3).getInt64();
-    l.where = Cat("globalTaskId ", q.getColumn(4).getInt64());
-    c->launches.push_back(std::move(l));
+// Whether a launch starting at `start` belongs among the group's first.
+bool Keeps(std::vector<LaunchInfo>* first, int64_t start) {
+  return first->size() < static_cast<size_t>(kCandidateLaunches) ||
+         start < *Latest(first)->start_ns;
+}
+
+// Keeps the kCandidateLaunches earliest launches of a group (Keeps() held).
+void KeepFirst(LaunchInfo l, std::vector<LaunchInfo>* first) {
+  if (first->size() < static_cast<size_t>(kCandidateLaunches)) {
+    first->push_back(std::move(l));
+  } else {
+    *Latest(first) = std::move(l);
   }
+}
+
+// One streaming pass over TASK ⋈ COMPUTE_TASK_INFO: memory is per group.
+std::map<GroupKey, Group> Groups(Db& db) {
+  std::map<GroupKey, Group> groups;
+  SQLite::Statement q(db,
+                      "SELECT c.name, c.taskType, t.taskType, c.opType, t.startNs, t.endNs, "
+                      "t.streamId, t.taskId, t.globalTaskId FROM TASK t JOIN COMPUTE_TASK_INFO c "
+                      "ON c.globalTaskId = t.globalTaskId");
+  while (q.executeStep()) {
+    Group& g =
+        groups[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}];
+    int64_t start = q.getColumn(4).getInt64(), end = q.getColumn(5).getInt64();
+    if (g.count++ == 0) g.op_type = q.getColumn(3).getInt64();
+    g.total_ns += end - start;
+    if (!Keeps(&g.first, start)) continue;
+    LaunchInfo l;
+    l.start_ns = start;
+    l.start_us = static_cast<double>(start) / 1000.0;
+    l.duration_us = static_cast<double>(end - start) / 1000.0;
+    if (!q.getColumn(6).isNull()) l.stream_id = q.getColumn(6).getInt64();
+    if (!q.getColumn(7).isNull()) l.task_id = q.getColumn(7).getInt64();
+    l.where = Cat("globalTaskId ", q.getColumn(8).getInt64());
+    KeepFirst(std::move(l), &g.first);
+  }
+  return groups;
+}
+
+std::string StringOf(Db& db, int64_t id) {
+  SQLite::Statement s(db, "SELECT value FROM STRING_IDS WHERE id = ?");
+  s.bind(1, static_cast<int64_t>(id));
+  return s.executeStep() ? Str(s.getColumn(0)) : std::string();
 }
 
 std::vector<OpCandidate> Candidates(Db& db) {
   std::map<std::pair<std::string, std::string>, OpCandidate> merged;
-  std::map<std::pair<std::string, std::string>, std::vector<Group>> groups;
-  SQLite::Statement q(db, GroupQuery());
-  while (q.executeStep()) {
-    std::string name = Str(q.getColumn(3));
+  for (auto& [key, g] : Groups(db)) {
+    std::string name = StringOf(db, std::get<0>(key));
     if (name.empty() || name == "N/A") continue;
-    std::string type = ResolvedType(Str(q.getColumn(4)), Str(q.getColumn(5)));
+    std::string type = ResolvedType(StringOf(db, std::get<1>(key)), StringOf(db, std::get<2>(key)));
     OpCandidate& c = merged[{name, type}];
     c.op_name = name;
     c.task_type = type;
-    if (c.op_type.empty()) c.op_type = Str(q.getColumn(6));
-    c.count += q.getColumn(7).getInt64();
-    c.total_duration_us += static_cast<double>(q.getColumn(8).getInt64()) / 1000.0;
-    groups[{name, type}].push_back(
-        {q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()});
+    if (c.op_type.empty()) c.op_type = StringOf(db, g.op_type);
+    c.count += g.count;
+    c.total_duration_us += static_cast<double>(g.total_ns) / 1000.0;
+    c.launches.insert(c.launches.end(), g.first.begin(), g.first.end());
   }
   std::vector<OpCandidate> out;
   for (auto& [key, c] : merged) {
-    for (const Group& g : groups[key]) FirstLaunches(db, g, &c);
     OrderLaunches(&c.launches);
     if (c.launches.size() > kCandidateLaunches) c.launches.resize(kCandidateLaunches);
     c.incidental = IncidentalReason(c.op_name, c.op_type, c.task_type);

@@ -46,6 +46,7 @@ void CheckLaunch(Checker& c, const std::string& f, const v1::DiscoveryLaunch& l)
   if (l.stream_id() < -1) c.Add(f + ".stream_id", "must be >= -1");
   if (l.task_id() < -1) c.Add(f + ".task_id", "must be >= -1");
   c.Figure(f + ".start_us", l.start_us(), -1);
+  if (l.start_ns() < -1) c.Add(f + ".start_ns", "must be >= -1");
   c.Figure(f + ".duration_us", l.duration_us(), 0);
 }
 

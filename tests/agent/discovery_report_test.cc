@@ -21,6 +21,7 @@ evidence::OpCandidate Candidate(const std::string& name, int launches) {
     l.index = i;
     l.task_id = i;
     l.duration_us = 2;
+    if (i == 2) l.start_ns = 1778059616768656843;  // exact: a double would round it
     c.launches.push_back(l);
   }
   return c;
@@ -51,6 +52,8 @@ TEST(DiscoveryReportTest, KeepsTheFirstCandidatesAndLaunchesAndCountsTheRest) {
   EXPECT_EQ(t.launches(0).task_id(), 1);
   EXPECT_EQ(t.launches(0).stream_id(), -1) << "none in the table";
   EXPECT_EQ(t.launches(0).start_us(), -1);
+  EXPECT_EQ(t.launches(0).start_ns(), -1);
+  EXPECT_EQ(t.launches(1).start_ns(), 1778059616768656843);
   EXPECT_EQ(t.op_type(), "Add?[2J");
   EXPECT_LE(t.incidental().size(), kMaxDiscoveryReasonBytes);
   EXPECT_EQ(r.candidates(1).op_name(), "k0");

@@ -125,6 +125,30 @@ TEST(ListOpNamesTest, TsvAndErrors) {
   EXPECT_THAT(err.str(), HasSubstr("is not a directory."));
 }
 
+// Issue 31 item 8: an empty path is a usage error naming the argument, never an abort.
+TEST(ListOpNamesTest, EmptyPathsAreUsageErrors) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunListOpNames("", out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("prof_group argument is empty"));
+  evidence::testing::TempDir ops;
+  SummarizeArgs a = Args(ops.path());
+  a.prof_group = "";
+  EXPECT_EQ(RunSummarize(a, out, err), 2);
+  a = Args("");
+  EXPECT_EQ(RunSummarize(a, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("ops_dir argument is empty"));
+}
+
+// Issue 31 item 7: the option a bounded refusal names lists every launch.
+TEST(ListOpNamesTest, LaunchesOfListsEveryLaunch) {
+  std::ostringstream out, err;
+  ASSERT_EQ(RunListOpNames(evidence::testing::TestData("group_a2_e2"), out, err, "main_kernel"), 0)
+      << err.str();
+  EXPECT_THAT(out.str(), StartsWith("index\tstream_id\ttask_id\tstart_us\tduration_us\twhere\n"
+                                    "1\t1756\t0\t"));
+  EXPECT_EQ(RunListOpNames(evidence::testing::TestData("group_a2_e2"), out, err, "nope"), 1);
+}
+
 // Issue 15 failure 6: a group that summarize accepts without PipeUtilization.
 TEST(ListOpNamesTest, AnyGroupAndAnyLayout) {
   evidence::testing::TempDir group;

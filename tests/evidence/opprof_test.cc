@@ -8,6 +8,7 @@ namespace npuperf::evidence {
 namespace {
 
 using ::testing::HasSubstr;
+namespace fs = std::filesystem;
 
 TEST(OpprofTest, FlattenedVectorKernel) {
   // msprof-output.md E5: vector add, 8 blocks, 9.22 us, 1800/1800 MHz.
@@ -57,12 +58,48 @@ TEST(OpprofTest, OfficialLayoutWithDvfsDip) {
   EXPECT_NEAR(ev->dvfs.deviation_pct, (1200.0 - 1800) / 1800 * 100, 1e-9);
 }
 
-TEST(OpprofTest, MissingPipeUtilization) {
+// Issue 31 item 5: msprof op --aic-metrics=Memory,MemoryL0 writes no
+// PipeUtilization.csv; the subset is read and the rest named.
+TEST(OpprofTest, AnySubsetOfGroupsIsRead) {
   testing::TempDir dir;
-  testing::WriteFile(dir.path() / "OPPROF_1/OpBasicInfo.csv", "Op Name,\nk,\n");
+  const fs::path run = dir.path() / "OPPROF_20260605170804_UKAXQCBEDBJAUNQY";
+  testing::WriteFile(
+      run / "OpBasicInfo.csv",
+      "Op Name,Op Type,Task Duration(us),Block Dim,Mix Block Dim,Device Id,Pid,"
+      "Current Freq,Rated Freq,\nadd_custom,vector,9.220000,2,NA,0,1000,1800,1800,\n");
+  testing::WriteFile(run / "MemoryL0.csv",
+                     "block_id,sub_block_id,aic_time(us),aic_total_cycles,aiv_time(us),"
+                     "aiv_total_cycles,\n0,vector0,NA,NA,7.900000,14220,\n1,vector0,NA,NA,8.600000,"
+                     "15480,\n");
+  auto s = ReadOpprof(dir.path());
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->metrics.size(), 1u);
+  EXPECT_EQ(s->metrics[0].metric, "MemoryL0");
+  EXPECT_EQ(s->missing.size(), 6u);
+  EXPECT_DOUBLE_EQ(s->max_core_time_us, 8.6);
+  BuildOptions o;
+  o.op_name = "add_custom";
+  auto ev = BuildEvidence(run, o);
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_DOUBLE_EQ(ev->aiv_time_us, 8.6);
+  EXPECT_EQ(Name(ev->seven_metric_status), "partial");
+  bool said = false;
+  for (const std::string& w : ev->warnings)
+    said |= w.find("not collected: PipeUtilization, ArithmeticUtilization, Memory, MemoryUB") !=
+                std::string::npos &&
+            w.find("read: MemoryL0") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(OpprofTest, NoOpBasicInfoIsAnErrorNamingIt) {
+  testing::TempDir dir;
+  testing::WriteFile(dir.path() / "OPPROF_1/Memory.csv", "block_id,sub_block_id,\n0,vector0,\n");
   auto s = ReadOpprof(dir.path());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(s.status().message(), HasSubstr("PipeUtilization.csv not found in"));
+  EXPECT_THAT(s.status().message(), HasSubstr("OpBasicInfo.csv not found in"));
+  testing::TempDir empty;
+  fs::create_directories(empty.path() / "OPPROF_2");
+  EXPECT_THAT(ReadOpprof(empty.path()).status().message(), HasSubstr("no msprof op output in"));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "evidence/discovery.h"
 #include "evidence/evidence.h"
 #include "evidence/layout.h"
+#include "evidence/task_time.h"
 #include "tests/evidence/test_util.h"
 
 namespace npuperf::evidence {
@@ -224,6 +225,19 @@ TEST(UnifiedDb, DbOnlyRunIsASource) {
   EXPECT_EQ(ev->dvfs.status, DvfsStatus::kOk);
 }
 
+TEST(UnifiedDb, QuickModeReadsADbOnlyRun) {
+  testing::TempDir t;
+  WriteDb(t.path(), /*freq_drop=*/false);
+  absl::StatusOr<KernelTiming> k = ReadQuickTiming(t.path(), "add_custom");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->source, TimingSource::kMsprofDb);
+  EXPECT_EQ(k->kernel_type, "AI_VECTOR_CORE");
+  EXPECT_EQ(k->launches_us, std::vector<double>{9.22});
+  k = ReadQuickTiming(t.path(), "");  // Cast is incidental: add_custom is picked
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->kernel_name, "add_custom");
+}
+
 TEST(UnifiedDb, CsvAndDbGiveTheSameEvidence) {
   testing::TempDir csv, db;
   WriteCsv(csv.path(), /*level0=*/false);
@@ -351,6 +365,76 @@ TEST(UnifiedDb, OddPathsNeverThrow) {
     BuildOptions o = Opts();
     EXPECT_FALSE(BuildEvidence(p, o).ok()) << p;
     EXPECT_FALSE(DiscoverCandidates(p).ok()) << p;
+  }
+}
+
+// Fuzz-style: random trees of msprof-ish names (directories, empty or junk
+// files, symlink loops) never make the detector, the builder or discovery
+// throw; every failure is a status with a message. Deterministic (fixed seeds).
+TEST(UnifiedDb, RandomTreesNeverThrow) {
+  const std::vector<std::string> names = {"PROF_000001_20260101000000000_ABCDEFGHIJKLMNOP",
+                                          "PROF_PipeUtilization",
+                                          "PROF_Sample",
+                                          "mindstudio_profiler_output",
+                                          "device_0",
+                                          "summary",
+                                          "sqlite",
+                                          "OPPROF_1",
+                                          "x_ascend_pt",
+                                          "ASCEND_PROFILER_OUTPUT",
+                                          "msprof_20260101000001.db",
+                                          "op_summary_20260101000001.csv",
+                                          "task_time_20260101000001.csv",
+                                          "OpBasicInfo.csv",
+                                          "kernel_details.csv",
+                                          "aicore.db",
+                                          "sample.json",
+                                          "info.json.0",
+                                          "summary.jsonl",
+                                          "",
+                                          " ",
+                                          "..."};
+  const std::vector<std::string> junk = {
+      "", "x", "Op Name\nk\n", "SQLite format 3", "{]", std::string(kHeader) + Row(true)};
+  uint64_t state = 31;
+  auto next = [&state](size_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  for (int seed = 0; seed < 40; ++seed) {
+    testing::TempDir t;
+    std::vector<fs::path> dirs = {t.path()};
+    for (int i = 0; i < 14; ++i) {
+      fs::path parent = dirs[next(dirs.size())];
+      const std::string& n = names[next(names.size())];
+      if (n.empty()) continue;
+      std::error_code ec;
+      switch (next(3)) {
+        case 0:
+          fs::create_directories(parent / n, ec);
+          if (!ec) dirs.push_back(parent / n);
+          break;
+        case 1:
+          if (!fs::exists(parent / n, ec)) testing::WriteFile(parent / n, junk[next(junk.size())]);
+          break;
+        default: fs::create_directory_symlink(t.path(), parent / n, ec);  // a loop
+      }
+    }
+    BuildOptions o = Opts();
+    for (const fs::path& d : dirs) {
+      absl::StatusOr<DetectedInput> in = DetectInput(d);
+      absl::StatusOr<Evidence> ev = BuildEvidence(d, o);
+      absl::StatusOr<Discovery> disc = DiscoverCandidates(d);
+      if (!in.ok()) {
+        EXPECT_FALSE(in.status().message().empty());
+      }
+      if (!ev.ok()) {
+        EXPECT_FALSE(ev.status().message().empty());
+      }
+      if (!disc.ok()) {
+        EXPECT_FALSE(disc.status().message().empty());
+      }
+    }
   }
 }
 
