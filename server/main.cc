@@ -64,9 +64,9 @@ constexpr int kExitListenerDied = 75;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
 constexpr const char* kFeatures[] = {
-    "watch",         "bundle_upload", "golden_report", "baselines",  "regressions",
-    "lease_secrets", "discovery",     "artifacts",     "ui",         "change_points",
-    "compare_many",  "triage",        "confirmations", "calibration"};
+    "watch",         "bundle_upload", "golden_report", "baselines",   "regressions",
+    "lease_secrets", "discovery",     "artifacts",     "ui",          "change_points",
+    "compare_many",  "triage",        "confirmations", "calibration", "compare_implementations"};
 
 // The services whose health is answered by name (grpc.health.v1; "" is the
 // whole server).
