@@ -8,6 +8,7 @@
 #include "CLI/CLI.hpp"
 #include "client/confirm_commands.h"
 #include "client/discover_commands.h"
+#include "client/impl_commands.h"
 #include "client/noise_commands.h"
 #include "client/report_commands.h"
 #include "client/triage_commands.h"
@@ -411,6 +412,7 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddCalibrate(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
+  AddImplementationCommands(app, chosen);  // compare-impl, release-report
 }
 
 void AddHelpCommand(CLI::App& app, std::ostream& out, std::ostream& err, int& exit_code) {
