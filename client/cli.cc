@@ -9,6 +9,7 @@
 #include "client/confirm_commands.h"
 #include "client/device_commands.h"
 #include "client/discover_commands.h"
+#include "client/impl_commands.h"
 #include "client/noise_commands.h"
 #include "client/report_commands.h"
 #include "client/triage_commands.h"
@@ -434,6 +435,7 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddCalibrate(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);
+  AddImplementationCommands(app, chosen);  // compare-impl, release-report
 }
 
 void AddHelpCommand(CLI::App& app, std::ostream& out, std::ostream& err, int& exit_code) {

@@ -82,7 +82,7 @@ BASE_OPS=$VAR/ops-baseline CAND_OPS=$VAR/ops-candidate
 mkdir -p "$BASE_OPS" "$CAND_OPS"
 for dir in "$ROOT"/examples/ops/*/; do
   op=$(basename "$dir")
-  case $op in *_v2) continue ;; esac
+  case $op in *_v2 | *_ascendc) continue ;; esac
   cp -r "$dir" "$BASE_OPS/$op"
   cp -r "$dir" "$CAND_OPS/$op"
   if [ -d "$ROOT/examples/ops/${op}_v2" ]; then
@@ -137,6 +137,49 @@ PY
   echo "demo: the Python verdict exited $? (0 nothing regressed, 3 regressed, 4 no verdict)"
   set -e
 fi
+# PyPTO against Ascend C (docs/comparisons.md "Implementations", docs/reports.md "Release
+# report"): four operators in their PyPTO form (examples/ops/<op>) and their Ascend C form
+# (examples/ops/<op>_ascendc: another directory and kernel, the same cases), standard mode so
+# that both scopes are measured (the core time of the swimlane, Task Duration of profiling), 5
+# repeats, one SoC. Then the release report's table: scenarios and the PyPTO / Ascend C ratio in
+# both scopes per operator, with the arithmetic and the geometric mean.
+IMPL_OPS=(inplace_add_rmsnorm interleave_rope flash_attention_mha apply_adam)
+impl_batch() {  # name dir... -> prints the collection id
+  local name=$1
+  shift
+  "$BIN/npuperf" --format json submit "$@" --repeats 5 --soc Ascend910B2 \
+    --op-name-map "$ROOT/deploy/demo-op-names.json" --label demo="$name" >"$VAR/$name.json" || {
+    echo "demo: the $name batch failed" >&2; cat "$VAR/$name.json" >&2; exit 1; }
+  grep -m1 '"id"' "$VAR/$name.json" | sed 's/.*"id": "\([^"]*\)".*/\1/'
+}
+PAIRS=$VAR/pairs.txt
+echo "# PyPTO operator = its Ascend C implementation" >"$PAIRS"
+ASC_DIRS=() PTO_DIRS=()
+for op in "${IMPL_OPS[@]}"; do
+  echo "$op=${op}_ascendc" >>"$PAIRS"
+  ASC_DIRS+=("$ROOT/examples/ops/${op}_ascendc")
+  PTO_DIRS+=("$ROOT/examples/ops/$op")
+done
+echo
+echo "demo: Ascend C and PyPTO batches of ${IMPL_OPS[*]} (standard mode, 5 repeats, Ascend910B2)"
+ASC_COLLECTION=$(impl_batch ascendc "${ASC_DIRS[@]}")
+PTO_COLLECTION=$(impl_batch pypto "${PTO_DIRS[@]}")
+echo "demo: npuperf compare-impl $ASC_COLLECTION $PTO_COLLECTION --pair-map var/pairs.txt"
+set +e
+"$BIN/npuperf" compare-impl "$ASC_COLLECTION" "$PTO_COLLECTION" --pair-map "$PAIRS"
+echo "demo: compare-impl exited $? (0 ok, 3 a PyPTO case slower, 4 no verdict)"
+"$BIN/npuperf" compare-impl "$ASC_COLLECTION" "$PTO_COLLECTION" --pair-map "$PAIRS" \
+  --format html >"$VAR/compare-impl.html"
+echo
+echo "demo: npuperf release-report $PTO_COLLECTION --groups deploy/demo-model-groups.txt --baseline $ASC_COLLECTION"
+"$BIN/npuperf" release-report "$PTO_COLLECTION" --groups "$ROOT/deploy/demo-model-groups.txt" \
+  --baseline "$ASC_COLLECTION" --pair-map "$PAIRS" --format markdown
+"$BIN/npuperf" release-report "$PTO_COLLECTION" --groups "$ROOT/deploy/demo-model-groups.txt" \
+  --baseline "$ASC_COLLECTION" --pair-map "$PAIRS" --format html >"$VAR/release-report.html"
+rc=$?
+set -e
+if [ $rc -ne 0 ]; then echo "demo: release-report failed (exit $rc)" >&2; exit $rc; fi
+echo "demo: pages in var/compare-impl.html and var/release-report.html (ratio bar charts)"
 if [ -s "$VAR/sim-conflicts.log" ]; then
   echo "demo: msprof-sim saw a double-booked device:" >&2
   cat "$VAR/sim-conflicts.log" >&2

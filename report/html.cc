@@ -44,7 +44,7 @@ th{background:#eef2f6}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .v-not_comparable{background:#e6dcf5}.v-stable{background:#eceff3}.muted{color:#6b7785}
 .note{color:#5a6776;font-size:13px}.flag{display:inline-block;margin:1px 3px;padding:0 5px;border-radius:3px;background:#eef2f6}
 svg{display:block;margin:6px 0}svg text{font:11px system-ui,sans-serif;fill:#1d2733}
-.bar{fill:#5b8def}.bar.over{fill:#e0793a}.rule{stroke:#c0392b;stroke-width:1.5;stroke-dasharray:4 3}
+.bar{fill:#5b8def}.bar.over{fill:#e0793a}.bar.first{fill:#2f6fd6}.bar.second{fill:#9bbcf2}.rule{stroke:#c0392b;stroke-width:1.5;stroke-dasharray:4 3}
 .rule.rule-max{stroke:#e69500}.axis{stroke:#8795a6;stroke-width:1}.core{fill:#9bb7e0}
 .core.slowest{fill:#d64545}.core.fastest{fill:#2f9e5b}.avg{stroke:#1d2733;stroke-dasharray:2 2}
 .half{stroke:#7b4fc9;stroke-width:1.5}.half-avg{stroke:#7b4fc9;stroke-dasharray:5 3}

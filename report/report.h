@@ -68,6 +68,19 @@ struct HistoryPage {
 // markers, and a table of rounds with their labels.
 std::string RenderHistoryPage(const HistoryPage& page);
 
+// An implementation comparison (CompareImplementations, docs/reports.md
+// "Release report"): the operator table (scenarios, the candidate/base
+// ratio in the core and Task Duration scopes, the two labelled means), a
+// bar chart of those ratios per operator in both scopes, every case with its
+// two scopes, and the cases and operators not compared with their reasons.
+std::string RenderImplementationPage(const std::string& title,
+                                     const v1::CompareImplementationsResponse& r);
+// The release report: operators and pass rate per model group with the
+// operators that did not pass, then each implementation comparison as above.
+std::string RenderReleasePage(const std::string& title, const v1::ReleaseReport& r);
+// "COMPARED", "SHAPE_MISMATCH", ... (the enum name without IMPLEMENTATION_CASE_).
+std::string ImplementationStatusText(v1::ImplementationCaseStatus s);
+
 // "IMPROVED", "REGRESSED", ... (the enum name without VERDICT_).
 std::string VerdictText(v1::Verdict v);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "report/html.h"
 
@@ -70,6 +71,37 @@ std::string RatioBars(const std::string& name, const std::vector<Bar>& bars,
     const bool top_rule = r.value >= highest;
     out += Text(top_rule ? x + 3 : x - 3, 10, r.label, top_rule ? "start" : "end");
   }
+  return out + "</svg>\n";
+}
+
+std::string PairedRatioBars(const std::string& name, const std::vector<PairedBar>& rows,
+                            const std::string& first_name, const std::string& second_name) {
+  const double left = 190, width = 360, row = 30, top = 34;
+  double scale = 1.2;
+  for (const PairedBar& r : rows) scale = std::max({scale, Finite(r.first), Finite(r.second)});
+  const double h = top + row * static_cast<double>(rows.size()) + 8;
+  std::string out = Open(name, left + width + 70, h);
+  out += Rect(left, 4, 10, 10, "bar first", "") + Text(left + 14, 13, first_name);
+  out += Rect(left + 180, 4, 10, 10, "bar second", "") + Text(left + 194, 13, second_name);
+  out += Line(left, top - 4, left, h - 6, "axis");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double y = top + row * static_cast<double>(i);
+    out += Text(left - 6, y + 16, rows[i].label, "end");
+    const std::pair<double, const char*> bars[] = {{rows[i].first, "first"},
+                                                   {rows[i].second, "second"}};
+    for (int k = 0; k < 2; ++k) {
+      const double v = Finite(bars[k].first) > 0 ? bars[k].first : 0;
+      const double y0 = y + 2 + 12 * k;
+      const std::string css = std::string("bar ") + bars[k].second;
+      out += Rect(left, y0, v / scale * width, 11, css,
+                  " data-field=\"" + Escape(rows[i].label) + "\" data-scope=\"" + bars[k].second +
+                      "\" data-value=\"" + Num(v, 4) + "\"");
+      out += Text(left + v / scale * width + 4, y0 + 10, v > 0 ? Num(v, 2) : "-");
+    }
+  }
+  const double x1 = left + width / scale;
+  out += Line(x1, top - 8, x1, h - 4, "rule", " data-rule=\"1\"");
+  out += Text(x1 + 3, top - 10, "1.0 (no change)");
   return out + "</svg>\n";
 }
 

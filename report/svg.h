@@ -26,6 +26,18 @@ struct RuleLine {
 std::string RatioBars(const std::string& name, const std::vector<Bar>& bars,
                       const std::vector<RuleLine>& rules);
 
+// A row of a paired ratio chart: two values of one item (e.g. a ratio in two
+// scopes); a value <= 0 or not finite is absent (no bar, "-").
+struct PairedBar {
+  std::string label;
+  double first = 0, second = 0;
+};
+// Two horizontal bars per row (classed "bar first" and "bar second", with a
+// legend naming them), scaled to the largest value and at least 1.2, and a
+// rule line at 1 (no change): ratios below 1 end left of it.
+std::string PairedRatioBars(const std::string& name, const std::vector<PairedBar>& rows,
+                            const std::string& first_name, const std::string& second_name);
+
 // One core of a balance chart.
 struct CoreBar {
   int core_id = 0;

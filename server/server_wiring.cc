@@ -24,10 +24,22 @@ constexpr int kHandshakeTimeoutMs = 10'000;
 constexpr int kConnectionIdleMs = 5 * 60'000;
 // What GetServerInfo lists as features (docs/api.md): stable names, one
 // added with each capability a client may want to detect.
-constexpr const char* kFeatures[] = {
-    "watch",         "bundle_upload", "golden_report", "baselines",   "regressions",
-    "lease_secrets", "discovery",     "artifacts",     "ui",          "change_points",
-    "compare_many",  "triage",        "confirmations", "calibration", "device_health"};
+constexpr const char* kFeatures[] = {"watch",
+                                     "bundle_upload",
+                                     "golden_report",
+                                     "baselines",
+                                     "regressions",
+                                     "lease_secrets",
+                                     "discovery",
+                                     "artifacts",
+                                     "ui",
+                                     "change_points",
+                                     "compare_many",
+                                     "triage",
+                                     "confirmations",
+                                     "calibration",
+                                     "device_health",
+                                     "compare_implementations"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   std::ifstream in(path);

@@ -372,6 +372,37 @@ class Client:
         resp = self._caller.unary(self._queries.CompareMany, req, idempotent=True)
         return [verdict_of_collections(c.comparison) for c in resp.candidates]
 
+    def compare_implementations(
+        self,
+        base: str,
+        candidate: str,
+        pairs: Optional[Mapping[str, str]] = None,
+        *,
+        pair_map: str = "",
+        alpha: float = 0,
+        threshold_pct: float = 0,
+    ):
+        """Two implementations of the same operators, as ``npuperf compare-impl BASE CAND``
+        (docs/comparisons.md "Implementations"): ``pairs`` maps candidate operators to base
+        operators, ``pair_map`` is the text of a pair map (``CAND_OP=BASE_OP`` lines). Returns the
+        CompareImplementationsResponse: ``operators`` (scenarios, ``core_ratio``,
+        ``task_duration_ratio``), ``cases``, ``unpaired``, ``arithmetic_mean``, ``geometric_mean``
+        and ``counts``."""
+        pb = _proto.query_service_pb2
+        if pairs is not None and not hasattr(pairs, "items"):
+            raise InvalidArgumentError("pairs: give a dict {candidate operator: base operator}")
+        req = pb.CompareImplementationsRequest(
+            base_collection_id=str(base),
+            candidate_collection_id=str(candidate),
+            pairs=[
+                pb.OperatorPair(candidate_operator=c, base_operator=b)
+                for c, b in (pairs or {}).items()
+            ],
+            pair_map=pair_map,
+            options=self._options(alpha, threshold_pct, 0),
+        )
+        return self._caller.unary(self._queries.CompareImplementations, req, idempotent=True)
+
     def regressions(
         self,
         baseline: Labels = None,

@@ -39,6 +39,12 @@ class ComparisonQueries {
   // for the first absent or unfinished collection, named.
   absl::StatusOr<v1::CompareManyResponse> CompareMany(const std::string& team,
                                                       const v1::CompareManyRequest& req);
+  // Two implementations of the same operators, paired (implementation_rules.h;
+  // implementation_queries.cc): both collections the team's and finished
+  // (NOT_FOUND / FAILED_PRECONDITION naming the field), the pairs checked
+  // (INVALID_ARGUMENT), the answer at most kMaxImplementationBytes.
+  absl::StatusOr<v1::CompareImplementationsResponse> CompareImplementations(
+      const std::string& team, const v1::CompareImplementationsRequest& req);
   absl::StatusOr<v1::GetGoldenReportResponse> GetGoldenReport(
       const std::string& team, const v1::GetGoldenReportRequest& req);
   absl::StatusOr<v1::PinBaselineResponse> PinBaseline(const std::string& team,

@@ -121,6 +121,13 @@ inline constexpr int kMaxCompareCandidates = 16;
 // requests (each one 2 x pairs jobs); the rest are listed, not requested.
 inline constexpr int kMaxConfirmationsPerRequest = 16;
 inline constexpr size_t kMaxCompareManyBytes = 3 << 20;
+// CompareImplementations: explicit pairs (pairs and pair_map lines
+// together; a collection holds at most kMaxOperators operators, so more
+// pairs cannot all name one), the pair map's bytes, and the most the answer
+// may weigh (RESOURCE_EXHAUSTED over it).
+inline constexpr int kMaxImplementationPairs = kMaxOperators;
+inline constexpr size_t kMaxPairMapBytes = 256 << 10;
+inline constexpr size_t kMaxImplementationBytes = 3 << 20;
 // CancelCollectionRequest.reason.
 inline constexpr size_t kMaxCancelReasonBytes = 1024;
 // Label filters of ListCollections and ListRounds (count as kMaxLabels).

@@ -52,6 +52,15 @@ grpc::Status QueryServiceImpl::CompareMany(grpc::ServerContext* ctx,
   return s;
 }
 
+grpc::Status QueryServiceImpl::CompareImplementations(grpc::ServerContext* ctx,
+                                                      const v1::CompareImplementationsRequest* req,
+                                                      v1::CompareImplementationsResponse* resp) {
+  grpc::Status s = Forward("CompareImplementations", ctx, comparisons_,
+                           &ComparisonQueries::CompareImplementations, req, resp);
+  if (s.ok()) sc_.metrics.CountVerdicts("compare_implementations", resp->counts());
+  return s;
+}
+
 grpc::Status QueryServiceImpl::GetGoldenReport(grpc::ServerContext* ctx,
                                                const v1::GetGoldenReportRequest* req,
                                                v1::GetGoldenReportResponse* resp) {

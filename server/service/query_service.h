@@ -33,6 +33,9 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                                   v1::CompareCollectionsResponse* resp) override;
   grpc::Status CompareMany(grpc::ServerContext* ctx, const v1::CompareManyRequest* req,
                            v1::CompareManyResponse* resp) override;
+  grpc::Status CompareImplementations(grpc::ServerContext* ctx,
+                                      const v1::CompareImplementationsRequest* req,
+                                      v1::CompareImplementationsResponse* resp) override;
   grpc::Status GetGoldenReport(grpc::ServerContext* ctx, const v1::GetGoldenReportRequest* req,
                                v1::GetGoldenReportResponse* resp) override;
   grpc::Status ListRegressions(grpc::ServerContext* ctx, const v1::ListRegressionsRequest* req,

@@ -108,6 +108,22 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(cli.returncode, slower.exit_code)
         self.assertIn(b"verdict REGRESSED", cli.stdout)
 
+    def test_implementations_match_the_cli(self):
+        # Both forms of interleave_rope are in the base batch: paired by name in one collection.
+        impl = self.client.compare_implementations(
+            self.base.id, self.base.id, {"interleave_rope_v2": "interleave_rope"}
+        )
+        self.assertEqual([o.candidate_operator for o in impl.operators], ["interleave_rope_v2"])
+        self.assertLess(impl.operators[0].task_duration_ratio, 0.9)
+        self.assertEqual(impl.operators[0].core_cases, 0)  # quick mode: no core time
+        cli = self.cluster.cli("--format", "json", "compare-impl", self.base.id, self.base.id,
+                               "--pair", "interleave_rope_v2=interleave_rope")  # fmt: skip
+        result = json.loads(cli.stdout)["result"]
+        self.assertAlmostEqual(result["operators"][0]["task_duration_ratio"],
+                               impl.operators[0].task_duration_ratio)  # fmt: skip
+        with self.assertRaisesRegex(npuperf.InvalidArgumentError, "needs pairs"):
+            self.client.compare_implementations(self.base.id, self.base.id)
+
     def test_collections_baselines_and_regressions(self):
         again = self.client.submit(batch=self.ops, labels={"branch": "dev"}, **QUICK).wait(600)
         same = self.client.compare(self.base.id, again.id)

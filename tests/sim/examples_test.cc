@@ -3,6 +3,7 @@
 // variants really improve (or, for grouped_matmul_v2, regress).
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -30,8 +31,9 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   return cells;
 }
 
-// The op_summary row of the operator's target kernel (PipeUtilization, p0, seed 7).
-Row Profile(const std::string& op) {
+// The op_summary row of the operator's target kernel (PipeUtilization, p0, seed 7): the first
+// row whose Op Name starts with `kernel` (PyPTO's mangled names start with _Z).
+Row Profile(const std::string& op, const std::string& kernel = "_Z") {
   const char* build = std::getenv("NPUPERF_BUILD_DIR");
   const char* src = std::getenv("NPUPERF_SOURCE_DIR");
   fs::path out = fs::path(::testing::TempDir()) / absl::StrCat("examples_", ::getpid(), "_", op);
@@ -52,7 +54,7 @@ Row Profile(const std::string& op) {
       std::vector<std::string> header = SplitCsv(line);
       while (std::getline(in, line)) {
         std::vector<std::string> cells = SplitCsv(line);
-        if (cells.size() != header.size() || cells[4].rfind("_Z", 0) != 0) continue;
+        if (cells.size() != header.size() || cells[4].rfind(kernel, 0) != 0) continue;
         Row row;
         for (size_t i = 0; i < header.size(); ++i) row[header[i]] = cells[i];
         return row;
@@ -97,6 +99,33 @@ TEST(ExamplesTest, V2VariantsImproveOrRegressForReal) {
   double gmm = Num(Profile("grouped_matmul"), "Task Duration(us)");
   double gmm2 = Num(Profile("grouped_matmul_v2"), "Task Duration(us)");
   EXPECT_GT(gmm2, 1.1 * gmm);
+}
+
+// The Ascend C forms (examples/ops/*_ascendc, docs/comparisons.md "Implementations"): another
+// kernel on the same inputs, slower than the PyPTO form in the core time (swimlane scope) and
+// more so in Task Duration (profiling scope: their uneven blocks make the slowest core later),
+// as the release report's ASC/AICore and ASC/Prof ratios are.
+TEST(ExamplesTest, AscendCFormsTakeTheSameInputsAndAreSlowerInBothScopes) {
+  const std::pair<const char*, const char*> forms[] = {
+      {"inplace_add_rmsnorm", "InplaceAddRmsNorm_"},
+      {"interleave_rope", "InterleaveRope_"},
+      {"flash_attention_mha", "FlashAttentionScore_"},
+      {"apply_adam", "ApplyAdam_"}};
+  for (const auto& [op, kernel] : forms) {
+    Row pto = Profile(op);
+    Row asc = Profile(std::string(op) + "_ascendc", kernel);
+    EXPECT_EQ(asc["Input Shapes"], pto["Input Shapes"]) << op;
+    EXPECT_EQ(asc["Input Data Types"], pto["Input Data Types"]) << op;
+    EXPECT_NE(asc["Op Name"], pto["Op Name"]) << op;
+    const auto core = [](Row& r) {
+      return std::max(Num(r, "aicore_time(us)"), Num(r, "aiv_time(us)"));
+    };
+    const double core_ratio = core(pto) / core(asc);
+    const double task_ratio = Num(pto, "Task Duration(us)") / Num(asc, "Task Duration(us)");
+    EXPECT_LT(core_ratio, 0.95) << op;
+    EXPECT_LT(task_ratio, core_ratio) << op;
+    EXPECT_GT(task_ratio, 0.2) << op;
+  }
 }
 
 }  // namespace
