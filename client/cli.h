@@ -1,8 +1,11 @@
-// The command line of `npuperf`'s server commands (CLI11): one function per
-// command group registers its subcommands, their flags and help. Parsing a
-// subcommand only chooses what to run; main.cc runs the choice once the
-// settings are resolved, because the Session needs them. The offline commands
-// (summarize, list-op-names) are registered by offline_commands.h.
+// The command line of `npuperf` (CLI11). cli.cc: the settings flags, help,
+// and what a failed parse prints. One function per group of server commands
+// registers its subcommands, their flags and help: cli_collections.cc
+// (collections and rounds), cli_compare.cc (comparisons); main.cc calls the
+// groups in order. Parsing a subcommand only chooses what to run; main.cc runs
+// the choice once the settings are resolved, because the Session needs them.
+// The offline commands (summarize, list-op-names) are registered by
+// offline_commands.h.
 #pragma once
 
 #include <functional>
@@ -12,6 +15,7 @@
 #include "client/commands.h"
 #include "client/compare_commands.h"
 #include "client/config.h"
+#include "client/report_commands.h"
 
 namespace CLI {
 class App;
@@ -24,12 +28,20 @@ namespace npuperf::client {
 // session and returns the exit code.
 using ServerCommand = std::function<int(Session& s, std::ostream& out, std::ostream& err)>;
 
+// Makes `run` the chosen command when cmd is parsed (`chosen` must outlive
+// app.parse()).
+void Choose(CLI::App* cmd, ServerCommand& chosen, ServerCommand run);
+
 // --server, --token, --tls-ca, --format and --timeout into flags (the keys of
 // config.h), --config into config_file. Both must outlive app.parse(). Call it
 // before adding the commands: it makes every command fall through to these
 // flags, so they are accepted anywhere on the line (`npuperf list --format
-// json`); a command's own flag of the same name (compare --format) wins after
-// that command.
+// json`). --format is one option wherever it is written: a command with a
+// --format of its own (compare, regressions: also junit, markdown, html;
+// summarize: md) gets the value written before it too (`npuperf --format
+// junit compare A B`), checked by its own rule; any other command takes text
+// or json, and another value is a ValidationError naming the commands it goes
+// with. Its own --format after the command wins over a text or json before it.
 void AddSettingFlags(CLI::App& app, Settings& flags, std::string& config_file);
 
 // `npuperf help [COMMAND...]`: the help of the app, or of that command, on
@@ -39,8 +51,9 @@ void AddHelpCommand(CLI::App& app, std::ostream& out, std::ostream& err, int& ex
 
 // What main.cc does with a failed parse: --help and --version print (exit
 // 0); a missing or unknown command prints the commands and the nearest one
-// (UnknownCommand); any other error is CLI11's message naming the flag.
-// Returns the exit code: 0, or kExitUsage.
+// (UnknownCommand), also with --help (`npuperf bogus --help`, exit 2); any
+// other error is CLI11's message naming the flag. Returns the exit code: 0,
+// or kExitUsage.
 int ReportParseError(CLI::App& app, const CLI::ParseError& e, std::ostream& out, std::ostream& err);
 
 // "npuperf: unknown command 'sumbit' (did you mean 'submit'?)" (the
@@ -55,11 +68,12 @@ int EditDistance(const std::string& a, const std::string& b);
 
 // The groups. When one of their subcommands is parsed, `chosen` is set to it;
 // it stays empty otherwise. `chosen` must outlive app.parse().
-// submit, get, watch, cancel, list.
+// submit, discover, get, watch, cancel, list (cli_collections.cc).
 void AddCollectionCommands(CLI::App& app, ServerCommand& chosen);
-// round, rounds, agents.
+// round, rounds, history, agents (cli_collections.cc).
 void AddRoundCommands(CLI::App& app, ServerCommand& chosen);
-// compare, regressions, baseline pin, report.
+// compare, regressions, triage, confirm, confirmation, calibrate, noise,
+// baseline pin, report (cli_compare.cc).
 void AddCompareCommands(CLI::App& app, ServerCommand& chosen);
 
 // report --style: text, md or json, and --format json wins (docs/api.md).

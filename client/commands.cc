@@ -12,6 +12,7 @@
 #include "common/keepalive.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
+#include "evidence/cases.h"
 #include "grpcpp/create_channel.h"
 #include "nlohmann/json.hpp"
 
@@ -61,24 +62,25 @@ bool IsOperatorDir(const fs::path& dir) {
   return false;
 }
 
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const fs::path& dir) {
-  std::ifstream in(dir / "PERFORMANCE_CASES.json");
+  const fs::path path = dir / "PERFORMANCE_CASES.json";
+  std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat(dir.string(), ": no PERFORMANCE_CASES.json"));
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("cases") || !j["cases"].is_array()) {
+  const std::string bytes(std::istreambuf_iterator<char>(in), {});
+  // The one manifest rule (evidence/cases.h), as the server and the agent apply it.
+  absl::StatusOr<evidence::CaseManifest> manifest = evidence::ParseCaseManifest(bytes, {});
+  if (!manifest.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: cases must be a list"));
+        absl::StrCat(path.string(), ": ", manifest.status().message()));
   }
   std::vector<std::string> ids;
-  for (const auto& c : j["cases"]) {
-    if (!c.contains("id") || !c["id"].is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(dir.string(), "/PERFORMANCE_CASES.json: every case needs a string id"));
-    }
-    ids.push_back(c["id"].get<std::string>());
-  }
+  for (const evidence::PerfCase& c : manifest->cases) ids.push_back(c.id);
   return ids;
 }
+
+namespace {
 
 // Packs and uploads one operator directory; returns its sha256.
 absl::StatusOr<std::string> Upload(Session& s, const fs::path& dir) {
@@ -217,13 +219,11 @@ absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id
   v1::Collection all;
   std::string token;
   do {
-    grpc::ClientContext ctx;
-    s.Prepare(&ctx);
     v1::GetCollectionRequest req;
     req.set_collection_id(id);
     req.set_job_page_token(token);
     v1::GetCollectionResponse page;
-    auto st = FromGrpcStatus(s.collections().GetCollection(&ctx, req, &page));
+    auto st = s.Call(&Collections::GetCollection, req, &page);
     if (!st.ok()) return st;
     for (auto& j : *page.mutable_collection()->mutable_jobs()) *jobs.Add() = std::move(j);
     all = std::move(*page.mutable_collection());
@@ -248,10 +248,8 @@ absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
 absl::StatusOr<v1::Collection> Submit(Session& s, const SubmitArgs& args, std::ostream& err) {
   auto req = BuildRequest(s, args);
   if (!req.ok()) return req.status();
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::SubmitCollectionResponse resp;
-  auto st = FromGrpcStatus(s.collections().SubmitCollection(&ctx, *req, &resp));
+  auto st = s.Call(&Collections::SubmitCollection, *req, &resp);
   if (!st.ok()) return st;
   err << (resp.created() ? "submitted " : "already submitted (idempotency key) ")
       << resp.collection().id() << ": " << resp.collection().counts().total() << " jobs\n";
@@ -379,13 +377,11 @@ int RunGet(Session& s, const std::string& id, std::ostream& out, std::ostream& e
 
 int RunCancel(Session& s, const std::string& id, const std::string& reason, std::ostream& out,
               std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::CancelCollectionRequest req;
   req.set_collection_id(id);
   req.set_reason(reason);
   v1::CancelCollectionResponse resp;
-  auto st = FromGrpcStatus(s.collections().CancelCollection(&ctx, req, &resp));
+  auto st = s.Call(&Collections::CancelCollection, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   auto all = Completed(s, resp.collection());
   if (!all.ok()) return ReportError(all.status(), s.config(), out, err);
@@ -395,25 +391,21 @@ int RunCancel(Session& s, const std::string& id, const std::string& reason, std:
 
 int RunList(Session& s, const std::vector<std::string>& labels, const std::string& page_token,
             std::ostream& out, std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::ListCollectionsRequest req;
   if (auto st = AddLabels(labels, req.mutable_labels()); !st.ok())
     return ReportError(st, s.config(), out, err);
   req.set_page_token(page_token);
   v1::ListCollectionsResponse resp;
-  auto st = FromGrpcStatus(s.collections().ListCollections(&ctx, req, &resp));
+  auto st = s.Call(&Collections::ListCollections, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, PrintCollectionList);
 }
 
 absl::StatusOr<v1::Round> FetchRound(Session& s, int64_t round_id) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::GetRoundRequest req;
   req.set_round_id(round_id);
   v1::GetRoundResponse resp;
-  auto st = FromGrpcStatus(s.queries().GetRound(&ctx, req, &resp));
+  auto st = s.Call(&Queries::GetRound, req, &resp);
   if (!st.ok()) return st;
   return std::move(*resp.mutable_round());
 }
@@ -432,8 +424,6 @@ int RunRounds(Session& s, const RoundsArgs& args, std::ostream& out, std::ostrea
     return ReportUsage("rounds", "--changes needs --metric (e.g. --metric duration)", s.config(),
                        out, err);
   }
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::ListRoundsRequest req;
   req.set_operator_name(args.op);
   req.set_case_id(args.case_id);
@@ -443,16 +433,14 @@ int RunRounds(Session& s, const RoundsArgs& args, std::ostream& out, std::ostrea
   req.set_changes(args.changes);
   req.set_min_change_pct(args.min_change_pct);
   v1::ListRoundsResponse resp;
-  auto st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
+  auto st = s.Call(&Queries::ListRounds, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, args.changes ? PrintRoundsAndChanges : PrintRounds);
 }
 
 int RunAgents(Session& s, std::ostream& out, std::ostream& err) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::ListAgentsResponse resp;
-  auto st = FromGrpcStatus(s.queries().ListAgents(&ctx, v1::ListAgentsRequest(), &resp));
+  auto st = s.Call(&Queries::ListAgents, v1::ListAgentsRequest(), &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   return Render(resp, s.config(), out, PrintAgents);
 }

@@ -1,16 +1,19 @@
 #pragma once
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/status_util.h"
 #include "grpcpp/client_context.h"
 #include "npuperf/v1/collection_service.grpc.pb.h"
 #include "npuperf/v1/device_service.grpc.pb.h"
@@ -60,6 +63,11 @@ struct ClientConfig {
   int terminal_columns = 80;
 };
 
+// The stubs, as Session::Call names their methods: &Queries::GetRound.
+using Collections = v1::CollectionService::StubInterface;
+using Queries = v1::QueryService::StubInterface;
+using Devices = v1::DeviceService::StubInterface;
+
 // The stubs a command talks to (generated StubInterfaces: mocks in tests)
 // and the clock its deadlines come from. Owns the stubs; `clock` must
 // outlive the session. Not thread-safe (one command at a time).
@@ -84,7 +92,36 @@ class Session {
   void Prepare(grpc::ClientContext* ctx,
                std::chrono::seconds timeout = std::chrono::seconds(0)) const;
 
+  // One unary call, the way every command makes it: a fresh ClientContext
+  // prepared as above (token, deadline from timeout), `method` called on the
+  // stub it belongs to (&Queries::GetRound on queries()), and the gRPC status
+  // as an absl::Status with its field violations (FromGrpcStatus). The
+  // streaming calls (UploadBundle, WatchCollection, FetchArtifacts) prepare
+  // their own context.
+  template <typename Stub, typename Request, typename Response>
+  absl::Status Call(grpc::Status (Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const std::type_identity_t<Request>& request,
+                    std::type_identity_t<Response>* response,
+                    std::chrono::seconds timeout = std::chrono::seconds(0)) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, timeout);
+    return FromGrpcStatus((StubOf<Stub>().*method)(&ctx, request, response));
+  }
+
  private:
+  template <typename Stub>
+  Stub& StubOf() {
+    if constexpr (std::is_same_v<Stub, Queries>) {
+      return *queries_;
+    } else if constexpr (std::is_same_v<Stub, Devices>) {
+      return *devices_;  // REQUIRES: devices() is not null (the device commands check)
+    } else {
+      static_assert(std::is_same_v<Stub, Collections>,
+                    "a method of Queries, Devices or Collections");
+      return *collections_;
+    }
+  }
+
   std::unique_ptr<v1::CollectionService::StubInterface> collections_;
   std::unique_ptr<v1::QueryService::StubInterface> queries_;
   std::unique_ptr<v1::DeviceService::StubInterface> devices_;
@@ -130,6 +167,13 @@ struct SubmitArgs {
   // (operator, case id) -> the discovered exact op name ("" case: no cases).
   std::map<std::pair<std::string, std::string>, std::string> discovered_op_names;
 };
+
+// The case ids of dir/PERFORMANCE_CASES.json (submit --manifest), in order:
+// the manifest must pass evidence::ParseCaseManifest, the rule the server and
+// the agent apply. NOT_FOUND without the file; INVALID_ARGUMENT
+// "<dir>/PERFORMANCE_CASES.json: case manifest cases[0].id must be a
+// non-empty string" naming the bad field.
+absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const std::filesystem::path& dir);
 
 // The collection with every job: GetCollection pages them (each page its
 // own call and deadline) and the pages are joined.

@@ -2,7 +2,9 @@
 // and report. Exit codes follow the bot contract (docs/api.md "CLI"):
 // 0 nothing regressed and every matched case has a verdict, 3 something
 // regressed, 4 nothing comparable or some evidence insufficient, 1 errors,
-// 2 usage errors.
+// 2 usage errors. Implemented by compare_commands.cc (compare, baseline pin,
+// exit codes), regressions_command.cc (regressions, --since) and
+// report_commands.cc (report); verdict_output.h prints the verdicts.
 #pragma once
 
 #include <ostream>

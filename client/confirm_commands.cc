@@ -61,12 +61,10 @@ absl::Status WaitForConfirmations(Session& s,
     bool pending = false;
     for (v1::Confirmation& c : *list) {
       if (c.state() != v1::CONFIRMATION_STATE_PENDING || c.id() == 0) continue;
-      grpc::ClientContext ctx;
-      s.Prepare(&ctx);
       v1::GetConfirmationRequest req;
       req.set_confirmation_id(c.id());
       v1::GetConfirmationResponse resp;
-      const absl::Status st = FromGrpcStatus(s.queries().GetConfirmation(&ctx, req, &resp));
+      const absl::Status st = s.Call(&Queries::GetConfirmation, req, &resp);
       if (!st.ok()) return st;
       c = resp.confirmation();
       pending = pending || c.state() == v1::CONFIRMATION_STATE_PENDING;
@@ -131,10 +129,8 @@ int RunConfirm(Session& s, const ConfirmArgs& a, std::ostream& out, std::ostream
   req.mutable_options()->set_alpha(a.alpha);
   req.mutable_options()->set_duration_threshold_pct(a.threshold_pct);
   req.mutable_options()->set_ratio_threshold_pp(a.ratio_threshold_pp);
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::RequestConfirmationResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().RequestConfirmation(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Queries::RequestConfirmation, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   google::protobuf::RepeatedPtrField<v1::Confirmation> list;
   *list.Add() = resp.confirmation();

@@ -57,9 +57,7 @@ int RunDevices(Session& s, bool include_released, std::ostream& out, std::ostrea
   v1::ListQuarantinesRequest req;
   req.set_include_released(include_released);
   v1::ListQuarantinesResponse resp;
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  const absl::Status st = FromGrpcStatus(s.devices()->ListQuarantines(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Devices::ListQuarantines, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   if (s.config().format == OutputFormat::kJson) {
     out << ToJson(resp) << "\n";
@@ -84,9 +82,7 @@ int RunDeviceRelease(Session& s, const ReleaseArgs& args, std::ostream& out, std
   req.set_device_id(device);
   req.set_note(args.note);
   v1::ReleaseDeviceResponse resp;
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  const absl::Status st = FromGrpcStatus(s.devices()->ReleaseDevice(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Devices::ReleaseDevice, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   if (s.config().format == OutputFormat::kJson) {
     out << ToJson(resp) << "\n";

@@ -72,10 +72,8 @@ absl::StatusOr<v1::CompareImplementationsRequest> ImplRequest(const std::string&
 
 absl::StatusOr<v1::CompareImplementationsResponse> CallCompare(
     Session& s, const v1::CompareImplementationsRequest& req) {
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::CompareImplementationsResponse resp;
-  const absl::Status st = FromGrpcStatus(s.queries().CompareImplementations(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Queries::CompareImplementations, req, &resp);
   if (!st.ok()) return st;
   return resp;
 }
@@ -107,14 +105,12 @@ absl::StatusOr<std::vector<v1::Round>> CollectionRounds(Session& s, const std::s
   std::vector<v1::Round> out;
   std::string token;
   do {
-    grpc::ClientContext ctx;
-    s.Prepare(&ctx);
     v1::ListRoundsRequest req;
     req.set_collection_id(id);
     req.set_page_size(1000);
     req.set_page_token(token);
     v1::ListRoundsResponse page;
-    const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &page));
+    const absl::Status st = s.Call(&Queries::ListRounds, req, &page);
     if (!st.ok()) return st;
     for (auto& r : *page.mutable_rounds()) out.push_back(std::move(r));
     token = page.next_page_token();

@@ -62,9 +62,7 @@ absl::StatusOr<v1::Calibration> Start(Session& s, const CalibrateArgs& a) {
   req.set_collection_id(a.collection_id);
   req.set_runs(a.runs);
   v1::StartCalibrationResponse resp;
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  const absl::Status st = FromGrpcStatus(s.queries().StartCalibration(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Queries::StartCalibration, req, &resp);
   if (!st.ok()) return st;
   return resp.calibration();
 }
@@ -81,9 +79,7 @@ absl::StatusOr<v1::Calibration> WaitFor(Session& s, v1::Calibration c, std::chro
     v1::GetCalibrationRequest req;
     req.set_calibration_id(c.id());
     v1::GetCalibrationResponse resp;
-    grpc::ClientContext ctx;
-    s.Prepare(&ctx);
-    const absl::Status st = FromGrpcStatus(s.queries().GetCalibration(&ctx, req, &resp));
+    const absl::Status st = s.Call(&Queries::GetCalibration, req, &resp);
     if (st.code() == absl::StatusCode::kUnavailable) continue;
     if (!st.ok()) return st;
     c = resp.calibration();
@@ -145,9 +141,7 @@ int RunNoise(Session& s, const std::string& operator_name, std::ostream& out, st
   v1::ListNoiseRequest req;
   req.set_operator_name(operator_name);
   v1::ListNoiseResponse resp;
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  const absl::Status st = FromGrpcStatus(s.queries().ListNoise(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Queries::ListNoise, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   Print(resp, s.config(), out, [](const v1::ListNoiseResponse& r, std::ostream& o) {
     if (r.spreads_size() == 0) {

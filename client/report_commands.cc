@@ -23,10 +23,8 @@ absl::StatusOr<Rounds> AllRounds(Session& s, v1::ListRoundsRequest req) {
   Rounds out;
   req.set_page_size(1000);
   for (int page = 0; page < kMaxHistoryPages; ++page) {
-    grpc::ClientContext ctx;
-    s.Prepare(&ctx);
     v1::ListRoundsResponse resp;
-    const absl::Status st = FromGrpcStatus(s.queries().ListRounds(&ctx, req, &resp));
+    const absl::Status st = s.Call(&Queries::ListRounds, req, &resp);
     if (!st.ok()) return st;
     for (auto& r : *resp.mutable_rounds()) out.push_back(std::move(r));
     if (resp.next_page_token().empty()) break;
@@ -131,13 +129,11 @@ absl::StatusOr<std::vector<v1::RoundComparison>> Verdicts(Session& s, const ByCa
                            : i > 0                 ? rounds[i - 1].id()
                                                    : 0;
       if (base == 0 || base == rounds[i].id()) continue;
-      grpc::ClientContext ctx;
-      s.Prepare(&ctx);
       v1::CompareRoundsRequest req;
       req.set_baseline_round_id(base);
       req.set_candidate_round_id(rounds[i].id());
       v1::CompareRoundsResponse resp;
-      const absl::Status st = FromGrpcStatus(s.queries().CompareRounds(&ctx, req, &resp));
+      const absl::Status st = s.Call(&Queries::CompareRounds, req, &resp);
       if (!st.ok()) return st;
       out.push_back(std::move(*resp.mutable_comparison()));
     }
@@ -222,6 +218,73 @@ int RunHistory(Session& s, const HistoryArgs& a, std::ostream& out, std::ostream
     PrintHistoryText(page, out);
   }
   return kExitOk;
+}
+
+namespace {
+
+int ReportRound(Session& s, int64_t round_id, ReportStyle style, std::ostream& out,
+                std::ostream& err) {
+  auto round = FetchRound(s, round_id);
+  if (!round.ok()) return ReportError(round.status(), s.config(), out, err);
+  const v1::Evidence& e = round->evidence();
+  if (style == ReportStyle::kJson) {
+    out << (e.evidence_json().empty() ? ToJson(*round) : e.evidence_json());
+    return kExitOk;
+  }
+  const std::string& text =
+      style == ReportStyle::kMarkdown ? e.summary_markdown() : e.summary_text();
+  if (text.empty()) {
+    err << "npuperf report: round " << round_id << " carries no rendered summary\n";
+    return kExitError;
+  }
+  out << text << "\n";
+  return kExitOk;
+}
+
+void PrintCollectionReport(const std::string& id, const v1::ListRoundsResponse& rounds,
+                           const v1::GetGoldenReportResponse& golden, ReportStyle style,
+                           std::ostream& out) {
+  if (style == ReportStyle::kJson) {
+    nlohmann::json j;
+    j["rounds"] = nlohmann::json::parse(ToJson(rounds));
+    j["golden"] = nlohmann::json::parse(ToJson(golden));
+    out << j.dump(2) << "\n";
+    return;
+  }
+  const bool md = style == ReportStyle::kMarkdown;
+  PrintRoundsReport(id, rounds, md, out);
+  if (golden.cases_size() > 0) {
+    out << (md ? "\n" : "")
+        << absl::StrFormat("golden reference ratio geomean %.3f over %d cases — %s\n",
+                           golden.geomean_ratio(), golden.cases_size(), golden.label());
+  }
+}
+
+int ReportCollection(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
+                     std::ostream& err) {
+  v1::ListRoundsRequest req;
+  req.set_collection_id(id);
+  req.set_page_size(1000);
+  v1::ListRoundsResponse rounds;
+  const absl::Status st = s.Call(&Queries::ListRounds, req, &rounds);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
+  v1::GetGoldenReportRequest greq;
+  greq.set_collection_id(id);
+  v1::GetGoldenReportResponse golden;
+  const absl::Status gst = s.Call(&Queries::GetGoldenReport, greq, &golden);
+  if (!gst.ok()) return ReportError(gst, s.config(), out, err);
+  PrintCollectionReport(id, rounds, golden, style, out);
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunReport(Session& s, const std::string& id, ReportStyle style, std::ostream& out,
+              std::ostream& err) {
+  if (style == ReportStyle::kHtml) return RunHtmlReport(s, id, out, err);
+  int64_t round_id = 0;
+  if (IsRoundId(id, &round_id)) return ReportRound(s, round_id, style, out, err);
+  return ReportCollection(s, id, style, out, err);
 }
 
 }  // namespace npuperf::client

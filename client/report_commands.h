@@ -1,6 +1,8 @@
-// The HTML pages of `npuperf` (report/ renders them; docs/reports.md):
+// `npuperf report` in every style (RunReport, declared in compare_commands.h:
+// a round's summary.txt, perf_report.md or evidence.json, a collection's
+// table) and the HTML pages (report/ renders them; docs/reports.md):
 // `report ID --style html` (a round, or a collection with each case's
-// history), `compare|regressions --format html` (compare_commands.cc calls
+// history), `compare|regressions --format html` (verdict_output.cc calls
 // ComparisonHtml), and `history OPERATOR`, the kernel time of an operator's
 // rounds with a baseline and verdict markers, as text, JSON or HTML.
 #pragma once

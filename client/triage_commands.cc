@@ -66,11 +66,8 @@ int RunTriage(Session& s, const TriageArgs& a, std::ostream& out, std::ostream& 
   v1::GetRegressionRequest get;
   get.set_id(id);
   v1::GetRegressionResponse current;
-  {
-    grpc::ClientContext ctx;
-    s.Prepare(&ctx);
-    const absl::Status st = FromGrpcStatus(s.queries().GetRegression(&ctx, get, &current));
-    if (!st.ok()) return ReportError(st, s.config(), out, err);
+  if (const absl::Status st = s.Call(&Queries::GetRegression, get, &current); !st.ok()) {
+    return ReportError(st, s.config(), out, err);
   }
   if (a.new_state == v1::REGRESSION_STATE_UNSPECIFIED) {
     Print(current, s.config(), out, PrintRegression);
@@ -82,9 +79,7 @@ int RunTriage(Session& s, const TriageArgs& a, std::ostream& out, std::ostream& 
   req.set_new_state(a.new_state);
   req.set_note(a.note);
   v1::TriageRegressionResponse resp;
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
-  const absl::Status st = FromGrpcStatus(s.queries().TriageRegression(&ctx, req, &resp));
+  const absl::Status st = s.Call(&Queries::TriageRegression, req, &resp);
   if (!st.ok()) return ReportError(st, s.config(), out, err);
   Print(resp, s.config(), out, [&](const v1::TriageRegressionResponse& r, std::ostream& o) {
     o << "regression " << r.regression().id() << " " << Subject(r.regression()) << ": "

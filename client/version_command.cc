@@ -20,10 +20,8 @@ void AddVersionCommand(CLI::App& app, ServerCommand& chosen) {
 int RunVersion(Session& s, std::ostream& out, std::ostream& err) {
   const bool json = s.config().format == OutputFormat::kJson;
   if (!json) out << "client   " << VersionLine("npuperf") << "\n";
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx);
   v1::GetServerInfoResponse info;
-  auto st = FromGrpcStatus(s.queries().GetServerInfo(&ctx, v1::GetServerInfoRequest(), &info));
+  auto st = s.Call(&Queries::GetServerInfo, v1::GetServerInfoRequest(), &info);
   if (!st.ok()) {
     if (!json) err << "npuperf version: server " << s.config().server << " unreachable\n";
     return ReportError(st, s.config(), out, err);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -237,6 +238,29 @@ absl::Status VerifyBundleFd(int fd, int64_t max_bytes) {
   return ForEachEntryOf(
       [fd](archive* a) { return archive_read_open_fd(a, fd, 64 * 1024); }, max_bytes,
       [](archive*, archive_entry*, const std::string&, bool) { return absl::OkStatus(); });
+}
+
+absl::StatusOr<std::string> BundleFileContent(const std::string& tar, const std::string& path,
+                                              int64_t max_bytes, int64_t max_file_bytes) {
+  std::optional<std::string> content;
+  absl::Status s = ForEachEntry(
+      tar, max_bytes,
+      [&](archive* a, archive_entry* e, const std::string& name, bool is_dir) -> absl::Status {
+        if (is_dir || name != path) return absl::OkStatus();
+        if (archive_entry_size(e) > max_file_bytes) {
+          return absl::ResourceExhaustedError(
+              absl::StrCat("larger than ", max_file_bytes, " bytes"));
+        }
+        content.emplace();
+        char buf[64 * 1024];
+        la_ssize_t n;
+        while ((n = archive_read_data(a, buf, sizeof(buf))) > 0) content->append(buf, n);
+        if (n < 0) return absl::InvalidArgumentError("corrupt file in the bundle");
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  if (!content) return absl::NotFoundError("no such file in the bundle");
+  return *std::move(content);
 }
 
 absl::Status UnpackBundle(const std::string& tar, const fs::path& dest, int64_t max_bytes) {

@@ -33,6 +33,14 @@ absl::Status VerifyBundle(const std::string& tar, int64_t max_bytes);
 // offset moves).
 absl::Status VerifyBundleFd(int fd, int64_t max_bytes);
 
+// The content of the regular file at `path` (a bundle path such as a
+// manifest_path, common/input_rules.h) in the tar, after VerifyBundle's checks
+// with max_bytes; NOT_FOUND when the tar holds no such file,
+// RESOURCE_EXHAUSTED when it is larger than max_file_bytes. Messages never
+// quote the path.
+absl::StatusOr<std::string> BundleFileContent(const std::string& tar, const std::string& path,
+                                              int64_t max_bytes, int64_t max_file_bytes);
+
 // Extracts into dest (created if missing), after the same checks; never
 // writes outside dest.
 absl::Status UnpackBundle(const std::string& tar, const std::filesystem::path& dest,

@@ -40,7 +40,15 @@ struct CaseManifest {
   std::string selection_mode;
 };
 
+// The largest case manifest read from an operator bundle (the server at
+// submission; the agent's kMaxManifestBytes is the same 16 MiB).
+inline constexpr int64_t kMaxCaseManifestBytes = int64_t{16} << 20;
+
 // Parses and validates manifest bytes; `source` is copied into the result.
+// The one manifest rule: the client (submit --manifest), the server (at
+// submission) and the agent use it, and the Python client mirrors it; the
+// fixtures of tests/fixtures/manifests hold every case. Errors name the
+// field: "case manifest cases[1].dtype must be a non-empty string".
 absl::StatusOr<CaseManifest> ParseCaseManifest(std::string_view bytes, SourceRecord source);
 
 // Reads `path` (made absolute and canonical), records its size and sha256,

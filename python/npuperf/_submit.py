@@ -10,6 +10,7 @@ import re
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from npuperf import _proto
+from npuperf._manifest import parse_case_manifest
 from npuperf.bundle import Bundle, PathLike, pack_bundle
 from npuperf.errors import InvalidArgumentError, NotFoundError
 
@@ -78,26 +79,18 @@ def read_op_name_map(op_name_map: Union[None, PathLike, Mapping[str, str]]) -> D
 
 
 def manifest_case_ids(directory: str) -> List[str]:
-    """The case ids of ``directory``/PERFORMANCE_CASES.json (ManifestCaseIds)."""
+    """The case ids of ``directory``/PERFORMANCE_CASES.json (ManifestCaseIds): the
+    manifest must pass the one manifest rule (``_manifest``, evidence/cases.h)."""
+    path = os.path.join(directory, "PERFORMANCE_CASES.json")
     try:
-        with open(os.path.join(directory, "PERFORMANCE_CASES.json"), "rb") as f:
+        with open(path, "rb") as f:
             raw = f.read()
     except OSError:
         raise NotFoundError(f"{directory}: no PERFORMANCE_CASES.json") from None
     try:
-        doc = json.loads(raw)
-    except ValueError:
-        doc = None
-    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        raise InvalidArgumentError(f"{directory}/PERFORMANCE_CASES.json: cases must be a list")
-    ids = []
-    for case in doc["cases"]:
-        if not isinstance(case, dict) or not isinstance(case.get("id"), str):
-            raise InvalidArgumentError(
-                f"{directory}/PERFORMANCE_CASES.json: every case needs a string id"
-            )
-        ids.append(case["id"])
-    return ids
+        return parse_case_manifest(raw)
+    except InvalidArgumentError as e:
+        raise InvalidArgumentError(f"{path}: {e.message}") from None
 
 
 def operator_name(directory: str) -> str:

@@ -7,11 +7,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/bundle_tar.h"
 #include "common/input_rules.h"
 #include "common/log.h"
 #include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
+#include "evidence/cases.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
@@ -70,6 +72,23 @@ void Scheduler::JobChanged(StoreChange change, int64_t job_id) {
   watches_.JobChanged(job_id);
 }
 
+namespace {
+
+// ValidateManifests over the stored bundles (each read whole from the store):
+// INVALID_ARGUMENT with the violations.
+absl::Status CheckManifests(Store& store, const v1::CollectionSpec& spec,
+                            int64_t max_bundle_bytes) {
+  auto found = ValidateManifests(spec, [&](const std::string& sha, const std::string& path) {
+    auto tar = store.GetBundle(sha);
+    if (!tar.ok()) return tar;
+    return BundleFileContent(*tar, path, max_bundle_bytes, evidence::kMaxCaseManifestBytes);
+  });
+  if (!found.ok()) return found.status();
+  return found->empty() ? absl::OkStatus() : InvalidArgumentWithFields(*found);
+}
+
+}  // namespace
+
 absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::Submit(
     const std::string& team, const v1::SubmitCollectionRequest& req) {
   return SubmitForServer(team, req, {});
@@ -101,6 +120,9 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::SubmitForServer(
   if (!missing.empty()) {
     return absl::NotFoundError(
         absl::StrCat("bundle ", missing.front(), " not found; upload it with UploadBundle first"));
+  }
+  if (absl::Status s = CheckManifests(store_, req.spec(), options_.max_bundle_bytes); !s.ok()) {
+    return s;
   }
   NewCollection c;
   c.id = absl::StrFormat("c-%012x", absl::Uniform<uint64_t>(absl::BitGen(), 0, uint64_t{1} << 48));

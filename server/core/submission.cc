@@ -8,6 +8,7 @@
 #include "common/device_range.h"
 #include "common/input_rules.h"
 #include "common/sha256.h"
+#include "evidence/cases.h"
 #include "evidence/launch.h"
 #include "google/protobuf/util/message_differencer.h"
 
@@ -292,6 +293,36 @@ std::vector<FieldViolation> ValidateSpec(
   }
   CheckLabels(spec.labels(), "spec.labels", true, kMaxLabelValueBytes, out);
   CheckConstraints(spec.constraints(), out);
+  return out;
+}
+
+absl::StatusOr<std::vector<FieldViolation>> ValidateManifests(const v1::CollectionSpec& spec,
+                                                              const BundleFileReader& read) {
+  Violations out;
+  const int operators = std::min(spec.operators_size(), kMaxOperators);
+  for (int i = 0; i < operators; ++i) {
+    const v1::OperatorSpec& op = spec.operators(i);
+    if (op.manifest_path().empty()) continue;
+    const std::string f = absl::StrCat("spec.operators[", i, "]");
+    absl::StatusOr<std::string> bytes = read(op.bundle_sha256(), op.manifest_path());
+    if (!bytes.ok() && !absl::IsNotFound(bytes.status()) &&
+        !absl::IsInvalidArgument(bytes.status()) && !absl::IsResourceExhausted(bytes.status())) {
+      return bytes.status();
+    }
+    absl::StatusOr<evidence::CaseManifest> manifest =
+        bytes.ok() ? evidence::ParseCaseManifest(*bytes, {}) : bytes.status();
+    if (!manifest.ok()) {
+      out.push_back({f + ".manifest_path", std::string(manifest.status().message())});
+      continue;
+    }
+    std::set<std::string> ids;
+    for (const evidence::PerfCase& c : manifest->cases) ids.insert(c.id);
+    for (int j = 0; j < op.case_ids_size(); ++j) {
+      if (!ids.contains(op.case_ids(j))) {
+        out.push_back({absl::StrCat(f, ".case_ids[", j, "]"), "not a case of the manifest"});
+      }
+    }
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "common/status_util.h"
 #include "npuperf/v1/collection.pb.h"
 #include "server/core/limits.h"
@@ -28,6 +29,24 @@ namespace npuperf::server {
 std::vector<FieldViolation> ValidateSpec(
     const v1::CollectionSpec& spec, const std::string& idempotency_key,
     const std::function<bool(const std::string&)>& bundle_known, const InputLimits& limits = {});
+
+// Reads the file at a bundle path (manifest_path) in the bundle with that
+// sha256: its bytes, NOT_FOUND when the bundle holds no such file, or another
+// error (RESOURCE_EXHAUSTED past evidence::kMaxCaseManifestBytes).
+using BundleFileReader =
+    std::function<absl::StatusOr<std::string>(const std::string& sha256, const std::string& path)>;
+
+// The manifest rule, for every operator (at most kMaxOperators) that names a
+// manifest_path: the manifest in its bundle must pass
+// evidence::ParseCaseManifest (the rule the client and the agent apply:
+// schema_version 1, non-empty unique case ids, shape and dtype, ...), one
+// violation on spec.operators[i].manifest_path naming the manifest's bad
+// field (or why it cannot be read); and each of the operator's case_ids must
+// be one of its cases (spec.operators[i].case_ids[j]). A read that fails
+// with neither NOT_FOUND, INVALID_ARGUMENT nor RESOURCE_EXHAUSTED is returned
+// as the error. Call it after ValidateSpec found nothing: it reads bundles.
+absl::StatusOr<std::vector<FieldViolation>> ValidateManifests(const v1::CollectionSpec& spec,
+                                                              const BundleFileReader& read);
 
 // The spec with defaults filled in (documented in collection.proto).
 // REQUIRES: ValidateSpec returned no violation.

@@ -85,6 +85,51 @@ TEST(UnknownCommandTest, ANestedCommandSuggestsItsOwn) {
   EXPECT_THAT(a.err.str(), HasSubstr("\n  pin "));
 }
 
+// Issue 30: --help after a word that is no command does not print the main
+// help and exit 0; it is the unknown command, with the suggestion (exit 2).
+TEST(UnknownCommandTest, HelpAfterAnUnknownCommandIsStillAnError) {
+  App bogus;
+  EXPECT_EQ(bogus.Parse("bogus --help"), kExitUsage);
+  EXPECT_THAT(bogus.err.str(), HasSubstr("npuperf: unknown command 'bogus'\n"));
+  EXPECT_EQ(bogus.out.str(), "");
+  App typo;
+  EXPECT_EQ(typo.Parse("--server h:1 sumbit --help dir"), kExitUsage);
+  EXPECT_THAT(typo.err.str(),
+              HasSubstr("npuperf: unknown command 'sumbit' (did you mean 'submit'?)\n"));
+  App nested;
+  EXPECT_EQ(nested.Parse("baseline pni --help"), kExitUsage);
+  EXPECT_THAT(nested.err.str(),
+              HasSubstr("npuperf baseline: unknown command 'pni' (did you mean 'pin'?)\n"));
+  // The help of the app, and of a command, still exit 0.
+  for (const char* line : {"--help", "submit --help", "baseline --help", "baseline pin --help"}) {
+    App help;
+    EXPECT_EQ(help.Parse(line), kExitOk) << line << ": " << help.err.str();
+    EXPECT_THAT(help.out.str(), HasSubstr("--server")) << line;
+    EXPECT_EQ(help.err.str(), "") << line;
+  }
+}
+
+// Issue 30: a --format value the chosen command cannot print is a usage
+// error that says which commands take it, wherever it was written.
+TEST(FormatTest, AFormatTheCommandCannotPrintSaysWhereItGoes) {
+  for (const char* line : {"--format junit list", "list --format junit"}) {
+    App a;
+    EXPECT_EQ(a.Parse(line), kExitUsage) << line;
+    EXPECT_THAT(a.err.str(), HasSubstr("--format junit: npuperf list prints text or json; junit "
+                                       "goes with compare, regressions"))
+        << line;
+    EXPECT_FALSE(a.chosen) << line;
+  }
+  App twice;
+  EXPECT_EQ(twice.Parse("--format markdown compare 41 42 --format json"), kExitUsage);
+  EXPECT_THAT(twice.err.str(), HasSubstr("--format markdown: npuperf compare was given its own "
+                                         "--format too"));
+  App unknown;
+  EXPECT_EQ(unknown.Parse("--format yaml compare 41 42"), kExitUsage);
+  EXPECT_THAT(unknown.err.str(), HasSubstr("--format"));
+  EXPECT_THAT(unknown.err.str(), HasSubstr("yaml"));
+}
+
 TEST(HelpCommandTest, PrintsTheHelpOfTheAppOrOfACommand) {
   App all;
   EXPECT_EQ(all.Parse("help"), kExitOk);

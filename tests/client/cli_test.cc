@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "grpcpp/test/mock_stream.h"
+#include "nlohmann/json.hpp"
 #include "tests/client/mock_session.h"
 #include "tests/fakes/temp_dir.h"
 
@@ -135,7 +136,35 @@ TEST(CliTest, CompareAndRegressionsTakeTheirFormatAndFailOn) {
           Reply(Proto<v1::ListRegressionsResponse>("counts { comparable: 1 insufficient: 1 }")));
   EXPECT_EQ(Cli().Run("regressions --since 1h --fail-on regressed --format junit", m), kExitOk);
   EXPECT_THROW(Cli().app.parse("compare 41 42 --format yaml", false), CLI::ParseError);
+  EXPECT_THROW(Cli().app.parse("--format yaml compare 41 42", false), CLI::ParseError);
   EXPECT_THROW(Cli().app.parse("compare 41 42 --fail-on sometimes", false), CLI::ParseError);
+}
+
+// Issue 30: one --format. Before the command it is the command's own when the
+// command has one (compare, regressions: junit, markdown, html), and it then
+// leaves the settings, which take text or json only.
+TEST(CliTest, TheFormatBeforeTheCommandIsTheCommandsOwn) {
+  MockSession m;
+  EXPECT_CALL(m.queries(), CompareRounds(_, _, _))
+      .Times(2)
+      .WillRepeatedly(Reply(Proto<v1::CompareRoundsResponse>(
+          "comparison { operator_name: 'add' verdict: VERDICT_REGRESSED }")));
+  Cli junit;
+  EXPECT_EQ(junit.Run("--format junit compare 41 42 --fail-on never", m), kExitOk);
+  EXPECT_THAT(junit.out.str(), ::testing::HasSubstr("<failure type=\"REGRESSED\""));
+  EXPECT_TRUE(junit.flags.empty());
+  Cli json;
+  EXPECT_EQ(json.Run("--format json compare 41 42", m), kExitRegressed);
+  EXPECT_EQ(nlohmann::json::parse(json.out.str())["schema"], "npuperf.compare.v1");
+  EXPECT_EQ(json.flags, (Settings{{"format", "json"}}));  // errors are JSON too
+  EXPECT_CALL(m.queries(), ListRegressions(_, _, _))
+      .WillOnce(Reply(Proto<v1::ListRegressionsResponse>("counts { comparable: 1 }")));
+  Cli md;
+  EXPECT_EQ(md.Run("--format markdown regressions --since 1h", m), kExitOk);
+  EXPECT_THAT(md.out.str(), ::testing::StartsWith("<!-- npuperf-verdict -->\n"));
+  Cli list;
+  EXPECT_THROW(list.app.parse("--format html list", false), CLI::ValidationError);
+  EXPECT_FALSE(list.chosen);
 }
 
 TEST(CliTest, RegressionsCarryTheirFlags) {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_join.h"
 #include "client/commands.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
@@ -12,6 +13,7 @@
 #include "tests/client/mock_session.h"
 #include "tests/client/watch_events.h"
 #include "tests/fakes/temp_dir.h"
+#include "tests/fixtures/manifest_fixtures.h"
 
 namespace npuperf::client {
 namespace {
@@ -32,6 +34,7 @@ using ::npuperf::testing::TwoJobsSucceed;
 using ::npuperf::testing::WatchRequest;
 using ::testing::_;
 using ::testing::DoAll;
+using ::testing::HasSubstr;
 using ::testing::Property;
 using ::testing::Return;
 using ::testing::SetArgPointee;
@@ -200,8 +203,11 @@ TEST_F(SubmitTest, NoWaitFailsOnlyForACollectionTheKeyFoundAlreadyFailed) {
 TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
   MockSession m(JsonConfig());
   const fs::path base = dir_.path() / "ops";
-  WriteFile(base / "b_op/PERFORMANCE_CASES.json", R"({"cases": [{"id": "d1"}]})");
-  WriteFile(base / "a_op/PERFORMANCE_CASES.json", R"({"cases": [{"id": "c1"}, {"id": "c2"}]})");
+  WriteFile(base / "b_op/PERFORMANCE_CASES.json",
+            R"({"schema_version": 1, "cases": [{"id": "d1", "shape": "[8]", "dtype": "fp16"}]})");
+  WriteFile(base / "a_op/PERFORMANCE_CASES.json", R"({"schema_version": 1, "cases": [
+                {"id": "c1", "shape": "[8]", "dtype": "fp16"},
+                {"id": " c2 ", "shape": "[16]", "dtype": "fp16"}]})");
   WriteFile(base / "notes/readme.txt", "not an operator\n");
   WriteFile(dir_.path() / "map.json", R"({"b_op": "b_kernel"})");
   args_.operator_dirs.clear();
@@ -238,6 +244,39 @@ TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
                                           case_ids: [ "d1" ]
                                           manifest_path: "PERFORMANCE_CASES.json")pb" +
                                      ("bundle_sha256: '" + b.header.sha256() + "'"))));
+}
+
+// submit --manifest reads the shared fixtures (tests/fixtures/manifests) as
+// evidence/cases.cc, the server and the Python client do.
+TEST_F(SubmitTest, ManifestsFollowTheOneRule) {
+  const fs::path op = dir_.path() / "fixture_op";
+  const fs::path manifest = op / "PERFORMANCE_CASES.json";
+  for (const auto& f : ::npuperf::testing::ManifestFixtures()) {
+    WriteFile(manifest, f.bytes);
+    auto ids = ManifestCaseIds(op);
+    if (f.good) {
+      ASSERT_TRUE(ids.ok()) << f.name << ": " << ids.status();
+      EXPECT_EQ(absl::StrJoin(*ids, ","), f.expected) << f.name;
+    } else {
+      ASSERT_TRUE(absl::IsInvalidArgument(ids.status())) << f.name << ": " << ids.status();
+      EXPECT_THAT(std::string(ids.status().message()), HasSubstr(f.expected)) << f.name;
+      EXPECT_EQ(ids.status().message().rfind(manifest.string() + ": case manifest ", 0), 0u)
+          << ids.status();
+    }
+  }
+}
+
+TEST_F(SubmitTest, ABadManifestIsRefusedBeforeAnyCall) {
+  MockSession m;  // StrictMock: neither upload nor submit
+  WriteFile(fs::path(args_.operator_dirs[0]) / "PERFORMANCE_CASES.json",
+            R"({"schema_version": 1, "cases": [{"id": "a", "shape": "[8]", "dtype": "fp16"},
+                                               {"id": "a", "shape": "[9]", "dtype": "fp16"}]})");
+  args_.manifest = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf: INVALID_ARGUMENT: " +
+                           (fs::path(args_.operator_dirs[0]) / "PERFORMANCE_CASES.json").string() +
+                           ": case manifest contains duplicate case id 'a'\n");
 }
 
 TEST_F(SubmitTest, FieldViolationsFromTheServerAreListed) {

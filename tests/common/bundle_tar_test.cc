@@ -78,6 +78,22 @@ TEST_F(BundleTarTest, PackIsDeterministicAndRoundTrips) {
   EXPECT_FALSE(fs::exists(root_ / "out" / "docs" / "perf"));
 }
 
+TEST_F(BundleTarTest, BundleFileContentReadsOneFile) {
+  auto tar = PackBundle(root_ / "op", 1 << 20);
+  ASSERT_TRUE(tar.ok()) << tar.status();
+  auto data = BundleFileContent(*tar, "sub/data.txt", 1 << 20, 4);
+  ASSERT_TRUE(data.ok()) << data.status();
+  EXPECT_EQ(*data, "data");
+  EXPECT_TRUE(
+      absl::IsResourceExhausted(BundleFileContent(*tar, "sub/data.txt", 1 << 20, 3).status()));
+  const absl::Status missing = BundleFileContent(*tar, "sub/none.txt", 1 << 20, 4).status();
+  EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
+  EXPECT_EQ(missing.message().find("none.txt"), std::string::npos) << "never quotes the path";
+  EXPECT_TRUE(absl::IsNotFound(BundleFileContent(*tar, "sub", 1 << 20, 4).status()));  // a dir
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      BundleFileContent(TarWith("../x", AE_IFREG), "../x", 1 << 20, 4).status()));
+}
+
 // Issue 14: libarchive converts names through LC_CTYPE; the packer and reader
 // use C.UTF-8 on their thread whatever the process locale (the C locale here),
 // so a bundle holding 说明.md round-trips byte for byte: the same sha256 when

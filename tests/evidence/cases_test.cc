@@ -1,10 +1,14 @@
 #include "evidence/cases.h"
 
+#include <set>
+
+#include "absl/strings/str_join.h"
 #include "evidence/golden.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/evidence/test_util.h"
+#include "tests/fixtures/manifest_fixtures.h"
 
 namespace npuperf::evidence {
 namespace {
@@ -29,6 +33,30 @@ TEST(CaseManifestTest, ValidManifestWithTarget) {
   EXPECT_EQ(m->cases[1].test_function, "test_p1");
   EXPECT_EQ(m->target_case_ids, std::vector<std::string>{"p1"});
   EXPECT_EQ(m->selection_mode, "single_p0");
+}
+
+// The shared fixtures (tests/fixtures/manifests): the client, the server and
+// the Python client are tested against the same files.
+TEST(CaseManifestTest, SharedFixtures) {
+  const auto fixtures = ::npuperf::testing::ManifestFixtures();
+  std::set<std::string> indexed;
+  for (const auto& f : fixtures) {
+    indexed.insert(f.name);
+    auto m = ParseCaseManifest(f.bytes, {});
+    if (f.good) {
+      ASSERT_TRUE(m.ok()) << f.name << ": " << m.status();
+      std::vector<std::string> ids;
+      for (const PerfCase& c : m->cases) ids.push_back(c.id);
+      EXPECT_EQ(absl::StrJoin(ids, ","), f.expected) << f.name;
+    } else {
+      ASSERT_FALSE(m.ok()) << f.name;
+      EXPECT_TRUE(absl::IsInvalidArgument(m.status())) << f.name;
+      EXPECT_THAT(std::string(m.status().message()), HasSubstr(f.expected)) << f.name;
+    }
+  }
+  EXPECT_EQ(indexed, ::npuperf::testing::ManifestFixtureFiles())
+      << "every fixture has its INDEX.tsv line";
+  EXPECT_GT(fixtures.size(), 30u);
 }
 
 TEST(CaseManifestTest, ReferenceErrors) {
