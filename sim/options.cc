@@ -26,7 +26,6 @@ const std::set<std::string>& UnsupportedFlags() {
                                                    "parse",
                                                    "query",
                                                    "analyze",
-                                                   "type",
                                                    "reports",
                                                    "summary-format",
                                                    "clear",
@@ -147,6 +146,14 @@ absl::Status ApplyFlag(SimOptions& o, const std::string& name, const std::string
   if (name == "aic-mode") return SetAicMode(o, value);
   if (name == "aic-freq") return SetAicFreq(o, value);
   if (name == "task-time") return SetTaskTime(o, value, ai_core_set);
+  if (name == "type") {
+    if (value != "text" && value != "db") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--type must be text or db, got '", value, "'"));
+    }
+    o.db_only = value == "db";
+    return absl::OkStatus();
+  }
   if (name == "ascendcl") {
     absl::StatusOr<bool> b = OnOff(name, value);
     if (b.ok()) o.ascendcl = *b;

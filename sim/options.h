@@ -21,6 +21,9 @@ struct SimOptions {
   int aic_freq_hz = 100;                              // --aic-freq (1..100)
   TaskTimeLevel task_time = TaskTimeLevel::kL1;       // --task-time; Default: on
   bool ascendcl = true;                               // --ascendcl; Default: on
+  // --type=db: export the unified msprof_<ts>.db only (no CSV tables);
+  // --type=text (Default) writes both.
+  bool db_only = false;
   std::vector<std::string> app;  // trailing app (after `--` or first non-option) or --application
   bool help = false;
   bool version = false;

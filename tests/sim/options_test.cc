@@ -61,11 +61,22 @@ TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
            {{"--ai-core=off", "--aic-mode=sample-based", "app"}, "needs --ai-core=on"},
            {{"--application=a", "b"}, "not both"},
            {{"--application='unterminated"}, "quote"},
+           {{"--type=json", "app"}, "--type must be text or db"},
        }) {
     auto o = ParseOptions(c.args);
     ASSERT_FALSE(o.ok()) << c.args[0];
     EXPECT_NE(o.status().message().find(c.want), std::string::npos) << o.status();
   }
+}
+
+TEST(OptionsTest, TypeDbExportsTheUnifiedDbOnly) {
+  auto o = ParseOptions({"--type=db", "app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->db_only);
+  o = ParseOptions({"--type=text", "app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->db_only);
+  EXPECT_FALSE(ParseOptions({"app"})->db_only);
 }
 
 TEST(OptionsTest, MsprofOpSubcommand) {
