@@ -77,6 +77,7 @@ ReportConfig MakeReportConfig(const ExportInput& in, std::vector<PmuColumn> pmu)
   cfg.rated_mhz = in.soc.freq_mhz;
   cfg.block_dim_naming = in.env.block_dim_naming;
   cfg.torch_npu = in.env.torch_npu_layout;
+  cfg.cann9 = in.env.cann9_layout;
   cfg.garbage_row = FindFault(in.faults, FaultKind::kGarbage) != nullptr;
   cfg.truncate = FindFault(in.faults, FaultKind::kTruncate) != nullptr;
   return cfg;
@@ -245,13 +246,15 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
   auto& [model, rng, summary] = *start;
   absl::StatusOr<std::vector<PmuColumn>> columns = Columns(in);
   if (!columns.ok()) return columns.status();
+  std::vector<PmuColumn> pmu = *columns;
   ReportWriter writer(MakeReportConfig(in, *std::move(columns)));
   absl::Status s = writer.Open(in.process_start_ns + kRuntimeInitNs / 2, kControlStream);
   if (!s.ok()) return s;
   bool sample = in.options.ai_core && in.options.mode == AicMode::kSampleBased;
   SampleCollector sampler(in.soc, in.options.group, in.options.aic_freq_hz, in.process_start_ns);
   UnifiedDb db(in.prof_dir / absl::StrCat("msprof_", in.ts14, ".db"), in.soc,
-               in.env.physical_device);
+               in.env.physical_device, std::move(pmu), in.soc.freq_mhz, in.env.cann9_layout,
+               in.env.cann9_layout && in.options.task_time == TaskTimeLevel::kL0);
   Timeline timeline{model,
                     &writer,
                     sample ? &sampler : nullptr,
@@ -279,6 +282,10 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
   if (s.ok() && sample) s = WriteSamples(in, sampler, timeline.device_free_ns, summary);
   if (s.ok() && in.env.torch_npu_layout) s = WriteProfilerInfo(in);
   if (!s.ok()) return s;
+  if (in.options.db_only) {  // --type=db: the unified db is the only export
+    std::filesystem::remove_all(TablesDir(in.env, in.prof_dir), ec);
+    if (ec) return absl::InternalError(absl::StrCat("--type=db: ", ec.message()));
+  }
   return summary;
 }
 

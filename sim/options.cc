@@ -143,16 +143,19 @@ absl::Status ApplyFlag(SimOptions& o, const std::string& name, const std::string
   if (name == "aic-mode") return SetAicMode(o, value);
   if (name == "aic-freq") return SetAicFreq(o, value);
   if (name == "task-time") return SetTaskTime(o, value, ai_core_set);
+  if (name == "type") {
+    if (value != "text" && value != "db") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--type must be text or db, got '", value, "'"));
+    }
+    o.db_only = value == "db";
+    return absl::OkStatus();
+  }
   if (name == "ascendcl" || name == "instr-profiling" || name == "export") {
     absl::StatusOr<bool> b = OnOff(name, value);
     if (b.ok())
       (name == "ascendcl" ? o.ascendcl : name == "export" ? o.export_only : o.instr_profiling) = *b;
     return b.status();
-  }
-  if (name == "type") {
-    if (value == "text") return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("--type=", value, " is not supported by msprof-sim (only text)"));
   }
   if (name == "reports") {
     if (value.empty()) return absl::InvalidArgumentError("--reports is empty");

@@ -29,6 +29,9 @@ struct SimOptions {
   // --type=text only; --reports=<json file> selects timeline sections.
   bool export_only = false;
   std::string reports;           // --reports; Default: "" (every section)
+  // --type=db: export the unified msprof_<ts>.db only (no CSV tables);
+  // --type=text (Default) writes both.
+  bool db_only = false;
   std::vector<std::string> app;  // trailing app (after `--` or first non-option) or --application
   bool help = false;
   bool version = false;

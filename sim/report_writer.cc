@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "sim/format.h"
@@ -106,8 +107,10 @@ void ReportWriter::AddTask(const TaskRecord& task) {
   if (task_time_) {
     int64_t start = task.start_ns - kTaskTimeLeadNs;
     double us = (DurationNs(duration) + kTaskTimeLeadNs + kTaskTimeTailNs) / 1000.0;
-    WriteTaskTimeRow(l.op_name, std::string(TaskTypeName(l.task_type)), task.stream_id,
-                     task.task_id, start, us);
+    WriteTaskTimeRow(
+        l.op_name,
+        config_.cann9 ? Cann9TaskType(l.task_type) : std::string(TaskTypeName(l.task_type)),
+        task.stream_id, task.task_id, start, us);
   }
   if (config_.options.task_time == TaskTimeLevel::kL1) {
     op_stats_[{l.op_type, std::string(TaskTypeName(l.task_type))}].Add(duration);
@@ -148,6 +151,8 @@ void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us)
   if (!config_.pmu.empty()) {
     if (l1) {
       AppendPmuCells(config_.pmu, *task.result, config_.rated_mhz, line_);
+    } else if (config_.cann9) {
+      Cann9Level0Cells(config_.pmu, *task.result, config_.rated_mhz, line_);
     } else {
       for (size_t i = 0; i < config_.pmu.size(); ++i) line_ += ",N/A";
     }
@@ -156,6 +161,26 @@ void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us)
   std::fwrite(line_.data(), 1, line_.size(), op_summary_);
   if (config_.garbage_row && rows_ == 0) {
     std::fputs("0,4294967295,###,GARBAGE,\x01\x02 not a row,,nan\n", op_summary_);
+  }
+}
+
+std::string Cann9TaskType(TaskType type) {
+  std::string name(TaskTypeName(type));
+  if (name == "AI_CORE") return "KERNEL_AICORE";
+  if (name == "AI_VECTOR_CORE") return "KERNEL_AIVEC";
+  if (name == "MIX_AIC" || name == "MIX_AIV" || name == "AI_CPU") {
+    return name == "AI_CPU" ? "KERNEL_AICPU" : "KERNEL_" + name;
+  }
+  return name;
+}
+
+void Cann9Level0Cells(const std::vector<PmuColumn>& columns, const KernelResult& k,
+                      double rated_mhz, std::string& line) {
+  for (const PmuColumn& c : columns) {
+    std::string cell;
+    AppendPmuCells({c}, k, rated_mhz, cell);
+    bool time = absl::EndsWith(c.name, "time(us)") && cell != ",N/A";
+    line += time ? ",0.0" : cell;
   }
 }
 

@@ -29,6 +29,9 @@ struct ReportConfig {
   // column names (Step Id first, no Device_id), no task_time, statistic
   // tables without Device_id.
   bool torch_npu = false;
+  // SimEnv::cann9_layout: KERNEL_* task types in task_time; level0 PMU cells
+  // with zero *_time(us) (Cann9Level0Cells).
+  bool cann9 = false;
   bool garbage_row = false;  // fault: a malformed line after the first row
   bool truncate = false;     // fault: cut the last op_summary/task_time line
 };
@@ -91,6 +94,15 @@ class ReportWriter {
   std::map<std::pair<std::string, std::string>, Stat> api_stats_;
   std::string line_;  // reused row buffer
 };
+
+// CANN 9's task_time / TASK.taskType spelling: KERNEL_AICORE, KERNEL_AIVEC,
+// KERNEL_MIX_AIC, KERNEL_MIX_AIV, KERNEL_AICPU (others unchanged).
+std::string Cann9TaskType(TaskType type);
+
+// The PMU cells of one task as CANN 9 level0 prints them (each preceded by a
+// comma): every *_time(us) column 0.0, the others as AppendPmuCells.
+void Cann9Level0Cells(const std::vector<PmuColumn>& columns, const KernelResult& k,
+                      double rated_mhz, std::string& line);
 
 // "1780676244313289.000" from unix ns (exact, no floating point).
 std::string MicrosFromNs(int64_t ns);

@@ -138,12 +138,14 @@ absl::StatusOr<SimEnv> ReadSimEnv(const EnvLookup& env) {
   }
   out.block_dim_naming = naming == "dim";
   std::string layout = Get(env, "MSPROF_SIM_LAYOUT");
-  if (!layout.empty() && layout != "cann8" && layout != "cann7" && layout != "torch_npu") {
+  if (!layout.empty() && layout != "cann8" && layout != "cann7" && layout != "torch_npu" &&
+      layout != "cann9") {
     return absl::InvalidArgumentError(
-        absl::StrCat("MSPROF_SIM_LAYOUT='", layout, "' (want cann8, cann7 or torch_npu)"));
+        absl::StrCat("MSPROF_SIM_LAYOUT='", layout, "' (want cann8, cann9, cann7 or torch_npu)"));
   }
   out.pre8_layout = layout == "cann7";
   out.torch_npu_layout = layout == "torch_npu";
+  out.cann9_layout = layout == "cann9";
   return out;
 }
 

@@ -45,6 +45,13 @@ struct SimEnv {
   // ASCEND_PROFILER_OUTPUT/{kernel_details,op_statistic,api_statistic}.csv (no
   // task_time, no Device_id column). Default: off.
   bool torch_npu_layout = false;
+  // MSPROF_SIM_LAYOUT=cann9: the CANN 8 tree as CANN 9 writes it: task_time
+  // and the unified db's TASK.taskType spell KERNEL_AIVEC / KERNEL_MIX_AIC /
+  // KERNEL_AICORE ..., and at --task-time=l0 with --ai-core=on op_summary has
+  // N/A identity cells, Block Num 0 and every *_time(us) 0.0 while cycles and
+  // ratios are filled (TASK_PMU_INFO the same; COMPUTE_TASK_INFO keeps the
+  // identity). Default: off (cann8).
+  bool cann9_layout = false;
 };
 
 // Where the CSV tables of a run go, and the part of their names after the

@@ -1,8 +1,12 @@
 #include "sim/unified_db.h"
 
 #include <cmath>
+#include <cstring>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace npuperf::sim {
 namespace {
@@ -24,7 +28,18 @@ constexpr const char* kTables[] = {
     "outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER, "
     "opState INTEGER, "
     "hf32Eligible INTEGER, gridDim INTEGER, blockDim INTEGER)",
+    "CREATE TABLE TASK_PMU_INFO(globalTaskId INTEGER, name INTEGER, value NUMERIC)",
 };
+
+// The db's name of an op_summary PMU column (msprof-output.md §3.3 step 5 undone).
+std::string DbName(std::string name) {
+  for (const char* unit : {"(us)", "(GB/s)", "(KB)", "(%)"}) {
+    if (absl::EndsWith(name, unit)) name.resize(name.size() - std::strlen(unit));
+  }
+  if (name == "aicore_time") return "aic_total_time";
+  if (name == "aiv_time") return "aiv_total_time";
+  return name;
+}
 
 std::string ChipName(const SocSpec& soc) {
   return soc.chip_code == 15 ? "Ascend950" : "Ascend910B";
@@ -34,8 +49,14 @@ std::string OrNa(const std::string& s) { return s.empty() ? "N/A" : s; }
 
 }  // namespace
 
-UnifiedDb::UnifiedDb(const std::filesystem::path& path, const SocSpec& soc, int device)
-    : soc_(soc), device_(device) {
+UnifiedDb::UnifiedDb(const std::filesystem::path& path, const SocSpec& soc, int device,
+                     std::vector<PmuColumn> pmu, double rated_mhz, bool cann9, bool level0_times)
+    : pmu_(std::move(pmu)),
+      rated_mhz_(rated_mhz),
+      cann9_(cann9),
+      level0_times_(level0_times),
+      soc_(soc),
+      device_(device) {
   try {
     std::filesystem::remove(path);
     db_ = std::make_unique<SQLite::Database>(path.string(),
@@ -46,6 +67,8 @@ UnifiedDb::UnifiedDb(const std::filesystem::path& path, const SocSpec& soc, int 
         std::make_unique<SQLite::Statement>(*db_, "INSERT INTO TASK VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     info_ = std::make_unique<SQLite::Statement>(
         *db_, "INSERT INTO COMPUTE_TASK_INFO VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    pmu_row_ = std::make_unique<SQLite::Statement>(*db_, "INSERT INTO TASK_PMU_INFO VALUES(?,?,?)");
+    for (const PmuColumn& c : pmu_) pmu_names_.push_back(Intern(DbName(c.name)));
   } catch (const std::exception& e) {
     error_ = absl::StrCat("msprof db ", path.string(), ": ", e.what());
   }
@@ -75,8 +98,10 @@ void UnifiedDb::AddTask(const TaskRecord& t) {
   int64_t id = next_task_++;
   int64_t end = t.start_ns + std::llround(t.result->duration_us * 1000.0);
   int64_t type = Intern(std::string(TaskTypeName(l.task_type)));
-  int64_t task_values[] = {t.start_ns, end,          device_,     id,        id,          0,
-                           type,       4294967295LL, t.stream_id, t.task_id, 4294967295LL};
+  int64_t device_type =
+      cann9_ ? Intern(Cann9TaskType(l.task_type)) : type;  // TASK: the device's spelling
+  int64_t task_values[] = {t.start_ns,  end,          device_,     id,        id,          0,
+                           device_type, 4294967295LL, t.stream_id, t.task_id, 4294967295LL};
   int64_t info_values[] = {Intern(l.op_name),
                            id,
                            l.block_num,
@@ -101,8 +126,31 @@ void UnifiedDb::AddTask(const TaskRecord& t) {
     for (int i = 0; i < 17; ++i) info_->bind(i + 1, info_values[i]);
     info_->exec();
     info_->reset();
+    AddPmu(id, *t.result);
+    if (first_task_ns_ < 0) first_task_ns_ = t.start_ns;
   } catch (const std::exception& e) {
     error_ = absl::StrCat("msprof db: ", e.what());
+  }
+}
+
+// The cells op_summary prints for this task, parsed back: the same figures.
+void UnifiedDb::AddPmu(int64_t global_task_id, const KernelResult& k) {
+  if (pmu_.empty() || !k.has_pmu) return;
+  std::string line;
+  if (level0_times_) {
+    Cann9Level0Cells(pmu_, k, rated_mhz_, line);
+  } else {
+    AppendPmuCells(pmu_, k, rated_mhz_, line);
+  }
+  std::vector<std::string> cells = absl::StrSplit(line.substr(1), ',');
+  for (size_t i = 0; i < cells.size() && i < pmu_names_.size(); ++i) {
+    double v = 0;
+    if (!absl::SimpleAtod(cells[i], &v)) continue;  // N/A
+    pmu_row_->bind(1, global_task_id);
+    pmu_row_->bind(2, pmu_names_[i]);
+    pmu_row_->bind(3, v);
+    pmu_row_->exec();
+    pmu_row_->reset();
   }
 }
 
@@ -117,8 +165,13 @@ absl::Status UnifiedDb::Finish(int64_t start_ns, int64_t end_ns, double freq_mhz
       str.reset();
     }
     db_->exec(absl::StrCat("INSERT INTO SESSION_TIME_INFO VALUES(", start_ns, ",", end_ns, ")"));
+    int64_t rated = std::llround(soc_.freq_mhz), run = std::llround(freq_mhz);
     db_->exec(absl::StrCat("INSERT INTO AICORE_FREQ VALUES(", device_, ",", start_ns, ",",
-                           std::llround(freq_mhz), ")"));
+                           run < rated && first_task_ns_ > start_ns ? rated : run, ")"));
+    if (run < rated && first_task_ns_ > start_ns) {  // the DVFS dip, from the first task on
+      db_->exec(absl::StrCat("INSERT INTO AICORE_FREQ VALUES(", device_, ",", first_task_ns_, ",",
+                             run, ")"));
+    }
     tx_->commit();
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("msprof db: ", e.what()));

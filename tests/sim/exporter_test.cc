@@ -119,7 +119,14 @@ TEST_F(ExporterTest, UnifiedDbHasTasksAndTheClock) {
   EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM TASK").getInt(), 6);
   EXPECT_EQ(db.execAndGet("SELECT value FROM META_DATA WHERE name='SCHEMA_VERSION'").getString(),
             "1.2.0");
-  EXPECT_EQ(db.execAndGet("SELECT freq FROM AICORE_FREQ").getInt(), 1000);
+  // The rated clock at the session start, the DVFS dip from the first task on.
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM AICORE_FREQ").getInt(), 2);
+  EXPECT_EQ(db.execAndGet("SELECT freq FROM AICORE_FREQ ORDER BY timestampNs LIMIT 1").getInt(),
+            1800);
+  EXPECT_EQ(db.execAndGet("SELECT freq FROM AICORE_FREQ WHERE timestampNs = "
+                          "(SELECT MIN(startNs) FROM TASK)")
+                .getInt(),
+            1000);
   EXPECT_EQ(
       db.execAndGet("SELECT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.name "
                     "WHERE c.globalTaskId = 3")

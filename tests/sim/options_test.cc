@@ -65,6 +65,7 @@ TEST(OptionsTest, ErrorsAreMessagesNotCrashes) {
            {{"--ai-core=off", "--aic-mode=sample-based", "app"}, "needs --ai-core=on"},
            {{"--application=a", "b"}, "not both"},
            {{"--application='unterminated"}, "quote"},
+           {{"--type=json", "app"}, "--type must be text or db"},
        }) {
     auto o = ParseOptions(c.args);
     ASSERT_FALSE(o.ok()) << c.args[0];
@@ -82,6 +83,16 @@ TEST(OptionsTest, InstrProfilingAndExport) {
   EXPECT_TRUE(e->export_only);
   EXPECT_EQ(e->reports, "r.json");
   EXPECT_TRUE(e->app.empty());
+}
+
+TEST(OptionsTest, TypeDbExportsTheUnifiedDbOnly) {
+  auto o = ParseOptions({"--type=db", "app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_TRUE(o->db_only);
+  o = ParseOptions({"--type=text", "app"});
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_FALSE(o->db_only);
+  EXPECT_FALSE(ParseOptions({"app"})->db_only);
 }
 
 TEST(OptionsTest, MsprofOpSubcommand) {

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "gtest/gtest.h"
+#include "sim/report_writer.h"
 
 namespace npuperf::sim {
 namespace {
@@ -90,6 +91,12 @@ TEST(SimEnvTest, LayoutPlacesAndNamesTheTables) {
   EXPECT_EQ(TablesDir(*torch, "/o/h_1_20260601120000000_ascend_pt/PROF_1"),
             "/o/h_1_20260601120000000_ascend_pt/ASCEND_PROFILER_OUTPUT");
   EXPECT_EQ(TableSuffix(*torch, "20260601120000"), "");
+  auto cann9 = ReadSimEnv(Env({{"MSPROF_SIM_LAYOUT", "cann9"}}));
+  ASSERT_TRUE(cann9.ok());
+  EXPECT_TRUE(cann9->cann9_layout);
+  EXPECT_EQ(TablesDir(*cann9, "/p"), "/p/mindstudio_profiler_output");
+  EXPECT_EQ(Cann9TaskType(TaskType::kMixAic), "KERNEL_MIX_AIC");
+  EXPECT_EQ(Cann9TaskType(TaskType::kAiVectorCore), "KERNEL_AIVEC");
 }
 
 }  // namespace
