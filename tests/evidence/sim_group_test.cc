@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "evidence/archive.h"
+#include "evidence/discovery.h"
 #include "evidence/evidence.h"
 #include "evidence/op_summary.h"
 #include "evidence/opprof.h"
@@ -68,6 +69,16 @@ class SimGroupTest : public ::testing::Test {
     dir_ = new testing::TempDir();
     std::string state = "MSPROF_SIM_STATE_DIR=" + (dir_->path() / "state").string() + " ";
     Collect(sim, state + "MSPROF_SIM_SEED=7 ", dir_->path() / "a2", dir_->path() / "a2q");
+    const std::string runner = " python3 " + Runner().string() + " --case-id p1 >/dev/null 2>&1";
+    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() + " --output=" +
+               (dir_->path() / "a2_typedb").string() +
+               " --ai-core=on --aic-metrics=PipeUtilization --task-time=on --type=db" + runner);
+    RunCommand(state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann9 " + sim.string() + " --output=" +
+               (dir_->path() / "a2_cann9_l0").string() +
+               " --ai-core=on --aic-metrics=PipeUtilization --task-time=l0" + runner);
+    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() + " --output=" +
+               (dir_->path() / "a2" / "PROF_MemoryAccess").string() +
+               " --ai-core=on --aic-metrics=MemoryAccess --task-time=on" + runner);
     // The same runs (same seed) written in the tree before CANN 8.0.
     Collect(sim, state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann7 ", dir_->path() / "a2_cann7",
             dir_->path() / "a2q_cann7");
@@ -264,6 +275,83 @@ TEST_F(SimGroupTest, A5Device3DvfsAndBlockDimNaming) {
   EXPECT_NEAR(ev->dvfs.observed_mhz, 1200, 1200 * 0.02);
   EXPECT_DOUBLE_EQ(ev->dvfs.rated_mhz, 1650);
   EXPECT_NEAR(ev->dvfs.deviation_pct, (1200.0 - 1650) / 1650 * 100, 2);
+}
+
+TEST_F(SimGroupTest, MemoryAccessIsAnEighthGroup) {
+  auto ev = Build("a2", "Ascend910B2");
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  ASSERT_EQ(ev->metrics.size(), 8u);
+  EXPECT_EQ(ev->metrics.back().group, "MemoryAccess");
+  EXPECT_GT(ev->merged.count("aiv_GM_to_UB_datas(KB)"), 0u);
+}
+
+TEST_F(SimGroupTest, TheUnifiedDbGivesTheSameEvidenceAsTheCsv) {
+  const fs::path db_only = dir_->path() / "a2_db";
+  fs::copy(dir_->path() / "a2", db_only, fs::copy_options::recursive);
+  int removed = 0;
+  for (const std::string& m : SevenMetrics()) {
+    auto prof = FindSingleProfDir(db_only / ("PROF_" + m));
+    ASSERT_TRUE(prof.ok()) << prof.status();
+    removed += fs::remove_all(*prof / "mindstudio_profiler_output") > 0;
+  }
+  EXPECT_EQ(removed, 7);
+  auto csv = Build("a2", "Ascend910B2");
+  auto db = Build("a2_db", "Ascend910B2");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  ASSERT_TRUE(db.ok()) << db.status();
+  EXPECT_EQ(Name(db->duration.source), "msprof_db.TASK.endNs-startNs");
+  EXPECT_EQ(db->op_type, csv->op_type);
+  EXPECT_EQ(db->task_type, csv->task_type);
+  EXPECT_EQ(db->block_num, csv->block_num);
+  EXPECT_EQ(db->input_shapes, csv->input_shapes);
+  ASSERT_EQ(db->duration.samples_us.size(), csv->duration.samples_us.size());
+  for (size_t i = 0; i < db->duration.samples_us.size(); ++i)
+    EXPECT_NEAR(db->duration.samples_us[i], csv->duration.samples_us[i], 1e-3);
+  EXPECT_EQ(db->launch.used[0].start_ns, csv->launch.used[0].start_ns);
+  EXPECT_EQ(db->merged, csv->merged);
+  EXPECT_EQ(Name(db->bound.label), Name(csv->bound.label));
+  EXPECT_EQ(Name(db->bound.routing_label), Name(csv->bound.routing_label));
+  EXPECT_EQ(Name(db->dvfs.status), Name(csv->dvfs.status));
+  EXPECT_EQ(db->l2_hit_rate_pct, csv->l2_hit_rate_pct);
+}
+
+TEST_F(SimGroupTest, TypeDbRunIsReadFromItsDb) {
+  auto prof = FindSingleProfDir(dir_->path() / "a2_typedb");
+  ASSERT_TRUE(prof.ok()) << prof.status();
+  EXPECT_FALSE(fs::exists(*prof / "mindstudio_profiler_output"));
+  auto db = Build("a2_typedb", "Ascend910B2");
+  auto csv = Build("a2", "Ascend910B2");
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_EQ(db->task_type, csv->task_type);
+  EXPECT_EQ(db->metrics[0].fields, csv->metrics[0].fields);
+  auto d = DiscoverCandidates(dir_->path() / "a2_typedb");
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d->source, HasSubstr("(unified db)"));
+  bool found = false;
+  for (const OpCandidate& c : d->candidates)
+    found |= c.op_name == kKernel && c.task_type == "AI_VECTOR_CORE" && c.incidental.empty();
+  EXPECT_TRUE(found) << FormatCandidatesTsv(d->candidates);
+}
+
+TEST_F(SimGroupTest, Cann9Level0IsFilledFromTheDbAndTheCycles) {
+  auto l0 = Build("a2_cann9_l0", "Ascend910B2");
+  auto l1 = Build("a2", "Ascend910B2");
+  ASSERT_TRUE(l0.ok()) << l0.status();
+  ASSERT_TRUE(l1.ok()) << l1.status();
+  EXPECT_EQ(l0->task_type, "AI_VECTOR_CORE");
+  EXPECT_EQ(l0->block_num, l1->block_num);
+  EXPECT_NEAR(l0->aiv_time_us, l1->aiv_time_us, l1->aiv_time_us * 0.001);
+  EXPECT_EQ(LowerName(l0->bound.primary_core), "aiv");
+  EXPECT_EQ(Name(l0->bound.routing_label), Name(l1->bound.routing_label));
+  EXPECT_THAT(l0->sources["aiv_time_us"], HasSubstr("cycles: aiv_total_cycles"));
+  EXPECT_THAT(l0->sources["identity"], HasSubstr("N/A cells from msprof_db"));
+  auto d = DiscoverCandidates(dir_->path() / "a2_cann9_l0");
+  ASSERT_TRUE(d.ok()) << d.status();
+  bool found = false;
+  for (const OpCandidate& c : d->candidates)
+    found |= c.op_name == kKernel && c.task_type == "AI_VECTOR_CORE" && c.incidental.empty();
+  EXPECT_TRUE(found) << FormatCandidatesTsv(d->candidates);
 }
 
 TEST_F(SimGroupTest, QuickRunSingleLaunch) {
