@@ -28,7 +28,7 @@ struct SimOptions {
   // collection already exported everything: this checks it and reports).
   // --type=text only; --reports=<json file> selects timeline sections.
   bool export_only = false;
-  std::string reports;           // --reports; Default: "" (every section)
+  std::string reports;  // --reports; Default: "" (every section)
   // --type=db: export the unified msprof_<ts>.db only (no CSV tables);
   // --type=text (Default) writes both.
   bool db_only = false;

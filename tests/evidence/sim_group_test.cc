@@ -70,14 +70,14 @@ class SimGroupTest : public ::testing::Test {
     std::string state = "MSPROF_SIM_STATE_DIR=" + (dir_->path() / "state").string() + " ";
     Collect(sim, state + "MSPROF_SIM_SEED=7 ", dir_->path() / "a2", dir_->path() / "a2q");
     const std::string runner = " python3 " + Runner().string() + " --case-id p1 >/dev/null 2>&1";
-    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() + " --output=" +
-               (dir_->path() / "a2_typedb").string() +
+    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() +
+               " --output=" + (dir_->path() / "a2_typedb").string() +
                " --ai-core=on --aic-metrics=PipeUtilization --task-time=on --type=db" + runner);
-    RunCommand(state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann9 " + sim.string() + " --output=" +
-               (dir_->path() / "a2_cann9_l0").string() +
+    RunCommand(state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann9 " + sim.string() +
+               " --output=" + (dir_->path() / "a2_cann9_l0").string() +
                " --ai-core=on --aic-metrics=PipeUtilization --task-time=l0" + runner);
-    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() + " --output=" +
-               (dir_->path() / "a2" / "PROF_MemoryAccess").string() +
+    RunCommand(state + "MSPROF_SIM_SEED=7 " + sim.string() +
+               " --output=" + (dir_->path() / "a2" / "PROF_MemoryAccess").string() +
                " --ai-core=on --aic-metrics=MemoryAccess --task-time=on" + runner);
     // The same runs (same seed) written in the tree before CANN 8.0.
     Collect(sim, state + "MSPROF_SIM_SEED=7 MSPROF_SIM_LAYOUT=cann7 ", dir_->path() / "a2_cann7",

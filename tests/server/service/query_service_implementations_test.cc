@@ -15,9 +15,9 @@
 #include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
+#include "server/backends/sqlite/sqlite_store.h"
 #include "server/core/assignment.h"
 #include "server/service/query_service.h"
-#include "server/backends/sqlite/sqlite_store.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace npuperf::server {
