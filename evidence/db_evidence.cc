@@ -42,9 +42,11 @@ int FillIdentity(const OpRow& db, OpRow* row) {
 // Metric cells the CSV left missing or zero, from the db row.
 int FillFields(const OpRow& db, OpRow* row) {
   int filled = 0;
-  for (const auto& [name, value] : db.fields) {
+  for (const auto& field : db.fields) {
+    const auto& name = field.first;
+    const auto& value = field.second;
     auto it = std::find_if(row->fields.begin(), row->fields.end(),
-                           [&](const auto& f) { return f.first == name; });
+                           [&name](const auto& f) { return f.first == name; });
     if (it == row->fields.end()) {
       row->fields.emplace_back(name, value);
       ++filled;

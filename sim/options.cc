@@ -204,6 +204,12 @@ absl::Status CheckCombination(const SimOptions& o, bool app_given) {
     if (app_given) return absl::InvalidArgumentError("--export=on takes no application");
     if (o.output.empty())
       return absl::InvalidArgumentError("--export=on needs --output=<PROF_* dir>");
+    if (o.db_only) {
+      // The collection already wrote its db (or not): a re-export checks the text export.
+      return absl::InvalidArgumentError(
+          "--export=on with --type=db: only text is re-exported (msprof-sim writes the db while it "
+          "collects)");
+    }
     return absl::OkStatus();
   }
   if (!o.reports.empty()) return absl::InvalidArgumentError("--reports needs --export=on");
