@@ -4,8 +4,9 @@
 The ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotations (style.md R7) are checked by
 nothing when the build uses g++. This runs Debian's clang++ with -fsyntax-only and only the
 thread-safety warnings, as errors, over every project translation unit of a configured build
-directory's compile_commands.json (generated code and tests skipped, except tests/fakes/, whose
-fakes carry annotations too). It compiles nothing, so it costs a fraction of a build; it needs
+directory's compile_commands.json that declares or takes an absl::Mutex or a thread-safety
+annotation (in the .cc or its own header; generated code and tests skipped, except tests/fakes/,
+whose fakes carry annotations too). It compiles nothing, so it costs a fraction of a build; it needs
 the build's generated headers (the protos), so run it after the build.
 
 Usage: deploy/check-thread-safety.py BUILD_DIR [-j N] [file-regex]
@@ -50,6 +51,20 @@ def clang_command(entry, clang):
     return out + CHECK
 
 
+def uses_locks(root, rel):
+    """Whether the unit or its own header declares or takes an absl::Mutex or an annotation:
+    the units where the analysis has something to check."""
+    for path in (rel, rel[:-3] + ".h"):
+        try:
+            with open(os.path.join(root, path), errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if "absl::Mutex" in text or "ABSL_GUARDED_BY" in text or "LOCKS_REQUIRED" in text:
+            return True
+    return False
+
+
 def project_units(build_dir, root, pattern):
     with open(os.path.join(build_dir, "compile_commands.json")) as f:
         entries = json.load(f)
@@ -62,6 +77,8 @@ def project_units(build_dir, root, pattern):
         if rel.startswith("tests/") and not rel.startswith("tests/fakes/"):
             continue
         if pattern and not re.search(pattern, rel):
+            continue
+        if not uses_locks(root, rel):
             continue
         if rel in seen:
             continue
