@@ -116,7 +116,7 @@ TEST_F(SimE2eTest, ApplicationExitStatusIsPropagated) {
 }
 
 TEST_F(SimE2eTest, BadUsageFailsWithAMessage) {
-  Result r = Run("", "--instr-profiling=on --output=out true");
+  Result r = Run("", "--l2=on --output=out true");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("not supported by msprof-sim"), std::string::npos);
   EXPECT_EQ(Run("", "--aic-metrics=MemoryAccess true").code, 0);
