@@ -35,11 +35,14 @@ constexpr std::string_view kPerCoreStatuses[] = {"no_sample_run",      "no_aicor
                                                  "no_core_time",       "not_collected"};
 constexpr std::string_view kVerdicts[] = {"PASS", "WARNING", "CRITICAL"};
 constexpr std::string_view kDvfsStatuses[] = {"unknown", "ok", "suspect"};
+// evidence/labels.cc Name(ClockSource) and Name(TimingSource): every value
+// the library writes (the unified db's with issue 31).
 constexpr std::string_view kClockSources[] = {"none", "opprof.current_freq",
                                               "op_summary.cycles_back_calculated",
-                                              "aicore.db.back_calculated"};
+                                              "aicore.db.back_calculated", "msprof_db.AICORE_FREQ"};
 constexpr std::string_view kTimingSources[] = {
-    "op_summary.Task Duration(us)", "task_time.task_time(us)", "api_statistic.node.launch"};
+    "op_summary.Task Duration(us)", "task_time.task_time(us)", "api_statistic.node.launch",
+    "opprof.OpBasicInfo.Task Duration(us)", "msprof_db.TASK.endNs-startNs"};
 constexpr std::string_view kClockStates[] = {"rated", "dvfs_suspect", "unknown"};
 constexpr std::string_view kModes[] = {"standard", "quick", "compare"};
 constexpr size_t kMaxViolations = 100;
