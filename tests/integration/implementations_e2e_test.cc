@@ -17,14 +17,16 @@ namespace {
 // Submits a standard batch of the example operators `ops`, case p0, 4 repeats, without waiting;
 // its collection id.
 std::string Submit(Cluster& c, const std::vector<std::string>& ops, const std::string& label) {
-  std::vector<std::string> args = {
-      "--format",      "json",
-      "submit",        "--no-wait",
-      "--repeats",     "4",
-      "--case-id",     "p0",
-      "--op-name-map", (SourceDir() / "deploy/demo-op-names.json").string(),
-      "--label",       label};
+  // The operator directories first: --label takes every value up to the next option.
+  std::vector<std::string> args = {"--format", "json", "submit"};
   for (const auto& op : ops) args.push_back((SourceDir() / "examples/ops" / op).string());
+  for (const std::string& a :
+       {std::string("--no-wait"), std::string("--repeats"), std::string("4"),
+        std::string("--case-arg"), std::string("--case-id"), std::string("--case-id"),
+        std::string("p0"), std::string("--label"), label, std::string("--op-name-map"),
+        (SourceDir() / "deploy/demo-op-names.json").string()}) {
+    args.push_back(a);
+  }
   auto r = c.Cli(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   v1::Collection collection;
