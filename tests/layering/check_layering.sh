@@ -67,5 +67,13 @@ clock='[a-z_]*clock::now|[A-Z][A-Za-z]*::now\(\)|absl::Now\(|absl::SleepFor|slee
 for dir in common server agent client evidence report sim tests; do
   violations "$clock" "$dir" '/common/clock\.(h|cc)$' "a clock read or sleep outside common/clock"
 done
+# The Python client compiles proto/ with Debian 12's python3-grpc-tools, whose protoc
+# predates proto3 `optional` (use a one-field oneof: same wire format and has_*()).
+hits=$(grep -nE '^[[:space:]]*optional[[:space:]]' "$root"/proto/npuperf/v1/*.proto || true)
+if [ -n "$hits" ]; then
+  echo "layering: proto3 'optional' (Debian's python3-grpc-tools cannot compile it):"
+  echo "$hits" | sed "s|$root/|  |"
+  fail=1
+fi
 if [ $fail -eq 0 ]; then echo "layering: ok"; fi
 exit $fail
