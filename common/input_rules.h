@@ -56,6 +56,14 @@ bool IsPrintableLine(absl::string_view text);
 // other than tab, newline and carriage return.
 bool IsCleanText(absl::string_view text);
 
+// Well-formed UTF-8: no overlong form, surrogate or code point past U+10FFFF.
+bool IsValidUtf8(absl::string_view text);
+
+// A note a person writes (a triage note, a device release note): at most
+// max_bytes, valid UTF-8, no control character other than tab and newline.
+// The problem as a field-violation description, or "".
+std::string NoteProblem(absl::string_view note, size_t max_bytes);
+
 // Text an agent reports about someone else's program (failure reasons,
 // progress details: stderr tails may carry escapes): control bytes other than
 // tab and newline become '?', and the text is cut at max_bytes (on a UTF-8

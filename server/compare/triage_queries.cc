@@ -5,8 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/input_rules.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/core/limits.h"
 #include "server/core/triage_rules.h"
 
 namespace npuperf::server {
@@ -59,7 +61,8 @@ absl::StatusOr<v1::TriageRegressionResponse> TriageQueries::TriageRegression(
   if (!IsKnownState(req.new_state()) || req.new_state() == v1::REGRESSION_STATE_DETECTED) {
     bad.push_back({"new_state", "must be ACKNOWLEDGED, FIXED, WONT_FIX or FALSE_POSITIVE"});
   }
-  if (std::string why = TriageNoteProblem(req.note()); !why.empty()) bad.push_back({"note", why});
+  if (std::string why = NoteProblem(req.note(), kMaxTriageNoteBytes); !why.empty())
+    bad.push_back({"note", why});
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
   RegressionTriage t;
   t.team = team;

@@ -2,10 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/chip_health.h"
+#include "common/input_rules.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/limits.h"
-#include "server/core/triage_rules.h"
 
 namespace npuperf::server {
 
@@ -48,7 +48,7 @@ absl::Status CheckReleaseRequest(const v1::ReleaseDeviceRequest& req) {
   if (req.device_id() < 0 || req.device_id() > kMaxAgentDeviceId) {
     bad.push_back({"device_id", absl::StrCat("must be in 0..", kMaxAgentDeviceId)});
   }
-  if (const std::string problem = TriageNoteProblem(req.note()); !problem.empty()) {
+  if (const std::string problem = NoteProblem(req.note(), kMaxReleaseNoteBytes); !problem.empty()) {
     bad.push_back({"note", problem});
   }
   if (bad.empty()) return absl::OkStatus();

@@ -118,9 +118,4 @@ struct TriagedCounts {
 // Per rule, every rule of kRegressionRules included (zeros when none).
 std::map<std::string, TriagedCounts> TriagedByRule(const std::vector<RegressionCount>& counts);
 
-// Problems of a triage note as a field-violation description, or "": at
-// most kMaxTriageNoteBytes, valid UTF-8, no control character other than
-// tab and newline.
-std::string TriageNoteProblem(absl::string_view note);
-
 }  // namespace npuperf::server

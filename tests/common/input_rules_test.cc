@@ -65,5 +65,21 @@ TEST(InputRulesTest, ReportedTextIsCleanedAndCutOnACharacterBoundary) {
   EXPECT_EQ(CleanReportedText(std::string(10, 'x'), 3), "xxx");
 }
 
+TEST(InputRulesTest, NotesAreBoundedCleanUtf8) {
+  EXPECT_EQ(NoteProblem("", 1024), "");
+  EXPECT_EQ(NoteProblem("flaky device 3\n\tsee #41 — ok", 1024), "");
+  EXPECT_EQ(NoteProblem(std::string(1024, 'x'), 1024), "");
+  EXPECT_EQ(NoteProblem(std::string(1025, 'x'), 1024), "at most 1024 bytes");
+  EXPECT_EQ(NoteProblem("abcd", 3), "at most 3 bytes");
+  EXPECT_EQ(NoteProblem("bad \xC3", 1024), "must be valid UTF-8");
+  EXPECT_EQ(NoteProblem("overlong \xC0\xAF", 1024), "must be valid UTF-8");
+  EXPECT_EQ(NoteProblem("overlong \xE0\x80\xAF", 1024), "must be valid UTF-8");
+  EXPECT_EQ(NoteProblem("surrogate \xED\xA0\x80", 1024), "must be valid UTF-8");
+  EXPECT_EQ(NoteProblem("past U+10FFFF \xF4\x90\x80\x80", 1024), "must be valid UTF-8");
+  EXPECT_EQ(NoteProblem("bell \a", 1024), "no control characters other than tab and newline");
+  EXPECT_EQ(NoteProblem("cr \r", 1024), "no control characters other than tab and newline");
+  EXPECT_EQ(NoteProblem("del \x7F", 1024), "no control characters other than tab and newline");
+}
+
 }  // namespace
 }  // namespace npuperf

@@ -169,18 +169,6 @@ TEST(TriageRulesTest, PrecisionIsConfirmedOverTriagedAndUnknownWithoutAny) {
   EXPECT_EQ(TriagedByRule({}).size(), std::size(kRegressionRules));
 }
 
-TEST(TriageRulesTest, NotesAreBoundedCleanUtf8) {
-  EXPECT_EQ(TriageNoteProblem(""), "");
-  EXPECT_EQ(TriageNoteProblem("flaky device 3\n\tsee #41 — ok"), "");
-  EXPECT_EQ(TriageNoteProblem(std::string(kMaxTriageNoteBytes, 'x')), "");
-  EXPECT_EQ(TriageNoteProblem(std::string(kMaxTriageNoteBytes + 1, 'x')), "at most 1024 bytes");
-  EXPECT_EQ(TriageNoteProblem("bad \xC3"), "must be valid UTF-8");
-  EXPECT_EQ(TriageNoteProblem("overlong \xC0\xAF"), "must be valid UTF-8");
-  EXPECT_EQ(TriageNoteProblem("surrogate \xED\xA0\x80"), "must be valid UTF-8");
-  EXPECT_EQ(TriageNoteProblem("bell \a"), "no control characters other than tab and newline");
-  EXPECT_EQ(TriageNoteProblem("cr \r"), "no control characters other than tab and newline");
-}
-
 TEST(TriageRulesTest, StateNamesDropThePrefix) {
   EXPECT_EQ(RegressionStateName(kWontFix), "WONT_FIX");
   EXPECT_EQ(RegressionStateName(static_cast<S>(42)), "STATE_42");
