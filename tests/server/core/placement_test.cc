@@ -36,6 +36,22 @@ TEST(PlacementTest, TheDurationKeyKeepsItsHistoryAcrossANewBundleOfTheSameOperat
   EXPECT_EQ(KeyOf(Spec(), "big").size(), 32u);
 }
 
+// Stored history is found by these keys: computing them once per operator
+// (issue 36) must give the bytes the per-job computation gave (the values
+// below are the previous implementation's), for DurationKey and
+// SetDurationKeys alike.
+TEST(PlacementTest, TheDurationKeysAreTheOnesStoredHistoryWasKeyedBy) {
+  v1::CollectionSpec spec = Spec();
+  spec.mutable_operators(0)->set_launch("#0");
+  (*spec.mutable_operators(0)->mutable_launch_map())["big"] = "#2";
+  std::vector<NewJob> jobs = {{"rmsnorm", "small", "kernel"}, {"rmsnorm", "big", "kernel"}};
+  SetDurationKeys("team", spec, &jobs);
+  EXPECT_EQ(jobs[0].duration_key, "1345ae7fabe37003ebe5120c2ead7278");
+  EXPECT_EQ(jobs[1].duration_key, "a8a842b8744af02c1044d47dadbb09a0");
+  EXPECT_EQ(DurationKey("team", spec, spec.operators(0), jobs[0]), jobs[0].duration_key);
+  EXPECT_EQ(DurationKey("team", spec, spec.operators(0), jobs[1]), jobs[1].duration_key);
+}
+
 TEST(PlacementTest, TheDurationKeyChangesWithTheCaseModeRepeatsSocLaunchAndTeam) {
   const std::string base = KeyOf(Spec(), "big");
   EXPECT_NE(KeyOf(Spec(), "small"), base);
