@@ -46,13 +46,14 @@ std::vector<OfferedDevice> SqliteStore::FreeDevices(const ClaimRequest& req) {
   // killed predecessor's lease still holds (issue #18's chaos soak).
   SQLite::Statement busy(
       *db_,
+      // The live states as literals: jobs_live_by_agent / jobs_live_by_host
+      // (migration 0018) are partial indexes on them.
       "SELECT device_id FROM jobs WHERE (agent_id = ? OR (? <> '' AND host = ?)) "
-      "AND state IN (?, ?)");
+      "AND state IN (2, 3)");
+  static_assert(kLeased == 2 && kRunning == 3);
   busy.bind(1, req.agent_id);
   busy.bind(2, req.host);
   busy.bind(3, req.host);
-  busy.bind(4, kLeased);
-  busy.bind(5, kRunning);
   while (busy.executeStep()) busy_devices.insert(busy.getColumn(0).getInt());
   std::vector<OfferedDevice> offered;
   for (const auto& d : req.devices) {
