@@ -39,6 +39,10 @@ v1::CollectionState DeriveCollectionState(const v1::JobCounts& c, bool cancel_re
   return v1::COLLECTION_STATE_RUNNING;
 }
 
+bool ProgressNeedsCollectionRefresh(std::optional<v1::CollectionState> stored) {
+  return stored != v1::COLLECTION_STATE_RUNNING;
+}
+
 const char* JobStateName(v1::JobState state) {
   switch (state) {
     case v1::JOB_STATE_QUEUED: return "queued";

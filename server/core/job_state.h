@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+
 #include "npuperf/v1/collection.pb.h"
 
 namespace npuperf::server {
@@ -21,6 +23,14 @@ void CountJob(v1::JobState state, v1::JobCounts* counts, int n = 1);
 // requested and every job is terminal; SUCCEEDED when all succeeded; FAILED
 // when all are terminal and one failed; RUNNING once any job left the queue.
 v1::CollectionState DeriveCollectionState(const v1::JobCounts& counts, bool cancel_requested);
+
+// Whether a progress report must recount its collection's jobs. It moves one
+// live job (LEASED or RUNNING) to RUNNING: the collection holds a live job
+// before and after, so DeriveCollectionState says RUNNING both times, cancel
+// requested or not. Only a collection not stored as RUNNING (unknown, or left
+// otherwise by an older server) is recounted; the rest skip a COUNT per report
+// (issue 36).
+bool ProgressNeedsCollectionRefresh(std::optional<v1::CollectionState> stored);
 
 // Lower-case name for logs and metrics labels ("queued", "leased", ...).
 const char* JobStateName(v1::JobState state);

@@ -123,8 +123,9 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& agent_id,
       return LeaseRefused(CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease),
                           ref);
     }
-    const std::string collection_id = r[0][0].as<std::string>();
-    PgRefreshCollectionState(tx, collection_id, now_ms, *cancel, lock.state);
+    if (ProgressNeedsCollectionRefresh(lock.state)) {
+      PgRefreshCollectionState(tx, r[0][0].as<std::string>(), now_ms, *cancel, lock.state);
+    }
     return *cancel;
   });
 }

@@ -72,5 +72,30 @@ TEST(JobStateTest, DerivesCollectionState) {
   }
 }
 
+// The reason ProgressNeedsCollectionRefresh may skip the count: with any
+// live job, whatever the other jobs and a cancel request, the collection is
+// RUNNING (every mix of up to three other jobs, checked exhaustively).
+TEST(JobStateTest, ACollectionWithALiveJobIsRunningSoProgressSkipsTheRecount) {
+  const v1::JobState all[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEASED,
+                              v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
+                              v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
+  for (auto live : {v1::JOB_STATE_LEASED, v1::JOB_STATE_RUNNING}) {
+    for (int mix = 0; mix < 6 * 6 * 6; ++mix) {
+      for (int others = 0; others <= 3; ++others) {
+        v1::JobCounts counts;
+        CountJob(live, &counts);
+        for (int k = 0, m = mix; k < others; ++k, m /= 6) CountJob(all[m % 6], &counts);
+        for (bool cancel : {false, true}) {
+          EXPECT_EQ(DeriveCollectionState(counts, cancel), v1::COLLECTION_STATE_RUNNING);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(ProgressNeedsCollectionRefresh(v1::COLLECTION_STATE_RUNNING));
+  EXPECT_TRUE(ProgressNeedsCollectionRefresh(std::nullopt));
+  EXPECT_TRUE(ProgressNeedsCollectionRefresh(v1::COLLECTION_STATE_QUEUED));
+  EXPECT_TRUE(ProgressNeedsCollectionRefresh(v1::COLLECTION_STATE_SUCCEEDED));
+}
+
 }  // namespace
 }  // namespace npuperf::server
