@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -83,6 +84,8 @@ struct Point {
   double machine_busy = 0, machine_total = 0;
   double s2l_p99_ms = 0;                 // the servers' submit-to-lease histogram (bucket bound)
   std::map<std::string, double> scrape;  // both replicas' deltas, summed
+  std::vector<fleet::Statement> statements;  // the window's, most execution time first
+  bool statements_known = false;             // pg_stat_statements loaded
   fleet::FleetErrors errors;
 };
 
@@ -105,10 +108,11 @@ struct Snapshot {
 
 class Bench {
  public:
-  Bench(Cluster& c, std::vector<int> server_pids, int postmaster,
+  Bench(Cluster& c, std::string pg_url, std::vector<int> server_pids, int postmaster,
         std::vector<std::string> addresses, std::vector<std::string> metrics,
         v1::CollectionSpec templ, v1::Evidence evidence)
       : c_(c),
+        pg_url_(std::move(pg_url)),
         server_pids_(std::move(server_pids)),
         postmaster_(postmaster),
         addresses_(std::move(addresses)),
@@ -139,6 +143,7 @@ class Bench {
   void CancelAll(const std::vector<std::string>& ids);
 
   Cluster& c_;
+  std::string pg_url_;
   std::vector<int> server_pids_;
   int postmaster_;
   std::vector<std::string> addresses_;
@@ -227,10 +232,12 @@ Point Bench::Run(int devices, int duration_s, int window_s) {
   }
   WallClock().SleepFor(std::chrono::seconds(warm_s));
   const Snapshot a = Take();
+  p.statements_known = fleet::ResetStatements(pg_url_);
   const auto from = WallClock().MonotonicNow();
   WallClock().SleepFor(std::chrono::seconds(window_s));
   const Snapshot b = Take();
   const auto to = WallClock().MonotonicNow();
+  if (p.statements_known) p.statements = fleet::TopStatements(pg_url_, 0);
   p.f = fleet.log().Window(from, to);
   p.server_cpu = b.server - a.server;
   p.pg_cpu = b.pg - a.pg;
@@ -293,6 +300,47 @@ void Print(const Point& p) {
       first, ours, 100 * p.server_cpu / p.f.seconds / std::max(ours, 1e-9),
       100 * p.pg_cpu / p.f.seconds / std::max(ours, 1e-9),
       100 * p.fleet_cpu / p.f.seconds / std::max(ours, 1e-9));
+  std::fflush(stdout);
+}
+
+// Where a job's time goes (issue 36): every server method's calls and server
+// time per job, then PostgreSQL's statements of the most execution time per
+// job (pg_stat_statements; deploy/with-postgres.sh loads it with
+// NPUPERF_PG_STATEMENTS=1, as tests/bench/run.sh does).
+void PrintBreakdown(const Point& p) {
+  if (p.f.jobs_done <= 0) return;
+  const double jobs = static_cast<double>(p.f.jobs_done);
+  const std::string count = "npuperf_server_grpc_handling_seconds_count{method=\"";
+  std::vector<std::pair<double, std::string>> methods;  // ms per job, line
+  for (const auto& [series, n] : p.scrape) {
+    if (!absl::StartsWith(series, count) || n <= 0) continue;
+    const std::string method = series.substr(count.size(), series.size() - count.size() - 2);
+    auto sum = p.scrape.find("npuperf_server_grpc_handling_seconds_sum{method=\"" + method + "\"}");
+    const double ms = sum == p.scrape.end() ? 0 : 1e3 * sum->second;
+    methods.emplace_back(
+        ms / jobs, absl::StrFormat("%-16s %5.2f calls %6.2f ms", method, n / jobs, ms / jobs));
+  }
+  std::sort(methods.rbegin(), methods.rend());
+  std::printf("      per job, server methods (calls, wall time in the handler):\n");
+  for (const auto& [ms, line] : methods) std::printf("        %s\n", line.c_str());
+  if (!p.statements_known) {
+    std::printf("      per job, statements: unknown (pg_stat_statements not loaded)\n");
+    return;
+  }
+  double calls = 0, total = 0;
+  for (const auto& st : p.statements) {
+    calls += st.calls;
+    total += st.total_ms;
+  }
+  const size_t shown = std::min<size_t>(p.statements.size(), 12);
+  std::printf(
+      "      per job, top %zu statements (calls, execution ms; all %zu: %.1f calls, %.2f ms):\n",
+      shown, p.statements.size(), calls / jobs, total / jobs);
+  for (size_t i = 0; i < shown; ++i) {
+    const fleet::Statement& st = p.statements[i];
+    std::printf("        %5.2f calls %6.3f ms  %s\n", st.calls / jobs, st.total_ms / jobs,
+                st.query.substr(0, 110).c_str());
+  }
   std::fflush(stdout);
 }
 
@@ -360,7 +408,7 @@ TEST(FleetBench, Curve) {
   const v1::CollectionSpec spec = Template(c);
   ASSERT_GT(evidence.ByteSizeLong(), 0u);
   ASSERT_EQ(spec.operators_size(), 1);
-  Bench bench(c, {c.server->pid(), replica->pid()}, fleet::PostmasterPid(url),
+  Bench bench(c, url, {c.server->pid(), replica->pid()}, fleet::PostmasterPid(url),
               {c.address, replica_address}, {c.metrics_address, AddressAfter(*line, "metrics")},
               spec, evidence);
   std::printf(
@@ -373,7 +421,9 @@ TEST(FleetBench, Curve) {
       int window = Flags().window_s;
       if (window == 0)
         window = duration >= 10 ? (Flags().quick ? 20 : 40) : (Flags().quick ? 8 : 15);
-      Print(bench.Run(devices, duration, window));
+      const Point p = bench.Run(devices, duration, window);
+      Print(p);
+      PrintBreakdown(p);
     }
   }
 }

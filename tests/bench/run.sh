@@ -11,12 +11,21 @@
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
 #   upload_rss          the server's peak RSS beside 8 concurrent 60 MiB bundle uploads
+#   submit_bench        `npuperf submit --manifest --no-wait` of 10,000 and 100,000 cases, CLI start to exit,
+#                       and the first `npuperf get` page, SQLite and PostgreSQL
 #   fleet_bench         a virtual fleet of 100-1,000 devices on two replicas over one PostgreSQL: jobs/s,
-#                       utilisation, idle gaps, lease latency, CPU per 1,000 jobs (FLEET_BENCH_FLAGS, e.g. --quick)
-# Usage: tests/bench/run.sh [build dir]
+#                       utilisation, idle gaps, lease latency, CPU per 1,000 jobs, and per job the server
+#                       methods and PostgreSQL statements (FLEET_BENCH_FLAGS, e.g. --quick)
+# Then figures.py prints every tracked figure against tests/bench/baseline.json (the last accepted
+# run): the ratio, and WORSE where one fell beyond its tolerance. BENCH_ACCEPT=1 writes this run's
+# figures into baseline.json (commit it with the change that moved them).
+# Usage: tests/bench/run.sh [build dir]   (the output is also kept in $BENCH_OUT, default a temp file)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
+OUT=${BENCH_OUT:-$(mktemp /tmp/npuperf-bench.XXXXXX)}
+
+benches() {
 
 echo "== evidence_bench"
 "$BUILD/bin/evidence_bench" --python="$ROOT/tests/bench/evidence_bench_reference.py"
@@ -46,6 +55,15 @@ echo
 echo "== upload_rss (8 concurrent 60 MiB uploads from 4 teams)"
 bash "$ROOT/tests/bench/upload_rss.sh" "$BUILD" 8 60
 echo
+echo "== submit_bench (npuperf submit of 10,000 and 100,000 cases, CLI start to exit)"
+bash "$ROOT/deploy/with-postgres.sh" bash "$ROOT/tests/bench/submit_bench.sh" "$BUILD"
+echo
 echo "== fleet_bench (virtual fleet, 2 replicas, one PostgreSQL; 10 s and 1 s jobs)"
 NPUPERF_BUILD_DIR="$BUILD" NPUPERF_SOURCE_DIR="$ROOT" \
-  bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/fleet_bench" ${FLEET_BENCH_FLAGS:-}
+  NPUPERF_PG_STATEMENTS=1 bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/fleet_bench" ${FLEET_BENCH_FLAGS:-}
+}
+
+benches 2>&1 | tee "$OUT"
+echo
+echo "== figures against tests/bench/baseline.json (output kept in $OUT)"
+python3 "$ROOT/tests/bench/figures.py" ${BENCH_ACCEPT:+--accept} "$OUT"

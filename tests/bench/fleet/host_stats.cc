@@ -109,6 +109,51 @@ int PostmasterPid(const std::string& url) {
   return pid;
 }
 
+namespace {
+
+// psql's unaligned rows of one query, fields split at the first `fields - 1`
+// '|' (the last field may hold '|'); empty on failure.
+std::vector<std::vector<std::string>> PsqlRows(const std::string& url, const std::string& sql,
+                                               int fields = 1) {
+  const std::string cmd = "psql '" + url + "' -qAt -F '|' -c \"" + sql + "\" 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  std::vector<std::vector<std::string>> rows;
+  char buf[8192];
+  while (fgets(buf, sizeof buf, p) != nullptr) {
+    absl::string_view line = absl::StripTrailingAsciiWhitespace(buf);
+    if (!line.empty()) rows.push_back(absl::StrSplit(line, absl::MaxSplits('|', fields - 1)));
+  }
+  pclose(p);
+  return rows;
+}
+
+}  // namespace
+
+bool ResetStatements(const std::string& url) {
+  (void)PsqlRows(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  return !PsqlRows(url, "SELECT 1 FROM pg_stat_statements_reset()").empty();
+}
+
+std::vector<Statement> TopStatements(const std::string& url, int n) {
+  std::vector<Statement> out;
+  const std::string sql =
+      "SELECT calls, total_exec_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) "
+      "FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = "
+      "current_database()) ORDER BY total_exec_time DESC" +
+      (n > 0 ? " LIMIT " + std::to_string(n) : std::string());
+  for (const auto& row : PsqlRows(url, sql, 3)) {
+    Statement st;
+    if (row.size() != 3 || !absl::SimpleAtod(row[0], &st.calls) ||
+        !absl::SimpleAtod(row[1], &st.total_ms)) {
+      continue;
+    }
+    st.query = row[2];
+    out.push_back(std::move(st));
+  }
+  return out;
+}
+
 std::map<std::string, double> ParseScrape(const std::string& text) {
   std::map<std::string, double> out;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {

@@ -24,6 +24,20 @@ MachineCpu ReadMachineCpu();
 // through psql, then its postmaster.pid); -1 when unknown.
 int PostmasterPid(const std::string& url);
 
+// One normalised statement of pg_stat_statements: how often it ran and its
+// execution time (ms, planning not included).
+struct Statement {
+  double calls = 0;
+  double total_ms = 0;
+  std::string query;  // whitespace collapsed
+};
+// pg_stat_statements of the database at url, through psql: Reset empties it
+// (false when the extension is not loaded: deploy/with-postgres.sh loads it
+// with NPUPERF_PG_STATEMENTS=1); Top returns the n statements of the most
+// execution time, most first (all with n = 0; empty when unavailable).
+bool ResetStatements(const std::string& url);
+std::vector<Statement> TopStatements(const std::string& url, int n);
+
 // A Prometheus text scrape as series -> value ("name{labels}" as written).
 std::map<std::string, double> ParseScrape(const std::string& text);
 // b - a for every series of b.
