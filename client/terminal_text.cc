@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "absl/strings/numbers.h"
+#include "common/input_rules.h"
 
 namespace npuperf::client {
 namespace {
@@ -54,22 +55,9 @@ struct Glyph {
 Glyph Next(std::string_view text, size_t pos) {
   const auto b = static_cast<unsigned char>(text[pos]);
   if (b < 0x80) return {1, 1, b >= 0x20 && b != 0x7F};
-  const size_t n = b >= 0xC2 && b <= 0xDF   ? 2
-                   : b >= 0xE0 && b <= 0xEF ? 3
-                   : b >= 0xF0 && b <= 0xF4 ? 4
-                                            : 0;
-  if (n == 0 || pos + n > text.size()) return {};
-  char32_t c = b & (0x7F >> n);
-  for (size_t i = 1; i < n; ++i) {
-    const auto cont = static_cast<unsigned char>(text[pos + i]);
-    if ((cont & 0xC0) != 0x80) return {};
-    c = (c << 6) | (cont & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-      (c >= 0xD800 && c <= 0xDFFF)) {
-    return {};
-  }
+  uint32_t c = 0;
+  const size_t n = Utf8SequenceLength(text, pos, &c);
+  if (n == 0) return {};
   if (c < 0xA0) return {n, 1, false};  // C1 controls
   return {n, In(kZeroWidth, c) ? 0 : In(kWide, c) ? 2 : 1, true};
 }

@@ -11,15 +11,6 @@ bool EnvChar(char c, bool first) {
   return (c >= 'A' && c <= 'Z') || c == '_' || (!first && c >= '0' && c <= '9');
 }
 
-// Length of the UTF-8 sequence starting with lead byte c (0: not a lead).
-int SequenceLength(unsigned char c) {
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) return 2;
-  if (c >= 0xE0 && c <= 0xEF) return 3;
-  if (c >= 0xF0 && c <= 0xF4) return 4;
-  return 0;
-}
-
 }  // namespace
 
 std::string EnvNameProblem(absl::string_view name, size_t max_bytes) {
@@ -75,21 +66,41 @@ bool IsCleanText(absl::string_view text) {
   return true;
 }
 
+size_t Utf8SequenceLength(std::string_view s, size_t i, uint32_t* code_point) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char b0 = byte(i);
+  size_t n = 0;
+  uint32_t cp = 0;
+  if (b0 >= 0xC2 && b0 <= 0xDF) {
+    n = 2, cp = b0 & 0x1F;
+  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+    n = 3, cp = b0 & 0x0F;
+  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+    n = 4, cp = b0 & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  const uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  *code_point = cp;
+  return n;
+}
+
 bool IsValidUtf8(absl::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    const int n = SequenceLength(c);
-    if (n == 0 || i + n > s.size()) return false;
-    for (int k = 1; k < n; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
+  const std::string_view text(s.data(), s.size());
+  uint32_t code_point = 0;
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
     }
-    if (n >= 3) {
-      const auto c1 = static_cast<unsigned char>(s[i + 1]);
-      if (c == 0xE0 && c1 < 0xA0) return false;   // overlong
-      if (c == 0xED && c1 >= 0xA0) return false;  // surrogate
-      if (c == 0xF0 && c1 < 0x90) return false;   // overlong
-      if (c == 0xF4 && c1 >= 0x90) return false;  // past U+10FFFF
-    }
+    const size_t n = Utf8SequenceLength(text, i, &code_point);
+    if (n == 0) return false;
     i += n;
   }
   return true;

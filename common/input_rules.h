@@ -1,7 +1,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/string_view.h"
 
@@ -55,6 +57,13 @@ bool IsPrintableLine(absl::string_view text);
 // Free text (descriptions, reasons, warnings): no NUL and no control byte
 // other than tab, newline and carriage return.
 bool IsCleanText(absl::string_view text);
+
+// The length (2..4) of the valid multi-byte UTF-8 sequence at text[i], with
+// its code point in *code_point; 0 when there is none (an ASCII or stray
+// continuation byte, a cut sequence, an overlong form, a surrogate, a code
+// point past U+10FFFF). The one UTF-8 decoder of common/ and client/ (report/
+// keeps its own: it includes nothing of common/).
+size_t Utf8SequenceLength(std::string_view text, size_t i, uint32_t* code_point);
 
 // Well-formed UTF-8: no overlong form, surrogate or code point past U+10FFFF.
 bool IsValidUtf8(absl::string_view text);

@@ -8,38 +8,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/input_rules.h"
 
 namespace npuperf {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i] (2..4), or 0 when there is none
-// (overlong forms, surrogates and code points above U+10FFFF are invalid).
-size_t Utf8Length(std::string_view s, size_t i, uint32_t* code_point) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char b0 = byte(i);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2, cp = b0 & 0x1F;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3, cp = b0 & 0x0F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4, cp = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  const uint32_t min = n == 2 ? 0x80 : n == 3 ? 0x800 : 0x10000;
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  *code_point = cp;
-  return n;
-}
-
-}  // namespace
 
 std::string EscapeLogText(std::string_view text) {
   std::string out;
@@ -48,7 +19,7 @@ std::string EscapeLogText(std::string_view text) {
     const unsigned char c = static_cast<unsigned char>(text[i]);
     if (c >= 0x80) {
       uint32_t cp = 0;
-      const size_t n = Utf8Length(text, i, &cp);
+      const size_t n = Utf8SequenceLength(text, i, &cp);
       if (n == 0) {
         absl::StrAppendFormat(&out, "\\x%02X", c);
         ++i;

@@ -65,6 +65,22 @@ TEST(InputRulesTest, ReportedTextIsCleanedAndCutOnACharacterBoundary) {
   EXPECT_EQ(CleanReportedText(std::string(10, 'x'), 3), "xxx");
 }
 
+TEST(InputRulesTest, Utf8SequencesDecodeOnlyWhenWellFormed) {
+  uint32_t cp = 0;
+  EXPECT_EQ(Utf8SequenceLength("a\xC3\xA9", 1, &cp), 2u);
+  EXPECT_EQ(cp, 0xE9u);
+  EXPECT_EQ(Utf8SequenceLength("\xE2\x80\x94", 0, &cp), 3u);
+  EXPECT_EQ(cp, 0x2014u);
+  EXPECT_EQ(Utf8SequenceLength("\xF0\x9F\x98\x80", 0, &cp), 4u);
+  EXPECT_EQ(cp, 0x1F600u);
+  EXPECT_EQ(Utf8SequenceLength("a", 0, &cp), 0u);             // ASCII: not a multi-byte sequence
+  EXPECT_EQ(Utf8SequenceLength("\x80", 0, &cp), 0u);          // stray continuation
+  EXPECT_EQ(Utf8SequenceLength("\xE2\x80", 0, &cp), 0u);      // cut
+  EXPECT_EQ(Utf8SequenceLength("\xC0\xAF", 0, &cp), 0u);      // overlong
+  EXPECT_EQ(Utf8SequenceLength("\xED\xA0\x80", 0, &cp), 0u);  // surrogate
+  EXPECT_EQ(Utf8SequenceLength("\xF4\x90\x80\x80", 0, &cp), 0u);  // past U+10FFFF
+}
+
 TEST(InputRulesTest, NotesAreBoundedCleanUtf8) {
   EXPECT_EQ(NoteProblem("", 1024), "");
   EXPECT_EQ(NoteProblem("flaky device 3\n\tsee #41 — ok", 1024), "");
