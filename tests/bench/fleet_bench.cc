@@ -255,9 +255,12 @@ Point Bench::Run(int devices, int duration_s, int window_s) {
   return p;
 }
 
+// The servers' per-method handler-time histogram.
+constexpr char kHandling[] = "npuperf_server_grpc_handling_seconds";
+
 // Mean server time (ms) and calls of one agent method over the window.
 std::string MethodFigures(const Point& p, const std::string& method) {
-  const std::string base = "npuperf_server_grpc_handling_seconds";
+  const std::string base = kHandling;
   const std::string labels = absl::StrCat("{method=\"", method, "\"}");
   auto get = [&](const std::string& k) {
     auto it = p.scrape.find(k);
@@ -310,12 +313,12 @@ void Print(const Point& p) {
 void PrintBreakdown(const Point& p) {
   if (p.f.jobs_done <= 0) return;
   const double jobs = static_cast<double>(p.f.jobs_done);
-  const std::string count = "npuperf_server_grpc_handling_seconds_count{method=\"";
+  const std::string count = absl::StrCat(kHandling, "_count{method=\"");
   std::vector<std::pair<double, std::string>> methods;  // ms per job, line
   for (const auto& [series, n] : p.scrape) {
     if (!absl::StartsWith(series, count) || n <= 0) continue;
     const std::string method = series.substr(count.size(), series.size() - count.size() - 2);
-    auto sum = p.scrape.find("npuperf_server_grpc_handling_seconds_sum{method=\"" + method + "\"}");
+    auto sum = p.scrape.find(absl::StrCat(kHandling, "_sum{method=\"", method, "\"}"));
     const double ms = sum == p.scrape.end() ? 0 : 1e3 * sum->second;
     methods.emplace_back(
         ms / jobs, absl::StrFormat("%-16s %5.2f calls %6.2f ms", method, n / jobs, ms / jobs));

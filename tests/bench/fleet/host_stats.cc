@@ -58,6 +58,23 @@ std::vector<int> ChildrenOf(int parent) {
   return out;
 }
 
+// psql's unaligned rows of one query, fields split at the first `fields - 1`
+// '|' (the last field may hold '|'); empty on failure.
+std::vector<std::vector<std::string>> PsqlRows(const std::string& url, const std::string& sql,
+                                               int fields = 1) {
+  const std::string cmd = "psql '" + url + "' -qAt -F '|' -c \"" + sql + "\" 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return {};
+  std::vector<std::vector<std::string>> rows;
+  char buf[8192];
+  while (fgets(buf, sizeof buf, p) != nullptr) {
+    absl::string_view line = absl::StripTrailingAsciiWhitespace(buf);
+    if (!line.empty()) rows.push_back(absl::StrSplit(line, absl::MaxSplits('|', fields - 1)));
+  }
+  pclose(p);
+  return rows;
+}
+
 }  // namespace
 
 double ProcessCpuSeconds(int pid, bool with_children) {
@@ -96,39 +113,13 @@ MachineCpu ReadMachineCpu() {
 }
 
 int PostmasterPid(const std::string& url) {
-  const std::string cmd = "psql '" + url + "' -Atc 'SHOW data_directory' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  char buf[4096] = {0};
-  const bool got = fgets(buf, sizeof buf, p) != nullptr;
-  pclose(p);
-  if (!got) return -1;
-  std::ifstream pidfile(std::string(absl::StripAsciiWhitespace(buf)) + "/postmaster.pid");
+  const auto rows = PsqlRows(url, "SHOW data_directory");
+  if (rows.empty() || rows[0].empty()) return -1;
+  std::ifstream pidfile(rows[0][0] + "/postmaster.pid");
   int pid = -1;
   pidfile >> pid;
   return pid;
 }
-
-namespace {
-
-// psql's unaligned rows of one query, fields split at the first `fields - 1`
-// '|' (the last field may hold '|'); empty on failure.
-std::vector<std::vector<std::string>> PsqlRows(const std::string& url, const std::string& sql,
-                                               int fields = 1) {
-  const std::string cmd = "psql '" + url + "' -qAt -F '|' -c \"" + sql + "\" 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return {};
-  std::vector<std::vector<std::string>> rows;
-  char buf[8192];
-  while (fgets(buf, sizeof buf, p) != nullptr) {
-    absl::string_view line = absl::StripTrailingAsciiWhitespace(buf);
-    if (!line.empty()) rows.push_back(absl::StrSplit(line, absl::MaxSplits('|', fields - 1)));
-  }
-  pclose(p);
-  return rows;
-}
-
-}  // namespace
 
 bool ResetStatements(const std::string& url) {
   (void)PsqlRows(url, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
