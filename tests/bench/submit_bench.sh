@@ -70,11 +70,11 @@ bench() {  # backend db
         --op-name _Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii --idempotency-key "bench-$1-$n-$r-$$" "${ops[@]}" 2>/dev/null |
         python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
       t1=$(date +%s.%N)
-      times+="$(echo "$t1 - $t0" | bc)"$'\n'
+      times+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"$'\n'
       t0=$(date +%s.%N)
       "$BIN/npuperf" --server "$addr" get "$id" >/dev/null
       t1=$(date +%s.%N)
-      status_times+="$(echo "$t1 - $t0" | bc)"$'\n'
+      status_times+="$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"$'\n'
       "$BIN/npuperf" --server "$addr" cancel "$id" >/dev/null 2>&1 || true
     done
     read -r med lo hi < <(printf '%s' "$times" | median)
