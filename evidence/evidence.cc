@@ -147,6 +147,7 @@ absl::Status SetDuration(const GroupRow& g, Evidence* ev) {
   }
   ev->task_duration_us = d;
   ev->duration.samples_us = g.target.durations_us;
+  ev->duration.core_samples_us = g.target.core_times_us;
   Aggregate agg = AggregateSamples(ev->duration.samples_us);
   ev->duration.aggregate_us = agg.value;
   ev->duration.method = agg.method;

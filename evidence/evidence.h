@@ -23,6 +23,10 @@ namespace npuperf::evidence {
 struct DurationStats {
   // One duration (us) per repeat, in run order.
   std::vector<double> samples_us;
+  // The primary core time (us) of the same repeats, max(aicore_time,
+  // aiv_time) of each launch row; empty when a repeat has none (quick mode,
+  // task_time and api_statistic sources).
+  std::vector<double> core_samples_us;
   double aggregate_us = 0;
   // AggregateSamples over samples_us.
   AggregationMethod method = AggregationMethod::kNone;

@@ -152,6 +152,7 @@ Json Identity(const Evidence& ev) {
               {"task_duration_us", ev.task_duration_us},
               {"duration",
                {{"samples_us", ev.duration.samples_us},
+                {"core_samples_us", ev.duration.core_samples_us},
                 {"aggregate_us", ev.duration.aggregate_us},
                 {"method", NameOf(ev.duration.method)},
                 {"source", NameOf(ev.duration.source)}}},

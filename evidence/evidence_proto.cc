@@ -102,6 +102,7 @@ void FillIdentity(const Evidence& ev, pb::Evidence* out) {
   out->set_input_formats(ev.input_formats);
   pb::DurationStats* d = out->mutable_duration();
   for (double s : ev.duration.samples_us) d->add_samples_us(s);
+  for (double s : ev.duration.core_samples_us) d->add_core_samples_us(s);
   d->set_aggregate_us(ev.duration.aggregate_us);
   d->set_method(Method(ev.duration.method));
   d->set_source(NameOf(ev.duration.source));

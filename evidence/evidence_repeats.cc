@@ -11,9 +11,18 @@ using internal::Cat;
 Evidence CombineRepeats(std::vector<Evidence> repeats) {
   Evidence out = std::move(repeats.front());
   std::vector<double> samples = out.duration.samples_us;
+  // Core samples pair with the duration samples: kept only when every repeat
+  // has one per duration sample.
+  std::vector<double> core = out.duration.core_samples_us;
+  bool core_complete = core.size() == samples.size();
   for (size_t i = 1; i < repeats.size(); ++i) {
     const Evidence& r = repeats[i];
     samples.insert(samples.end(), r.duration.samples_us.begin(), r.duration.samples_us.end());
+    core_complete =
+        core_complete && r.duration.core_samples_us.size() == r.duration.samples_us.size();
+    if (core_complete) {
+      core.insert(core.end(), r.duration.core_samples_us.begin(), r.duration.core_samples_us.end());
+    }
     for (const EvidenceError& e : r.errors) {
       out.errors.push_back({e.code, Cat("repeat ", i + 1, ": ", e.message)});
     }
@@ -21,6 +30,7 @@ Evidence CombineRepeats(std::vector<Evidence> repeats) {
   }
   Aggregate agg = AggregateSamples(samples);
   out.duration.samples_us = std::move(samples);
+  out.duration.core_samples_us = core_complete ? std::move(core) : std::vector<double>();
   out.duration.aggregate_us = agg.value;
   out.duration.method = agg.method;
   if (out.golden.status != GoldenStatus::kNotProvided) {
@@ -45,7 +55,10 @@ Evidence QuickEvidence(const std::vector<KernelTiming>& repeats,
     }
   }
   Aggregate agg = AggregateSamples(samples);
-  ev.duration = {samples, agg.value, agg.method, first.source};
+  ev.duration.samples_us = samples;
+  ev.duration.aggregate_us = agg.value;
+  ev.duration.method = agg.method;
+  ev.duration.source = first.source;
   ev.task_duration_us = agg.value;
   ev.launch.selector = first.selector;
   ev.launch.total = static_cast<int>(first.launches.size());

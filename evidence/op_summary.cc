@@ -170,6 +170,16 @@ std::optional<double> OpRow::Get(std::string_view field) const {
   return std::nullopt;
 }
 
+double PrimaryCoreTime(const std::vector<std::pair<std::string, double>>& fields) {
+  double best = 0;
+  for (const auto& [name, value] : fields) {
+    if ((name == "aicore_time(us)" || name == "aiv_time(us)") && std::isfinite(value) &&
+        value > best)
+      best = value;
+  }
+  return best;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -211,6 +221,14 @@ absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<fs::path>& parts,
   out.used = *std::move(used);
   for (size_t u : out.used) out.durations_us.push_back(out.launches[u].duration_us);
   out.row = ordered[out.used.front()].identity;
+  for (size_t u : out.used) {
+    const double core = PrimaryCoreTime(Fields(*cols, ordered[u].values));
+    if (!(core > 0)) {
+      out.core_times_us.clear();
+      break;
+    }
+    out.core_times_us.push_back(core);
+  }
   if (selector.kind == LaunchSelector::Kind::kAll) {
     Aggregate(*cols, ordered, &out);
   } else {

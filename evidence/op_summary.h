@@ -51,6 +51,10 @@ struct SelectedTarget {
   std::vector<size_t> used;
   // Task Duration of each used launch, start order.
   std::vector<double> durations_us;
+  // The primary core time of each used launch, start order (PrimaryCoreTime
+  // of its aicore_time and aiv_time cells); empty unless every used launch
+  // has one, so that it pairs with durations_us.
+  std::vector<double> core_times_us;
   // `all` only: field -> (min, max) across the used launches.
   std::vector<std::pair<std::string, std::pair<double, double>>> spread;
   // Identity cells (shapes, block counts, task type) that differ between the
@@ -68,6 +72,10 @@ struct SelectedTarget {
 absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<std::filesystem::path>& parts,
                                             std::string_view op_name,
                                             const LaunchSelector& selector = {});
+
+// max(aicore_time(us), aiv_time(us)) of one launch's metric fields; 0 when
+// neither is present, positive and finite (quick-mode tables have neither).
+double PrimaryCoreTime(const std::vector<std::pair<std::string, double>>& fields);
 
 // The median of `v` (mean of the middle two for an even count; 0 when empty).
 double Median(std::vector<double> v);

@@ -132,12 +132,40 @@ CoreTime PrimaryCore(const v1::Evidence& e) {
   return aic >= aiv ? CoreTime{aic, "AIC"} : CoreTime{aiv, "AIV"};
 }
 
+// The core samples of a round (one per repeat, Evidence.duration.
+// core_samples_us), empty unless each is positive and finite.
+std::vector<double> CoreSamples(const v1::Evidence& e) {
+  std::vector<double> out(e.duration().core_samples_us().begin(),
+                          e.duration().core_samples_us().end());
+  for (double v : out) {
+    if (!(v > 0) || !std::isfinite(v)) return {};
+  }
+  return out;
+}
+
+double MedianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// With core samples on both sides, the scope is judged on them (their
+// medians, Mann-Whitney and the Hodges-Lehmann interval); else on the one
+// merged figure of each round, a ratio without a test.
 v1::ScopeComparison CoreScope(const v1::Round& b, const v1::Round& c, const VerdictOptions& o) {
   const CoreTime cb = PrimaryCore(b.evidence()), cc = PrimaryCore(c.evidence());
   v1::ScopeComparison s;
   if (cb.us > 0 && cc.us > 0) {
-    s = JudgeScope("core", {cb.us}, {cc.us}, cb.us, cc.us, o,
-                   "the core time is one figure per round (the merged op_summary row)");
+    std::vector<double> sb = CoreSamples(b.evidence()), sc = CoreSamples(c.evidence());
+    if (!sb.empty() && !sc.empty()) {
+      const double mb = MedianOf(sb), mc = MedianOf(sc);
+      s = JudgeScope("core", sb, sc, mb, mc, o, "the core samples are one per repeat");
+    } else {
+      s = JudgeScope("core", {cb.us}, {cc.us}, cb.us, cc.us, o,
+                     absl::StrCat("the ", sb.empty() ? "base" : "candidate",
+                                  " round has no core time per repeat, only the merged "
+                                  "op_summary row"));
+    }
   } else {
     s.set_scope("core");
     s.set_p_value(1);

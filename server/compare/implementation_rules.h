@@ -17,8 +17,11 @@
 //   COMPARED        both scopes: "task_duration" (the duration samples, one
 //                   per repeat: Mann-Whitney verdict and Hodges-Lehmann CI as
 //                   in compare) and "core" (each side's primary core time,
-//                   max(aicore_time_us, aiv_time_us): one figure per round, so
-//                   a ratio without a test, INSUFFICIENT)
+//                   max(aicore_time, aiv_time) of each repeat from
+//                   duration.core_samples_us: their medians, Mann-Whitney and
+//                   the Hodges-Lehmann CI; a round without them, e.g. stored
+//                   before they existed, gives its merged figure: a ratio
+//                   without a test, INSUFFICIENT)
 // Per operator: the scenario count and the geometric mean of its cases'
 // ratios per scope. Over operators: the arithmetic mean (what the release
 // report prints as its average) and the geometric mean, both labelled.

@@ -134,6 +134,17 @@ void CheckDuration(const v1::DurationStats& d, Checker& c) {
       c.NonNegative(absl::StrCat("evidence.duration.samples_us[", i, "]"), d.samples_us(i));
     }
   }
+  if (c.Count("evidence.duration.core_samples_us", d.core_samples_us_size(), kMaxSamples)) {
+    for (int i = 0; i < d.core_samples_us_size(); ++i) {
+      c.NonNegative(absl::StrCat("evidence.duration.core_samples_us[", i, "]"),
+                    d.core_samples_us(i));
+    }
+  }
+  if (d.core_samples_us_size() > 0 && d.core_samples_us_size() != d.samples_us_size()) {
+    c.Add("evidence.duration.core_samples_us",
+          absl::StrCat("has ", d.core_samples_us_size(), " samples for ", d.samples_us_size(),
+                       " repeats (one per repeat, or none)"));
+  }
   c.NonNegative("evidence.duration.aggregate_us", d.aggregate_us());
   if (!v1::AggregationMethod_IsValid(d.method())) {
     c.Add("evidence.duration.method", "is not a known value");

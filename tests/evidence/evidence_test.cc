@@ -53,6 +53,7 @@ TEST_F(E2GroupTest, IdentityAndTimingFromPipeUtilization) {
   EXPECT_EQ(ev_.input_shapes, "1,32;1,32");  // quoted comma cell
   EXPECT_DOUBLE_EQ(ev_.task_duration_us, 87139.380);
   EXPECT_THAT(ev_.duration.samples_us, ElementsAre(87139.380));
+  EXPECT_THAT(ev_.duration.core_samples_us, ElementsAre(79569.043));  // max(aicore, aiv)
   EXPECT_EQ(Name(ev_.duration.method), "single");
   EXPECT_DOUBLE_EQ(ev_.aicore_time_us, 12.716);
   EXPECT_DOUBLE_EQ(ev_.aiv_time_us, 79569.043);
@@ -258,6 +259,18 @@ TEST(CombineRepeatsTest, SamplesOfAllRepeatsTrimmedMean) {
   EXPECT_DOUBLE_EQ(out.duration.aggregate_us, 5.926);
   ASSERT_EQ(out.errors.size(), 1u);
   EXPECT_EQ(out.errors[0].message, "repeat 3: boom");
+}
+
+TEST(CombineRepeatsTest, CoreSamplesStayPairedWithTheDurationSamples) {
+  Evidence a, b;
+  a.duration.samples_us = {5.8, 5.9};
+  a.duration.core_samples_us = {5.1, 5.2};
+  b.duration.samples_us = {6.1};
+  b.duration.core_samples_us = {5.3};
+  EXPECT_THAT(CombineRepeats({a, b}).duration.core_samples_us, ElementsAre(5.1, 5.2, 5.3));
+  b.duration.core_samples_us.clear();  // a repeat without core times: none at all
+  EXPECT_THAT(CombineRepeats({a, b}).duration.core_samples_us, ::testing::IsEmpty());
+  EXPECT_THAT(CombineRepeats({b, a}).duration.core_samples_us, ::testing::IsEmpty());
 }
 
 }  // namespace

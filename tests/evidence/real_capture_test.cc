@@ -6,6 +6,7 @@
 #include "evidence/discovery.h"
 #include "evidence/evidence.h"
 #include "evidence/layout.h"
+#include "evidence/op_summary.h"
 #include "evidence/task_time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -81,6 +82,8 @@ TEST(RealCaptureTest, AllLaunchesAreSamplesMetricsByMedianWithSpread) {
   auto ev = BuildEvidence(Real("as_strided_cann7"), Opts(kSlice, "all"));
   ASSERT_TRUE(ev.ok()) << ev.status();
   EXPECT_THAT(ev->duration.samples_us, SizeIs(20));
+  ASSERT_THAT(ev->duration.core_samples_us, SizeIs(20));  // one aiv_time per launch
+  EXPECT_DOUBLE_EQ(Median(ev->duration.core_samples_us), ev->aiv_time_us);
   EXPECT_EQ(Name(ev->duration.method), "trimmed_mean");
   EXPECT_NEAR(ev->duration.aggregate_us, 12.898111111111112, 1e-9);
   EXPECT_EQ(ev->launch.selector, "all");

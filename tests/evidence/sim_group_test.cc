@@ -307,6 +307,10 @@ TEST_F(SimGroupTest, TheUnifiedDbGivesTheSameEvidenceAsTheCsv) {
   ASSERT_EQ(db->duration.samples_us.size(), csv->duration.samples_us.size());
   for (size_t i = 0; i < db->duration.samples_us.size(); ++i)
     EXPECT_NEAR(db->duration.samples_us[i], csv->duration.samples_us[i], 1e-3);
+  ASSERT_EQ(db->duration.core_samples_us.size(), csv->duration.core_samples_us.size());
+  EXPECT_FALSE(csv->duration.core_samples_us.empty());
+  for (size_t i = 0; i < db->duration.core_samples_us.size(); ++i)
+    EXPECT_NEAR(db->duration.core_samples_us[i], csv->duration.core_samples_us[i], 1e-3);
   EXPECT_EQ(db->launch.used[0].start_ns, csv->launch.used[0].start_ns);
   EXPECT_EQ(db->merged, csv->merged);
   EXPECT_EQ(Name(db->bound.label), Name(csv->bound.label));

@@ -174,7 +174,8 @@ TEST(ImplementationRulesTest, BothScopesOnWorkedNumbers) {
   EXPECT_EQ(c.core().base_core(), "AIC");
   EXPECT_EQ(c.core().candidate_core(), "AIV");
   EXPECT_EQ(c.core().verdict(), v1::VERDICT_INSUFFICIENT);
-  EXPECT_TRUE(absl::StrContains(c.core().rule(), "one figure per round")) << c.core().rule();
+  EXPECT_TRUE(absl::StrContains(c.core().rule(), "base round has no core time per repeat"))
+      << c.core().rule();
   EXPECT_TRUE(std::find(c.flags().begin(), c.flags().end(), "primary_core:AIC->AIV") !=
               c.flags().end());
   // The expected differences are listed and never block.
@@ -187,6 +188,51 @@ TEST(ImplementationRulesTest, BothScopesOnWorkedNumbers) {
     }
   }
   EXPECT_EQ(informative, 4);
+}
+
+// Five core samples per side (one per repeat) around `us`, median `us`.
+void SetCoreSamples(v1::Round* r, double us) {
+  for (double f : {1.0, 1.004, 0.996, 1.008, 0.992})
+    r->mutable_evidence()->mutable_duration()->add_core_samples_us(us * f);
+}
+
+TEST(ImplementationRulesTest, TheCoreScopeIsTestedOnItsSamplesWhenBothSidesHaveThem) {
+  // Core 80 -> 44 us per repeat, fully separated 5 vs 5: exact p = 2/252.
+  v1::Round base = MakeRound(1, "rms_asc", "c1", 100, 80, 20);
+  v1::Round cand = MakeRound(2, "rms_pto", "c1", 50, 10, 44);
+  SetCoreSamples(&base, 80);
+  SetCoreSamples(&cand, 44);
+  const v1::ImplementationCase c = CompareImplementationCase(base, cand, kDefaults);
+  ASSERT_EQ(c.status(), v1::IMPLEMENTATION_CASE_COMPARED) << c.reason();
+  EXPECT_EQ(c.core().verdict(), v1::VERDICT_IMPROVED) << c.core().rule();
+  EXPECT_NEAR(c.core().p_value(), 2.0 / 252, 1e-12);
+  EXPECT_DOUBLE_EQ(c.core().base_us(), 80);  // the medians
+  EXPECT_DOUBLE_EQ(c.core().candidate_us(), 44);
+  EXPECT_DOUBLE_EQ(c.core().ratio(), 0.55);
+  EXPECT_EQ(c.core().base_samples(), 5);
+  EXPECT_EQ(c.core().candidate_samples(), 5);
+  EXPECT_LE(c.core().ratio_ci_low(), 0.55);
+  EXPECT_GE(c.core().ratio_ci_high(), 0.55);
+  EXPECT_GT(c.core().ratio_ci_low(), 0.5);
+
+  // Same core time on both sides: STABLE, with a p-value, not INSUFFICIENT.
+  v1::Round same = MakeRound(3, "rms_pto", "c1", 50, 10, 80);
+  SetCoreSamples(&same, 80);
+  EXPECT_EQ(CompareImplementationCase(base, same, kDefaults).core().verdict(), v1::VERDICT_STABLE);
+
+  // One side without per-repeat core samples: the merged figures, untested,
+  // naming the side.
+  v1::Round old = MakeRound(4, "rms_pto", "c1", 50, 10, 44);
+  const v1::ScopeComparison s = CompareImplementationCase(base, old, kDefaults).core();
+  EXPECT_EQ(s.verdict(), v1::VERDICT_INSUFFICIENT);
+  EXPECT_TRUE(absl::StrContains(s.rule(), "candidate round has no core time per repeat"))
+      << s.rule();
+
+  // A non-positive core sample makes the round's samples unusable.
+  v1::Round bad = cand;
+  bad.mutable_evidence()->mutable_duration()->set_core_samples_us(2, 0);
+  EXPECT_EQ(CompareImplementationCase(base, bad, kDefaults).core().verdict(),
+            v1::VERDICT_INSUFFICIENT);
 }
 
 TEST(ImplementationRulesTest, JudgeScopeWithRepeatsTestsAndWithoutSaysWhy) {

@@ -130,6 +130,22 @@ TEST(EvidenceValidatorTest, DurationsAndTimesAreNotNegative) {
   EXPECT_EQ(Fields(e), (Names{"evidence.task_duration_us", "evidence.duration.samples_us[0]"}));
 }
 
+TEST(EvidenceValidatorTest, CoreSamplesAreOnePerRepeatFiniteAndNotNegative) {
+  v1::Evidence e = Honest();
+  e.mutable_duration()->add_core_samples_us(10.5);
+  e.mutable_duration()->add_core_samples_us(10.6);
+  EXPECT_EQ(Fields(e), Names{});
+  e.mutable_duration()->set_core_samples_us(1, kNaN);
+  EXPECT_EQ(Fields(e), Names{"evidence.duration.core_samples_us[1]"});
+  e.mutable_duration()->set_core_samples_us(1, -1);
+  EXPECT_EQ(Fields(e), Names{"evidence.duration.core_samples_us[1]"});
+  e.mutable_duration()->set_core_samples_us(1, 10.6);
+  e.mutable_duration()->add_core_samples_us(10.7);  // three for two repeats
+  ASSERT_EQ(Fields(e), Names{"evidence.duration.core_samples_us"});
+  EXPECT_EQ(ValidateEvidence(e)[0].description,
+            "has 3 samples for 2 repeats (one per repeat, or none)");
+}
+
 TEST(EvidenceValidatorTest, RatiosLieInZeroOne) {
   v1::Evidence e = Honest();
   (*e.mutable_bound()->mutable_ratios())["aiv_vec_ratio"] = 7.5;
