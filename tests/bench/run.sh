@@ -7,6 +7,8 @@
 #   placement_bench     a skewed batch's makespan before/after history-aware placement, against the lower bound
 #   canary_bench        the canary rule on seeded fleets: rounds to quarantine a 15 % slow chip, false
 #                       quarantines over a simulated week, canary device time
+#   bisect_bench        the bisection rules on seeded 64-commit ranges: culprit found, wall and device runs
+#                       with 1, 4 and 8 devices against binary bisections with the same verdicts
 #   compare_bench       CompareRounds p50/p99 with 100,000 rounds stored, SQLite and PostgreSQL
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
@@ -42,6 +44,9 @@ echo "== placement_bench (64 jobs of 1-60 s on 8 devices, two seeds)"
 echo
 echo "== canary_bench (16 devices, 20 seeded trials, msprof-sim's noise)"
 "$BUILD/bin/canary_bench"
+echo
+echo "== bisect_bench (64 commits, 10 seeded trials, msprof-sim's noise)"
+"$BUILD/bin/bisect_bench"
 echo
 echo "== compare_bench (SQLite, then PostgreSQL; 100,000 rounds each)"
 bash "$ROOT/deploy/with-postgres.sh" "$BUILD/bin/compare_bench"
