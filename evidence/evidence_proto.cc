@@ -113,11 +113,26 @@ void FillIdentity(const Evidence& ev, pb::Evidence* out) {
   out->set_cube_utilization_pct(ev.cube_utilization_pct);
 }
 
+void FillLaunch(const LaunchRecord& l, pb::LaunchSelection* out) {
+  out->set_selector(l.selector);
+  out->set_total(l.total);
+  for (const LaunchInfo& u : l.used) {
+    pb::UsedLaunch* p = out->add_used();
+    p->set_index(u.index);
+    p->set_stream_id(u.stream_id.value_or(-1));
+    p->set_task_id(u.task_id.value_or(-1));
+    p->set_start_ns(u.start_ns.value_or(0));
+    p->set_duration_us(u.duration_us);
+    p->set_where(u.where);
+  }
+}
+
 }  // namespace
 
 void ToProto(const Evidence& ev, pb::Evidence* out) {
   out->Clear();
   FillIdentity(ev, out);
+  FillLaunch(ev.launch, out->mutable_launch());
   for (const MetricGroup& g : ev.metrics) {
     pb::MetricGroup* mg = out->add_metrics();
     mg->set_group(g.group);

@@ -167,6 +167,25 @@ std::set<std::string> FlaggedRatios(const v1::Evidence& e) {
   return out;
 }
 
+void CheckLaunch(const v1::LaunchSelection& l, Checker& c) {
+  c.Line("evidence.launch.selector", l.selector(), kMaxEvidenceFieldBytes);
+  c.NonNegative("evidence.launch.total", l.total());
+  if (!c.Count("evidence.launch.used", l.used_size(), kMaxSamples)) return;
+  for (int i = 0; i < l.used_size(); ++i) {
+    const v1::UsedLaunch& u = l.used(i);
+    const std::string f = absl::StrCat("evidence.launch.used[", i, "]");
+    if (u.index() < 1 || u.index() > l.total()) {
+      c.Add(f + ".index",
+            absl::StrCat("is ", u.index(), "; must be in [1, total=", l.total(), "]"));
+    }
+    if (u.stream_id() < -1) c.Add(f + ".stream_id", "must be >= -1 (-1: N/A)");
+    if (u.task_id() < -1) c.Add(f + ".task_id", "must be >= -1 (-1: N/A)");
+    if (u.start_ns() < 0) c.Add(f + ".start_ns", "must be >= 0 (0: unknown)");
+    c.NonNegative(f + ".duration_us", u.duration_us());
+    c.Line(f + ".where", u.where(), kMaxEvidenceFieldBytes);
+  }
+}
+
 void CheckMetrics(const v1::Evidence& e, Checker& c) {
   if (!c.Count("evidence.metrics", e.metrics_size(), kMaxMetricGroups)) return;
   const std::set<std::string> flagged = FlaggedRatios(e);
@@ -357,6 +376,7 @@ std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
   }
   CheckIdentity(e, c);
   CheckDuration(e.duration(), c);
+  CheckLaunch(e.launch(), c);
   CheckMetrics(e, c);
   CheckPerCore("evidence.per_core", e.per_core(), c);
   CheckPerCore("evidence.per_core_secondary", e.per_core_secondary(), c);

@@ -30,6 +30,16 @@ TEST(EvidenceProtoTest, ConvertsE2Group) {
   EXPECT_EQ(pb.bound().label(), "SCALAR_BOUND");
   EXPECT_DOUBLE_EQ(pb.bound().ratios().at("aiv_scalar_ratio"), 0.999);
   EXPECT_EQ(pb.dvfs().status(), "ok");
+  // The launch used, its start exact to the ns (no double on the way).
+  EXPECT_EQ(pb.launch().selector(), "unique");
+  EXPECT_EQ(pb.launch().total(), 1);
+  ASSERT_EQ(pb.launch().used_size(), 1);
+  EXPECT_EQ(pb.launch().used(0).index(), 1);
+  EXPECT_EQ(pb.launch().used(0).stream_id(), 0);
+  EXPECT_EQ(pb.launch().used(0).task_id(), 1756);
+  EXPECT_EQ(pb.launch().used(0).start_ns(), 1780676244313289000);
+  EXPECT_DOUBLE_EQ(pb.launch().used(0).duration_us(), 87139.38);
+  EXPECT_NE(pb.launch().used(0).where().find("op_summary_20260605161737.csv:"), std::string::npos);
   EXPECT_NE(pb.evidence_json().find("\"op_name\": \"main_kernel\""), std::string::npos);
 }
 

@@ -146,6 +146,33 @@ TEST(EvidenceValidatorTest, CoreSamplesAreOnePerRepeatFiniteAndNotNegative) {
             "has 3 samples for 2 repeats (one per repeat, or none)");
 }
 
+TEST(EvidenceValidatorTest, UsedLaunchesAreBoundedAndInRange) {
+  v1::Evidence e = Honest();
+  v1::LaunchSelection* l = e.mutable_launch();
+  l->set_selector("all");
+  l->set_total(2);
+  v1::UsedLaunch* u = l->add_used();
+  u->set_index(1);
+  u->set_stream_id(-1);
+  u->set_task_id(7);
+  u->set_start_ns(1780676244313289000);
+  u->set_duration_us(12.5);
+  u->set_where("op_summary_1.csv:2");
+  EXPECT_EQ(Fields(e), Names{});
+  u->set_index(3);
+  u->set_stream_id(-2);
+  u->set_start_ns(-1);
+  u->set_duration_us(kNaN);
+  u->set_where("a\nb");
+  EXPECT_EQ(Fields(e),
+            (Names{"evidence.launch.used[0].index", "evidence.launch.used[0].stream_id",
+                   "evidence.launch.used[0].start_ns", "evidence.launch.used[0].duration_us",
+                   "evidence.launch.used[0].where"}));
+  e = Honest();
+  for (int i = 0; i < 1001; ++i) e.mutable_launch()->add_used();
+  EXPECT_EQ(Fields(e), Names{"evidence.launch.used"});
+}
+
 TEST(EvidenceValidatorTest, RatiosLieInZeroOne) {
   v1::Evidence e = Honest();
   (*e.mutable_bound()->mutable_ratios())["aiv_vec_ratio"] = 7.5;
