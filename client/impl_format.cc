@@ -131,19 +131,20 @@ void TextOperators(const v1::CompareImplementationsResponse& r, std::string* out
 
 void TextCases(const v1::CompareImplementationsResponse& r, std::string* out) {
   absl::StrAppend(out, "\n",
-                  absl::StrFormat("%-36s %-26s %-26s %-12s %s\n", "operator/case", "core ratio",
-                                  "task ratio [CI]", "verdict", "rule"));
+                  absl::StrFormat("%-36s %-26s %-12s %-26s %-12s %s\n", "operator/case",
+                                  "core ratio [CI]", "core", "task ratio [CI]", "task", "rule"));
   for (const auto& c : r.cases()) {
     if (c.status() != v1::IMPLEMENTATION_CASE_COMPARED) continue;
     const auto& core = c.core();
+    const bool has_core = core.ratio() > 0;
     const std::string core_text =
-        core.ratio() > 0
-            ? absl::StrCat(ScopeText(core), " ", core.base_core(), "->", core.candidate_core())
-            : "-";
+        has_core ? absl::StrCat(ScopeText(core), " ", core.base_core(), "->", core.candidate_core())
+                 : "-";
     absl::StrAppend(
-        out, absl::StrFormat("%-36s %-26s %-26s %-12s %s\n", CaseName(c), core_text,
-                             ScopeText(c.task_duration()), VerdictName(c.task_duration().verdict()),
-                             c.task_duration().rule()));
+        out,
+        absl::StrFormat("%-36s %-26s %-12s %-26s %-12s %s\n", CaseName(c), core_text,
+                        has_core ? VerdictName(core.verdict()) : "-", ScopeText(c.task_duration()),
+                        VerdictName(c.task_duration().verdict()), c.task_duration().rule()));
   }
 }
 
@@ -191,7 +192,10 @@ v1::RoundComparison AsRoundComparison(const v1::ImplementationCase& c) {
   }
   const auto& t = c.task_duration();
   rc.set_verdict(t.verdict());
-  rc.set_rule(absl::StrCat(t.rule(), "; core ratio ", Ratio(c.core().ratio())));
+  rc.set_rule(absl::StrCat(t.rule(), "; core ratio ", Ratio(c.core().ratio()),
+                           c.core().ratio() > 0
+                               ? absl::StrCat(" (", VerdictName(c.core().verdict()), ")")
+                               : std::string()));
   auto* d = rc.mutable_duration();
   d->set_baseline_us(t.base_us());
   d->set_candidate_us(t.candidate_us());

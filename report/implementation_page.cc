@@ -63,14 +63,17 @@ std::string CaseTable(const v1::CompareImplementationsResponse& r) {
         {c.candidate_operator() + "/" + c.case_id(), c.base_operator(),
          Cell(Num(c.core().base_us(), 3) + " → " + Num(c.core().candidate_us(), 3), "num"),
          Cell(ScopeCell(c.core()), "num"),
+         c.core().ratio() > 0
+             ? Cell(VerdictText(c.core().verdict()), VerdictCss(c.core().verdict()))
+             : Cell("-"),
          Cell(Num(t.base_us(), 3) + " → " + Num(t.candidate_us(), 3), "num"),
          Cell(ScopeCell(t), "num"), Cell(VerdictText(t.verdict()), VerdictCss(t.verdict())),
          t.rule()});
   }
   if (rows.empty()) return Para("no case was compared");
   return Table("impl-cases",
-               {"operator/case", "base operator", "core us", "core ratio", "Task Duration us",
-                "Task Duration ratio [CI]", "verdict", "rule"},
+               {"operator/case", "base operator", "core us", "core ratio [CI]", "core verdict",
+                "Task Duration us", "Task Duration ratio [CI]", "verdict", "rule"},
                rows);
 }
 
