@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -137,6 +139,39 @@ TEST_F(GitRangeTest, ChangedFilesAreThoseOfTheOperatorDirectory) {
   auto files = ChangedFiles(repo_, hashes_[1], hashes_[2], "ops/rms");
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(*files, ElementsAre("ops/rms/run.py"));  // README.md is outside
+}
+
+// examples/bisect/make_repo.sh: the repository the bisection tests and the
+// demo bisect, with its culprit, noise-only and broken commits where it says.
+TEST_F(GitRangeTest, TheExampleRepositoryHasItsCulpritWhereItSays) {
+  const fs::path out = root_ / "example";
+  const std::string cmd = absl::StrCat("bash '", NPUPERF_EXAMPLES_DIR, "/bisect/make_repo.sh' '",
+                                       out.string(), "' 16 11 5 8 > '", root_.string(), "/hashes'");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::map<std::string, std::string> h;
+  std::ifstream in(root_ / "hashes");
+  for (std::string line; std::getline(in, line);) {
+    h[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
+  }
+  auto range = FirstParentRange(out, h["good"], h["bad"], 1024);
+  ASSERT_TRUE(range.ok()) << range.status();
+  ASSERT_EQ(range->size(), 17u);
+  EXPECT_EQ((*range)[11].hash, h["culprit"]);
+  EXPECT_EQ((*range)[5].hash, h["noisy"]);
+  EXPECT_EQ((*range)[8].hash, h["broken"]);
+  auto at = [&](int i) {
+    auto b = PackAtRevision(out, (*range)[i].hash, "ops/apply_adam", root_, 1 << 20);
+    EXPECT_TRUE(b.ok()) << b.status();
+    auto runner = BundleFileContent(b.ok() ? *b : "", "test_apply_adam.py", 1 << 20, 1 << 20);
+    return runner.ok() ? *runner : std::string();
+  };
+  EXPECT_THAT(at(10), HasSubstr("gm_to_ub=16 * n"));
+  EXPECT_THAT(at(11), HasSubstr("gm_to_ub=20 * n"));
+  EXPECT_THAT(at(8), HasSubstr("sys.exit(3)"));
+  EXPECT_THAT(at(9), ::testing::Not(HasSubstr("sys.exit(3)")));
+  auto changed = ChangedFiles(out, (*range)[10].hash, (*range)[11].hash, "ops/apply_adam");
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_THAT(*changed, ElementsAre("ops/apply_adam/test_apply_adam.py"));
 }
 
 }  // namespace

@@ -233,3 +233,35 @@ TEST(RealCaptureTest, MsprofOpRatedFreqFeedsDvfs) {
 
 }  // namespace
 }  // namespace npuperf::evidence
+
+namespace npuperf::evidence {
+namespace {
+
+// AgenticCompiler/Helix (testdata/real/PROVENANCE.md): an msprof application
+// capture of CANN 8.5.0 (torch_npu 2.7.1, a 910B-class chip) with only its
+// mindstudio_profiler_output/ kept: "Block Dim" for Block Num, a TAB after
+// every Task Start Time, shapes quoted twice, five launches of matmul_kernel.
+TEST(RealCaptureTest, Cann85ApplicationCaptureWithEveryLaunch) {
+  auto ev = BuildEvidence(testing::TestData("real/helix_cann85_matmul"), [] {
+    BuildOptions o;
+    o.op_name = "matmul_kernel";
+    o.launch = *ParseLaunchSelector("all");
+    return o;
+  }());
+  ASSERT_TRUE(ev.ok()) << ev.status();
+  EXPECT_EQ(ev->task_type, "AI_CORE");
+  EXPECT_EQ(ev->block_num, 4);
+  EXPECT_EQ(ev->input_shapes, "\"32,32;32,32\"");
+  EXPECT_THAT(ev->duration.samples_us, ::testing::ElementsAre(6.56, 6.2, 5.78, 6.122, 5.482));
+  EXPECT_DOUBLE_EQ(ev->duration.aggregate_us, 6.034);  // drop 5.482 and 6.56
+  EXPECT_THAT(ev->duration.core_samples_us,
+              ::testing::ElementsAre(5.576, 5.127, 4.735, 5.188, 4.159));
+  EXPECT_DOUBLE_EQ(ev->aicore_time_us, 5.127);  // the median over the launches
+  EXPECT_DOUBLE_EQ(ev->merged.at("aic_mac_ratio"), 0.014);
+  ASSERT_EQ(ev->launch.used.size(), 5u);
+  EXPECT_EQ(*ev->launch.used[0].start_ns, 1778463028745189370);  // the TAB is not part of it
+  EXPECT_EQ(*ev->launch.used[4].task_id, 10);
+}
+
+}  // namespace
+}  // namespace npuperf::evidence
