@@ -322,6 +322,14 @@ absl::StatusOr<DetectedInput> DetectInput(const fs::path& dir) {
     return in;
   }
   if (!IsDir(dir)) return absl::NotFoundError(Cat("'", dir.string(), "' is not a directory."));
+  // The export directory itself (what is often kept of a capture): its run.
+  const fs::path plain = dir.filename().empty() ? dir.parent_path() : dir;
+  if ((Base(plain) == "mindstudio_profiler_output" || Base(plain) == "ASCEND_PROFILER_OUTPUT") &&
+      !plain.parent_path().empty()) {
+    absl::StatusOr<DetectedInput> in = DetectInput(plain.parent_path());
+    if (in.ok()) in->notes.push_back(Cat(dir.string(), ": the export directory of that run"));
+    return in;
+  }
   DetectedInput in;
   in.path = dir;
   auto found = [&](InputKind kind, std::string what) -> absl::StatusOr<DetectedInput> {

@@ -261,6 +261,16 @@ TEST(RealCaptureTest, Cann85ApplicationCaptureWithEveryLaunch) {
   ASSERT_EQ(ev->launch.used.size(), 5u);
   EXPECT_EQ(*ev->launch.used[0].start_ns, 1778463028745189370);  // the TAB is not part of it
   EXPECT_EQ(*ev->launch.used[4].task_id, 10);
+  // Given the export directory itself, the same run is read.
+  auto inner =
+      BuildEvidence(testing::TestData("real/helix_cann85_matmul/mindstudio_profiler_output"), [] {
+        BuildOptions o;
+        o.op_name = "matmul_kernel";
+        o.launch = *ParseLaunchSelector("1");
+        return o;
+      }());
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  EXPECT_DOUBLE_EQ(inner->task_duration_us, 6.56);
 }
 
 }  // namespace
