@@ -129,6 +129,13 @@ Judgement JudgeRevisions(const std::vector<double>& a, const std::vector<double>
                          const BisectionOptions& o) {
   const double alpha = o.alpha;
   Judgement j;
+  for (const std::vector<double>* side : {&a, &b}) {
+    if (side->empty() || std::any_of(side->begin(), side->end(),
+                                     [](double v) { return !(v > 0) || !std::isfinite(v); })) {
+      j.rule = "a side has no samples or one that is not positive and finite";
+      return j;  // UNKNOWN: never a verdict on bad numbers
+    }
+  }
   const MannWhitney mw = MannWhitneyU(a, b);
   const RatioEstimate hl = HodgesLehmannRatio(a, b, o.same_alpha);
   j.ratio = hl.ratio;

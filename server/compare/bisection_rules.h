@@ -82,7 +82,8 @@ struct Judgement {
   std::string rule;
 };
 
-// REQUIRES: both non-empty, every value > 0 and finite; step > 0.
+// step > 0. A side that is empty or holds a value that is not positive and
+// finite is UNKNOWN (with the rule saying so).
 Judgement JudgeRevisions(const std::vector<double>& a, const std::vector<double>& b, double step,
                          const BisectionOptions& options);
 

@@ -1,5 +1,8 @@
 #include "server/compare/bisection_rules.h"
 
+#include <cmath>
+#include <random>
+
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -63,6 +66,13 @@ TEST(BisectionRulesTest, TwoRevisionsAreSameDifferentOrUnknown) {
   const Judgement one = JudgeRevisions({100}, {200}, 0.07, kDefaults);
   EXPECT_EQ(one.relation, Relation::kUnknown) << one.rule;
   EXPECT_TRUE(absl::StrContains(one.rule, "1 vs 1 samples")) << one.rule;
+
+  // Bad numbers are never judged.
+  for (const std::vector<double>& bad :
+       std::vector<std::vector<double>>{{}, {100, 0}, {100, -1}, {100, std::nan("")}}) {
+    EXPECT_EQ(JudgeRevisions(Ran(100).samples, bad, 0.07, kDefaults).relation, Relation::kUnknown);
+    EXPECT_EQ(JudgeRevisions(bad, Ran(100).samples, 0.07, kDefaults).relation, Relation::kUnknown);
+  }
 }
 
 TEST(BisectionRulesTest, BadRangesAreRefusedNamingTheRevisions) {
@@ -250,6 +260,34 @@ TEST(BisectionRulesTest, NoStepBigEnoughNamesNoCulpritAndSaysWhy) {
   EXPECT_EQ(d.phase, BisectionPhase::kDone);
   EXPECT_THAT(d.culprits, IsEmpty());
   EXPECT_TRUE(absl::StartsWith(d.reason, "no single step of at least 7.0%")) << d.reason;
+}
+
+TEST(BisectionRulesTest, AnyStateGetsAnAnswerWithinTheDevicesAndTheRange) {
+  std::mt19937_64 rng(42);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n = std::uniform_int_distribution<int>(0, 40)(rng);
+    std::vector<RevisionSamples> r(static_cast<size_t>(n));
+    for (RevisionSamples& rev : r) {
+      switch (std::uniform_int_distribution<int>(0, 5)(rng)) {
+        case 0: break;
+        case 1: rev = Failed(); break;
+        case 2: rev = Running(); break;
+        case 3: rev.samples = {0, -1, std::nan("")}, rev.runs = 9; break;
+        default:
+          rev = Ran(std::uniform_real_distribution<double>(90, 140)(rng));
+          rev.runs = std::uniform_int_distribution<int>(1, 6)(rng);
+      }
+    }
+    const int free = std::uniform_int_distribution<int>(-2, 12)(rng);
+    const BisectionDecision d = DecideBisection(r, free, kDefaults);
+    EXPECT_LE(static_cast<int>(d.to_run.size()), std::max(0, free));
+    for (int i : d.to_run) {
+      EXPECT_GE(i, 0);
+      EXPECT_LT(i, n);
+      EXPECT_FALSE(r[static_cast<size_t>(i)].failed);
+    }
+    if (d.phase == BisectionPhase::kRefused) EXPECT_FALSE(d.reason.empty());
+  }
 }
 
 }  // namespace
