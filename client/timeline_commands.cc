@@ -24,8 +24,9 @@ int RunSummarizeTimeline(const TimelineArgs& args, std::ostream& out, std::ostre
     err << "[ERROR] --op-name must name the exact target task event\n";
     return kUsageError;
   }
-  if (args.format != "text" && args.format != "json" && args.format != "html") {
-    err << "[ERROR] --format must be text, json or html\n";
+  if (args.format != "text" && args.format != "json" && args.format != "html" &&
+      args.format != "perfetto") {
+    err << "[ERROR] --format must be text, json, html or perfetto\n";
     return kUsageError;
   }
   absl::StatusOr<std::filesystem::path> trace = ev::FindTimelineTrace(args.input);
@@ -46,6 +47,12 @@ int RunSummarizeTimeline(const TimelineArgs& args, std::ostream& out, std::ostre
       << "\n";
   if (args.format == "html") {
     out << report::RenderTimelinePage(ev::TimelineToJson(*t));
+  } else if (args.format == "perfetto") {
+    if (static_cast<int64_t>(t->events.size()) < t->events_in_window) {
+      err << "[INFO] the trace holds " << t->events.size() << " of the window's "
+          << t->events_in_window << " instruction events (--max-events)\n";
+    }
+    out << ev::TimelineToChromeTrace(*t);
   } else {
     out << (args.format == "json" ? ev::TimelineToJson(*t) : ev::TimelineToText(*t));
   }
@@ -61,8 +68,10 @@ void AddTimelineCommands(CLI::App& app, int& exit_code) {
   cmd->add_option("input", args->input, "PROF_* directory, its --output, or msprof_<ts>.json")
       ->required();
   cmd->add_option("--op-name", args->op_name, "exact name of the target task event")->required();
-  cmd->add_option("--format", args->format, "text|json|html (the lanes, overlap marked)")
-      ->check(CLI::IsMember({"text", "json", "html"}));
+  cmd->add_option("--format", args->format,
+                  "text|json|html (the lanes, overlap marked)|perfetto (a Chrome trace of the "
+                  "target window that Perfetto loads)")
+      ->check(CLI::IsMember({"text", "json", "html", "perfetto"}));
   cmd->add_option("--max-events", args->max_events, "instruction events listed (default 1000)")
       ->check(CLI::Range(0, 1000000));
   cmd->callback(

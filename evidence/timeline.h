@@ -118,6 +118,15 @@ absl::StatusOr<TimelineEvidence> SummarizeTimeline(const std::filesystem::path& 
 // timeline_evidence.json (schema_version 1; docs/evidence.md "Timeline").
 std::string TimelineToJson(const TimelineEvidence& t);
 
+// The target window as a Chrome trace that Perfetto and chrome://tracing load
+// as it is: the target task and the listed instruction events ("X"), each
+// lane a thread with its thread_name, integer pids and tids, and `ts` in
+// microseconds from the window's start as JSON numbers (exact to the ns; the
+// absolute start is otherData.time_origin_us, a decimal string). Ascend's own
+// traces carry absolute string timestamps near 1.8e15 us and ids beyond 2^53,
+// which trace viewers nest wrongly.
+std::string TimelineToChromeTrace(const TimelineEvidence& t);
+
 // A few lines for a terminal.
 std::string TimelineToText(const TimelineEvidence& t);
 

@@ -1,6 +1,7 @@
 // timeline_evidence.json, the text summary, and where a trace is found
 // (timeline.h).
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <system_error>
 
@@ -168,6 +169,72 @@ std::string TimelineToJson(const TimelineEvidence& t) {
            {"events", t.trace_events},
            {"passes", t.passes}}}};
   return j.dump(2) + "\n";
+}
+
+std::string TimelineToChromeTrace(const TimelineEvidence& t) {
+  // Small integer ids per original pid and per lane: Perfetto wants integers,
+  // and the trace's own may be strings or beyond 2^53.
+  std::map<std::string, int> pids;
+  std::map<std::pair<std::string, std::string>, int> tids;
+  Json events = Json::array();
+  auto lane = [&](const std::string& pid, const std::string& tid, const std::string& name) {
+    auto [p, new_pid] = pids.emplace(pid, static_cast<int>(pids.size()) + 1);
+    if (new_pid) {
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", p->second},
+                        {"args", {{"name", Cat("msprof pid ", pid)}}}});
+    }
+    auto [l, new_lane] = tids.emplace(std::pair{pid, tid}, static_cast<int>(tids.size()) + 1);
+    if (new_lane) {
+      events.push_back({{"name", "thread_name"},
+                        {"ph", "M"},
+                        {"pid", p->second},
+                        {"tid", l->second},
+                        {"args", {{"name", name}}}});
+    }
+    return std::pair{p->second, l->second};
+  };
+  int64_t origin = 0;  // the target's start, or the earliest event before it
+  for (const TimelineEvent& e : t.events) origin = std::min(origin, e.start_offset_ns);
+  auto micros = [&](int64_t offset_ns) {
+    return static_cast<double>(offset_ns - origin) / 1000.0;  // small: exact to the ns
+  };
+  if (t.target_lane) {
+    auto [pid, tid] = lane(t.target_lane->pid, t.target_lane->tid, t.target_lane->name);
+    events.push_back({{"name", t.target_op_name},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"ts", micros(0)},
+                      {"dur", static_cast<double>(t.target_duration_ns) / 1000.0},
+                      {"args",
+                       {{"start_us", FormatNanosAsMicros(t.target_start_ns)},
+                        {"compute+movement overlap_us", FormatNanosAsMicros(t.overlap_ns)}}}});
+  }
+  for (const TimelineEvent& e : t.events) {
+    auto [pid, tid] = lane(e.pid, e.tid, e.lane);
+    Json args = Json::object();
+    for (const auto& [k, v] : e.args) args[k] = v;
+    args["pipe"] = std::string(PipeClassName(e.pipe_class));
+    events.push_back({{"name", e.instruction},
+                      {"ph", "X"},
+                      {"pid", pid},
+                      {"tid", tid},
+                      {"ts", micros(e.start_offset_ns)},
+                      {"dur", static_cast<double>(e.duration_ns) / 1000.0},
+                      {"args", std::move(args)}});
+  }
+  Json j{{"displayTimeUnit", "ns"},
+         {"otherData",
+          {{"source", t.trace.string()},
+           {"target_op_name", t.target_op_name},
+           {"attribution_status", t.attribution_status},
+           {"time_origin_us", FormatNanosAsMicros(t.target_start_ns + origin)},
+           {"events_listed", t.events.size()},
+           {"events_in_window", t.events_in_window}}},
+         {"traceEvents", std::move(events)}};
+  return j.dump() + "\n";
 }
 
 std::string TimelineToText(const TimelineEvidence& t) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -170,6 +171,36 @@ TEST_F(TimelineTest, DecimalTimestampsBeyond2To53Nanoseconds) {
   const auto j = nlohmann::json::parse(TimelineToJson(t));
   EXPECT_EQ(j["same_lane_pipe_interval_overlap"]["pair_overlap_us"]["compute+movement"], "0.001");
   EXPECT_EQ(j["target_task"]["start_us"], "1780000000000000.000");
+}
+
+TEST_F(TimelineTest, TheWindowExportsAsATracePerfettoLoads) {
+  // String pids/tids and timestamps near 1.78e15 us, as Ascend writes them.
+  const fs::path p =
+      Write(Trace({Lane(1, 1, "Ascend Hardware"), Lane(100, 1, "Group0-aiv0"),
+                   Lane(100, 2, "Group0-aiv1"), X("Add_1", 1, 1, "1780000000000000.000", "0.010"),
+                   X("MTE2", 100, 1, "1780000000000000.001", "0.003"),
+                   X("VEC", 100, 2, "1780000000000000.002", "0.004")}));
+  const TimelineEvidence t = Summarize(p);
+  const auto j = nlohmann::json::parse(TimelineToChromeTrace(t));
+  EXPECT_EQ(j["displayTimeUnit"], "ns");
+  EXPECT_EQ(j["otherData"]["time_origin_us"], "1780000000000000.000");
+  std::map<std::string, nlohmann::json> x;
+  std::map<int, std::string> lanes;
+  for (const auto& e : j["traceEvents"]) {
+    EXPECT_TRUE(e["pid"].is_number_integer());
+    if (e["ph"] == "X") x[e["name"]] = e;
+    if (e["name"] == "thread_name") lanes[e["tid"].get<int>()] = e["args"]["name"];
+  }
+  ASSERT_EQ(x.size(), 3u);
+  EXPECT_EQ(x["Add_1"]["ts"].get<double>(), 0.0);
+  EXPECT_EQ(x["Add_1"]["dur"].get<double>(), 0.010);
+  EXPECT_EQ(x["MTE2"]["ts"].get<double>(), 0.001);  // 1 ns after the start, not lost
+  EXPECT_EQ(x["VEC"]["ts"].get<double>(), 0.002);
+  EXPECT_EQ(x["VEC"]["args"]["pipe"], "compute");
+  EXPECT_EQ(x["VEC"]["args"]["Core Type"], "AIV");
+  EXPECT_NE(x["MTE2"]["tid"], x["VEC"]["tid"]);  // one thread per lane
+  EXPECT_EQ(lanes[x["MTE2"]["tid"].get<int>()], "Group0-aiv0");
+  EXPECT_EQ(lanes[x["VEC"]["tid"].get<int>()], "Group0-aiv1");
 }
 
 TEST_F(TimelineTest, InstructionEventsBeforeTheTargetTakeASecondPass) {
