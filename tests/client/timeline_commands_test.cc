@@ -59,6 +59,13 @@ TEST(SummarizeTimelineTest, TextAndExitCodes) {
   std::ostringstream o5, e5;
   EXPECT_EQ(RunSummarizeTimeline({WriteTrace("h", kTrace), "Add_1", "html", 10}, o5, e5), 0);
   EXPECT_NE(o5.str().find("class=\"overlap\""), std::string::npos);
+  std::ostringstream o6, e6;
+  EXPECT_EQ(RunSummarizeTimeline({WriteTrace("p", kTrace), "Add_1", "perfetto", 1}, o6, e6), 0);
+  const auto trace = nlohmann::json::parse(o6.str());
+  EXPECT_EQ(trace["otherData"]["time_origin_us"], "1780000000000000.000");
+  EXPECT_NE(e6.str().find("holds 1 of the window's 2 instruction events (--max-events)"),
+            std::string::npos)
+      << e6.str();
 }
 
 TEST(SummarizeTimelineTest, RegistersTheCommand) {
