@@ -22,6 +22,7 @@
 #include "evidence/evidence.h"
 #include "evidence/evidence_proto.h"
 #include "evidence/golden.h"
+#include "evidence/soc_table.h"
 #include "evidence/task_time.h"
 
 namespace npuperf::agent {
@@ -324,20 +325,29 @@ absl::StatusOr<v1::Evidence> JobRunner::RunStandard(const JobContext& ctx,
                                                     const evidence::LaunchSelector& launch) {
   const v1::JobAssignment& job = ctx.job;
   const int repeats = job.params().repeats();
-  const int steps = static_cast<int>(kMetricGroups.size());
+  const bool memory_access = evidence::HasMemoryAccessGroup(job.soc());
+  const int seven = static_cast<int>(kMetricGroups.size());
+  const int steps = seven + (memory_access ? 1 : 0);
   std::vector<evidence::Evidence> per_repeat;
   std::vector<std::string> warnings;
   for (int r = 1; r <= repeats; ++r) {
     const fs::path group = ctx.session_dir / absl::StrCat("repeat_", r);
     for (int m = 0; m < steps; ++m) {
-      const std::string metric = kMetricGroups[m];
+      const std::string metric = m < seven ? kMetricGroups[m] : kMemoryAccessGroup;
       Report(ctx, v1::JOB_PHASE_METRIC_RUN, m + 1, steps, metric, r, repeats);
-      Child child{MetricArgv(options_.msprof, (group / ("PROF_" + metric)).string(), metric, app),
+      const fs::path output = group / ("PROF_" + metric);
+      Child child{MetricArgv(options_.msprof, output.string(), metric, app),
                   RunnerEnv(options_.agent_env, job), absl::StrCat("repeat_", r, "_", metric),
                   metric};
-      if (auto s = RunChild(ctx, child, deadline, nullptr); !s.ok()) {
+      absl::Status s = RunChild(ctx, child, deadline, nullptr);
+      if (s.ok()) continue;
+      if (m < seven || absl::IsCancelled(s) || absl::IsDeadlineExceeded(s)) {
         return absl::Status(s.code(), absl::StrCat("metric run ", metric, ": ", s.message()));
       }
+      // The optional group: without it the roofline says which bytes are missing.
+      std::error_code ec;
+      fs::remove_all(output, ec);
+      warnings.push_back(absl::StrCat("repeat ", r, " MemoryAccess run failed: ", s.message()));
     }
     if (!job.params().skip_sample_run()) {
       Report(ctx, v1::JOB_PHASE_SAMPLE_RUN, 1, 1, "sample-based", r, repeats);

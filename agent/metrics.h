@@ -43,15 +43,15 @@ struct AgentMetrics {
   static constexpr const char* kJobOutcomes[] = {"succeeded", "failed", "interrupted", "cancelled",
                                                  "lease_lost"};
   // The group label of npuperf_agent_msprof_runs_total: the seven metric
-  // groups (kMetricGroups), then the sample and task-time runs.
+  // groups (kMetricGroups), then MemoryAccess, the sample and task-time runs.
   static constexpr const char* kMsprofGroups[] = {
-      "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
-      "L2Cache",         "ResourceConflictRatio", "Sample", "TaskTime"};
+      "PipeUtilization", "ArithmeticUtilization", "Memory",       "MemoryL0", "MemoryUB",
+      "L2Cache",         "ResourceConflictRatio", "MemoryAccess", "Sample",   "TaskTime"};
   static constexpr const char* kMsprofOutcomes[] = {"ok", "failed", "timeout", "cancelled"};
 
   prometheus::Family<prometheus::Gauge>& devices;
   prometheus::Family<prometheus::Counter>& jobs;  // label outcome (kJobOutcomes)
-  // msprof runs by group (seven metric groups, Sample, TaskTime) and outcome
+  // msprof runs by group (seven metric groups, MemoryAccess, Sample, TaskTime) and outcome
   // (ok, failed, timeout, cancelled).
   prometheus::Family<prometheus::Counter>& msprof_runs;
   prometheus::Counter& lock_contention;

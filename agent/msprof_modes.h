@@ -11,6 +11,11 @@ inline constexpr std::array<const char*, 7> kMetricGroups = {
     "PipeUtilization", "ArithmeticUtilization", "Memory", "MemoryL0", "MemoryUB",
     "L2Cache",         "ResourceConflictRatio"};
 
+// The optional eighth group, run after the seven where the SoC has it
+// (evidence::HasMemoryAccessGroup): the bytes moved that the measured
+// roofline needs. A failed MemoryAccess run is a warning, like the sample run.
+inline constexpr char kMemoryAccessGroup[] = "MemoryAccess";
+
 // msprof argv per mode, exactly as the reference scripts issue them
 // (reference-scripts.md §6.1), followed by the application argv.
 std::vector<std::string> QuickArgv(const std::string& msprof, const std::string& output,

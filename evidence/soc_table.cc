@@ -165,6 +165,11 @@ void Settle(const std::vector<SocInfo>& c, std::string_view requested, SocResolu
 
 const std::vector<SocInfo>& SocTable() { return kTable; }
 
+bool HasMemoryAccessGroup(std::string_view soc) {
+  std::optional<SocInfo> row = LookupSoc(soc);
+  return row && (row->short_name == "Ascend910B" || row->short_name == "Ascend910_93");
+}
+
 std::optional<SocInfo> LookupSoc(std::string_view name) {
   for (const SocInfo& s : kTable) {
     if (s.name == name) return s;

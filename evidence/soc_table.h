@@ -34,6 +34,12 @@ const std::vector<SocInfo>& SocTable();
 // By exact name; nullopt when unknown (never another SoC's numbers).
 std::optional<SocInfo> LookupSoc(std::string_view name);
 
+// Whether msprof has the optional eighth --aic-metrics group, MemoryAccess
+// (the bytes the roofline needs), on this SoC: the A2/A3 rows (Ascend910B*,
+// Ascend910_93*; msprof-output.md "MemoryAccess (A2/A3 only)"). False for an
+// unknown name.
+bool HasMemoryAccessGroup(std::string_view soc);
+
 // What a capture says about its device (any may be absent).
 struct SocFacts {
   // The capture's own rated clock: msprof op Rated Freq, HardwareInfo

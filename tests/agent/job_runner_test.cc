@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/constants.h"
 #include "agent/metrics.h"
@@ -126,7 +127,7 @@ class JobRunnerTest : public ::testing::Test {
   std::vector<v1::JobPhase> phases_;
 };
 
-TEST_F(JobRunnerTest, StandardRunsWarmUpsThenSevenMetricRunsAndTheSampleRunPerRepeat) {
+TEST_F(JobRunnerTest, StandardRunsWarmUpsThenTheMetricRunsAndTheSampleRunPerRepeat) {
   ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
   ctx_.job.mutable_params()->set_warm_up(2);
   ctx_.job.mutable_params()->set_repeats(2);
@@ -138,6 +139,7 @@ TEST_F(JobRunnerTest, StandardRunsWarmUpsThenSevenMetricRunsAndTheSampleRunPerRe
   std::vector<Argv> want = {App(), App()};
   for (int r = 1; r <= 2; ++r) {
     for (const auto& m : kMetrics) want.push_back(MetricRun(r, m));
+    want.push_back(MetricRun(r, "MemoryAccess"));  // the eighth group: an A2 SoC has it
     want.push_back(SampleRun(r));
   }
   EXPECT_THAT(Argvs(), ElementsAreArray(want));
@@ -155,12 +157,12 @@ TEST_F(JobRunnerTest, StandardRunsWarmUpsThenSevenMetricRunsAndTheSampleRunPerRe
   EXPECT_EQ(e->fingerprint().repeats(), 2);
   EXPECT_EQ(e->fingerprint().agent_version(), "9.9.9");
   EXPECT_THAT(e->fingerprint().argv(), ElementsAre("python3", "test_op.py"));
-  EXPECT_EQ(timings_.msprof_runs, 16);
+  EXPECT_EQ(timings_.msprof_runs, 18);
   EXPECT_EQ(MsprofRuns("Memory", "ok"), 2);
   EXPECT_EQ(MsprofRuns("Sample", "ok"), 2);
   std::vector<v1::JobPhase> phases = {v1::JOB_PHASE_WARM_UP, v1::JOB_PHASE_WARM_UP};
   for (int r = 1; r <= 2; ++r) {
-    phases.insert(phases.end(), kMetrics.size(), v1::JOB_PHASE_METRIC_RUN);
+    phases.insert(phases.end(), kMetrics.size() + 1, v1::JOB_PHASE_METRIC_RUN);
     phases.push_back(v1::JOB_PHASE_SAMPLE_RUN);
     phases.push_back(v1::JOB_PHASE_PARSING);
   }
@@ -294,6 +296,45 @@ TEST_F(JobRunnerTest, FailedSampleRunIsAWarning) {
                           "repeat 1 sample run failed: repeat_1_Sample failed (exit code 1); "
                           "stderr tail: no sample buffer\n"));
   EXPECT_EQ(MsprofRuns("Sample", "failed"), 1);
+  EXPECT_THAT(e->duration().samples_us(), ElementsAre(87139.380));
+}
+
+TEST_F(JobRunnerTest, MemoryAccessRunsOnlyWhereTheSocHasIt) {
+  ctx_.job.set_soc("Ascend310P3");
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(1);
+  ctx_.job.mutable_params()->set_skip_sample_run(true);
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::vector<Argv> want;
+  for (const auto& m : kMetrics) want.push_back(MetricRun(1, m));
+  EXPECT_THAT(Argvs(), ElementsAreArray(want));
+}
+
+// Like the sample run, the optional group's failure is a warning; what it
+// left behind is removed so that the evidence is read from the seven.
+TEST_F(JobRunnerTest, FailedMemoryAccessRunIsAWarning) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_STANDARD);
+  ctx_.job.mutable_params()->set_repeats(1);
+  ctx_.job.mutable_params()->set_skip_sample_run(true);
+  fake_.On(Fake::HasArg("--aic-metrics=MemoryAccess"),
+           Fake::Exit(1, kTestData / "group_a2_e2" / "PROF_Memory", "no counters\n"));
+  ScriptStandardFixture();
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_FALSE(fs::exists(session() / "repeat_1" / "PROF_MemoryAccess"));
+  bool warned = false;
+  for (const auto& w : e->warnings()) {
+    warned |=
+        absl::StrContains(w, "repeat 1 MemoryAccess run failed: repeat_1_MemoryAccess failed");
+  }
+  EXPECT_TRUE(warned) << e->DebugString();
+  EXPECT_EQ(MsprofRuns("MemoryAccess", "failed"), 1);
   EXPECT_THAT(e->duration().samples_us(), ElementsAre(87139.380));
 }
 
