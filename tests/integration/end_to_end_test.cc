@@ -146,9 +146,22 @@ TEST(EndToEndTest, TheJobsLaunchSelectorPicksAmongATargetsLaunches) {
   ASSERT_EQ(last.state(), v1::JOB_STATE_SUCCEEDED) << last.reason();
   EXPECT_NEAR(last.kernel_time_us(), samples[2], samples[2] * 0.05);
 
-  const v1::Job first = submit({"--launch", "1"});  // standard mode: 7 metric runs + sample
+  // Standard mode: seven metric runs, MemoryAccess (an A2 SoC has it), the sample run.
+  const v1::Job first = submit({"--launch", "1"});
   ASSERT_EQ(first.state(), v1::JOB_STATE_SUCCEEDED) << first.reason();
   EXPECT_LT(first.kernel_time_us(), last.kernel_time_us());
+  auto standard = c.GetRound(first.round_id());
+  ASSERT_TRUE(standard.ok()) << standard.status();
+  const v1::Evidence& e = standard->evidence();
+  // One core time per duration sample, the launch used with its exact start,
+  // and the roofline measured from the MemoryAccess bytes.
+  EXPECT_EQ(e.duration().core_samples_us_size(), e.duration().samples_us_size());
+  ASSERT_EQ(e.launch().used_size(), 1);
+  EXPECT_EQ(e.launch().selector(), "1");
+  EXPECT_EQ(e.launch().total(), 3);
+  EXPECT_GT(e.launch().used(0).start_ns(), 0);
+  EXPECT_NE(e.evidence_json().find("\"status\": \"measured\""), std::string::npos)
+      << e.evidence_json().substr(e.evidence_json().find("\"roofline\""), 600);
 
   auto bad = c.Cli({"submit", op.string(), "--op-name", kTripleKernel, "--launch", "first"});
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;  // the server refused it
