@@ -286,7 +286,9 @@ TEST(BisectionRulesTest, AnyStateGetsAnAnswerWithinTheDevicesAndTheRange) {
       EXPECT_LT(i, n);
       EXPECT_FALSE(r[static_cast<size_t>(i)].failed);
     }
-    if (d.phase == BisectionPhase::kRefused) EXPECT_FALSE(d.reason.empty());
+    if (d.phase == BisectionPhase::kRefused) {
+      EXPECT_FALSE(d.reason.empty());
+    }
   }
 }
 
