@@ -51,6 +51,7 @@ const std::vector<Fixture>& Fixtures() {
       {"real/as_strided_pre8", Kind::kTable},
       {"real/torch_level1", Kind::kTable},
       {"real/cann9_opprof_950", Kind::kOpprof},
+      {"real/helix_cann85_matmul", Kind::kTable},
   };
   return *f;
 }

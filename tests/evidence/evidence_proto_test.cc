@@ -35,8 +35,8 @@ TEST(EvidenceProtoTest, ConvertsE2Group) {
   EXPECT_EQ(pb.launch().total(), 1);
   ASSERT_EQ(pb.launch().used_size(), 1);
   EXPECT_EQ(pb.launch().used(0).index(), 1);
-  EXPECT_EQ(pb.launch().used(0).stream_id(), 0);
-  EXPECT_EQ(pb.launch().used(0).task_id(), 1756);
+  EXPECT_EQ(pb.launch().used(0).stream_id(), 1756);
+  EXPECT_EQ(pb.launch().used(0).task_id(), 0);
   EXPECT_EQ(pb.launch().used(0).start_ns(), 1780676244313289000);
   EXPECT_DOUBLE_EQ(pb.launch().used(0).duration_us(), 87139.38);
   EXPECT_NE(pb.launch().used(0).where().find("op_summary_20260605161737.csv:"), std::string::npos);
