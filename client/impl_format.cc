@@ -131,7 +131,7 @@ void TextOperators(const v1::CompareImplementationsResponse& r, std::string* out
 
 void TextCases(const v1::CompareImplementationsResponse& r, std::string* out) {
   absl::StrAppend(out, "\n",
-                  absl::StrFormat("%-36s %-26s %-12s %-26s %-12s %s\n", "operator/case",
+                  absl::StrFormat("%-36s %-30s %-12s %-26s %-12s %s\n", "operator/case",
                                   "core ratio [CI]", "core", "task ratio [CI]", "task", "rule"));
   for (const auto& c : r.cases()) {
     if (c.status() != v1::IMPLEMENTATION_CASE_COMPARED) continue;
@@ -142,7 +142,7 @@ void TextCases(const v1::CompareImplementationsResponse& r, std::string* out) {
                  : "-";
     absl::StrAppend(
         out,
-        absl::StrFormat("%-36s %-26s %-12s %-26s %-12s %s\n", CaseName(c), core_text,
+        absl::StrFormat("%-36s %-30s %-12s %-26s %-12s %s\n", CaseName(c), core_text,
                         has_core ? VerdictName(core.verdict()) : "-", ScopeText(c.task_duration()),
                         VerdictName(c.task_duration().verdict()), c.task_duration().rule()));
   }
