@@ -41,14 +41,14 @@ std::string FirstLine(absl::string_view text) {
 
 // Reads both pipes until both close, the limit or the deadline. Returns false
 // on the deadline.
-bool Drain(int out_fd, int err_fd, size_t max_output, int timeout_ms, std::string* out,
-           std::string* err, bool* too_long) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+bool Drain(Clock& clock, int out_fd, int err_fd, size_t max_output, int timeout_ms,
+           std::string* out, std::string* err, bool* too_long) {
+  const auto deadline = clock.MonotonicNow() + std::chrono::milliseconds(timeout_ms);
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   char buf[65536];
   while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.MonotonicNow());
     if (left.count() <= 0) return false;
     if (::poll(fds, 2, static_cast<int>(left.count())) < 0 && errno != EINTR) return false;
     for (int i = 0; i < 2; ++i) {
@@ -74,9 +74,9 @@ bool Drain(int out_fd, int err_fd, size_t max_output, int timeout_ms, std::strin
 
 }  // namespace
 
-absl::StatusOr<std::string> RunGit(const fs::path& repo, const std::vector<std::string>& args,
-                                   size_t max_output, int timeout_ms) {
-  std::vector<std::string> argv = {"git", "-C", repo.string()};
+absl::StatusOr<std::string> GitRepository::Run(const std::vector<std::string>& args,
+                                               size_t max_output, int timeout_ms) {
+  std::vector<std::string> argv = {"git", "-C", repo_.string()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> cargv;
   for (std::string& a : argv) cargv.push_back(a.data());
@@ -94,16 +94,23 @@ absl::StatusOr<std::string> RunGit(const fs::path& repo, const std::vector<std::
   posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  // Its own process group, so that a kill reaches what git started too.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, "git", &actions, nullptr, cargv.data(), environ);
+  const int rc = ::posix_spawnp(&pid, "git", &actions, &attr, cargv.data(), environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (rc != 0) return absl::UnavailableError(absl::StrCat("cannot run git: ", std::strerror(rc)));
   std::string out, err;
   bool too_long = false;
-  const bool in_time = Drain(out_r.fd, err_r.fd, max_output, timeout_ms, &out, &err, &too_long);
-  if (!in_time || too_long) ::kill(pid, SIGKILL);
+  const bool in_time =
+      Drain(clock_, out_r.fd, err_r.fd, max_output, timeout_ms, &out, &err, &too_long);
+  if (!in_time || too_long) ::kill(-pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -123,45 +130,40 @@ absl::StatusOr<std::string> RunGit(const fs::path& repo, const std::vector<std::
   return out;
 }
 
-namespace {
-
 // The full hash of a commit, or INVALID_ARGUMENT naming the flag.
-absl::StatusOr<std::string> CommitOf(const fs::path& repo, const std::string& flag,
-                                     const std::string& rev) {
+absl::StatusOr<std::string> GitRepository::CommitOf(const std::string& flag,
+                                                    const std::string& rev) {
   if (rev.empty() || rev.front() == '-' || rev.size() > 256) {
     return absl::InvalidArgumentError(absl::StrCat(flag, ": '", rev, "' is not a revision"));
   }
   absl::StatusOr<std::string> out =
-      RunGit(repo, {"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"});
+      Run({"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"});
   if (!out.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": no commit '", rev, "' in ", repo.string()));
+        absl::StrCat(flag, ": no commit '", rev, "' in ", repo_.string()));
   }
   return std::string(absl::StripAsciiWhitespace(*out));
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<GitRevision>> FirstParentRange(const fs::path& repo,
-                                                          const std::string& good,
-                                                          const std::string& bad, int max_commits) {
-  absl::StatusOr<std::string> top = RunGit(repo, {"rev-parse", "--show-toplevel"});
+absl::StatusOr<std::vector<GitRevision>> GitRepository::FirstParentRange(const std::string& good,
+                                                                         const std::string& bad,
+                                                                         int max_commits) {
+  absl::StatusOr<std::string> top = Run({"rev-parse", "--show-toplevel"});
   if (!top.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--repo: ", repo.string(), " is not a git work tree"));
+        absl::StrCat("--repo: ", repo_.string(), " is not a git work tree"));
   }
-  absl::StatusOr<std::string> g = CommitOf(repo, "--good", good);
+  absl::StatusOr<std::string> g = CommitOf("--good", good);
   if (!g.ok()) return g.status();
-  absl::StatusOr<std::string> b = CommitOf(repo, "--bad", bad);
+  absl::StatusOr<std::string> b = CommitOf("--bad", bad);
   if (!b.ok()) return b.status();
   if (*g == *b) return absl::InvalidArgumentError("--good and --bad name the same commit");
-  if (!RunGit(repo, {"merge-base", "--is-ancestor", *g, *b}).ok()) {
+  if (!Run({"merge-base", "--is-ancestor", *g, *b}).ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--good: ", good, " is not an ancestor of --bad ", bad, " (the range is good..bad)"));
   }
   const std::string range = absl::StrCat(*g, "..", *b);
-  absl::StatusOr<std::string> count =
-      RunGit(repo, {"rev-list", "--count", "--first-parent", range});
+  absl::StatusOr<std::string> count = Run({"rev-list", "--count", "--first-parent", range});
   if (!count.ok()) return count.status();
   int64_t n = 0;
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*count), &n)) {
@@ -172,11 +174,10 @@ absl::StatusOr<std::vector<GitRevision>> FirstParentRange(const fs::path& repo,
                                                    bad, ", at most ", max_commits,
                                                    ": narrow the range"));
   }
-  absl::StatusOr<std::string> log = RunGit(
-      repo, {"log", "--first-parent", "--reverse", "--format=%H%x00%s%x00%an <%ae>%x00", range});
+  absl::StatusOr<std::string> log =
+      Run({"log", "--first-parent", "--reverse", "--format=%H%x00%s%x00%an <%ae>%x00", range});
   if (!log.ok()) return log.status();
-  absl::StatusOr<std::string> first =
-      RunGit(repo, {"log", "-1", "--format=%H%x00%s%x00%an <%ae>%x00", *g});
+  absl::StatusOr<std::string> first = Run({"log", "-1", "--format=%H%x00%s%x00%an <%ae>%x00", *g});
   if (!first.ok()) return first.status();
   std::vector<GitRevision> out;
   for (const std::string* text : {&*first, &*log}) {
@@ -192,15 +193,15 @@ absl::StatusOr<std::vector<GitRevision>> FirstParentRange(const fs::path& repo,
   return out;
 }
 
-absl::StatusOr<std::string> PathInRepo(const fs::path& repo, const fs::path& op_dir) {
+absl::StatusOr<std::string> GitRepository::PathInRepo(const fs::path& op_dir) {
   std::error_code ec;
   if (!fs::is_directory(op_dir, ec)) {
     return absl::InvalidArgumentError(absl::StrCat(op_dir.string(), ": not a directory"));
   }
-  absl::StatusOr<std::string> top = RunGit(repo, {"rev-parse", "--show-toplevel"});
+  absl::StatusOr<std::string> top = Run({"rev-parse", "--show-toplevel"});
   if (!top.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--repo: ", repo.string(), " is not a git work tree"));
+        absl::StrCat("--repo: ", repo_.string(), " is not a git work tree"));
   }
   const fs::path root = fs::canonical(std::string(absl::StripAsciiWhitespace(*top)), ec);
   const fs::path dir = fs::canonical(op_dir, ec);
@@ -213,10 +214,10 @@ absl::StatusOr<std::string> PathInRepo(const fs::path& repo, const fs::path& op_
   return rel.generic_string();
 }
 
-absl::Status CheckCommitted(const fs::path& repo, const std::vector<std::string>& paths) {
+absl::Status GitRepository::CheckCommitted(const std::vector<std::string>& paths) {
   std::vector<std::string> args = {"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"};
   args.insert(args.end(), paths.begin(), paths.end());
-  absl::StatusOr<std::string> out = RunGit(repo, args);
+  absl::StatusOr<std::string> out = Run(args);
   if (!out.ok()) return out.status();
   std::vector<std::string> files;
   size_t more = 0;
@@ -235,19 +236,19 @@ absl::Status CheckCommitted(const fs::path& repo, const std::vector<std::string>
                    "): a bisection measures committed revisions only; commit or stash them"));
 }
 
-absl::StatusOr<std::string> PackAtRevision(const fs::path& repo, const std::string& revision,
-                                           const std::string& path_in_repo, const fs::path& scratch,
-                                           int64_t max_bytes) {
+absl::StatusOr<std::string> GitRepository::PackAtRevision(const std::string& revision,
+                                                          const std::string& path_in_repo,
+                                                          const fs::path& scratch,
+                                                          int64_t max_bytes) {
   absl::StatusOr<std::string> tree =
-      RunGit(repo, {"ls-tree", "-d", "--name-only", revision, "--", path_in_repo});
+      Run({"ls-tree", "-d", "--name-only", revision, "--", path_in_repo});
   if (!tree.ok()) return tree.status();
   if (absl::StripAsciiWhitespace(*tree).empty()) {
     return absl::NotFoundError(
         absl::StrCat(path_in_repo, " does not exist at ", revision.substr(0, 12)));
   }
-  absl::StatusOr<std::string> tar =
-      RunGit(repo, {"archive", "--format=tar", revision, "--", path_in_repo},
-             static_cast<size_t>(max_bytes) + (1 << 20));
+  absl::StatusOr<std::string> tar = Run({"archive", "--format=tar", revision, "--", path_in_repo},
+                                        static_cast<size_t>(max_bytes) + (1 << 20));
   if (!tar.ok()) return tar.status();
   std::error_code ec;
   std::string templ = (scratch / "npuperf-bisect-XXXXXX").string();
@@ -267,11 +268,10 @@ absl::StatusOr<std::string> PackAtRevision(const fs::path& repo, const std::stri
   return bundle;
 }
 
-absl::StatusOr<std::vector<std::string>> ChangedFiles(const fs::path& repo, const std::string& from,
-                                                      const std::string& to,
-                                                      const std::string& path_in_repo) {
+absl::StatusOr<std::vector<std::string>> GitRepository::ChangedFiles(
+    const std::string& from, const std::string& to, const std::string& path_in_repo) {
   absl::StatusOr<std::string> out =
-      RunGit(repo, {"diff", "--name-only", "-z", from, to, "--", path_in_repo});
+      Run({"diff", "--name-only", "-z", from, to, "--", path_in_repo});
   if (!out.ok()) return out.status();
   std::vector<std::string> files;
   for (absl::string_view f : absl::StrSplit(*out, '\0', absl::SkipEmpty())) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,7 @@ class GitRangeTest : public ::testing::Test {
     root_ = t;
     repo_ = root_ / "repo";
     fs::create_directories(repo_ / "ops" / "rms");
+    git_ = std::make_unique<GitRepository>(repo_, clock_);
     Git({"init", "-q", "-b", "main"});
     Git({"config", "user.name", "Ada"});
     Git({"config", "user.email", "ada@example.com"});
@@ -45,7 +47,7 @@ class GitRangeTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   std::string Git(const std::vector<std::string>& args) {
-    absl::StatusOr<std::string> out = RunGit(repo_, args);
+    absl::StatusOr<std::string> out = git_->Run(args);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : "";
   }
@@ -57,12 +59,14 @@ class GitRangeTest : public ::testing::Test {
     std::ofstream(repo_ / rel) << text;
   }
 
+  RealClock clock_;
   fs::path root_, repo_;
+  std::unique_ptr<GitRepository> git_;
   std::vector<std::string> hashes_;
 };
 
 TEST_F(GitRangeTest, TheRangeIsGoodThenEveryFirstParentCommitToBad) {
-  auto r = FirstParentRange(repo_, hashes_[0], "main", 1024);
+  auto r = git_->FirstParentRange(hashes_[0], "main", 1024);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->size(), 5u);
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ((*r)[i].hash, hashes_[i]);
@@ -72,40 +76,40 @@ TEST_F(GitRangeTest, TheRangeIsGoodThenEveryFirstParentCommitToBad) {
 }
 
 TEST_F(GitRangeTest, BadRangesAreRefusedNamingTheFlag) {
-  auto unknown = FirstParentRange(repo_, "no-such-rev", "main", 1024);
+  auto unknown = git_->FirstParentRange("no-such-rev", "main", 1024);
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("--good: no commit 'no-such-rev'"));
-  auto option = FirstParentRange(repo_, hashes_[0], "--output=/tmp/x", 1024);
+  auto option = git_->FirstParentRange(hashes_[0], "--output=/tmp/x", 1024);
   EXPECT_THAT(option.status().message(), HasSubstr("--bad: '--output=/tmp/x' is not a revision"));
-  auto reversed = FirstParentRange(repo_, "main", hashes_[0], 1024);
+  auto reversed = git_->FirstParentRange("main", hashes_[0], 1024);
   EXPECT_THAT(reversed.status().message(), HasSubstr("is not an ancestor of --bad"));
-  auto same = FirstParentRange(repo_, "main", hashes_[4], 1024);
+  auto same = git_->FirstParentRange("main", hashes_[4], 1024);
   EXPECT_THAT(same.status().message(), HasSubstr("the same commit"));
-  auto long_range = FirstParentRange(repo_, hashes_[0], "main", 3);
+  auto long_range = git_->FirstParentRange(hashes_[0], "main", 3);
   EXPECT_THAT(long_range.status().message(), HasSubstr("4 commits in"));
   EXPECT_THAT(long_range.status().message(), HasSubstr("at most 3: narrow the range"));
-  auto not_repo = FirstParentRange(root_, "a", "b", 1024);
+  auto not_repo = GitRepository(root_, clock_).FirstParentRange("a", "b", 1024);
   EXPECT_THAT(not_repo.status().message(), HasSubstr("--repo: "));
 }
 
 TEST_F(GitRangeTest, AnOperatorDirectoryIsPackedAsItWasAtTheRevision) {
-  auto rel = PathInRepo(repo_, repo_ / "ops" / "rms");
+  auto rel = git_->PathInRepo(repo_ / "ops" / "rms");
   ASSERT_TRUE(rel.ok()) << rel.status();
   EXPECT_EQ(*rel, "ops/rms");
   // The bundle at HEAD is byte for byte what PackBundle makes of the checkout.
-  auto head = PackAtRevision(repo_, hashes_[4], *rel, root_, 1 << 20);
+  auto head = git_->PackAtRevision(hashes_[4], *rel, root_, 1 << 20);
   ASSERT_TRUE(head.ok()) << head.status();
   auto checkout = PackBundle(repo_ / "ops" / "rms", 1 << 20);
   ASSERT_TRUE(checkout.ok()) << checkout.status();
   EXPECT_EQ(*head, *checkout);
   // An older revision differs, and the user's tree is untouched.
-  auto first = PackAtRevision(repo_, hashes_[0], *rel, root_, 1 << 20);
+  auto first = git_->PackAtRevision(hashes_[0], *rel, root_, 1 << 20);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_NE(*first, *head);
   auto content = BundleFileContent(*first, "run.py", 1 << 20, 1 << 20);
   ASSERT_TRUE(content.ok()) << content.status();
   EXPECT_TRUE(absl::StartsWith(*content, "# revision 1\n"));
-  EXPECT_EQ(CheckCommitted(repo_, {*rel}), absl::OkStatus());
+  EXPECT_EQ(git_->CheckCommitted({*rel}), absl::OkStatus());
   // No temporary directory is left behind.
   int left = 0;
   for (const auto& e : fs::directory_iterator(root_)) left += e.path().filename() != "repo";
@@ -115,28 +119,38 @@ TEST_F(GitRangeTest, AnOperatorDirectoryIsPackedAsItWasAtTheRevision) {
 TEST_F(GitRangeTest, AMissingDirectoryOrOneOutsideTheRepositoryIsNamed) {
   Write("ops/rms/run.py", "x");  // dirty, but not what this test asks
   fs::create_directories(repo_ / "ops" / "new");
-  auto absent = PackAtRevision(repo_, hashes_[0], "ops/new", root_, 1 << 20);
+  auto absent = git_->PackAtRevision(hashes_[0], "ops/new", root_, 1 << 20);
   EXPECT_EQ(absent.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(absent.status().message(), HasSubstr("ops/new does not exist at"));
-  auto outside = PathInRepo(repo_, root_);
+  auto outside = git_->PathInRepo(root_);
   EXPECT_EQ(outside.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(outside.status().message(), HasSubstr("not an operator directory inside"));
-  EXPECT_EQ(PathInRepo(repo_, repo_ / "nope").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(git_->PathInRepo(repo_ / "nope").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(GitRangeTest, UncommittedOrUntrackedChangesAreRefused) {
   Write("ops/rms/run.py", "changed\n");
   Write("ops/rms/new.txt", "untracked\n");
   Write("README.md", "outside the operator directory: fine\n");
-  const absl::Status s = CheckCommitted(repo_, {"ops/rms"});
+  const absl::Status s = git_->CheckCommitted({"ops/rms"});
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(), HasSubstr("ops/rms/run.py"));
   EXPECT_THAT(s.message(), HasSubstr("ops/rms/new.txt"));
   EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("README")));
 }
 
+TEST_F(GitRangeTest, GitIsKilledPastItsDeadlineOrItsOutputCap) {
+  auto slow = git_->Run({"-c", "alias.nap=!sleep 5", "nap"}, 1 << 20, 200);
+  EXPECT_EQ(slow.status().code(), absl::StatusCode::kDeadlineExceeded) << slow.status();
+  auto chatty = git_->Run({"log"}, 10);
+  EXPECT_EQ(chatty.status().code(), absl::StatusCode::kResourceExhausted) << chatty.status();
+  auto failing = git_->Run({"no-such-command"});
+  EXPECT_EQ(failing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(failing.status().message(), HasSubstr("git no-such-command failed: "));
+}
+
 TEST_F(GitRangeTest, ChangedFilesAreThoseOfTheOperatorDirectory) {
-  auto files = ChangedFiles(repo_, hashes_[1], hashes_[2], "ops/rms");
+  auto files = git_->ChangedFiles(hashes_[1], hashes_[2], "ops/rms");
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_THAT(*files, ElementsAre("ops/rms/run.py"));  // README.md is outside
 }
@@ -153,14 +167,15 @@ TEST_F(GitRangeTest, TheExampleRepositoryHasItsCulpritWhereItSays) {
   for (std::string line; std::getline(in, line);) {
     h[line.substr(0, line.find('='))] = line.substr(line.find('=') + 1);
   }
-  auto range = FirstParentRange(out, h["good"], h["bad"], 1024);
+  GitRepository example(out, clock_);
+  auto range = example.FirstParentRange(h["good"], h["bad"], 1024);
   ASSERT_TRUE(range.ok()) << range.status();
   ASSERT_EQ(range->size(), 17u);
   EXPECT_EQ((*range)[11].hash, h["culprit"]);
   EXPECT_EQ((*range)[5].hash, h["noisy"]);
   EXPECT_EQ((*range)[8].hash, h["broken"]);
   auto at = [&](int i) {
-    auto b = PackAtRevision(out, (*range)[i].hash, "ops/apply_adam", root_, 1 << 20);
+    auto b = example.PackAtRevision((*range)[i].hash, "ops/apply_adam", root_, 1 << 20);
     EXPECT_TRUE(b.ok()) << b.status();
     auto runner = BundleFileContent(b.ok() ? *b : "", "test_apply_adam.py", 1 << 20, 1 << 20);
     return runner.ok() ? *runner : std::string();
@@ -169,7 +184,7 @@ TEST_F(GitRangeTest, TheExampleRepositoryHasItsCulpritWhereItSays) {
   EXPECT_THAT(at(11), HasSubstr("gm_to_ub=20 * n"));
   EXPECT_THAT(at(8), HasSubstr("sys.exit(3)"));
   EXPECT_THAT(at(9), ::testing::Not(HasSubstr("sys.exit(3)")));
-  auto changed = ChangedFiles(out, (*range)[10].hash, (*range)[11].hash, "ops/apply_adam");
+  auto changed = example.ChangedFiles((*range)[10].hash, (*range)[11].hash, "ops/apply_adam");
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_THAT(*changed, ElementsAre("ops/apply_adam/test_apply_adam.py"));
 }
