@@ -50,7 +50,7 @@ inline Loaded Load(const fs::path& dir, const std::string& name, const std::stri
   const std::string cmd =
       "timeout 90 chromium --headless --no-sandbox --disable-gpu "
       "--hide-scrollbars --no-first-run --user-data-dir='" +
-      (dir / ("profile-" + name)).string() + "' --window-size=1280,1600 --screenshot='" +
+      (dir / ("profile-" + name)).string() + "' --window-size=1280,3000 --screenshot='" +
       png.string() + "' --dump-dom 'file://" + page.string() + "' >'" +
       (dir / (name + ".dom")).string() + "' 2>'" + (dir / (name + ".log")).string() + "'";
   Loaded out;
