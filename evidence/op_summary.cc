@@ -23,6 +23,8 @@ struct Columns {
   int block = -1, mix_block = -1, shapes = -1, dtypes = -1, formats = -1, stream = -1, task = -1;
   std::vector<int> metric;         // header indexes of the metric columns
   std::vector<std::string> names;  // their canonical names
+  // Positions in `metric` of aicore_time(us) and aiv_time(us) (-1: absent).
+  int aicore_time = -1, aiv_time = -1;
 };
 
 absl::StatusOr<Columns> Locate(const CsvSliceReader& csv, const fs::path& file) {
@@ -47,6 +49,9 @@ absl::StatusOr<Columns> Locate(const CsvSliceReader& csv, const fs::path& file) 
     if (IsIdentityColumn(header[i])) continue;
     c.metric.push_back(static_cast<int>(i));
     c.names.push_back(CanonicalColumn(header[i]));
+    const int at = static_cast<int>(c.names.size()) - 1;
+    if (c.names.back() == "aicore_time(us)") c.aicore_time = at;
+    if (c.names.back() == "aiv_time(us)") c.aiv_time = at;
   }
   return c;
 }
@@ -133,6 +138,17 @@ std::vector<std::pair<std::string, double>> Fields(const Columns& c, const std::
   return out;
 }
 
+// The larger of a row's aicore_time and aiv_time (0 when neither is a
+// positive number), read by position: no copy of the row's fields.
+double CoreTimeOfRow(const Columns& c, const std::vector<double>& values) {
+  double best = 0;
+  for (int at : {c.aicore_time, c.aiv_time}) {
+    if (at >= 0 && std::isfinite(values[static_cast<size_t>(at)]))
+      best = std::max(best, values[static_cast<size_t>(at)]);
+  }
+  return best;
+}
+
 // `all`: per field the median over the used rows, with its spread.
 void Aggregate(const Columns& c, const std::vector<RawRow>& rows, SelectedTarget* out) {
   for (size_t i = 0; i < c.metric.size(); ++i) {
@@ -180,6 +196,13 @@ double PrimaryCoreTime(const std::vector<std::pair<std::string, double>>& fields
   return best;
 }
 
+std::vector<double> CompleteCoreTimes(std::vector<double> times) {
+  for (double t : times) {
+    if (!(t > 0) || !std::isfinite(t)) return {};
+  }
+  return times;
+}
+
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -221,14 +244,9 @@ absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<fs::path>& parts,
   out.used = *std::move(used);
   for (size_t u : out.used) out.durations_us.push_back(out.launches[u].duration_us);
   out.row = ordered[out.used.front()].identity;
-  for (size_t u : out.used) {
-    const double core = PrimaryCoreTime(Fields(*cols, ordered[u].values));
-    if (!(core > 0)) {
-      out.core_times_us.clear();
-      break;
-    }
-    out.core_times_us.push_back(core);
-  }
+  std::vector<double> cores;
+  for (size_t u : out.used) cores.push_back(CoreTimeOfRow(*cols, ordered[u].values));
+  out.core_times_us = CompleteCoreTimes(std::move(cores));
   if (selector.kind == LaunchSelector::Kind::kAll) {
     Aggregate(*cols, ordered, &out);
   } else {

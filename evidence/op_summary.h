@@ -51,9 +51,9 @@ struct SelectedTarget {
   std::vector<size_t> used;
   // Task Duration of each used launch, start order.
   std::vector<double> durations_us;
-  // The primary core time of each used launch, start order (PrimaryCoreTime
-  // of its aicore_time and aiv_time cells); empty unless every used launch
-  // has one, so that it pairs with durations_us.
+  // The primary core time of each used launch, start order (the larger of
+  // its aicore_time and aiv_time cells); CompleteCoreTimes: empty unless every
+  // used launch has one, so that it pairs with durations_us.
   std::vector<double> core_times_us;
   // `all` only: field -> (min, max) across the used launches.
   std::vector<std::pair<std::string, std::pair<double, double>>> spread;
@@ -76,6 +76,10 @@ absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<std::filesystem::p
 // max(aicore_time(us), aiv_time(us)) of one launch's metric fields; 0 when
 // neither is present, positive and finite (quick-mode tables have neither).
 double PrimaryCoreTime(const std::vector<std::pair<std::string, double>>& fields);
+
+// `times` when every one is positive and finite, else none: per-launch core
+// times are kept only when they pair one to one with the duration samples.
+std::vector<double> CompleteCoreTimes(std::vector<double> times);
 
 // The median of `v` (mean of the middle two for an even count; 0 when empty).
 double Median(std::vector<double> v);

@@ -209,15 +209,12 @@ absl::StatusOr<SelectedTarget> Select(Db& db, const fs::path& path, std::string_
   PmuRows pmu;
   ReadPmu(db, ids, &pmu);
   out.row = (*rows)[out.used.front()].identity;
+  std::vector<double> cores;
   for (int64_t id : ids) {
     auto it = pmu.find(id);
-    const double core = it == pmu.end() ? 0 : PrimaryCoreTime(it->second);
-    if (!(core > 0)) {
-      out.core_times_us.clear();
-      break;
-    }
-    out.core_times_us.push_back(core);
+    cores.push_back(it == pmu.end() ? 0 : PrimaryCoreTime(it->second));
   }
+  out.core_times_us = CompleteCoreTimes(std::move(cores));
   if (selector.kind == LaunchSelector::Kind::kAll) {
     MedianFields(*rows, pmu, &out);
   } else if (auto it = pmu.find(ids.front()); it != pmu.end()) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/status_util.h"
+#include "evidence/op_summary.h"
 #include "server/compare/verdict_stats.h"
 #include "server/core/limits.h"
 
@@ -132,23 +133,6 @@ CoreTime PrimaryCore(const v1::Evidence& e) {
   return aic >= aiv ? CoreTime{aic, "AIC"} : CoreTime{aiv, "AIV"};
 }
 
-// The core samples of a round (one per repeat, Evidence.duration.
-// core_samples_us), empty unless each is positive and finite.
-std::vector<double> CoreSamples(const v1::Evidence& e) {
-  std::vector<double> out(e.duration().core_samples_us().begin(),
-                          e.duration().core_samples_us().end());
-  for (double v : out) {
-    if (!(v > 0) || !std::isfinite(v)) return {};
-  }
-  return out;
-}
-
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // With core samples on both sides, the scope is judged on them (their
 // medians, Mann-Whitney and the Hodges-Lehmann interval); else on the one
 // merged figure of each round, a ratio without a test.
@@ -156,9 +140,15 @@ v1::ScopeComparison CoreScope(const v1::Round& b, const v1::Round& c, const Verd
   const CoreTime cb = PrimaryCore(b.evidence()), cc = PrimaryCore(c.evidence());
   v1::ScopeComparison s;
   if (cb.us > 0 && cc.us > 0) {
-    std::vector<double> sb = CoreSamples(b.evidence()), sc = CoreSamples(c.evidence());
+    // Evidence.duration.core_samples_us, one per repeat; unusable unless each
+    // is positive and finite.
+    auto samples = [](const v1::Evidence& e) {
+      const auto& core = e.duration().core_samples_us();
+      return evidence::CompleteCoreTimes({core.begin(), core.end()});
+    };
+    const std::vector<double> sb = samples(b.evidence()), sc = samples(c.evidence());
     if (!sb.empty() && !sc.empty()) {
-      const double mb = MedianOf(sb), mc = MedianOf(sc);
+      const double mb = evidence::Median(sb), mc = evidence::Median(sc);
       s = JudgeScope("core", sb, sc, mb, mc, o, "the core samples are one per repeat");
     } else {
       s = JudgeScope("core", {cb.us}, {cc.us}, cb.us, cc.us, o,
