@@ -470,4 +470,15 @@ struct ConfirmationRecord {
   int64_t version = 0;
 };
 
+// A bisection as stored (migration 0019; server/compare/bisections.h).
+struct BisectionRecord {
+  std::string team;
+  // The key it was started with (unique per team).
+  std::string idempotency_key;
+  // Its id and state are the stored columns; the rest is the body.
+  v1::Bisection bisection;
+  // Updates so far (1 after the insert): the compare-and-set token.
+  int64_t version = 0;
+};
+
 }  // namespace npuperf::server

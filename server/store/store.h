@@ -293,6 +293,23 @@ class Store {
   // unknown or another team's.
   virtual absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                                 int64_t now_ms) = 0;
+  // Bisections (migration 0019; compare/bisections.h drives them).
+  // Inserts b (id assigned, version 1, created at now_ms) unless b.team
+  // already has one with b.idempotency_key: then returns that one and false,
+  // inserting nothing.
+  virtual absl::StatusOr<std::pair<BisectionRecord, bool>> InsertBisection(const BisectionRecord& b,
+                                                                           int64_t now_ms) = 0;
+  // NOT_FOUND when unknown or another team's (team empty: any team's).
+  virtual absl::StatusOr<BisectionRecord> GetBisection(const std::string& team, int64_t id) = 0;
+  // team's bisections, newest first, at most limit; only those not in a
+  // terminal state unless include_finished (team empty: every team's).
+  virtual absl::StatusOr<std::vector<BisectionRecord>> ListBisections(const std::string& team,
+                                                                      bool include_finished,
+                                                                      int32_t limit) = 0;
+  // A compare-and-set, as UpdateConfirmation: stores b.bisection over
+  // bisection b.bisection.id() of b.team if its version is still b.version.
+  virtual absl::StatusOr<BisectionRecord> UpdateBisection(const BisectionRecord& b,
+                                                          int64_t now_ms) = 0;
   // Device quarantine (migration 0017; core/device_health.h drives it).
   // Inserts q as the current quarantine of (q.host, q.device_id) unless the
   // device already has one: then returns that one and false, writing

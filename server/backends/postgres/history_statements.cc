@@ -1,5 +1,5 @@
 // PostgresStore's statements of the history: baselines, rounds, artifacts,
-// regressions, confirmations and calibrations (statements_sql.h).
+// regressions, confirmations, bisections and calibrations (statements_sql.h).
 #include "server/backends/postgres/statements_sql.h"
 
 namespace npuperf::server {
@@ -110,6 +110,30 @@ constexpr PgStatement kHistoryStatements[] = {
     {"regression_counts",
      "SELECT rule, state, confirmed, COUNT(*)::bigint FROM regressions WHERE ($1 = '' OR team = "
      "$1) GROUP BY rule, state, confirmed ORDER BY rule COLLATE \"C\", state, confirmed"},
+    // Bisections (migration 0019). The insert skips a key the team has
+    // started already (the unique index decides, atomically); the lists name
+    // the unfinished states as literals (the partial index); the update is a
+    // compare-and-set on version.
+    {"bisection_insert",
+     "INSERT INTO bisections (team, idempotency_key, state, regression_id, body, version, "
+     "created_ms, updated_ms) VALUES ($1, $2, $3, $4, $5, 1, $6, $6) ON CONFLICT (team, "
+     "idempotency_key) DO NOTHING RETURNING id"},
+    {"bisection_of_key", "SELECT " NPUPERF_PG_BISECTION_COLUMNS
+                         " FROM bisections WHERE team = $1 AND idempotency_key = $2"},
+    {"bisection_get", "SELECT " NPUPERF_PG_BISECTION_COLUMNS
+                      " FROM bisections WHERE id = $1 AND ($2::text = '' OR team = $2)"},
+    {"bisection_list_unfinished",
+     "SELECT " NPUPERF_PG_BISECTION_COLUMNS
+     " FROM bisections WHERE state IN (1, 2, 3) AND ($1::text = '' OR team = $1) ORDER BY id "
+     "DESC LIMIT $2"},
+    {"bisection_list_all", "SELECT " NPUPERF_PG_BISECTION_COLUMNS
+                           " FROM bisections WHERE ($1::text = '' OR team = $1) ORDER BY id "
+                           "DESC LIMIT $2"},
+    {"bisection_update",
+     "UPDATE bisections SET state = $1, regression_id = $2, body = $3, version = version + 1, "
+     "updated_ms = $4 WHERE id = $5 AND team = $6 AND version = $7 RETURNING version, "
+     "idempotency_key"},
+    {"bisection_version", "SELECT version FROM bisections WHERE id = $1 AND team = $2"},
     // Calibrations and their noise (migration 0016). Finishing locks the
     // row (FOR UPDATE) and compares its state: the compare-and-set.
     {"calibration_insert",

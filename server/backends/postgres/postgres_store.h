@@ -133,6 +133,14 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::vector<ConfirmationRecord>> ListPendingConfirmations(int32_t limit) override;
   absl::StatusOr<ConfirmationRecord> UpdateConfirmation(const ConfirmationRecord& c,
                                                         int64_t now_ms) override;
+  absl::StatusOr<std::pair<BisectionRecord, bool>> InsertBisection(const BisectionRecord& b,
+                                                                   int64_t now_ms) override;
+  absl::StatusOr<BisectionRecord> GetBisection(const std::string& team, int64_t id) override;
+  absl::StatusOr<std::vector<BisectionRecord>> ListBisections(const std::string& team,
+                                                              bool include_finished,
+                                                              int32_t limit) override;
+  absl::StatusOr<BisectionRecord> UpdateBisection(const BisectionRecord& b,
+                                                  int64_t now_ms) override;
   absl::StatusOr<std::pair<QuarantineRecord, bool>> QuarantineDevice(
       const QuarantineRecord& q) override;
   absl::StatusOr<QuarantineRecord> ReleaseDevice(const std::string& host, int32_t device_id,

@@ -1,9 +1,9 @@
 #pragma once
 // The SQL text of PostgresStore's prepared statements, in two tables by
 // domain (statements.cc: the queue; history_statements.cc: baselines, rounds,
-// artifacts, regressions, confirmations, calibrations), and the column lists
-// and fragments they share. Internal to the PostgreSQL backend; only those
-// two files include it (the macros stay out of every other file).
+// artifacts, regressions, confirmations, bisections, calibrations), and the
+// column lists and fragments they share. Internal to the PostgreSQL backend;
+// only those two files include it (the macros stay out of every other file).
 #include <span>
 
 namespace npuperf::server {
@@ -71,6 +71,8 @@ std::span<const PgStatement> HistoryStatements();
   "released_by, release_note"
 // What ConfirmationOf reads (postgres/confirmations.cc).
 #define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
+// What BisectionOf reads (postgres/bisections.cc).
+#define NPUPERF_PG_BISECTION_COLUMNS "id, team, idempotency_key, body, version"
 // Job states as stored (npuperf.v1.JobState).
 #define NPUPERF_PG_LIVE "(2, 3)" /* LEASED, RUNNING */
 // The lease's secret is the one whose sha256 is parameter N (no secret for a
