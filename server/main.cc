@@ -193,12 +193,14 @@ int Serve(const ServerOptions& opt) {
     grpc_server->GetHealthCheckService()->SetServingStatus(name, true);
   }
   s.serving = true;
-  // The server's own upkeep beside the reaper's: confirmations and
-  // calibrations move on (each logs its own error; the first is returned).
+  // The server's own upkeep beside the reaper's: confirmations,
+  // calibrations and bisections move on (the first error is returned).
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval, [&s] {
     absl::Status confirmed = s.confirmations.AdvancePending().status();
     absl::Status calibrated = s.calibrations.Advance();
-    return confirmed.ok() ? calibrated : confirmed;
+    absl::Status bisected = s.bisections.AdvancePending().status();
+    if (!confirmed.ok()) return confirmed;
+    return calibrated.ok() ? bisected : calibrated;
   });
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {

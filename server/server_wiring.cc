@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/keepalive.h"
 #include "common/version.h"
@@ -39,7 +40,8 @@ constexpr const char* kFeatures[] = {"watch",
                                      "confirmations",
                                      "calibration",
                                      "device_health",
-                                     "compare_implementations"};
+                                     "compare_implementations",
+                                     "bisection"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
@@ -102,11 +104,25 @@ Server::Server(Store& store, Clock& clock, const ServerOptions& opt,
                           const std::map<std::string, std::string>& labels) {
                      return scheduler.SubmitForServer(team, req, labels);
                    }),
+      bisections(
+          store, clock,
+          [this](const std::string& team, const v1::SubmitCollectionRequest& req,
+                 const std::map<std::string, std::string>& labels) {
+            return scheduler.SubmitForServer(team, req, labels);
+          },
+          [this](const std::string& team, const std::string& id, const std::string& reason) {
+            return scheduler.Cancel(team, id, reason).status();
+          },
+          [this](v1::BisectionState state) {
+            std::string name = v1::BisectionState_Name(state);
+            name = absl::AsciiStrToLower(name.substr(sizeof("BISECTION_STATE_") - 1));
+            metrics.bisections.Add({{"state", name}}).Increment();
+          }),
       collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
       agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
              AgentCertPolicy{opt.require_agent_cert}),
       queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
-              &scheduler.artifacts(), &calibrations),
+              &scheduler.artifacts(), &calibrations, &bisections),
       devices(scheduler.device_health(), ServiceContext{auth, metrics, clock}),
       ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 

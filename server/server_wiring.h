@@ -14,6 +14,7 @@
 #include "common/metrics_http.h"
 #include "grpcpp/grpcpp.h"
 #include "prometheus/registry.h"
+#include "server/compare/bisections.h"
 #include "server/compare/calibrations.h"
 #include "server/compare/comparison_queries.h"
 #include "server/compare/confirmations.h"
@@ -46,6 +47,8 @@ struct Server {
   ComparisonQueries comparisons;
   // A/A reruns through the ordinary submission (Scheduler::Submit).
   Calibrations calibrations;
+  // Commit-range bisections through the ordinary submission.
+  Bisections bisections;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
   // from the start of the gRPC port until the drain).

@@ -120,6 +120,10 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                           .Name("npuperf_server_device_releases_total")
                           .Help("Quarantines ended, by how (automatic, person)")
                           .Register(r)),
+      bisections(prometheus::BuildCounter()
+                     .Name("npuperf_server_bisections_total")
+                     .Help("Bisections ended, by state (done, refused, failed, cancelled)")
+                     .Register(r)),
       bundles_deleted(NewCounter(r, "npuperf_server_bundles_deleted_total",
                                  "Bundle contents deleted by the collector")),
       bundle_bytes_freed(NewCounter(r, "npuperf_server_bundle_bytes_freed_total",
@@ -172,6 +176,9 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
   for (const char* reason : kRefusedReasons) refused.Add({{"reason", reason}});
   for (const char* source : {"npu_smi", "canary"}) device_quarantines.Add({{"source", source}});
   for (const char* how : {"automatic", "person"}) device_releases.Add({{"by", how}});
+  for (const char* state : {"done", "refused", "failed", "cancelled"}) {
+    bisections.Add({{"state", state}});
+  }
   for (const char* query : kVerdictQueries) {
     for (const auto& [v, name] : kVerdicts) verdicts.Add({{"query", query}, {"verdict", name}});
   }

@@ -105,6 +105,9 @@ struct ServerMetrics {
   // (npu_smi, canary), and ended, by how (automatic, person).
   prometheus::Family<prometheus::Counter>& device_quarantines;
   prometheus::Family<prometheus::Counter>& device_releases;
+  // Bisections (compare/bisections.h) ended, by terminal state (done,
+  // refused, failed, cancelled).
+  prometheus::Family<prometheus::Counter>& bisections;
   // The bundle collector: contents deleted and their bytes.
   prometheus::Counter& bundles_deleted;
   prometheus::Counter& bundle_bytes_freed;

@@ -6,13 +6,15 @@ namespace npuperf::server {
 
 QueryServiceImpl::QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons,
                                    ServiceContext sc, v1::GetServerInfoResponse info,
-                                   Artifacts* artifacts, Calibrations* calibrations)
+                                   Artifacts* artifacts, Calibrations* calibrations,
+                                   Bisections* bisections)
     : reads_(reads),
       comparisons_(comparisons),
       sc_(sc),
       info_(std::move(info)),
       artifacts_(artifacts),
-      calibrations_(calibrations) {}
+      calibrations_(calibrations),
+      bisections_(bisections) {}
 
 grpc::Status QueryServiceImpl::GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                                         v1::GetRoundResponse* resp) {
@@ -163,6 +165,30 @@ grpc::Status QueryServiceImpl::GetCalibration(grpc::ServerContext* ctx,
 grpc::Status QueryServiceImpl::ListNoise(grpc::ServerContext* ctx, const v1::ListNoiseRequest* req,
                                          v1::ListNoiseResponse* resp) {
   return ForwardCalibration("ListNoise", ctx, &Calibrations::ListNoise, req, resp);
+}
+
+grpc::Status QueryServiceImpl::StartBisection(grpc::ServerContext* ctx,
+                                              const v1::StartBisectionRequest* req,
+                                              v1::StartBisectionResponse* resp) {
+  return ForwardBisection("StartBisection", ctx, &Bisections::Start, req, resp);
+}
+
+grpc::Status QueryServiceImpl::GetBisection(grpc::ServerContext* ctx,
+                                            const v1::GetBisectionRequest* req,
+                                            v1::GetBisectionResponse* resp) {
+  return ForwardBisection("GetBisection", ctx, &Bisections::Get, req, resp);
+}
+
+grpc::Status QueryServiceImpl::ListBisections(grpc::ServerContext* ctx,
+                                              const v1::ListBisectionsRequest* req,
+                                              v1::ListBisectionsResponse* resp) {
+  return ForwardBisection("ListBisections", ctx, &Bisections::List, req, resp);
+}
+
+grpc::Status QueryServiceImpl::CancelBisection(grpc::ServerContext* ctx,
+                                               const v1::CancelBisectionRequest* req,
+                                               v1::CancelBisectionResponse* resp) {
+  return ForwardBisection("CancelBisection", ctx, &Bisections::CancelOne, req, resp);
 }
 
 }  // namespace npuperf::server

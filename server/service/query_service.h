@@ -1,6 +1,7 @@
 #pragma once
 
 #include "npuperf/v1/query_service.grpc.pb.h"
+#include "server/compare/bisections.h"
 #include "server/compare/calibrations.h"
 #include "server/compare/comparison_queries.h"
 #include "server/core/artifacts.h"
@@ -12,15 +13,16 @@ namespace npuperf::server {
 // gRPC adapter for QueryService (team tokens): Serve, then ReadQueries
 // (rounds, agents), ComparisonQueries (comparisons, baselines, regressions)
 // or its TriageQueries (triage), and Calibrations (measured noise), which
-// check the requests. Thread-safe.
+// check the requests, and Bisections. Thread-safe.
 class QueryServiceImpl final : public v1::QueryService::Service {
  public:
   // info: what GetServerInfo answers (fixed for the process). artifacts:
   // where DownloadArtifact reads (null: it answers NOT_FOUND). calibrations:
-  // what the calibration RPCs call (null: they answer UNIMPLEMENTED).
+  // what the calibration RPCs call (null: they answer UNIMPLEMENTED), and
+  // bisections the bisection RPCs.
   QueryServiceImpl(ReadQueries& reads, ComparisonQueries& comparisons, ServiceContext sc,
                    v1::GetServerInfoResponse info, Artifacts* artifacts = nullptr,
-                   Calibrations* calibrations = nullptr);
+                   Calibrations* calibrations = nullptr, Bisections* bisections = nullptr);
 
   grpc::Status GetRound(grpc::ServerContext* ctx, const v1::GetRoundRequest* req,
                         v1::GetRoundResponse* resp) override;
@@ -63,6 +65,14 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                               v1::GetCalibrationResponse* resp) override;
   grpc::Status ListNoise(grpc::ServerContext* ctx, const v1::ListNoiseRequest* req,
                          v1::ListNoiseResponse* resp) override;
+  grpc::Status StartBisection(grpc::ServerContext* ctx, const v1::StartBisectionRequest* req,
+                              v1::StartBisectionResponse* resp) override;
+  grpc::Status GetBisection(grpc::ServerContext* ctx, const v1::GetBisectionRequest* req,
+                            v1::GetBisectionResponse* resp) override;
+  grpc::Status ListBisections(grpc::ServerContext* ctx, const v1::ListBisectionsRequest* req,
+                              v1::ListBisectionsResponse* resp) override;
+  grpc::Status CancelBisection(grpc::ServerContext* ctx, const v1::CancelBisectionRequest* req,
+                               v1::CancelBisectionResponse* resp) override;
 
  private:
   // Forward to calibrations_, or UNIMPLEMENTED when there is none.
@@ -77,6 +87,21 @@ class QueryServiceImpl final : public v1::QueryService::Service {
                           return absl::UnimplementedError("calibrations are not served here");
                         }
                         return (calibrations_->*method)(p.name, *req);
+                      });
+  }
+
+  // Forward to bisections_, or UNIMPLEMENTED when there is none.
+  template <typename Req, typename Resp>
+  grpc::Status ForwardBisection(const char* name, grpc::ServerContext* ctx,
+                                absl::StatusOr<Resp> (Bisections::*method)(const std::string&,
+                                                                           const Req&),
+                                const Req* req, Resp* resp) {
+    return ServeReply(sc_, name, ctx, PrincipalKind::kTeam, resp,
+                      [&](const Principal& p) -> absl::StatusOr<Resp> {
+                        if (bisections_ == nullptr) {
+                          return absl::UnimplementedError("bisections are not served here");
+                        }
+                        return (bisections_->*method)(p.name, *req);
                       });
   }
 
@@ -95,6 +120,7 @@ class QueryServiceImpl final : public v1::QueryService::Service {
   const v1::GetServerInfoResponse info_;
   Artifacts* const artifacts_;
   Calibrations* const calibrations_;
+  Bisections* const bisections_;
 };
 
 }  // namespace npuperf::server
