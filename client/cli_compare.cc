@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/bisect_commands.h"
 #include "client/cli.h"
 #include "client/confirm_commands.h"
 #include "client/impl_commands.h"
@@ -89,6 +90,12 @@ void AddRegressions(CLI::App& app, ServerCommand& chosen) {
                         "also the cases whose regression is WONT_FIX or FALSE_POSITIVE");
   regressions->add_flag("--precision", a->precision,
                         "print each rule's precision (confirmed vs false positives)");
+  regressions->add_flag("--bisect", a->bisect,
+                        "start a bisection for each new regression whose rounds carry commit "
+                        "labels, from the checkout at --repo");
+  regressions->add_option("--repo", a->repo, "the git checkout --bisect packs from (default .)");
+  regressions->add_option("--ops-dir", a->ops_dir,
+                          "where the operator directories are inside --repo (default .)");
   AddVerdictFlags(regressions, a->verdict);
   Choose(regressions, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunRegressions(s, *a, out, err);
@@ -166,6 +173,78 @@ void AddConfirm(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
+// --timeout of bisect and bisection.
+void AddBisectTimeout(CLI::App* cmd, std::chrono::seconds& timeout) {
+  cmd->add_option_function<std::string>(
+      "--timeout",
+      [&timeout](const std::string& d) {
+        auto parsed = ParseDurationText(d);
+        if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
+        timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+      },
+      "how long --wait waits (default 24h)");
+}
+
+void AddBisect(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<BisectArgs>();
+  SubmitArgs& sa = a->submit;
+  auto* cmd = app.add_subcommand(
+      "bisect",
+      "find the commit of a git range that changed an operator's duration: each operator "
+      "directory is packed at every first-parent revision from git and bisected k-ary on the "
+      "fleet (exit 0 culprit named, 4 none or still running)");
+  cmd->add_option("operator_dirs", sa.operator_dirs, "operator directories inside --repo")
+      ->required();
+  cmd->add_option("--repo", a->repo, "the git work tree")->required();
+  cmd->add_option("--good", a->good, "a revision before the change")->required();
+  cmd->add_option("--bad", a->bad, "a revision after it (good must be its ancestor)")->required();
+  cmd->add_option("--op-name", sa.op_name, "exact target kernel name");
+  cmd->add_option("--op-name-map", sa.op_name_map, "JSON file {operator: op name}");
+  cmd->add_option("--case-id", a->case_id, "the case bisected (when the manifest has several)");
+  cmd->add_option("--case-arg", sa.case_arg, "runner option that selects the case");
+  cmd->add_option("--case-env", sa.case_env, "environment variable that selects the case");
+  cmd->add_option("--runner", sa.runner, "runner script inside the operator directory");
+  cmd->add_option("--launch", sa.launch, "launch selector (as submit)");
+  cmd->add_option("--mode", a->mode, "quick (default) or standard")
+      ->check(CLI::IsMember({"quick", "standard"}));
+  cmd->add_option("--metric", a->metric, "duration (the default and only metric)");
+  cmd->add_option("--warm-up", sa.warm_up, "warm-up runs (0: none)");
+  cmd->add_option("--repeats", sa.repeats, "measured repeats per run");
+  cmd->add_option("--seed", sa.seed, "seed (PYPTO_PERF_SEED)");
+  cmd->add_option("--priority", sa.priority, "priority tier (-10..10)");
+  cmd->add_option("--job-timeout", sa.timeout_seconds, "per-run limit, seconds");
+  cmd->add_option("--soc", sa.socs, "allowed SoC (repeatable)");
+  cmd->add_option("--devices", sa.device_range, "allowed device ids, e.g. 0-3");
+  cmd->add_option("--max-runs-per-revision", a->max_runs_per_revision,
+                  "runs of one revision at most, 1..8 (default 4)");
+  cmd->add_option("--max-runs", a->max_runs, "runs in all at most, 1..2000");
+  cmd->add_flag("--no-explain", a->no_explain,
+                "do not profile the culprits and their parents in standard mode");
+  cmd->add_option("--idempotency-key", sa.idempotency_key,
+                  "default: derived from the range, so running it again returns the same one");
+  cmd->add_flag("--wait", a->wait, "wait until it ends");
+  AddBisectTimeout(cmd, a->timeout);
+  Choose(cmd, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunBisect(s, *a, out, err);
+  });
+  auto b = std::make_shared<BisectionArgs>();
+  auto* show = app.add_subcommand("bisection", "show a bisection (--wait: until it ends)");
+  show->add_option("id", b->id, "bisection id")->required();
+  show->add_flag("--wait", b->wait, "wait until it ends");
+  show->add_flag("--cancel", b->cancel, "cancel it: every run not finished is cancelled");
+  show->add_option("--note", b->note, "recorded with --cancel");
+  AddBisectTimeout(show, b->timeout);
+  Choose(show, chosen, [b](Session& s, std::ostream& out, std::ostream& err) {
+    return RunBisection(s, *b, out, err);
+  });
+  auto all = std::make_shared<bool>(false);
+  auto* list = app.add_subcommand("bisections", "list the team's bisections still running");
+  list->add_flag("--all", *all, "also those that ended");
+  Choose(list, chosen, [all](Session& s, std::ostream& out, std::ostream& err) {
+    return RunBisections(s, *all, out, err);
+  });
+}
+
 void AddCalibrate(CLI::App& app, ServerCommand& chosen) {
   auto a = std::make_shared<CalibrateArgs>();
   auto* calibrate = app.add_subcommand(
@@ -232,6 +311,7 @@ void AddCompareCommands(CLI::App& app, ServerCommand& chosen) {
   AddRegressions(app, chosen);
   AddTriage(app, chosen);
   AddConfirm(app, chosen);
+  AddBisect(app, chosen);
   AddCalibrate(app, chosen);
   AddBaselinePin(app, chosen);
   AddReport(app, chosen);

@@ -86,27 +86,7 @@ namespace {
 absl::StatusOr<std::string> Upload(Session& s, const fs::path& dir) {
   auto tar = PackBundle(dir, kMaxBundleBytes);
   if (!tar.ok()) return tar.status();
-  const std::string sha = Sha256Hex(*tar);
-  grpc::ClientContext ctx;
-  s.Prepare(&ctx, std::chrono::seconds(300));
-  v1::UploadBundleResponse resp;
-  auto writer = s.collections().UploadBundle(&ctx, &resp);
-  v1::UploadBundleRequest header;
-  header.mutable_header()->set_name(dir.filename().string());
-  header.mutable_header()->set_size_bytes(static_cast<int64_t>(tar->size()));
-  header.mutable_header()->set_sha256(sha);
-  bool ok = writer->Write(header);
-  for (size_t off = 0; ok && off < tar->size(); off += kChunkBytes) {
-    v1::UploadBundleRequest chunk;
-    chunk.set_chunk(tar->substr(off, kChunkBytes));
-    ok = writer->Write(chunk);
-  }
-  writer->WritesDone();
-  auto status = FromGrpcStatus(writer->Finish());
-  if (!status.ok())
-    return absl::Status(status.code(),
-                        absl::StrCat("upload ", dir.string(), ": ", status.message()));
-  return sha;
+  return UploadBundleBytes(s, dir.filename().string(), *tar, dir.string());
 }
 
 // The operator directories of a submission: the positional ones, plus every
@@ -185,9 +165,33 @@ absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec*
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const SubmitArgs& a) {
-  v1::SubmitCollectionRequest req;
-  auto* spec = req.mutable_spec();
+}  // namespace
+
+absl::StatusOr<std::string> UploadBundleBytes(Session& s, const std::string& name,
+                                              const std::string& tar, const std::string& what) {
+  const std::string sha = Sha256Hex(tar);
+  grpc::ClientContext ctx;
+  s.Prepare(&ctx, std::chrono::seconds(300));
+  v1::UploadBundleResponse resp;
+  auto writer = s.collections().UploadBundle(&ctx, &resp);
+  v1::UploadBundleRequest header;
+  header.mutable_header()->set_name(name);
+  header.mutable_header()->set_size_bytes(static_cast<int64_t>(tar.size()));
+  header.mutable_header()->set_sha256(sha);
+  bool ok = writer->Write(header);
+  for (size_t off = 0; ok && off < tar.size(); off += kChunkBytes) {
+    v1::UploadBundleRequest chunk;
+    chunk.set_chunk(tar.substr(off, kChunkBytes));
+    ok = writer->Write(chunk);
+  }
+  writer->WritesDone();
+  auto status = FromGrpcStatus(writer->Finish());
+  if (!status.ok())
+    return absl::Status(status.code(), absl::StrCat("upload ", what, ": ", status.message()));
+  return sha;
+}
+
+absl::Status FillSpecParams(const SubmitArgs& a, v1::CollectionSpec* spec) {
   spec->set_kind(a.manifest             ? v1::COLLECTION_KIND_MANIFEST
                  : !a.batch_dir.empty() ? v1::COLLECTION_KIND_BATCH
                                         : v1::COLLECTION_KIND_UNSPECIFIED);
@@ -207,8 +211,16 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
   if (auto st = AddLabels(a.labels, spec->mutable_labels()); !st.ok()) return st;
   for (const auto& soc : a.socs) spec->mutable_constraints()->add_socs(soc);
   spec->mutable_constraints()->set_device_range(a.device_range);
+  return absl::OkStatus();
+}
+
+namespace {
+
+absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const SubmitArgs& a) {
+  v1::SubmitCollectionRequest req;
+  if (auto st = FillSpecParams(a, req.mutable_spec()); !st.ok()) return st;
   req.set_idempotency_key(a.idempotency_key);
-  if (auto st = BuildOperators(s, a, spec); !st.ok()) return st;
+  if (auto st = BuildOperators(s, a, req.mutable_spec()); !st.ok()) return st;
   return req;
 }
 

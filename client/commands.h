@@ -175,6 +175,16 @@ struct SubmitArgs {
 // non-empty string" naming the bad field.
 absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const std::filesystem::path& dir);
 
+// Uploads one packed bundle (UploadBundle, one stream) named `name`; its
+// sha256. Errors say "upload <what>: ...".
+absl::StatusOr<std::string> UploadBundleBytes(Session& s, const std::string& name,
+                                              const std::string& tar, const std::string& what);
+
+// Fills spec from a's flags, everything but the operators: kind, params,
+// case selector, caps, priority, labels, constraints. INVALID_ARGUMENT for a
+// malformed --label.
+absl::Status FillSpecParams(const SubmitArgs& a, v1::CollectionSpec* spec);
+
 // The collection with every job: GetCollection pages them (each page its
 // own call and deadline) and the pages are joined.
 absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id);

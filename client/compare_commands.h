@@ -66,6 +66,12 @@ struct RegressionsArgs {
   bool include_closed = false;  // --all: also WONT_FIX and FALSE_POSITIVE cases
   bool precision = false;       // --precision: print each rule's precision
   VerdictArgs verdict;
+  // --bisect: a bisection for each new regression (bisect_commands.h
+  // BisectRegressions) from the checkout at --repo, operator directories
+  // under --ops-dir.
+  bool bisect = false;
+  std::string repo = ".";
+  std::string ops_dir = ".";
 };
 int RunRegressions(Session& s, const RegressionsArgs& args, std::ostream& out, std::ostream& err);
 

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/bisect_commands.h"
 #include "client/compare_commands.h"
 #include "client/confirm_commands.h"
 #include "client/format.h"
@@ -90,6 +92,12 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
     st = WaitForConfirmations(s, resp.mutable_confirmations(), a.verdict.confirm_timeout, err);
   }
   if (!st.ok()) return ReportError(st, ErrorConfig(s, a.verdict), out, err);
+  std::vector<v1::Bisection> bisections;
+  if (a.bisect) {
+    auto started = BisectRegressions(s, BisectRegressionsArgs{a.repo, a.ops_dir}, resp, err);
+    if (!started.ok()) return ReportError(started.status(), ErrorConfig(s, a.verdict), out, err);
+    bisections = *std::move(started);
+  }
   Verdicts found(kRegressionsSchema, "regressions", resp);
   VerdictReport& r = found.report;
   r.title = RegressionsTitle(a);
@@ -124,6 +132,13 @@ int RunRegressions(Session& s, const RegressionsArgs& a, std::ostream& out, std:
   }
   if (resp.drifts_size() > 0) {
     absl::StrAppend(&r.summary, "; ", resp.drifts_size(), " drifted (", new_drifts, " new)");
+  }
+  if (a.bisect) {
+    std::vector<std::string> ids;
+    for (const v1::Bisection& b : bisections) ids.push_back(absl::StrCat(b.id()));
+    absl::StrAppend(&r.summary, "; ", bisections.size(), " bisection(s)",
+                    ids.empty() ? "" : absl::StrCat(" (", absl::StrJoin(ids, ", "), ")"),
+                    ": npuperf bisection ID");
   }
   found.text = [&resp, summary = r.summary, precision = a.precision](std::ostream& o) {
     if (resp.regressions_size() > 0) PrintComparisonTable(resp.regressions(), o);

@@ -486,6 +486,45 @@ class Client:
                 return c
             time.sleep(poll)
 
+    def bisection(self, bisection_id: int):
+        """One bisection of the team, advanced to its current state (generated
+        ``Bisection``: state, reason, revisions, steps, culprits), as ``npuperf
+        bisection ID`` (docs/comparisons.md, "Bisection")."""
+        pb = _proto.query_service_pb2
+        req = pb.GetBisectionRequest(bisection_id=int(bisection_id))
+        return self._caller.unary(self._queries.GetBisection, req, idempotent=True).bisection
+
+    def wait_bisection(self, bisection_id: int, *, timeout: float = 86400, poll: float = 2):
+        """Reads a bisection until it ends (DONE, REFUSED, FAILED or CANCELLED)
+        or ``timeout`` seconds passed; returns it as last read."""
+        pb = _proto.query_service_pb2
+        ended = {
+            pb.BISECTION_STATE_DONE,
+            pb.BISECTION_STATE_REFUSED,
+            pb.BISECTION_STATE_FAILED,
+            pb.BISECTION_STATE_CANCELLED,
+        }
+        deadline = time.monotonic() + timeout
+        while True:
+            b = self.bisection(bisection_id)
+            if b.state in ended or time.monotonic() >= deadline:
+                return b
+            time.sleep(poll)
+
+    def list_bisections(self, include_finished: bool = False, limit: int = 0) -> list:
+        """The team's bisections, newest first, without their steps (``npuperf
+        bisections [--all]``)."""
+        pb = _proto.query_service_pb2
+        req = pb.ListBisectionsRequest(include_finished=bool(include_finished), limit=int(limit))
+        return list(self._caller.unary(self._queries.ListBisections, req, idempotent=True).bisections)
+
+    def cancel_bisection(self, bisection_id: int, note: str = ""):
+        """Cancels a bisection and every run of it not finished (``npuperf
+        bisection ID --cancel --note``); cancelling an ended one changes nothing."""
+        pb = _proto.query_service_pb2
+        req = pb.CancelBisectionRequest(bisection_id=int(bisection_id), note=note)
+        return self._caller.unary(self._queries.CancelBisection, req, idempotent=True).bisection
+
     def regression(self, regression_id: int):
         """One tracked regression with its transitions (generated
         ``GetRegressionResponse``), as ``npuperf triage ID``."""

@@ -14,10 +14,11 @@ namespace {
 
 // The commands of docs/api.md, and the daemons' (docs/operations.md).
 const std::vector<std::string> kClientCommands = {
-    "submit",    "get",           "watch",   "cancel",       "list",          "round",
-    "rounds",    "report",        "compare", "regressions",  "baseline",      "agents",
-    "summarize", "list-op-names", "help",    "history",      "artifacts",     "fetch",
-    "triage",    "calibrate",     "noise",   "compare-impl", "release-report"};
+    "submit",    "get",           "watch",   "cancel",       "list",           "round",
+    "rounds",    "report",        "compare", "regressions",  "baseline",       "agents",
+    "summarize", "list-op-names", "help",    "history",      "artifacts",      "fetch",
+    "triage",    "calibrate",     "noise",   "compare-impl", "release-report", "bisect",
+    "bisection", "bisections"};
 
 CommandResult RunTool(const std::vector<std::string>& argv, const std::filesystem::path& dir) {
   return RunCommand(argv, dir, {}, std::chrono::seconds(30));
