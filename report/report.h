@@ -90,6 +90,11 @@ std::string VerdictText(v1::Verdict v);
 // to its /ui page, and a form that opens /ui/compare.
 std::string RenderIndexPage(const std::string& team, const std::vector<v1::Collection>& collections,
                             const std::vector<v1::Round>& rounds);
+// The team's bisections (newest first), each linked to its page.
+std::string RenderBisectionsPage(const std::string& team, const std::vector<v1::Bisection>& list);
+// One bisection: state, ends, culprits with their explanation (the
+// standard rounds linked, the notable metric deltas), revisions and runs.
+std::string RenderBisectionPage(const v1::Bisection& b);
 // The login form (POST /ui/login: token, next); error is shown when set.
 // next is the local /ui path to return to (the caller checked it).
 std::string RenderLoginPage(const std::string& next, const std::string& error);

@@ -58,6 +58,8 @@ absl::StatusOr<std::string> UiServer::RenderPage(const std::string& team, const 
   if (absl::StartsWith(p, "/ui/collections/")) return CollectionPage(team, p.substr(16));
   if (p == "/ui/compare") return ComparePage(team, req);
   if (p == "/ui/history") return HistoryPage(team, req);
+  if (p == "/ui/bisections") return BisectionsPage(team, "");
+  if (absl::StartsWith(p, "/ui/bisections/")) return BisectionsPage(team, p.substr(15));
   return absl::NotFoundError(absl::StrCat("no page ", p));
 }
 
@@ -93,7 +95,8 @@ absl::StatusOr<std::string> UiServer::IndexPage(const std::string& team) {
   std::sort(rounds.begin(), rounds.end(),
             [](const auto& a, const auto& b) { return a.id() > b.id(); });
   if (rounds.size() > kIndexRounds) rounds.resize(kIndexRounds);
-  return report::WithNav(report::RenderIndexPage(team, cs, rounds), {{"/ui/", "start"}});
+  return report::WithNav(report::RenderIndexPage(team, cs, rounds),
+                         {{"/ui/", "start"}, {"/ui/bisections", "bisections"}});
 }
 
 absl::StatusOr<std::string> UiServer::RoundPage(const std::string& team, const std::string& id) {
@@ -224,6 +227,24 @@ absl::StatusOr<std::string> UiServer::HistoryPage(const std::string& team, const
     page.rounds.insert(page.rounds.end(), rs.begin(), rs.end());
   }
   return report::WithNav(report::RenderHistoryPage(page), {{"/ui/", "start"}});
+}
+
+absl::StatusOr<std::string> UiServer::BisectionsPage(const std::string& team,
+                                                     const std::string& id) {
+  const std::vector<std::pair<std::string, std::string>> nav = {{"/ui/", "start"},
+                                                                {"/ui/bisections", "bisections"}};
+  if (id.empty()) {
+    auto list = store_.ListBisections(team, /*include_finished=*/true, kIndexCollections);
+    if (!list.ok()) return list.status();
+    std::vector<v1::Bisection> bs;
+    for (BisectionRecord& r : *list) bs.push_back(std::move(r.bisection));
+    return report::WithNav(report::RenderBisectionsPage(team, bs), nav);
+  }
+  auto bisection_id = ParseRoundId("bisection id", id);
+  if (!bisection_id.ok()) return bisection_id.status();
+  auto rec = store_.GetBisection(team, *bisection_id);
+  if (!rec.ok()) return rec.status();
+  return report::WithNav(report::RenderBisectionPage(rec->bisection), nav);
 }
 
 }  // namespace npuperf::server::ui

@@ -66,6 +66,9 @@ class UiServer {
   absl::StatusOr<std::string> CollectionPage(const std::string& team, const std::string& id);
   absl::StatusOr<std::string> ComparePage(const std::string& team, const HttpRequest& req);
   absl::StatusOr<std::string> HistoryPage(const std::string& team, const HttpRequest& req);
+  // /ui/bisections (id empty: the list) and /ui/bisections/ID, as stored
+  // (the reaper and GetBisection advance them).
+  absl::StatusOr<std::string> BisectionsPage(const std::string& team, const std::string& id);
   // Every round a ListRounds query names (at most kMaxUiRoundPages pages).
   absl::StatusOr<std::vector<v1::Round>> AllRounds(const std::string& team,
                                                    v1::ListRoundsRequest req);

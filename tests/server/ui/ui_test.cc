@@ -269,5 +269,42 @@ TEST_F(UiTest, HttpLimitsHoldOnTheUiRoutes) {
   EXPECT_EQ(Get("/ui/history?op=%G1", cookie).status, 400);
 }
 
+TEST_F(UiTest, BisectionPagesShowTheCulpritEscapedAndOnlyToItsTeam) {
+  BisectionRecord rec;
+  rec.team = "team";
+  rec.idempotency_key = "k";
+  v1::Bisection& b = rec.bisection;
+  b.set_operator_name("apply_adam");
+  b.set_state(v1::BISECTION_STATE_DONE);
+  b.set_reason("1 culprit(s) named and explained");
+  for (int i = 0; i < 3; ++i) {
+    v1::BisectionRevision* r = b.add_revisions();
+    r->set_commit(std::string(39, 'a') + std::to_string(i));
+    r->set_subject(i == 2 ? "<script>alert(1)</script>" : "step");
+  }
+  v1::BisectionCulprit* c = b.add_culprits();
+  c->set_revision(2);
+  c->set_commit(b.revisions(2).commit());
+  c->set_subject(b.revisions(2).subject());
+  c->set_parent_revision(1);
+  c->set_parent_commit(b.revisions(1).commit());
+  c->add_changed_files("kernel.cpp");
+  auto made = store_->InsertBisection(rec, 1000);
+  ASSERT_TRUE(made.ok()) << made.status();
+  const std::string id = std::to_string(made->first.bisection.id());
+  const std::string mine = LogIn("tok-team"), theirs = LogIn("tok-other");
+  auto list = Get("/ui/bisections", mine);
+  EXPECT_EQ(list.status, 200);
+  EXPECT_TRUE(Has(list.body, "/ui/bisections/" + id)) << list.body;
+  auto page = Get("/ui/bisections/" + id, mine);
+  EXPECT_EQ(page.status, 200);
+  EXPECT_TRUE(Has(page.body, "aaaaaaaaaaaa")) << page.body;
+  EXPECT_TRUE(Has(page.body, "kernel.cpp"));
+  EXPECT_FALSE(Has(page.body, "<script>alert(1)")) << "the subject is escaped";
+  EXPECT_EQ(Get("/ui/bisections/" + id, theirs).status, 404);
+  EXPECT_FALSE(Has(Get("/ui/bisections", theirs).body, "/ui/bisections/" + id));
+  EXPECT_EQ(Get("/ui/bisections/x1", mine).status, 400);
+}
+
 }  // namespace
 }  // namespace npuperf::server::ui
