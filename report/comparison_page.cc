@@ -2,6 +2,7 @@
 #include "report/html.h"
 #include "report/page_util.h"
 #include "report/report.h"
+#include "report/roofline_chart.h"
 #include "report/svg.h"
 
 namespace npuperf::report {
@@ -131,7 +132,9 @@ std::string RenderComparisonPage(const ComparisonPage& p) {
              "summary");
   }
   body += Section("verdicts", "Verdicts", VerdictTable(p));
-  body += Forest(p) + Changes(p) + FindingChanges(p) + Details(p);
+  body += Forest(p) + Changes(p) +
+          internal::RooflineComparison(p.baseline_evidence_json, p.candidate_evidence_json) +
+          FindingChanges(p) + Details(p);
   if (!p.unmatched.empty()) {
     std::vector<std::vector<Cell>> rows;
     for (const auto& u : p.unmatched) rows.push_back({u});

@@ -46,6 +46,9 @@ struct ComparisonPage {
   v1::ComparisonCounts counts;
   std::vector<std::string> unmatched;  // "operator/case" on one side only
   double geomean_ratio = 0;            // 0: none
+  // Two rounds compared: their evidence.json documents (v1::Evidence::
+  // evidence_json), whose measured rooflines the page draws on one chart.
+  std::string baseline_evidence_json, candidate_evidence_json;
 };
 // The verdict table coloured by verdict, a forest plot of the duration
 // ratio intervals, the bound-route, per-core and DVFS changes, the finding

@@ -65,6 +65,16 @@ Axes AxesFor(double ai, double ridge, double peak, double bw, double achieved) {
   return a;
 }
 
+// Two roofline objects drawn against the same ceilings (peaks equal to
+// 1e-9 relative): their points may share one chart.
+bool SameCeilings(const Json& a, const Json& b) {
+  auto same = [&](const char* key) {
+    const double x = Number(a, key), y = Number(b, key);
+    return x > 0 && y > 0 && std::fabs(x - y) <= 1e-9 * std::max(x, y);
+  };
+  return same("peak_ops_per_s") && same("peak_bytes_per_s");
+}
+
 std::string AxisTicks(const Axes& a) {
   std::string out = Line(a.left, a.top, a.left, a.top + a.height, "axis", " stroke=\"#444\"") +
                     Line(a.left, a.top + a.height, a.left + a.width, a.top + a.height, "axis",
@@ -119,12 +129,24 @@ std::string Blockers(const Json& r) {
 
 }  // namespace
 
-std::string RooflineChart(const Json& r) {
+std::string RooflineChart(const Json& r, const Json* baseline) {
   const double ai = Number(r, "arithmetic_intensity"), ridge = Number(r, "ridge_point");
   const double peak = Number(r, "peak_ops_per_s"), bw = Number(r, "peak_bytes_per_s");
   const double achieved = Number(r, "achieved_ops_per_s");
   if (!(ai > 0 && ridge > 0 && peak > 0 && bw > 0 && achieved > 0)) return "";
-  const Axes a = AxesFor(ai, ridge, peak, bw, achieved);
+  double base_ai = 0, base_achieved = 0;
+  if (baseline != nullptr && SameCeilings(r, *baseline)) {
+    base_ai = Number(*baseline, "arithmetic_intensity");
+    base_achieved = Number(*baseline, "achieved_ops_per_s");
+  }
+  const bool with_base = base_ai > 0 && base_achieved > 0;
+  Axes a = AxesFor(ai, ridge, peak, bw, achieved);
+  if (with_base) {
+    const Axes b = AxesFor(base_ai, ridge, peak, bw, base_achieved);
+    a.x_lo = std::min(a.x_lo, b.x_lo);
+    a.x_hi = std::max(a.x_hi, b.x_hi);
+    a.y_lo = std::min(a.y_lo, b.y_lo);
+  }
   const double x0 = std::pow(10.0, a.x_lo), x1 = std::pow(10.0, a.x_hi);
   std::string out =
       "<svg class=\"chart roofline\" id=\"roofline\" data-chart=\"roofline\" width=\"" +
@@ -142,6 +164,17 @@ std::string RooflineChart(const Json& r) {
   out +=
       Text(a.X(x1) - 4, a.Y(peak) - 4, Str(r, "compute_ceiling") + " " + Si(peak, "ops/s"), "end");
   out += Text(a.X(x0) + 4, a.Y(bw * x0) - 6, "HBM " + Si(bw, "B/s"));
+  if (with_base) {
+    out += Line(a.X(base_ai), a.Y(base_achieved), a.X(ai), a.Y(achieved), "moved",
+                " stroke=\"#555\" stroke-dasharray=\"3 2\"");
+    out += "<circle class=\"point baseline\" cx=\"" + C(a.X(base_ai)) + "\" cy=\"" +
+           C(a.Y(base_achieved)) +
+           "\" r=\"5\" fill=\"none\" stroke=\"#555\" stroke-width=\"2\" data-intensity=\"" +
+           Num(base_ai, 4) + "\" data-ops-per-s=\"" + Num(base_achieved, 0) + "\"><title>" +
+           Escape("baseline: " + Num(base_ai, 3) + " ops/B, " + Si(base_achieved, "ops/s") + ", " +
+                  Num(Number(*baseline, "percent_of_roof"), 1) + " % of the roof") +
+           "</title></circle>";
+  }
   out += "<circle class=\"point this-round\" cx=\"" + C(a.X(ai)) + "\" cy=\"" + C(a.Y(achieved)) +
          "\" r=\"5\" fill=\"#2ca02c\" data-intensity=\"" + Num(ai, 4) + "\" data-ops-per-s=\"" +
          Num(achieved, 0) + "\" data-percent-of-roof=\"" + Num(Number(r, "percent_of_roof"), 2) +
@@ -150,6 +183,56 @@ std::string RooflineChart(const Json& r) {
                 Num(Number(r, "percent_of_roof"), 1) + " % of the roof") +
          "</title></circle>";
   return out + "</svg>";
+}
+
+namespace {
+
+// The "roofline" object of an evidence.json document (null when absent).
+Json RooflineOf(const std::string& evidence_json) {
+  if (evidence_json.empty()) return nullptr;
+  Json doc = Json::parse(evidence_json, nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("roofline") || !doc["roofline"].is_object()) return nullptr;
+  return doc["roofline"];
+}
+
+}  // namespace
+
+std::string RooflineComparison(const std::string& baseline_evidence_json,
+                               const std::string& candidate_evidence_json) {
+  const Json base = RooflineOf(baseline_evidence_json);
+  const Json cand = RooflineOf(candidate_evidence_json);
+  if (base.is_null() && cand.is_null()) return "";
+  const bool base_measured = !base.is_null() && Str(base, "status") == "measured";
+  const bool cand_measured = !cand.is_null() && Str(cand, "status") == "measured";
+  std::string body;
+  if (!base_measured || !cand_measured) {
+    body = Para(std::string("not on one chart: the ") +
+                    (!base_measured && !cand_measured ? "baseline and the candidate are"
+                     : !base_measured                 ? "baseline is"
+                                                      : "candidate is") +
+                    " not measured (standard rounds with the memory and arithmetic groups are)",
+                "note");
+    if (cand_measured) body += RooflineChart(cand);
+  } else if (!SameCeilings(base, cand)) {
+    body = Para(
+        "not on one chart: the ceilings differ (another SoC or clock): each round's page "
+        "has its own",
+        "note");
+  } else {
+    body = RooflineChart(cand, &base);
+    body +=
+        Table("roofline-figures", {"figure", "baseline", "candidate"},
+              {{"arithmetic intensity", Num(Number(base, "arithmetic_intensity"), 4) + " ops/B",
+                Num(Number(cand, "arithmetic_intensity"), 4) + " ops/B"},
+               {"achieved", Si(Number(base, "achieved_ops_per_s"), "ops/s"),
+                Si(Number(cand, "achieved_ops_per_s"), "ops/s")},
+               {"bytes moved per second", Si(Number(base, "achieved_bytes_per_s"), "B/s"),
+                Si(Number(cand, "achieved_bytes_per_s"), "B/s")},
+               {"percent of roof", Num(Number(base, "percent_of_roof"), 1) + " %",
+                Num(Number(cand, "percent_of_roof"), 1) + " %"},
+               {"binding ceiling", Str(base, "binding_ceiling"), Str(cand, "binding_ceiling")}});
+  }
+  return Section("roofline", "Roofline", body);
 }
 
 std::string RooflineSection(const v1::Evidence& e) {

@@ -20,8 +20,17 @@ namespace npuperf::report::internal {
 // rounds, list views).
 std::string RooflineSection(const v1::Evidence& e);
 
-// The roofline chart of a measured evidence.json "roofline" object.
-std::string RooflineChart(const nlohmann::json& roofline);
+// The roofline chart of a measured evidence.json "roofline" object; with a
+// measured baseline on the same ceilings (same peaks), its point too (a
+// hollow circle, class "point baseline") and an arrow from it to this one.
+std::string RooflineChart(const nlohmann::json& roofline, const nlohmann::json* baseline = nullptr);
+
+// The comparison page's "Roofline" section for two rounds' evidence.json
+// documents: both points on one chart and how far each is from the roof;
+// why not when a side is unmeasured or the ceilings differ (another SoC).
+// "" when neither carries a roofline.
+std::string RooflineComparison(const std::string& baseline_evidence_json,
+                               const std::string& candidate_evidence_json);
 
 // The lanes of a timeline_evidence document: one row per monitored lane over
 // the target window, the listed events coloured by pipe class, and the

@@ -174,6 +174,14 @@ absl::StatusOr<std::string> UiServer::ComparePage(const std::string& team, const
     if (!got.ok()) return got.status();
     page.counts = CountsOf(got->comparison());
     page.comparisons.push_back(got->comparison());
+    for (auto [id, json] : {std::pair{*base, &page.baseline_evidence_json},
+                            std::pair{*cand, &page.candidate_evidence_json}}) {
+      v1::GetRoundRequest rr;
+      rr.set_round_id(id);
+      auto round = reads_.GetRound(team, rr);
+      if (!round.ok()) return round.status();
+      *json = round->round().evidence().evidence_json();
+    }
   } else {
     v1::CompareCollectionsRequest r;
     r.set_baseline_collection_id(*a);

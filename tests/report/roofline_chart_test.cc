@@ -58,6 +58,50 @@ TEST(RooflineSectionTest, MeasuredRoundsDrawTheCeilingsRidgeAndPoint) {
             std::string::npos);
 }
 
+// A measured evidence of kernel time us moving `kb` KB (1e9 vector fops).
+evidence::Evidence Measured(double us, double kb) {
+  evidence::Evidence ev = Capture();
+  ev.merged["aiv_vector_fops"] = 1e9;
+  ev.merged["aiv_read_main_memory_datas(KB)"] = kb;
+  ev.merged["aiv_write_main_memory_datas(KB)"] = kb / 2;
+  ev.merged["aic_cube_fops"] = 0;
+  ev.duration.aggregate_us = us;
+  evidence::ApplyRoofline(&ev, std::nullopt);
+  EXPECT_EQ(ev.roofline.status, "measured");
+  return ev;
+}
+
+std::string JsonOf(const evidence::Evidence& ev) { return RoundOf(ev).evidence().evidence_json(); }
+
+TEST(RooflineComparisonTest, BothRoundsOnOneChartWithTheMoveBetweenThem) {
+  ComparisonPage p;
+  p.title = "npuperf compare 1 2";
+  p.baseline_evidence_json = JsonOf(Measured(1000, 1000000));
+  p.candidate_evidence_json = JsonOf(Measured(1250, 1250000));  // 25 % more bytes, slower
+  const std::string page = RenderComparisonPage(p);
+  EXPECT_NE(page.find("<svg class=\"chart roofline\""), std::string::npos);
+  EXPECT_NE(page.find("class=\"point baseline\""), std::string::npos);
+  EXPECT_NE(page.find("class=\"point this-round\""), std::string::npos);
+  EXPECT_NE(page.find("class=\"moved\""), std::string::npos);
+  EXPECT_NE(page.find("<th>baseline</th><th>candidate</th>"), std::string::npos) << page;
+}
+
+TEST(RooflineComparisonTest, UnmeasuredSidesAreNamedAndNothingIsDrawnWithoutARoofline) {
+  ComparisonPage p;
+  p.baseline_evidence_json = JsonOf(Capture());  // no MemoryAccess group: not measured
+  p.candidate_evidence_json = JsonOf(Measured(1000, 1000000));
+  std::string page = RenderComparisonPage(p);
+  EXPECT_NE(page.find("the baseline is not measured"), std::string::npos) << page;
+  EXPECT_EQ(page.find("class=\"point baseline\""), std::string::npos);
+  EXPECT_NE(page.find("class=\"point this-round\""), std::string::npos);
+  p.baseline_evidence_json = p.candidate_evidence_json = "";
+  page = RenderComparisonPage(p);
+  EXPECT_EQ(page.find("id=\"roofline\""), std::string::npos);
+  p.baseline_evidence_json = "{not json";
+  p.candidate_evidence_json = "[1,2]";
+  EXPECT_EQ(RenderComparisonPage(p).find("id=\"roofline\""), std::string::npos);
+}
+
 TEST(TimelinePageTest, LanesWithSameLaneOverlapMarked) {
   const fs::path trace = fs::path(::testing::TempDir()) / "msprof_20260101000000.json";
   std::ofstream(trace) << R"([
