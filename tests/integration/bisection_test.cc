@@ -1,7 +1,8 @@
 // Bisection end to end (issue 34): real server, agent and msprof-sim, and a real git repository
 // from examples/bisect/make_repo.sh (one culprit that re-reads a tensor, one comments-only commit,
-// one commit whose runner exits 3). `npuperf bisect --wait` packs every revision from git, the
-// fleet bisects it on four devices and the culprit comes back named and explained.
+// one commit whose runner exits 3). `npuperf bisect` packs every revision from git, the fleet
+// bisects it on four devices (through a server restart) and the culprit comes back named and
+// explained.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -58,10 +59,13 @@ TEST(BisectionTest, TheCulpritOfARealRepositoryIsNamedAndExplained) {
       "--op-name-map", (SourceDir() / "deploy/demo-op-names.json").string(),
       "--repeats",     "7",
       "--warm-up",     "0"};
-  std::vector<std::string> args = {"--format", "json"};
-  args.insert(args.end(), bisect.begin(), bisect.end());
-  args.insert(args.end(), {"--wait", "--timeout", "10m"});
-  auto r = c.Cli(args);
+  // Started without waiting, then the server restarts: the bisection lives in the store and
+  // moves on from the new process.
+  auto started = c.Cli(bisect);
+  ASSERT_EQ(started.exit_code, 4) << started.out << started.err;
+  EXPECT_NE(started.out.find("MEASURING_ENDS"), std::string::npos) << started.out;
+  c.RestartServer();
+  auto r = c.Cli({"--format", "json", "bisection", "1", "--wait", "--timeout", "10m"});
   nlohmann::json b = Json(r);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err << "\nagent log:\n" << c.agent->Log();
   EXPECT_EQ(b["state"], "BISECTION_STATE_DONE") << b.dump(2);
@@ -88,7 +92,7 @@ TEST(BisectionTest, TheCulpritOfARealRepositoryIsNamedAndExplained) {
   EXPECT_NE(shown.out.find("culprit " + revs["culprit"].substr(0, 12)), std::string::npos)
       << shown.out;
   auto again = c.Cli(bisect);
-  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+  EXPECT_EQ(again.exit_code, 0) << again.out << again.err;  // DONE with a culprit
   EXPECT_NE(again.err.find("bisection " + id + " was started before"), std::string::npos)
       << again.err;
   // Its runs stay out of the operator's series.
