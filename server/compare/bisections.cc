@@ -31,6 +31,13 @@ constexpr size_t kMaxPathBytes = 512;
 constexpr int kDefaultRunsPerRevision = 4;
 constexpr int kMaxRunsPerRevision = 8;
 constexpr int kMaxRuns = 2000;
+// All revisions' changed_files together, bytes: with kMaxRuns runs of
+// kMaxSamplesPerRun samples, a bisection's stored body (and GetBisection's
+// answer) stays under 3 MiB.
+constexpr size_t kMaxChangedFilesBytes = 1 << 20;
+// A run's duration samples kept (the first ones): repeats beyond this add
+// nothing to a three-way verdict that the next run does not.
+constexpr int kMaxSamplesPerRun = 32;
 constexpr int kMaxListed = 200;
 // Devices one bisection keeps busy at most.
 constexpr int kMaxParallel = 64;
@@ -116,6 +123,7 @@ std::vector<FieldViolation> CheckRequest(const v1::StartBisectionRequest& req) {
                                              kMaxBisectionRevisions - 1, ": narrow the range")});
   }
   std::set<std::string> seen;
+  size_t changed_bytes = 0;
   for (int i = 0; i < n && i < kMaxBisectionRevisions; ++i) {
     const v1::BisectionRevision& r = req.revisions(i);
     const std::string at = absl::StrCat("revisions[", i, "]");
@@ -139,12 +147,18 @@ std::vector<FieldViolation> CheckRequest(const v1::StartBisectionRequest& req) {
       bad.push_back({at + ".changed_files", absl::StrCat("at most ", kMaxChangedFiles)});
     }
     for (const std::string& f : r.changed_files()) {
+      changed_bytes += f.size();
       if (f.empty() || f.size() > kMaxPathBytes || !PrintableText(f)) {
         bad.push_back({at + ".changed_files", "each 1..512 bytes without control characters"});
         break;
       }
     }
     if (bad.size() > 20) break;  // enough to act on
+  }
+  if (changed_bytes > kMaxChangedFilesBytes) {
+    bad.push_back(
+        {"revisions.changed_files",
+         absl::StrCat(changed_bytes, " bytes of paths in all, at most ", kMaxChangedFilesBytes)});
   }
   if (req.spec().operators_size() != 1) {
     bad.push_back({"spec.operators", "a bisection follows exactly one operator"});
@@ -459,6 +473,11 @@ absl::Status Bisections::RefreshSteps(BisectionRecord& rec) {
     const bool need_round = step.state() == v1::COLLECTION_STATE_SUCCEEDED && step.round_id() == 0;
     if (IsTerminal(step.state()) && !need_round) continue;
     auto c = store_.GetCollectionPage(rec.team, step.collection_id(), 0, 2);
+    if (absl::IsNotFound(c.status())) {  // deleted by a person or by retention
+      step.set_state(v1::COLLECTION_STATE_FAILED);
+      step.set_reason(absl::StrCat("collection ", step.collection_id(), " is gone"));
+      continue;
+    }
     if (!c.ok()) return c.status();
     step.set_state(c->state());
     if (!IsTerminal(c->state())) continue;
@@ -478,9 +497,16 @@ absl::Status Bisections::RefreshSteps(BisectionRecord& rec) {
       continue;
     }
     auto round = store_.GetRound(rec.team, job.round_id());
+    if (absl::IsNotFound(round.status())) {
+      step.set_state(v1::COLLECTION_STATE_FAILED);
+      step.set_reason(absl::StrCat("round ", job.round_id(), " is gone"));
+      continue;
+    }
     if (!round.ok()) return round.status();
     step.set_round_id(round->id());
-    *step.mutable_samples_us() = round->evidence().duration().samples_us();
+    const auto& samples = round->evidence().duration().samples_us();
+    step.mutable_samples_us()->Assign(
+        samples.begin(), samples.begin() + std::min(samples.size(), kMaxSamplesPerRun));
     if (step.samples_us_size() == 0) {
       step.set_state(v1::COLLECTION_STATE_FAILED);
       step.set_reason(absl::StrCat("round ", round->id(), " has no duration samples"));

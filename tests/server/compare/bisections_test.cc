@@ -284,6 +284,12 @@ TEST_F(BisectionsTest, BadRangesAreRefusedNamingTheField) {
   v1::StartBisectionRequest two_ops = Range(4);
   *two_ops.mutable_spec()->add_operators() = two_ops.spec().operators(0);
   EXPECT_EQ(fields(two_ops), std::vector<std::string>{"spec.operators"});
+  v1::StartBisectionRequest paths = Range(12);
+  for (v1::BisectionRevision& r : *paths.mutable_revisions()) {
+    r.clear_changed_files();
+    for (int f = 0; f < 200; ++f) r.add_changed_files(std::string(500, 'p') + std::to_string(f));
+  }
+  EXPECT_EQ(fields(paths), std::vector<std::string>{"revisions.changed_files"});
   v1::StartBisectionRequest no_key = Range(4);
   no_key.set_idempotency_key("a b");
   EXPECT_EQ(fields(no_key), std::vector<std::string>{"idempotency_key"});
