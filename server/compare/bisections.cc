@@ -202,6 +202,19 @@ absl::StatusOr<v1::StartBisectionResponse> Bisections::Start(const std::string& 
     auto reg = store_.GetRegression(team, req.regression_id());
     if (!reg.ok()) return reg.status();  // NOT_FOUND for another team's
   }
+  // A team runs a bounded number at once, so no team's many bisections
+  // crowd the reaper's round (a resend of a running one's key is answered).
+  auto running =
+      store_.ListBisections(team, /*include_finished=*/false, kMaxRunningBisectionsPerTeam + 1);
+  if (!running.ok()) return running.status();
+  bool resend = false;
+  for (const BisectionRecord& r : *running)
+    resend = resend || r.idempotency_key == req.idempotency_key();
+  if (!resend && static_cast<int>(running->size()) >= kMaxRunningBisectionsPerTeam) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("team ", team, " has ", running->size(), " bisections running, at most ",
+                     kMaxRunningBisectionsPerTeam, ": wait for one to end or cancel one"));
+  }
   // Every revision's bundle must be the team's (and is kept from now on).
   std::set<std::string> checked;
   for (int i = 0; i < req.revisions_size(); ++i) {

@@ -54,7 +54,8 @@ class Bisections {
 
   // StartBisection: INVALID_ARGUMENT naming the field (a bad range, a
   // revision twice, a malformed hash); NOT_FOUND naming the revision whose
-  // bundle team did not upload. The ends start running at once.
+  // bundle team did not upload; RESOURCE_EXHAUSTED when team has
+  // kMaxRunningBisectionsPerTeam running. The ends start running at once.
   absl::StatusOr<v1::StartBisectionResponse> Start(const std::string& team,
                                                    const v1::StartBisectionRequest& req);
   // GetBisection, advanced first; NOT_FOUND for another team's.
@@ -69,7 +70,9 @@ class Bisections {
   // kMaxAdvancePerRound, newest first); returns how many ended.
   absl::StatusOr<int> AdvancePending();
 
-  static constexpr int32_t kMaxAdvancePerRound = 100;
+  static constexpr int32_t kMaxAdvancePerRound = 500;
+  // Bisections of one team not ended at once (Start: RESOURCE_EXHAUSTED).
+  static constexpr int kMaxRunningBisectionsPerTeam = 8;
   // Culprits explained in standard mode at most (the first ones).
   static constexpr int kMaxExplainedCulprits = 3;
 

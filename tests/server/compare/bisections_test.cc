@@ -308,6 +308,22 @@ TEST_F(BisectionsTest, BadRangesAreRefusedNamingTheField) {
   EXPECT_EQ(listed->bisections_size(), 0) << "nothing is stored for a refused request";
 }
 
+TEST_F(BisectionsTest, ATeamRunsAtMostEightAtOnceAndAResendIsStillAnswered) {
+  agents_ = {Register("h1")};
+  for (int i = 0; i < Bisections::kMaxRunningBisectionsPerTeam; ++i) {
+    Start(Range(4, absl::StrCat("k", i)));
+  }
+  const absl::Status ninth = bisections_.Start("team", Range(4, "k-ninth")).status();
+  EXPECT_TRUE(absl::IsResourceExhausted(ninth)) << ninth;
+  auto resend = bisections_.Start("team", Range(4, "k0"));
+  ASSERT_TRUE(resend.ok()) << resend.status();
+  EXPECT_FALSE(resend->created());
+  v1::CancelBisectionRequest cancel;
+  cancel.set_bisection_id(resend->bisection().id());
+  ASSERT_TRUE(bisections_.CancelOne("team", cancel).ok());
+  EXPECT_TRUE(bisections_.Start("team", Range(4, "k-ninth")).ok()) << "one ended: room again";
+}
+
 TEST_F(BisectionsTest, AnOperatorWithSeveralCasesNeedsTheCaseNamed) {
   agents_ = {Register("h1")};
   v1::StartBisectionRequest req = Range(5);
