@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -15,7 +14,6 @@
 #include "client/format.h"
 #include "client/git_range.h"
 #include "common/sha256.h"
-#include "nlohmann/json.hpp"
 
 namespace npuperf::client {
 namespace {
@@ -72,15 +70,10 @@ std::vector<const v1::MetricDelta*> LargestNotable(const v1::RoundComparison& e,
 
 // The operator's target name: --op-name-map's entry for it, else --op-name.
 absl::StatusOr<std::string> OpNameOf(const SubmitArgs& a, const std::string& name) {
-  if (a.op_name_map.empty()) return a.op_name;
-  std::ifstream in(a.op_name_map);
-  nlohmann::json map = nlohmann::json::parse(in, nullptr, false);
-  if (!in || map.is_discarded() || !map.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--op-name-map ", a.op_name_map, ": want a JSON object {operator: op name}"));
-  }
-  if (map.contains(name) && map[name].is_string()) return map[name].get<std::string>();
-  return a.op_name;
+  auto map = ReadOpNameMap(a.op_name_map);
+  if (!map.ok()) return map.status();
+  const auto it = map->find(name);
+  return it != map->end() ? it->second : a.op_name;
 }
 
 // Fills req's revisions from git (every revision packed, the distinct

@@ -134,8 +134,9 @@ void AddTriage(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
-// --timeout of confirm and confirmation.
-void AddConfirmTimeout(CLI::App* cmd, std::chrono::seconds& timeout) {
+// --timeout of confirm, confirmation, bisect and bisection: how long they
+// wait (help names the default).
+void AddWaitTimeout(CLI::App* cmd, std::chrono::seconds& timeout, const std::string& help) {
   cmd->add_option_function<std::string>(
       "--timeout",
       [&timeout](const std::string& d) {
@@ -143,7 +144,7 @@ void AddConfirmTimeout(CLI::App* cmd, std::chrono::seconds& timeout) {
         if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
         timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
       },
-      "how long to wait (default 2h)");
+      help);
 }
 
 void AddConfirm(CLI::App& app, ServerCommand& chosen) {
@@ -159,7 +160,7 @@ void AddConfirm(CLI::App& app, ServerCommand& chosen) {
   confirm->add_flag("--no-wait{false}", a->wait, "print the pending confirmation and exit 4");
   confirm->add_option("--alpha", a->alpha, "significance level (default 0.01)");
   confirm->add_option("--threshold", a->threshold_pct, "duration threshold, percent (default 2)");
-  AddConfirmTimeout(confirm, a->timeout);
+  AddWaitTimeout(confirm, a->timeout, "how long to wait (default 2h)");
   Choose(confirm, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunConfirm(s, *a, out, err);
   });
@@ -167,22 +168,10 @@ void AddConfirm(CLI::App& app, ServerCommand& chosen) {
   auto* show = app.add_subcommand("confirmation", "show a confirmation (--wait: until it ends)");
   show->add_option("id", b->id, "confirmation id")->required();
   show->add_flag("--wait", b->wait, "wait until it is no longer PENDING");
-  AddConfirmTimeout(show, b->timeout);
+  AddWaitTimeout(show, b->timeout, "how long to wait (default 2h)");
   Choose(show, chosen, [b](Session& s, std::ostream& out, std::ostream& err) {
     return RunConfirmation(s, *b, out, err);
   });
-}
-
-// --timeout of bisect and bisection.
-void AddBisectTimeout(CLI::App* cmd, std::chrono::seconds& timeout) {
-  cmd->add_option_function<std::string>(
-      "--timeout",
-      [&timeout](const std::string& d) {
-        auto parsed = ParseDurationText(d);
-        if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
-        timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
-      },
-      "how long --wait waits (default 24h)");
 }
 
 void AddBisect(CLI::App& app, ServerCommand& chosen) {
@@ -223,7 +212,7 @@ void AddBisect(CLI::App& app, ServerCommand& chosen) {
   cmd->add_option("--idempotency-key", sa.idempotency_key,
                   "default: derived from the range, so running it again returns the same one");
   cmd->add_flag("--wait", a->wait, "wait until it ends");
-  AddBisectTimeout(cmd, a->timeout);
+  AddWaitTimeout(cmd, a->timeout, "how long --wait waits (default 24h)");
   Choose(cmd, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunBisect(s, *a, out, err);
   });
@@ -233,7 +222,7 @@ void AddBisect(CLI::App& app, ServerCommand& chosen) {
   show->add_flag("--wait", b->wait, "wait until it ends");
   show->add_flag("--cancel", b->cancel, "cancel it: every run not finished is cancelled");
   show->add_option("--note", b->note, "recorded with --cancel");
-  AddBisectTimeout(show, b->timeout);
+  AddWaitTimeout(show, b->timeout, "how long --wait waits (default 24h)");
   Choose(show, chosen, [b](Session& s, std::ostream& out, std::ostream& err) {
     return RunBisection(s, *b, out, err);
   });

@@ -106,23 +106,10 @@ absl::StatusOr<std::vector<fs::path>> OperatorDirs(const SubmitArgs& a) {
   return dirs;
 }
 
-// --op-name-map: a JSON object {operator: op name}; null without the flag.
-absl::StatusOr<nlohmann::json> ReadOpNameMap(const std::string& path) {
-  nlohmann::json map;
-  if (path.empty()) return map;
-  std::ifstream in(path);
-  map = nlohmann::json::parse(in, nullptr, false);
-  if (!in || map.is_discarded() || !map.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--op-name-map ", path, ": want a JSON object {operator: op name}"));
-  }
-  return map;
-}
-
 // Adds the operator in dir to spec: its names and cases, then uploads its
 // bundle.
-absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& map,
-                         const fs::path& dir, v1::CollectionSpec* spec) {
+absl::Status AddOperator(Session& s, const SubmitArgs& a, const OpNameMap& map, const fs::path& dir,
+                         v1::CollectionSpec* spec) {
   auto* op = spec->add_operators();
   fs::path normal = fs::absolute(dir).lexically_normal();
   if (normal.filename().empty()) normal = normal.parent_path();  // "dir/" form
@@ -130,7 +117,7 @@ absl::Status AddOperator(Session& s, const SubmitArgs& a, const nlohmann::json& 
   op->set_name(name);
   op->set_runner(a.runner);
   op->set_op_name(a.op_name);
-  if (map.contains(name) && map[name].is_string()) op->set_op_name(map[name].get<std::string>());
+  if (auto it = map.find(name); it != map.end()) op->set_op_name(it->second);
   op->set_launch(a.launch);
   std::vector<std::string> cases = a.case_ids;
   if (cases.empty() && a.manifest) {
@@ -166,6 +153,21 @@ absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec*
 }
 
 }  // namespace
+
+absl::StatusOr<OpNameMap> ReadOpNameMap(const std::string& path) {
+  OpNameMap out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  const nlohmann::json map = nlohmann::json::parse(in, nullptr, false);
+  if (!in || map.is_discarded() || !map.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--op-name-map ", path, ": want a JSON object {operator: op name}"));
+  }
+  for (const auto& [op, name] : map.items()) {
+    if (name.is_string()) out.emplace(op, name.get<std::string>());
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> UploadBundleBytes(Session& s, const std::string& name,
                                               const std::string& tar, const std::string& what) {

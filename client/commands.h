@@ -175,6 +175,12 @@ struct SubmitArgs {
 // non-empty string" naming the bad field.
 absl::StatusOr<std::vector<std::string>> ManifestCaseIds(const std::filesystem::path& dir);
 
+// --op-name-map's file: a JSON object {operator: op name}, its string
+// entries (others are ignored); empty without the flag (path ""). An
+// unreadable file or another JSON value is INVALID_ARGUMENT naming the flag.
+using OpNameMap = std::map<std::string, std::string>;
+absl::StatusOr<OpNameMap> ReadOpNameMap(const std::string& path);
+
 // Uploads one packed bundle (UploadBundle, one stream) named `name`; its
 // sha256. Errors say "upload <what>: ...".
 absl::StatusOr<std::string> UploadBundleBytes(Session& s, const std::string& name,

@@ -7,12 +7,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/log.h"
+#include "common/sha256.h"
 #include "common/status_util.h"
 #include "evidence/op_summary.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/compare/comparator.h"
 #include "server/compare/round_reads.h"
 #include "server/core/job_state.h"
+#include "server/core/scheduler.h"
 
 namespace npuperf::server {
 namespace {
@@ -84,19 +86,6 @@ v1::BisectionJudgement ToProto(const Judgement& j, int from, int to) {
   return out;
 }
 
-// A refusal that no retry of the same submission can change.
-bool Refused(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kPermissionDenied: return true;
-    default: return false;
-  }
-}
-
 bool Explaining(const v1::BisectionStep& s) { return s.purpose() == "explain"; }
 
 // The request's checks that need no store (each names its field).
@@ -132,7 +121,7 @@ std::vector<FieldViolation> CheckRequest(const v1::StartBisectionRequest& req) {
     } else if (!seen.insert(r.commit()).second) {
       bad.push_back({at + ".commit", absl::StrCat(Short(r.commit()), " is listed twice")});
     }
-    if (r.bundle_sha256().size() != 64 || !IsHex(r.bundle_sha256())) {
+    if (!IsSha256Hex(r.bundle_sha256())) {
       bad.push_back({at + ".bundle_sha256", "must be 64 lowercase hex digits"});
     }
     for (const auto& [field, text] :
@@ -589,7 +578,7 @@ absl::Status Bisections::SubmitRun(BisectionRecord& rec, int revision, const std
   auto made = submit_(rec.team, req,
                       {{kBisectionLabel, std::to_string(b.id())}, {kRevisionLabel, rev.commit()}});
   if (!made.ok()) {
-    if (!Refused(made.status())) return made.status();
+    if (!SubmissionRefusedForGood(made.status())) return made.status();
     CancelRuns(rec, "the bisection failed");
     Finish(rec, v1::BISECTION_STATE_FAILED,
            absl::StrCat("the ", purpose, " run of ", Short(rev.commit()),

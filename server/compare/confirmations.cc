@@ -11,6 +11,7 @@
 #include "server/compare/round_reads.h"
 #include "server/core/confirmation_rules.h"
 #include "server/core/job_state.h"
+#include "server/core/scheduler.h"
 
 namespace npuperf::server {
 namespace {
@@ -66,20 +67,6 @@ v1::Round Pooled(const std::vector<v1::Round>& rounds) {
   *e->mutable_duration()->mutable_samples_us() = {all.begin(), all.end()};
   e->mutable_duration()->set_aggregate_us(all.empty() ? 0 : evidence::Median(all));
   return out;
-}
-
-// A refusal that no retry of the same request can change: the confirmation
-// cannot go on.
-bool Refused(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kNotFound:
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kAlreadyExists:
-    case absl::StatusCode::kPermissionDenied: return true;
-    default: return false;
-  }
 }
 
 }  // namespace
@@ -306,7 +293,7 @@ absl::Status Confirmations::SubmitStep(ConfirmationRecord& rec, int step) {
   auto submitted = submit_(rec.team, req,
                            {{kConfirmationLabel, std::to_string(c.id())}, {kSideLabel, s->side()}});
   if (!submitted.ok()) {
-    if (!Refused(submitted.status())) return submitted.status();
+    if (!SubmissionRefusedForGood(submitted.status())) return submitted.status();
     Finish(rec, v1::CONFIRMATION_STATE_UNCONFIRMED,
            absl::StrCat("the ", StepName(c, step),
                         " could not be submitted: ", submitted.status().ToString()));

@@ -516,4 +516,16 @@ std::vector<std::pair<std::string, double>> FlattenMetrics(const v1::Evidence& e
   return out;
 }
 
+bool SubmissionRefusedForGood(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kPermissionDenied: return true;
+    default: return false;
+  }
+}
+
 }  // namespace npuperf::server

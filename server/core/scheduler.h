@@ -74,6 +74,13 @@ struct PendingCancel {
 // Registers a change callback with the store (other replicas' changes wake
 // its waiters) and removes it on destruction; the store, clock and metrics
 // must outlive the scheduler.
+// Whether a SubmitForServer error ends the server-side work that asked for
+// it (a confirmation's or a bisection's run): a refusal that no retry of the
+// same submission can change (a bad spec, a bundle gone, the team's quota,
+// a key used with another spec, no permission). Other errors (the store
+// unreachable) are returned for the next round to try again.
+bool SubmissionRefusedForGood(const absl::Status& s);
+
 class Scheduler {
  public:
   Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options);
