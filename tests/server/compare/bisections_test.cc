@@ -308,6 +308,55 @@ TEST_F(BisectionsTest, BadRangesAreRefusedNamingTheField) {
   EXPECT_EQ(listed->bisections_size(), 0) << "nothing is stored for a refused request";
 }
 
+TEST_F(BisectionsTest, BadOptionsAndIdsAreRefusedNamingTheFieldAndChangeNothing) {
+  agents_ = {Register("h1")};
+  auto fields = [&](const v1::StartBisectionRequest& req) {
+    return Fields(bisections_.Start("team", req).status());
+  };
+  v1::StartBisectionRequest runs = Range(4, "opts");
+  runs.set_max_runs_per_revision(9);
+  runs.set_max_runs(2001);
+  EXPECT_EQ(fields(runs), (std::vector<std::string>{"max_runs_per_revision", "max_runs"}));
+  v1::StartBisectionRequest mode = Range(4, "opts");
+  mode.mutable_spec()->mutable_params()->set_mode(v1::PROFILE_MODE_DISCOVER);
+  EXPECT_EQ(fields(mode), std::vector<std::string>{"spec.params.mode"});
+  v1::StartBisectionRequest regression = Range(4, "opts");
+  regression.set_regression_id(-1);
+  EXPECT_EQ(fields(regression), std::vector<std::string>{"regression_id"});
+  regression.set_regression_id(12345);  // no such regression of this team
+  EXPECT_TRUE(absl::IsNotFound(bisections_.Start("team", regression).status()));
+  v1::StartBisectionRequest control = Range(4, "opts");
+  control.mutable_revisions(1)->set_subject("a\x1b[31mred");
+  EXPECT_EQ(fields(control), std::vector<std::string>{"revisions[1].subject"});
+  v1::ListBisectionsRequest all;
+  all.set_include_finished(true);
+  ASSERT_EQ(bisections_.List("team", all)->bisections_size(), 0) << "nothing stored";
+
+  const v1::Bisection b = Start(Range(4, "good"));
+  v1::GetBisectionRequest get;
+  EXPECT_EQ(Fields(bisections_.Get("team", get).status()),
+            std::vector<std::string>{"bisection_id"});
+  v1::CancelBisectionRequest cancel;
+  cancel.set_bisection_id(-1);
+  EXPECT_EQ(Fields(bisections_.CancelOne("team", cancel).status()),
+            std::vector<std::string>{"bisection_id"});
+  cancel.set_bisection_id(b.id());
+  cancel.set_note(std::string(257, 'n'));
+  EXPECT_EQ(Fields(bisections_.CancelOne("team", cancel).status()),
+            std::vector<std::string>{"note"});
+  cancel.set_note(
+      "line\x07"
+      "bell");
+  EXPECT_EQ(Fields(bisections_.CancelOne("team", cancel).status()),
+            std::vector<std::string>{"note"});
+  EXPECT_EQ(Get(b.id()).state(), v1::BISECTION_STATE_MEASURING_ENDS) << "not cancelled";
+  v1::ListBisectionsRequest list;
+  list.set_limit(201);
+  EXPECT_EQ(Fields(bisections_.List("team", list).status()), std::vector<std::string>{"limit"});
+  list.set_limit(-1);
+  EXPECT_EQ(Fields(bisections_.List("team", list).status()), std::vector<std::string>{"limit"});
+}
+
 TEST_F(BisectionsTest, ATeamRunsAtMostEightAtOnceAndAResendIsStillAnswered) {
   agents_ = {Register("h1")};
   for (int i = 0; i < Bisections::kMaxRunningBisectionsPerTeam; ++i) {
