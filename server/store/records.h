@@ -106,6 +106,9 @@ struct OfferedDevice {
   int32_t device_id = 0;
   std::string soc;
   std::string host = {};  // the offering agent's registered host (empty: any)
+  // Quarantined (core/device_health.h): only a canary may be placed here,
+  // so that the device can earn its release (core/assignment.h).
+  bool canary_only = false;
 };
 
 struct ClaimRequest {
@@ -361,6 +364,50 @@ struct QuarantineRecord {
   // automatic release; and its note.
   std::string released_by;
   std::string release_note;
+  // A canary quarantine only (migration 0020): the rounds the device
+  // produced from this time on (its last passing canary's finish; 0: it
+  // never passed one) until released_ms are suspect, and comparisons that
+  // rest on them say so (compare/device_suspects.h).
+  int64_t suspect_since_ms = 0;
+};
+
+// One canary of one device (migration 0020; compare/canaries.h drives it,
+// core/canary_rules.h judges it): the built-in reference job run on an idle
+// device, and how it compared with the same SoC's other devices and the
+// device's own history. At most one per (host, device_id, slot): replicas
+// scheduling the same device in the same interval insert it once.
+struct CanaryRecord {
+  int64_t id = 0;
+  std::string host;
+  int32_t device_id = 0;
+  std::string soc;
+  // created_ms / canary interval: the schedule's tick it belongs to.
+  int64_t slot = 0;
+  // "pending" (queued or running), then "pass", "slow", "inconclusive"
+  // or "failed" (it did not run to a round; counted as slow).
+  std::string state = "pending";
+  std::string collection_id;  // its one-job collection ("" until submitted)
+  int64_t round_id = 0;       // its round (0 unless pass/slow/inconclusive)
+  double kernel_us = 0;       // the canary kernel's median task time
+  std::string reference;      // "peers" or "history" ("" when inconclusive or failed)
+  double reference_us = 0;
+  double excess_pct = 0;
+  double threshold_pct = 0;
+  std::string reason;  // the judgement in words, or why it failed
+  int64_t created_ms = 0;
+  int64_t finished_ms = 0;  // 0 while pending
+  int64_t version = 0;      // compare-and-set (UpdateCanary)
+};
+
+// Which canaries Store::ListCanaries returns, newest (highest id) first.
+struct CanaryFilter {
+  std::string host;            // "" any
+  int32_t device_id = -1;      // -1 any
+  std::string soc;             // "" any
+  bool pending_only = false;   // state "pending" only
+  bool finished_only = false;  // every state but "pending"
+  int64_t before_id = 0;       // ids below this only (0: from the newest)
+  int32_t limit = 100;         // 1..1000
 };
 
 // How many regressions have (rule, state, confirmed) (Store::CountRegressions).

@@ -327,6 +327,23 @@ class Store {
   // too; newest first, at most limit.
   virtual absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
                                                                         int32_t limit) = 0;
+  // Canaries (migration 0020; compare/canaries.h drives them). Inserts c
+  // (id assigned, version 1; c.created_ms kept) unless (c.host,
+  // c.device_id, c.slot) already has one: then returns that one and false,
+  // inserting nothing.
+  virtual absl::StatusOr<std::pair<CanaryRecord, bool>> InsertCanary(const CanaryRecord& c) = 0;
+  // A compare-and-set: stores every field of c over canary c.id if its
+  // version is still c.version, and returns it with the next version.
+  // FAILED_PRECONDITION when another writer moved it since (nothing
+  // written), NOT_FOUND when unknown.
+  virtual absl::StatusOr<CanaryRecord> UpdateCanary(const CanaryRecord& c) = 0;
+  // The canaries f selects, newest first, at most f.limit (1..1000, else
+  // INVALID_ARGUMENT naming limit).
+  virtual absl::StatusOr<std::vector<CanaryRecord>> ListCanaries(const CanaryFilter& f) = 0;
+  // The canary quarantines (current and released) of (host, device_id),
+  // newest first, at most 100: what device_suspects.h needs of a round's device.
+  virtual absl::StatusOr<std::vector<QuarantineRecord>> CanaryQuarantinesOf(const std::string& host,
+                                                                            int32_t device_id) = 0;
   // Calibrations and the noise they measured (migration 0016;
   // server/compare/calibrations.h). Inserts a RUNNING calibration of c.team
   // (c.id, state, finished_ms and spreads are ignored) and returns it with

@@ -32,8 +32,8 @@ class PgListener;  // listener.h
 // domain: collections.cc (tokens, collections, state counts), agents.cc (agents and devices),
 // bundles.cc (bundles, quota, collector), claims.cc (ClaimJob, leases, expiry), results.cc
 // (progress, results), rounds.cc (rounds, baselines), regressions.cc (regressions and their
-// triage), calibrations.cc (calibrations and measured noise); postgres_store.cc opens and
-// migrates the database.
+// triage), calibrations.cc (calibrations and measured noise), quarantines.cc and canaries.cc
+// (device health); postgres_store.cc opens and migrates the database.
 class PostgresStore final : public Store {
  public:
   // Default pool size: one connection per core is plenty for a 2-core host.
@@ -148,6 +148,11 @@ class PostgresStore final : public Store {
                                                  int64_t now_ms) override;
   absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
                                                                 int32_t limit) override;
+  absl::StatusOr<std::pair<CanaryRecord, bool>> InsertCanary(const CanaryRecord& c) override;
+  absl::StatusOr<CanaryRecord> UpdateCanary(const CanaryRecord& c) override;
+  absl::StatusOr<std::vector<CanaryRecord>> ListCanaries(const CanaryFilter& f) override;
+  absl::StatusOr<std::vector<QuarantineRecord>> CanaryQuarantinesOf(const std::string& host,
+                                                                    int32_t device_id) override;
   absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) override;
   absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) override;
   absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) override;

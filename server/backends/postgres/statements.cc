@@ -6,8 +6,9 @@
 namespace npuperf::server {
 namespace {
 
-// The queue's statements: tokens, bundles, collections, agents, claims,
-// leases and progress, results, placement history and gauges.
+// The queue's statements: tokens, bundles, collections, device health
+// (quarantines, canaries), agents, claims, leases and progress, results,
+// placement history and gauges.
 constexpr PgStatement kQueueStatements[] = {
     // Tokens and bundles.
     {"token_lookup", "SELECT kind, name FROM tokens WHERE hash = $1"},
@@ -117,9 +118,9 @@ constexpr PgStatement kQueueStatements[] = {
     // (the partial unique index decides, so two replicas quarantining one
     // device at once insert it once).
     {"quarantine_insert",
-     "INSERT INTO device_quarantines (host, device_id, soc, reason, source, since_ms) VALUES "
-     "($1, $2, $3, $4, $5, $6) ON CONFLICT (host, device_id) WHERE released_ms IS NULL DO "
-     "NOTHING RETURNING id"},
+     "INSERT INTO device_quarantines (host, device_id, soc, reason, source, since_ms, "
+     "suspect_since_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (host, device_id) WHERE "
+     "released_ms IS NULL DO NOTHING RETURNING id"},
     {"quarantine_current",
      "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
      " FROM device_quarantines WHERE host = $1 AND device_id = $2 AND released_ms IS NULL"},
@@ -130,6 +131,35 @@ constexpr PgStatement kQueueStatements[] = {
     {"quarantine_list",
      "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
      " FROM device_quarantines WHERE ($1 OR released_ms IS NULL) ORDER BY id DESC LIMIT $2"},
+    // A device's canary quarantines, current and released (migration 0020;
+    // Store::CanaryQuarantinesOf bounds them at 100).
+    {"quarantine_canary_of",
+     "SELECT " NPUPERF_PG_QUARANTINE_COLUMNS
+     " FROM device_quarantines WHERE host = $1 AND device_id = $2 AND source = 'canary' ORDER BY "
+     "id DESC LIMIT 100"},
+    // Device canaries (migration 0020): at most one per (host, device_id,
+    // slot), the unique index deciding, so two replicas scheduling one
+    // device's tick at once insert it once; every update is a compare-and-set
+    // on version. $1..$15 are the columns in NPUPERF_PG_CANARY_COLUMNS' order
+    // without id and version.
+    {"canary_insert",
+     "INSERT INTO canaries (host, device_id, soc, slot, state, collection_id, round_id, kernel_us, "
+     "reference, reference_us, excess_pct, threshold_pct, reason, created_ms, finished_ms, "
+     "version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 1) ON "
+     "CONFLICT (host, device_id, slot) DO NOTHING RETURNING id"},
+    {"canary_of_slot", "SELECT " NPUPERF_PG_CANARY_COLUMNS
+                       " FROM canaries WHERE host = $1 AND device_id = $2 AND slot = $3"},
+    {"canary_update",
+     "UPDATE canaries SET host = $1, device_id = $2, soc = $3, slot = $4, state = $5, "
+     "collection_id = $6, round_id = $7, kernel_us = $8, reference = $9, reference_us = $10, "
+     "excess_pct = $11, threshold_pct = $12, reason = $13, created_ms = $14, finished_ms = $15, "
+     "version = version + 1 WHERE id = $16 AND version = $17 RETURNING version"},
+    {"canary_version", "SELECT version FROM canaries WHERE id = $1"},
+    // The state as a literal, so that the partial index canaries_pending
+    // serves the pending listing.
+    {"canary_list_pending", NPUPERF_PG_CANARY_LIST("state = 'pending' AND")},
+    {"canary_list_finished", NPUPERF_PG_CANARY_LIST("state <> 'pending' AND")},
+    {"canary_list_any", NPUPERF_PG_CANARY_LIST("")},
     // Agents and devices.
     {"agent_mark_lost",
      "UPDATE agents SET state = 'lost' WHERE host = $1 AND boot_id = $2 AND slot = $3 AND id <> "

@@ -1,9 +1,10 @@
 #pragma once
 // The SQL text of PostgresStore's prepared statements, in two tables by
-// domain (statements.cc: the queue; history_statements.cc: baselines, rounds,
-// artifacts, regressions, confirmations, bisections, calibrations), and the
-// column lists and fragments they share. Internal to the PostgreSQL backend;
-// only those two files include it (the macros stay out of every other file).
+// domain (statements.cc: the queue and device health; history_statements.cc:
+// baselines, rounds, artifacts, regressions, confirmations, bisections,
+// calibrations), and the column lists and fragments they share. Internal to
+// the PostgreSQL backend; only those two files include it (the macros stay
+// out of every other file).
 #include <span>
 
 namespace npuperf::server {
@@ -68,7 +69,18 @@ std::span<const PgStatement> HistoryStatements();
 // What QuarantineOf reads (postgres/quarantines.cc).
 #define NPUPERF_PG_QUARANTINE_COLUMNS                                              \
   "id, host, device_id, soc, reason, source, since_ms, COALESCE(released_ms, 0), " \
-  "released_by, release_note"
+  "released_by, release_note, suspect_since_ms"
+// What CanaryOf reads (postgres/canaries.cc).
+#define NPUPERF_PG_CANARY_COLUMNS                                                          \
+  "id, host, device_id, soc, slot, state, collection_id, round_id, kernel_us, reference, " \
+  "reference_us, excess_pct, threshold_pct, reason, created_ms, finished_ms, version"
+// The filters of ListCanaries but the state's: host $1 ('' any), device $2
+// (negative: any), SoC $3 ('' any), ids below $4 (0: any); then newest first,
+// at most $5.
+#define NPUPERF_PG_CANARY_LIST(state_condition)                                               \
+  "SELECT " NPUPERF_PG_CANARY_COLUMNS " FROM canaries WHERE " state_condition                 \
+  " ($1::text = '' OR host = $1) AND ($2::integer < 0 OR device_id = $2) AND ($3::text = '' " \
+  "OR soc = $3) AND ($4::bigint <= 0 OR id < $4) ORDER BY id DESC LIMIT $5"
 // What ConfirmationOf reads (postgres/confirmations.cc).
 #define NPUPERF_PG_CONFIRMATION_COLUMNS "id, team, options, body, version"
 // What BisectionOf reads (postgres/bisections.cc).

@@ -1,6 +1,7 @@
 // SqliteStore: device quarantine (migration 0017; core/device_health.h
-// drives it). One connection and BEGIN IMMEDIATE make each insert-unless-
-// current and each release atomic.
+// drives it; 0020 adds the suspect rounds of a canary quarantine). One
+// connection and BEGIN IMMEDIATE make each insert-unless-current and each
+// release atomic.
 #include <optional>
 
 #include "SQLiteCpp/Database.h"
@@ -15,7 +16,7 @@ namespace {
 
 #define NPUPERF_SQLITE_QUARANTINE_COLUMNS                                          \
   "id, host, device_id, soc, reason, source, since_ms, COALESCE(released_ms, 0), " \
-  "released_by, release_note"
+  "released_by, release_note, suspect_since_ms"
 
 QuarantineRecord ReadQuarantine(SQLite::Statement& q) {
   QuarantineRecord r;
@@ -29,6 +30,7 @@ QuarantineRecord ReadQuarantine(SQLite::Statement& q) {
   r.released_ms = q.getColumn(7).getInt64();
   r.released_by = q.getColumn(8).getString();
   r.release_note = q.getColumn(9).getString();
+  r.suspect_since_ms = q.getColumn(10).getInt64();
   return r;
 }
 
@@ -55,13 +57,14 @@ absl::StatusOr<std::pair<QuarantineRecord, bool>> SqliteStore::QuarantineDevice(
     }
     SQLite::Statement ins(*db_,
                           "INSERT INTO device_quarantines (host, device_id, soc, reason, source, "
-                          "since_ms) VALUES (?, ?, ?, ?, ?, ?)");
+                          "since_ms, suspect_since_ms) VALUES (?, ?, ?, ?, ?, ?, ?)");
     ins.bind(1, q.host);
     ins.bind(2, q.device_id);
     ins.bind(3, q.soc);
     ins.bind(4, q.reason);
     ins.bind(5, q.source);
     ins.bind(6, q.since_ms);
+    ins.bind(7, q.suspect_since_ms);
     ins.exec();
     QuarantineRecord out = q;
     out.id = db_->getLastInsertRowid();
@@ -120,6 +123,25 @@ absl::StatusOr<std::vector<QuarantineRecord>> SqliteStore::ListQuarantines(bool 
     return out;
   } catch (...) {
     return CurrentSqliteError("list quarantines");
+  }
+}
+
+absl::StatusOr<std::vector<QuarantineRecord>> SqliteStore::CanaryQuarantinesOf(
+    const std::string& host, int32_t device_id) {
+  absl::MutexLock lock(&mu_);
+  try {
+    // Bounded (Store::CanaryQuarantinesOf): released rows stay forever, and
+    // this is read for every comparison that rests on the device's rounds.
+    SQLite::Statement q(*db_, "SELECT " NPUPERF_SQLITE_QUARANTINE_COLUMNS
+                              " FROM device_quarantines WHERE host = ? AND device_id = ? AND "
+                              "source = 'canary' ORDER BY id DESC LIMIT 100");
+    q.bind(1, host);
+    q.bind(2, device_id);
+    std::vector<QuarantineRecord> out;
+    while (q.executeStep()) out.push_back(ReadQuarantine(q));
+    return out;
+  } catch (...) {
+    return CurrentSqliteError(absl::StrCat("canary quarantines of ", host, ":", device_id));
   }
 }
 

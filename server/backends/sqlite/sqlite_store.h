@@ -27,8 +27,8 @@ namespace npuperf::server {
 // counts), agents.cc (agents and devices), bundles.cc (bundles, quota, collector), claims.cc
 // (ClaimJob, leases, expiry), results.cc (progress, results), rounds.cc (rounds, baselines),
 // regressions.cc (regressions and their triage), calibrations.cc (calibrations and measured
-// noise); sqlite_store.cc opens and migrates the database
-// and holds the steps several methods share.
+// noise), quarantines.cc and canaries.cc (device health); sqlite_store.cc opens and migrates the
+// database and holds the steps several methods share.
 class SqliteStore final : public Store {
  public:
   // Opens (creating if needed) the database at path (":memory:" for tests)
@@ -137,6 +137,11 @@ class SqliteStore final : public Store {
                                                  int64_t now_ms) override;
   absl::StatusOr<std::vector<QuarantineRecord>> ListQuarantines(bool include_released,
                                                                 int32_t limit) override;
+  absl::StatusOr<std::pair<CanaryRecord, bool>> InsertCanary(const CanaryRecord& c) override;
+  absl::StatusOr<CanaryRecord> UpdateCanary(const CanaryRecord& c) override;
+  absl::StatusOr<std::vector<CanaryRecord>> ListCanaries(const CanaryFilter& f) override;
+  absl::StatusOr<std::vector<QuarantineRecord>> CanaryQuarantinesOf(const std::string& host,
+                                                                    int32_t device_id) override;
   absl::StatusOr<CalibrationRecord> InsertCalibration(const CalibrationRecord& c) override;
   absl::StatusOr<CalibrationRecord> GetCalibration(const std::string& team, int64_t id) override;
   absl::StatusOr<std::vector<CalibrationRecord>> ListRunningCalibrations(int32_t limit) override;
