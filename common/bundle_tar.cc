@@ -225,6 +225,33 @@ absl::StatusOr<std::string> PackBundle(const fs::path& dir, int64_t max_bytes) {
   return out;
 }
 
+absl::StatusOr<std::string> PackBundleFiles(
+    std::vector<std::pair<std::string, std::string>> files) {
+  std::sort(files.begin(), files.end());
+  std::string out;
+  std::unique_ptr<archive, ArchiveWriteDeleter> a(archive_write_new());
+  archive_write_set_format_pax_restricted(a.get());
+  archive_write_open(a.get(), &out, nullptr, AppendToString, nullptr);
+  for (const auto& [name, content] : files) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bundle file name ", name, ": not a plain name"));
+    }
+    std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+    archive_entry_set_pathname(e.get(), name.c_str());
+    archive_entry_set_filetype(e.get(), AE_IFREG);
+    archive_entry_set_perm(e.get(), 0644);
+    archive_entry_set_size(e.get(), static_cast<la_int64_t>(content.size()));
+    archive_entry_set_mtime(e.get(), 0, 0);
+    if (archive_write_header(a.get(), e.get()) < ARCHIVE_WARN ||
+        (!content.empty() && archive_write_data(a.get(), content.data(), content.size()) < 0)) {
+      return absl::InternalError(absl::StrCat("pack ", name, ": ", archive_error_string(a.get())));
+    }
+  }
+  archive_write_close(a.get());
+  return out;
+}
+
 absl::Status VerifyBundle(const std::string& tar, int64_t max_bytes) {
   return ForEachEntry(tar, max_bytes, [](archive*, archive_entry*, const std::string&, bool) {
     return absl::OkStatus();

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -24,6 +26,12 @@ std::string UseUtf8PathNames();
 // devices are refused; .git, __pycache__, .msprof and docs/perf are skipped:
 // they are outputs, not inputs). Fails past max_bytes.
 absl::StatusOr<std::string> PackBundle(const std::filesystem::path& dir, int64_t max_bytes);
+
+// Packs regular files held in memory (relative path without "..", content)
+// at the top level of the bundle, as PackBundle packs a directory: sorted,
+// zero mtimes, mode 0644, no owners. The server's built-in canary operator
+// is packed so: the same bytes, so the same sha256, on every replica.
+absl::StatusOr<std::string> PackBundleFiles(std::vector<std::pair<std::string, std::string>> files);
 
 // Checks a tar without extracting: only regular files and directories,
 // relative paths without "..", total size under max_bytes.

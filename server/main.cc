@@ -194,13 +194,15 @@ int Serve(const ServerOptions& opt) {
   }
   s.serving = true;
   // The server's own upkeep beside the reaper's: confirmations,
-  // calibrations and bisections move on (the first error is returned).
+  // calibrations, bisections and canaries move on (the first error is
+  // returned).
   Reaper reaper(s.scheduler, clock, opt.reaper_interval, opt.state_metrics_interval, [&s] {
-    absl::Status confirmed = s.confirmations.AdvancePending().status();
-    absl::Status calibrated = s.calibrations.Advance();
-    absl::Status bisected = s.bisections.AdvancePending().status();
-    if (!confirmed.ok()) return confirmed;
-    return calibrated.ok() ? bisected : calibrated;
+    absl::Status first = s.confirmations.AdvancePending().status();
+    for (absl::Status next :
+         {s.calibrations.Advance(), s.bisections.AdvancePending().status(), s.canaries.Tick()}) {
+      if (first.ok()) first = next;
+    }
+    return first;
   });
   const int sig = AwaitStopSignal();
   if (sig == SIGUSR1) {
@@ -234,6 +236,10 @@ int TokenHash() {
 }
 
 int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& name) {
+  if (kind == PrincipalKind::kTeam && IsReservedTeamName(name)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("team ", name, ": names starting \"npuperf.\" are the server's own")));
+  }
   RealClock clock;
   auto store = OpenStore(db, clock);
   if (!store.ok()) return Fail(store.status());

@@ -29,6 +29,7 @@ struct DurationFlags {
   std::string ui_session_ttl = "12h";
   std::vector<std::string> artifact_retention_teams;
   std::vector<std::string> device_admins;
+  std::string canary_interval = "off";
 };
 
 // Artifacts (docs/operations.md, "Artifacts").
@@ -173,6 +174,21 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
   app.add_option("--device-admin", ms.device_admins,
                  "a team that may release quarantined devices (repeatable; docs/operations.md "
                  "\"Device health\")");
+  app.add_option("--canary-interval", ms.canary_interval,
+                 "run the built-in canary on each idle device this often (<n>s|m|h|d, e.g. 1h) "
+                 "and quarantine slow ones; off: never (docs/operations.md \"Canaries\")")
+      ->capture_default_str()
+      ->check([](const std::string& text) {
+        if (text == "off") return std::string();
+        auto d = ParseDurationText(text);
+        if (!d.ok()) return std::string(d.status().message());
+        return *d < std::chrono::seconds(1) ? std::string("must be at least 1s, or off")
+                                            : std::string();
+      });
+  app.add_option("--canary-op-name", opt.canaries.op_name,
+                 "the canary kernel's name in op_summary (what this fleet's CANN names torch.add's "
+                 "fp16 kernel)")
+      ->capture_default_str();
 }
 
 void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
@@ -181,6 +197,9 @@ void ApplyDurations(const DurationFlags& ms, ServerOptions& opt) {
   opt.reaper_interval = std::chrono::milliseconds(ms.reaper_ms);
   opt.scheduler.agent_retention = ParseDurationText(ms.agent_retention).value();  // checked
   opt.scheduler.device_admins = {ms.device_admins.begin(), ms.device_admins.end()};
+  opt.canaries.interval = ms.canary_interval == "off"
+                              ? std::chrono::milliseconds(0)
+                              : ParseDurationText(ms.canary_interval).value();  // checked
   opt.scheduler.bundles.retention = std::chrono::hours(ms.retention_hours);
   opt.scheduler.bundles.upload_dir = ms.upload_dir;
   opt.ui_enabled = !ms.no_ui;

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string>
 
+#include "server/compare/canaries.h"
+#include "server/compare/canary_operator.h"
 #include "server/core/scheduler.h"
 #include "server/ui/ui_server.h"
 
@@ -53,6 +55,8 @@ struct ServerOptions {
   // Grace for in-flight RPCs at SIGTERM. Default: 10 s.
   std::chrono::milliseconds shutdown_grace{10'000};
   SchedulerOptions scheduler;
+  // Canaries (--canary-interval, --canary-op-name). Default: off.
+  CanaryOptions canaries{std::chrono::milliseconds(0), kDefaultCanaryOpName};
   // The read-only web pages at /ui on the metrics port (--no-ui turns them
   // off). Default: on.
   bool ui_enabled = true;

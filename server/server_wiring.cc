@@ -41,7 +41,8 @@ constexpr const char* kFeatures[] = {"watch",
                                      "calibration",
                                      "device_health",
                                      "compare_implementations",
-                                     "bisection"};
+                                     "bisection",
+                                     "canaries"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
@@ -118,12 +119,22 @@ Server::Server(Store& store, Clock& clock, const ServerOptions& opt,
             name = absl::AsciiStrToLower(name.substr(sizeof("BISECTION_STATE_") - 1));
             metrics.bisections.Add({{"state", name}}).Increment();
           }),
+      canaries(
+          store, clock, metrics,
+          [this](const std::string& team, const v1::SubmitCollectionRequest& req,
+                 const std::map<std::string, std::string>& labels) {
+            return scheduler.SubmitForServer(team, req, labels);
+          },
+          [this](const std::string& team, const std::string& id, const std::string& reason) {
+            return scheduler.Cancel(team, id, reason).status();
+          },
+          opt.canaries),
       collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
       agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
              AgentCertPolicy{opt.require_agent_cert}),
       queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),
               &scheduler.artifacts(), &calibrations, &bisections),
-      devices(scheduler.device_health(), ServiceContext{auth, metrics, clock}),
+      devices(scheduler.device_health(), canaries, ServiceContext{auth, metrics, clock}),
       ui(store, auth, reads, comparisons, clock, UiOptionsOf(opt)) {}
 
 const std::vector<std::string>& ServiceNames() {

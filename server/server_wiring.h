@@ -16,6 +16,7 @@
 #include "prometheus/registry.h"
 #include "server/compare/bisections.h"
 #include "server/compare/calibrations.h"
+#include "server/compare/canaries.h"
 #include "server/compare/comparison_queries.h"
 #include "server/compare/confirmations.h"
 #include "server/core/auth.h"
@@ -49,6 +50,8 @@ struct Server {
   Calibrations calibrations;
   // Commit-range bisections through the ordinary submission.
   Bisections bisections;
+  // Canaries on idle devices (--canary-interval), quarantining slow ones.
+  Canaries canaries;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
   // from the start of the gRPC port until the drain).

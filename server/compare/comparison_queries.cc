@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "server/compare/device_suspects.h"
 #include "server/compare/round_reads.h"
 #include "server/core/confirmation_rules.h"
 #include "server/core/constants.h"
@@ -103,6 +104,11 @@ absl::StatusOr<v1::CompareRoundsResponse> ComparisonQueries::CompareRounds(
   options->noise = &*noise;
   v1::CompareRoundsResponse resp;
   *resp.mutable_comparison() = server::CompareRounds(*baseline, *candidate, *options);
+  google::protobuf::RepeatedPtrField<v1::RoundComparison> one;
+  one.Add()->Swap(resp.mutable_comparison());
+  DeviceSuspects suspects(store_);
+  if (absl::Status s = suspects.Flag({&*baseline, &*candidate}, &one); !s.ok()) return s;
+  resp.mutable_comparison()->Swap(&one[0]);
   return resp;
 }
 
@@ -127,6 +133,11 @@ absl::StatusOr<v1::CompareCollectionsResponse> ComparisonQueries::CompareCollect
   if (!noise.ok()) return noise.status();
   options->noise = &*noise;
   v1::CompareCollectionsResponse resp = CompareRoundSets(*baseline, *candidate, *options);
+  if (absl::Status s =
+          FlagSuspectRounds(store_, {&*baseline, &*candidate}, resp.mutable_comparisons());
+      !s.ok()) {
+    return s;
+  }
   if (req.confirm()) {
     absl::Status s = ConfirmEach(team, resp.comparisons(), *baseline, *candidate, req.options(),
                                  resp.mutable_confirmations());
@@ -261,6 +272,11 @@ absl::StatusOr<v1::CompareManyResponse> ComparisonQueries::CompareMany(
     v1::CandidateComparison* c = resp.add_candidates();
     c->set_candidate_collection_id(id);
     *c->mutable_comparison() = CompareRoundSets(*baseline, *candidate, *options);
+    if (absl::Status s = FlagSuspectRounds(store_, {&*baseline, &*candidate},
+                                           c->mutable_comparison()->mutable_comparisons());
+        !s.ok()) {
+      return s;
+    }
     AddCounts(c->comparison().counts(), resp.mutable_counts());
     if (resp.ByteSizeLong() > kMaxCompareManyBytes) {
       return absl::ResourceExhaustedError(
@@ -425,6 +441,11 @@ absl::StatusOr<v1::ListRegressionsResponse> ComparisonQueries::ListRegressions(
   if (!noise.ok()) return noise.status();
   options->noise = &*noise;
   v1::CompareCollectionsResponse all = CompareRoundSets(pairs.baseline, pairs.candidates, *options);
+  if (absl::Status flagged = FlagSuspectRounds(store_, {&pairs.baseline, &pairs.candidates},
+                                               all.mutable_comparisons());
+      !flagged.ok()) {
+    return flagged;
+  }
   v1::ListRegressionsResponse resp;
   if (absl::Status t = triage_.TrackListing(team, req, pairs.candidates, all, &resp); !t.ok()) {
     return t;

@@ -10,7 +10,9 @@
 #include "server/compare/comparator.h"
 #include "server/compare/round_reads.h"
 #include "server/core/confirmation_rules.h"
+#include "server/core/health_rules.h"
 #include "server/core/job_state.h"
+#include "server/core/limits.h"
 #include "server/core/scheduler.h"
 
 namespace npuperf::server {
@@ -144,6 +146,11 @@ absl::StatusOr<std::pair<v1::Confirmation, bool>> Confirmations::Confirm(
                                                       PlacementOf(candidate, *cand_source)};
   auto agents = store_.ListAgents();
   if (!agents.ok()) return agents.status();
+  // A quarantined device reads "quarantined" and is never chosen: a rerun
+  // must not land on the device whose rounds are in doubt.
+  auto quarantined = store_.ListQuarantines(/*include_released=*/false, kMaxQuarantinesPage);
+  if (!quarantined.ok()) return quarantined.status();
+  OverlayQuarantines(*quarantined, &*agents);
   std::vector<v1::AgentStatus> statuses;
   for (const AgentRecord& a : *agents) statuses.push_back(a.status);
   RerunDevice device = ChooseRerunDevice(originals[0].soc(), originals, statuses);

@@ -5,14 +5,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/device_range.h"
+#include "server/core/canary_rules.h"
 
 namespace npuperf::server {
 namespace {
 
+bool IsCanary(const ClaimCandidate& c) { return c.spec->labels().contains(kCanaryLabel); }
+
 std::optional<size_t> FirstDevice(const ClaimCandidate& c,
                                   const std::vector<OfferedDevice>& devices,
                                   const std::map<std::string, std::string>& labels) {
+  const bool canary = IsCanary(c);
   for (size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i].canary_only && !canary) continue;
     if (DeviceMatches(c.spec->constraints(), devices[i], labels)) return i;
   }
   return std::nullopt;
@@ -91,11 +96,17 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
     const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
     const std::map<std::string, std::string>& agent_labels) {
   std::optional<std::pair<size_t, size_t>> best;
+  // The first canary that could go, taken only when no user job can.
+  std::optional<std::pair<size_t, size_t>> canary;
   for (size_t i = 0; i < candidates.size(); ++i) {
     const ClaimCandidate& c = candidates[i];
     if (c.collection_active >= c.spec->max_concurrent_jobs()) continue;
     auto device = FirstDevice(c, devices, agent_labels);
     if (!device) continue;
+    if (IsCanary(c)) {
+      if (!canary) canary = {i, *device};
+      continue;
+    }
     if (!best) {
       best = {i, *device};
       continue;
@@ -104,7 +115,7 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
     if (c.priority < b.priority) break;  // candidates are in priority order
     if (c.team_active < b.team_active) best = {i, *device};
   }
-  return best;
+  return best ? best : canary;
 }
 
 }  // namespace npuperf::server

@@ -55,6 +55,9 @@ absl::Status FillWaitingReason(Store& store, v1::Collection* c);
 // (the first matching device is taken). The highest priority tier with a
 // qualifying candidate wins; inside it the team with the fewest active jobs
 // goes first (fair sharing between teams), and on a tie the oldest job.
+// A canary (server label kCanaryLabel) is chosen only when no other
+// candidate qualifies, so it never displaces a user's job, and a device
+// marked canary_only (quarantined) matches only a canary.
 std::optional<std::pair<size_t, size_t>> ChooseClaim(
     const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
     const std::map<std::string, std::string>& agent_labels);

@@ -2,7 +2,6 @@
 
 #include <fstream>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
@@ -40,6 +39,8 @@ absl::StatusOr<Principal> Authenticator::Authenticate(const std::string& authori
   return Principal{*kind, stored->second};
 }
 
+bool IsReservedTeamName(std::string_view name) { return name.starts_with("npuperf."); }
+
 absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read tokens file ", path.string()));
@@ -55,6 +56,10 @@ absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::files
       return absl::InvalidArgumentError(absl::StrCat(
           path.string(), ":", n,
           ": want 'team|agent NAME SHA256HEX' (hash with `npuperf-server token hash`)"));
+    }
+    if (*kind == PrincipalKind::kTeam && IsReservedTeamName(parts[1])) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path.string(), ":", n, ": team names starting \"npuperf.\" are the server's own"));
     }
     out[parts[2]] = Principal{*kind, parts[1]};
   }

@@ -49,7 +49,12 @@ class Authenticator {
   const bool required_;
 };
 
-// Parses a tokens file; errors name the line.
+// Team names starting "npuperf." are the server's own (the canaries' team,
+// core/canary_rules.h): no token may carry one, so no person sees or
+// spends the server's work as theirs.
+bool IsReservedTeamName(std::string_view name);
+
+// Parses a tokens file; errors name the line (a reserved team name too).
 absl::StatusOr<std::map<std::string, Principal>> LoadTokensFile(const std::filesystem::path& path);
 
 }  // namespace npuperf::server

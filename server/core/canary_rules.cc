@@ -77,4 +77,13 @@ CanaryAction NextCanaryAction(bool quarantined, CanaryVerdict v, CanaryStreak* s
   return CanaryAction::kNone;
 }
 
+CanaryAction ActionFromHistory(bool quarantined, const std::vector<CanaryVerdict>& newest_first) {
+  CanaryStreak streak;
+  CanaryAction last = CanaryAction::kNone;
+  for (auto it = newest_first.rbegin(); it != newest_first.rend(); ++it) {
+    last = NextCanaryAction(quarantined, *it, &streak);
+  }
+  return last;
+}
+
 }  // namespace npuperf::server

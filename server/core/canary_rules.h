@@ -21,11 +21,21 @@
 //   own evidence says the clock was not the rated one (its DVFS check), is
 //   INCONCLUSIVE and changes no streak: a down-clocked run says nothing about
 //   the chip's speed at its clock, and npu-smi's reading covers the clock.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace npuperf::server {
+
+// The server's own team for the canary collections, rounds and bundle (a
+// team name starting "npuperf." is never a token's: core/auth.h), the
+// server label that marks a canary collection, and its priority: the
+// lowest, and core/assignment.h places a canary only where no user job can
+// go (and is the only job it places on a quarantined device).
+inline constexpr char kCanaryTeam[] = "npuperf.canary";
+inline constexpr char kCanaryLabel[] = "npuperf.canary";
+inline constexpr int32_t kCanaryPriority = -10;
 
 inline constexpr double kCanaryFloorPct = 5;
 inline constexpr double kDefaultCanarySpreadPct = 1;
@@ -71,5 +81,12 @@ enum class CanaryAction { kNone, kQuarantine, kRelease };
 // kRelease when a quarantined one has kPassingCanariesToRelease passes in a
 // row. kInconclusive changes nothing.
 CanaryAction NextCanaryAction(bool quarantined, CanaryVerdict v, CanaryStreak* streak);
+
+// The same decision from a device's stored verdicts, newest first (how the
+// store lists them, so that every replica and a restarted server decide
+// alike): the streak is replayed oldest first, and the action is what the
+// newest verdict asks for. A canary that failed to run is passed as kSlow by
+// the caller: a device that cannot run the reference job is not trusted.
+CanaryAction ActionFromHistory(bool quarantined, const std::vector<CanaryVerdict>& newest_first);
 
 }  // namespace npuperf::server

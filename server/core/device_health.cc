@@ -26,8 +26,8 @@ absl::Status DeviceHealth::Refresh(bool force) {
   }
   auto current = store_.ListQuarantines(/*include_released=*/false, kMaxQuarantineScan);
   if (!current.ok()) return current.status();
-  std::set<DeviceKey> keys;
-  for (const QuarantineRecord& q : *current) keys.insert({q.host, q.device_id});
+  std::map<DeviceKey, std::string> keys;
+  for (const QuarantineRecord& q : *current) keys[{q.host, q.device_id}] = q.source;
   absl::MutexLock lock(&mu_);
   quarantined_ = std::move(keys);
   read_at_ = now;
@@ -40,6 +40,12 @@ absl::Status DeviceHealth::Refresh(bool force) {
 bool DeviceHealth::IsQuarantined(const DeviceKey& key) {
   absl::MutexLock lock(&mu_);
   return quarantined_.contains(key);
+}
+
+bool DeviceHealth::QuarantinedByChip(const DeviceKey& key) {
+  absl::MutexLock lock(&mu_);
+  auto it = quarantined_.find(key);
+  return it != quarantined_.end() && it->second == "npu_smi";
 }
 
 bool DeviceHealth::HealthyLongEnough(const DeviceKey& key, bool healthy) {
@@ -73,7 +79,10 @@ absl::Status DeviceHealth::Observe(
         LogWarning("health",
                    absl::StrCat("device ", host, ":", d.device_id(), " quarantined: ", q->reason));
       }
-    } else if (IsQuarantined(key) && HealthyLongEnough(key, ReadsHealthy(d))) {
+    } else if (QuarantinedByChip(key) && HealthyLongEnough(key, ReadsHealthy(d))) {
+      // Only the chip's own quarantine ends by its readings: a canary
+      // quarantine (a chip healthy by the driver and slow in fact) ends by
+      // passing canaries (compare/canaries.h) or by a person.
       auto released = store_.ReleaseDevice(
           host, d.device_id(), kHealthSystemActor,
           absl::StrCat("npu-smi read OK for ", kHealthyStreakToRelease.count(), " minutes"),
@@ -98,8 +107,9 @@ std::vector<OfferedDevice> DeviceHealth::Placeable(const std::vector<OfferedDevi
                absl::StrCat("quarantines not read (using the last known): ", s.message()));
   }
   std::vector<OfferedDevice> out;
-  for (const OfferedDevice& d : offered) {
-    if (!IsQuarantined({d.host, d.device_id})) out.push_back(d);
+  for (OfferedDevice d : offered) {
+    d.canary_only = IsQuarantined({d.host, d.device_id});
+    out.push_back(std::move(d));
   }
   return out;
 }
@@ -113,7 +123,7 @@ absl::StatusOr<v1::ListQuarantinesResponse> DeviceHealth::List(
   auto got = store_.ListQuarantines(req.include_released(),
                                     req.limit() == 0 ? kDefaultQuarantinesPage : req.limit());
   if (!got.ok()) return got.status();
-  const bool admin = CheckDeviceAdmin(p, auth_required, admins_).ok();
+  const bool admin = IsDeviceAdmin(p, auth_required);
   v1::ListQuarantinesResponse resp;
   for (const QuarantineRecord& q : *got) {
     v1::DeviceQuarantine* out = resp.add_quarantines();
@@ -121,6 +131,10 @@ absl::StatusOr<v1::ListQuarantinesResponse> DeviceHealth::List(
     if (!admin) out->clear_host();
   }
   return resp;
+}
+
+bool DeviceHealth::IsDeviceAdmin(const Principal& p, bool auth_required) const {
+  return CheckDeviceAdmin(p, auth_required, admins_).ok();
 }
 
 absl::StatusOr<v1::ReleaseDeviceResponse> DeviceHealth::Release(

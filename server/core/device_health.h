@@ -2,8 +2,9 @@
 // Device quarantine, applied (docs/operations.md "Device health";
 // core/health_rules.h says why): every registration and heartbeat is
 // observed, a critical chip is quarantined once (Store::QuarantineDevice), a
-// quarantined device is removed from every lease offer, and it is released
-// after kHealthyStreakToRelease of healthy readings or by a device admin.
+// quarantined device takes no job but a canary (compare/canaries.h), and a
+// chip's quarantine is released after kHealthyStreakToRelease of healthy
+// readings (a canary's, after passing canaries), or by a device admin.
 //
 // The set of quarantined devices is cached and read again from the store at
 // most every kQuarantineCacheTtl (and after this replica's own changes), so a
@@ -45,8 +46,9 @@ class DeviceHealth {
   // A store error is returned (the caller logs it; the report itself stands).
   absl::Status Observe(const std::string& host,
                        const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices);
-  // The devices of an offer that may take a lease (quarantined ones left
-  // out). On a store error the cache stays as it was (a stale but safe view).
+  // The offer with each quarantined device marked canary_only: only a canary
+  // is placed there (core/assignment.h), never a user's job. On a store
+  // error the cache stays as it was (a stale but safe view).
   std::vector<OfferedDevice> Placeable(const std::vector<OfferedDevice>& offered);
   // DeviceService.ListQuarantines for p: the current quarantines (or every
   // one), newest first; limit 0..kMaxQuarantinesPage (0:
@@ -54,6 +56,8 @@ class DeviceHealth {
   // shown to device admins only (as ListAgents hides them from teams).
   absl::StatusOr<v1::ListQuarantinesResponse> List(const Principal& p, bool auth_required,
                                                    const v1::ListQuarantinesRequest& req);
+  // Whether p may release devices and see hosts (CheckDeviceAdmin).
+  bool IsDeviceAdmin(const Principal& p, bool auth_required) const;
   // DeviceService.ReleaseDevice for p: CheckDeviceAdmin (PERMISSION_DENIED
   // naming --device-admin), the request (INVALID_ARGUMENT naming host,
   // device_id or note), then Store::ReleaseDevice by p's team
@@ -66,6 +70,8 @@ class DeviceHealth {
   // force is set.
   absl::Status Refresh(bool force) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsQuarantined(const DeviceKey& key) ABSL_LOCKS_EXCLUDED(mu_);
+  // Quarantined by npu-smi (source "npu_smi"), which healthy readings end.
+  bool QuarantinedByChip(const DeviceKey& key) ABSL_LOCKS_EXCLUDED(mu_);
   // Tracks the healthy streak of a quarantined device; true when it has
   // lasted kHealthyStreakToRelease.
   bool HealthyLongEnough(const DeviceKey& key, bool healthy) ABSL_LOCKS_EXCLUDED(mu_);
@@ -75,7 +81,8 @@ class DeviceHealth {
   ServerMetrics& metrics_;
   const std::set<std::string> admins_;
   absl::Mutex mu_;
-  std::set<DeviceKey> quarantined_ ABSL_GUARDED_BY(mu_);
+  // The current quarantines and their source.
+  std::map<DeviceKey, std::string> quarantined_ ABSL_GUARDED_BY(mu_);
   std::optional<Clock::MonotonicTime> read_at_ ABSL_GUARDED_BY(mu_);
   // When a quarantined device's current healthy streak began.
   std::map<DeviceKey, Clock::MonotonicTime> healthy_since_ ABSL_GUARDED_BY(mu_);

@@ -79,6 +79,9 @@ v1::DeviceQuarantine QuarantineToProto(const QuarantineRecord& q) {
   out.set_reason(q.reason);
   out.set_source(q.source);
   *out.mutable_since() = TimeUtil::MillisecondsToTimestamp(q.since_ms);
+  if (q.source == "canary") {
+    *out.mutable_suspect_since() = TimeUtil::MillisecondsToTimestamp(q.suspect_since_ms);
+  }
   if (q.released_ms > 0) {
     *out.mutable_released_at() = TimeUtil::MillisecondsToTimestamp(q.released_ms);
     out.set_released_by(q.released_by);

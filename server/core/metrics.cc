@@ -124,6 +124,10 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
                      .Name("npuperf_server_bisections_total")
                      .Help("Bisections ended, by state (done, refused, failed, cancelled)")
                      .Register(r)),
+      canaries(prometheus::BuildCounter()
+                   .Name("npuperf_server_canaries_total")
+                   .Help("Canaries judged, by verdict (pass, slow, inconclusive, failed)")
+                   .Register(r)),
       bundles_deleted(NewCounter(r, "npuperf_server_bundles_deleted_total",
                                  "Bundle contents deleted by the collector")),
       bundle_bytes_freed(NewCounter(r, "npuperf_server_bundle_bytes_freed_total",
@@ -178,6 +182,9 @@ ServerMetrics::ServerMetrics(prometheus::Registry& r)
   for (const char* how : {"automatic", "person"}) device_releases.Add({{"by", how}});
   for (const char* state : {"done", "refused", "failed", "cancelled"}) {
     bisections.Add({{"state", state}});
+  }
+  for (const char* verdict : {"pass", "slow", "inconclusive", "failed"}) {
+    canaries.Add({{"verdict", verdict}});
   }
   for (const char* query : kVerdictQueries) {
     for (const auto& [v, name] : kVerdicts) verdicts.Add({{"query", query}, {"verdict", name}});

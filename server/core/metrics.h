@@ -108,6 +108,9 @@ struct ServerMetrics {
   // Bisections (compare/bisections.h) ended, by terminal state (done,
   // refused, failed, cancelled).
   prometheus::Family<prometheus::Counter>& bisections;
+  // Canaries (compare/canaries.h) judged, by verdict (pass, slow,
+  // inconclusive, failed).
+  prometheus::Family<prometheus::Counter>& canaries;
   // The bundle collector: contents deleted and their bytes.
   prometheus::Counter& bundles_deleted;
   prometheus::Counter& bundle_bytes_freed;

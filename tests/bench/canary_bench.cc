@@ -7,15 +7,29 @@
 //              the rule quarantines it, in each of `trials` seeded trials (goal: <= 3 in 20 of 20)
 //   false quarantines: healthy fleets of 16 over a simulated week of hourly canaries (goal: 0)
 //   device time: the share a canary of `canary_s` device-seconds takes at the interval (goal < 2 %)
+// and then the same through the service (what a fleet runs): the real Canaries driver
+// (server/compare/canaries.h) over the real Scheduler and SQLite (":memory:") on a fake clock, 8
+// agents of 2 devices leasing and reporting every canary, the store deciding quarantines:
+//   service detection: rounds until the slow device is quarantined, in `trials` seeded trials
+//   service false quarantines: healthy fleets over `week_trials` simulated weeks
+//   server time: the wall time of one canary round (queue, 16 leases and results, judge)
 // Usage: canary_bench [trials=20] [slow=0.15] [noise=0.01] [dvfs_p=0.01] [interval_s=3600]
-//                     [canary_s=2]
+//                     [canary_s=2] [week_trials=3]
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "prometheus/registry.h"
+#include "server/backends/sqlite/sqlite_store.h"
+#include "server/compare/canaries.h"
+#include "server/compare/canary_operator.h"
 #include "server/core/canary_rules.h"
+#include "server/core/scheduler.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace {
 
@@ -83,6 +97,118 @@ int Simulate(uint64_t seed, double slow, double noise, double dvfs_p, int max_ro
   return detected;
 }
 
+// The fleet through the service: 8 agents of 2 Ascend910B2 devices, device h1:0 `slow` slower.
+class ServiceFleet {
+ public:
+  ServiceFleet(uint64_t seed, double slow, double noise, double dvfs_p, double interval_s)
+      : rng_(seed),
+        slow_(slow),
+        noise_(noise),
+        dvfs_p_(dvfs_p),
+        interval_(static_cast<int64_t>(interval_s * 1000)),
+        store_(*npuperf::server::SqliteStore::Open(":memory:")),
+        metrics_(registry_),
+        scheduler_(*store_, clock_, metrics_, npuperf::server::SchedulerOptions()),
+        canaries_(
+            *store_, clock_, metrics_,
+            [this](const std::string& team, const npuperf::v1::SubmitCollectionRequest& req,
+                   const std::map<std::string, std::string>& labels) {
+              return scheduler_.SubmitForServer(team, req, labels);
+            },
+            [this](const std::string& team, const std::string& id, const std::string& reason) {
+              return scheduler_.Cancel(team, id, reason).status();
+            },
+            npuperf::server::CanaryOptions{std::chrono::milliseconds(interval_),
+                                           npuperf::server::kDefaultCanaryOpName}) {
+    for (int h = 1; h <= kDevices / 2; ++h) {
+      const std::string host = absl::StrCat("h", h);
+      npuperf::v1::RegisterAgentRequest req;
+      req.set_host(host);
+      req.set_boot_id("boot");
+      req.set_instance_id("i-" + host);
+      for (int d = 0; d < 2; ++d) {
+        auto* dev = req.add_devices();
+        dev->set_device_id(d);
+        dev->set_soc("Ascend910B2");
+        dev->set_state(npuperf::v1::DEVICE_STATE_IDLE);
+      }
+      auto got = scheduler_.RegisterAgent(npuperf::server::AgentIdentity::ForHost(host), req);
+      if (got.ok()) agents_.push_back({got->agent_id(), host});
+    }
+  }
+
+  // One canary round; false when a call failed.
+  bool Round() {
+    if (!canaries_.Tick().ok()) return false;
+    for (const auto& [agent, host] : agents_) {
+      for (int d = 0; d < 2; ++d) {
+        npuperf::v1::LeaseJobRequest lease;
+        lease.set_agent_id(agent);
+        auto* free = lease.add_free_devices();
+        free->set_device_id(d);
+        free->set_soc("Ascend910B2");
+        const auto who = npuperf::server::AgentIdentity::ForHost(host);
+        auto a = scheduler_.LeaseJob(who, lease, [] { return false; });
+        if (!a.ok()) return false;
+        if (!a->has_value()) continue;
+        const Canary c = Run(rng_, host == "h1" && d == 0 ? 1 + slow_ : 1, noise_, dvfs_p_);
+        npuperf::v1::ReportResultRequest r;
+        r.set_agent_id(agent);
+        r.set_job_id((*a)->job_id());
+        r.set_attempt((*a)->attempt());
+        r.set_fencing_token((*a)->fencing_token());
+        r.set_lease_secret((*a)->lease_secret());
+        r.set_update_uuid(absl::StrCat("u", (*a)->job_id()));
+        r.set_outcome(npuperf::v1::ATTEMPT_OUTCOME_SUCCEEDED);
+        auto* e = r.mutable_evidence();
+        for (int i = 0; i < kRepeats; ++i) e->mutable_duration()->add_samples_us(c.kernel_us);
+        e->mutable_duration()->set_aggregate_us(c.kernel_us);
+        e->mutable_fingerprint()->set_soc("Ascend910B2");
+        e->mutable_fingerprint()->set_host(host);
+        e->mutable_fingerprint()->set_device_id(d);
+        if (c.clock_suspect) e->mutable_dvfs()->set_status("suspect");
+        if (!scheduler_.ReportResult(who, r).ok()) return false;
+      }
+    }
+    if (!canaries_.Tick().ok()) return false;
+    clock_.Advance(std::chrono::milliseconds(interval_));
+    return true;
+  }
+
+  // Every quarantine the fleet ever had (released ones too).
+  int EverQuarantined() {
+    auto q = store_->ListQuarantines(true, 1000);
+    return q.ok() ? static_cast<int>(q->size()) : -1;
+  }
+
+  // The devices quarantined now: whether h1:0 is, and how many others are.
+  std::pair<bool, int> Quarantined() {
+    auto q = store_->ListQuarantines(false, 100);
+    bool slow = false;
+    int others = 0;
+    for (const auto& r : q.ok() ? *q : std::vector<npuperf::server::QuarantineRecord>()) {
+      if (r.host == "h1" && r.device_id == 0) {
+        slow = true;
+      } else {
+        ++others;
+      }
+    }
+    return {slow, others};
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  const double slow_, noise_, dvfs_p_;
+  const int64_t interval_;
+  npuperf::testing::FakeClock clock_;
+  prometheus::Registry registry_;
+  std::unique_ptr<npuperf::server::SqliteStore> store_;
+  npuperf::server::ServerMetrics metrics_;
+  npuperf::server::Scheduler scheduler_;
+  npuperf::server::Canaries canaries_;
+  std::vector<std::pair<std::string, std::string>> agents_;  // agent id, host
+};
+
 double Arg(int argc, char** argv, int i, double fallback) {
   return argc > i ? std::atof(argv[i]) : fallback;
 }
@@ -121,5 +247,49 @@ int main(int argc, char** argv) {
       false_week, trials, week);
   std::printf("device time: a %.3g s canary every %.0f s is %.3f %% of device time (goal < 2 %%)\n",
               canary_s, interval_s, 100 * canary_s / interval_s);
+
+  // Through the service.
+  const int week_trials = static_cast<int>(Arg(argc, argv, 7, 3));
+  int s_within3 = 0, s_worst = 0, s_false = 0, s_rounds = 0;
+  npuperf::RealClock wall;
+  const auto start = wall.MonotonicNow();
+  for (int t = 0; t < trials; ++t) {
+    ServiceFleet fleet(1000 + t, slow, noise, dvfs_p, interval_s);
+    int rounds = -1;
+    for (int r = 1; r <= 10; ++r) {
+      if (!fleet.Round()) {
+        std::fprintf(stderr, "canary_bench: a service call failed\n");
+        return 1;
+      }
+      ++s_rounds;
+      const auto [found, others] = fleet.Quarantined();
+      if (found && rounds < 0) rounds = r;
+      if (found) {
+        s_false += others;
+        break;
+      }
+    }
+    if (rounds > 0 && rounds <= 3) ++s_within3;
+    s_worst = std::max(s_worst, rounds < 0 ? 99 : rounds);
+  }
+  int s_false_week = 0;
+  for (int t = 0; t < week_trials; ++t) {
+    ServiceFleet fleet(5000 + t, 0, noise, dvfs_p, interval_s);
+    for (int r = 0; r < week; ++r) {
+      if (!fleet.Round()) return 1;
+      ++s_rounds;
+    }
+    s_false_week += fleet.EverQuarantined();
+  }
+  const double wall_s = std::chrono::duration<double>(wall.MonotonicNow() - start).count();
+  std::printf(
+      "service detection: quarantined within 3 canary rounds in %d of %d trials (worst %d; goal "
+      "20 of 20); healthy devices quarantined meanwhile: %d\n",
+      s_within3, trials, s_worst, s_false);
+  std::printf(
+      "service false quarantines: %d over %d healthy fleets x %d canary rounds (a week; goal 0)\n",
+      s_false_week, week_trials, week);
+  std::printf("server time: %.2f ms per canary round of %d devices (%d rounds in %.1f s)\n",
+              1000 * wall_s / s_rounds, kDevices, s_rounds, wall_s);
   return 0;
 }

@@ -6,7 +6,8 @@
 #                       (one replica; on PostgreSQL also across two replicas), SQLite and a throwaway PostgreSQL
 #   placement_bench     a skewed batch's makespan before/after history-aware placement, against the lower bound
 #   canary_bench        the canary rule on seeded fleets: rounds to quarantine a 15 % slow chip, false
-#                       quarantines over a simulated week, canary device time
+#                       quarantines over a simulated week, canary device time; then the same through the
+#                       service (Canaries, Scheduler, SQLite, fake clock) and its server time per round
 #   bisect_bench        the bisection rules on seeded 64-commit ranges: culprit found, wall and device runs
 #                       with 1, 4 and 8 devices against binary bisections with the same verdicts
 #   compare_bench       CompareRounds p50/p99 with 100,000 rounds stored, SQLite and PostgreSQL
