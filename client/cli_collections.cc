@@ -182,12 +182,12 @@ void AddAgents(CLI::App& app, ServerCommand& chosen) {
          [](Session& s, std::ostream& out, std::ostream& err) { return RunAgents(s, out, err); });
 }
 
-// devices list [--all], devices release HOST:DEV --note TEXT
-// (device_commands.h).
+// devices list [--all], devices release HOST:DEV --note TEXT, devices
+// canaries (device_commands.h).
 void AddDevices(CLI::App& app, ServerCommand& chosen) {
   auto a = std::make_shared<ReleaseArgs>();
   auto all = std::make_shared<bool>(false);
-  auto* devices = app.add_subcommand("devices", "device health: quarantined devices");
+  auto* devices = app.add_subcommand("devices", "device health: quarantined devices and canaries");
   devices->require_subcommand(1);
   auto* list = devices->add_subcommand("list", "the quarantined devices (--all: and the released)");
   list->add_flag("--all", *all, "also the released ones, with who released them and why");
@@ -200,6 +200,18 @@ void AddDevices(CLI::App& app, ServerCommand& chosen) {
   release->add_option("--note", a->note, "why it may take jobs again (kept with it)")->required();
   Choose(release, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
     return RunDeviceRelease(s, *a, out, err);
+  });
+  auto c = std::make_shared<CanariesArgs>();
+  auto* canaries = devices->add_subcommand(
+      "canaries", "the canaries run on idle devices, newest first, and how each compared");
+  canaries->add_option("device", c->device, "only HOST:DEV's (a --device-admin team only)");
+  canaries->add_option("--device", c->device_id, "only device DEV's, on any host")
+      ->check(CLI::Range(0, 4095));
+  canaries->add_option("--soc", c->soc, "only this SoC's");
+  canaries->add_option("--limit", c->limit, "at most this many (default 100)")
+      ->check(CLI::Range(1, 1000));
+  Choose(canaries, chosen, [c](Session& s, std::ostream& out, std::ostream& err) {
+    return RunCanaries(s, *c, out, err);
   });
 }
 

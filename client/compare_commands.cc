@@ -46,6 +46,9 @@ void PrintRoundComparison(const v1::RoundComparison& c, std::ostream& out) {
                            m.baseline(), m.candidate(), m.delta());
   }
   for (const auto& f : c.flags()) out << "flag " << f << "\n";
+  google::protobuf::RepeatedPtrField<v1::RoundComparison> one;
+  *one.Add() = c;
+  PrintSuspectHint(one, out);
 }
 
 }  // namespace

@@ -46,6 +46,27 @@ absl::Status ParseDevice(const std::string& text, std::string* host, int32_t* de
   return absl::OkStatus();
 }
 
+void PrintCanaries(const v1::ListCanariesResponse& resp, std::ostream& out) {
+  if (resp.canaries_size() == 0) {
+    out << "no canary has run (the server runs them with --canary-interval)\n";
+    return;
+  }
+  for (const v1::Canary& c : resp.canaries()) {
+    const std::string device = c.host().empty() ? absl::StrCat("device ", c.device_id())
+                                                : absl::StrCat(c.host(), ":", c.device_id());
+    out << absl::StrFormat("%-6d %-20s %-14s %-12s %s", c.id(), When(c.created_at()), device,
+                           c.state(), c.soc());
+    if (c.kernel_us() > 0) out << absl::StrFormat("  %.2f us", c.kernel_us());
+    if (c.reference_us() > 0) {
+      out << absl::StrFormat(" vs %s %.2f us (%+.1f %%, threshold %.1f %%)", c.reference(),
+                             c.reference_us(), c.excess_pct(), c.threshold_pct());
+    }
+    out << "\n";
+    if (!c.reason().empty() && c.state() != "pass") out << "       " << c.reason() << "\n";
+  }
+  if (!resp.next_page_token().empty()) out << "(more: --limit to see more)\n";
+}
+
 absl::Status NoDeviceService() {
   return absl::UnavailableError("this session has no DeviceService channel");
 }
@@ -89,6 +110,31 @@ int RunDeviceRelease(Session& s, const ReleaseArgs& args, std::ostream& out, std
   } else {
     out << "released " << args.device << " (quarantined since " << When(resp.quarantine().since())
         << ": " << resp.quarantine().reason() << ")\n";
+  }
+  return kExitOk;
+}
+
+int RunCanaries(Session& s, const CanariesArgs& args, std::ostream& out, std::ostream& err) {
+  v1::ListCanariesRequest req;
+  if (!args.device.empty()) {
+    int32_t device = 0;
+    if (absl::Status bad = ParseDevice(args.device, req.mutable_host(), &device); !bad.ok()) {
+      return ReportUsage("devices canaries", std::string(bad.message()), s.config(), out, err);
+    }
+    req.set_device_id(device);
+  } else if (args.device_id >= 0) {
+    req.set_device_id(args.device_id);
+  }
+  req.set_soc(args.soc);
+  req.set_limit(args.limit);
+  if (s.devices() == nullptr) return ReportError(NoDeviceService(), s.config(), out, err);
+  v1::ListCanariesResponse resp;
+  const absl::Status st = s.Call(&Devices::ListCanaries, req, &resp);
+  if (!st.ok()) return ReportError(st, s.config(), out, err);
+  if (s.config().format == OutputFormat::kJson) {
+    out << ToJson(resp) << "\n";
+  } else {
+    PrintCanaries(resp, out);
   }
   return kExitOk;
 }

@@ -2,7 +2,9 @@
 // health"): `devices [--all]` lists the quarantined devices (with --all the
 // released ones too: who released them and why); `devices release HOST:DEV
 // --note TEXT` puts a quarantined device back in service (a team named by
-// the server's --device-admin only).
+// the server's --device-admin only); `devices canaries [HOST:DEV | --device
+// DEV] [--soc S] [--limit N]` lists the canaries run on idle devices and how
+// each compared with its SoC's other devices and its own history.
 //
 // Exit codes: 0 done, 1 an error (FAILED_PRECONDITION: the device is not
 // quarantined; PERMISSION_DENIED: not a device admin), 2 usage (a bad
@@ -23,5 +25,13 @@ struct ReleaseArgs {
   std::string note;
 };
 int RunDeviceRelease(Session& s, const ReleaseArgs& args, std::ostream& out, std::ostream& err);
+
+struct CanariesArgs {
+  std::string device;  // HOST:DEV (device admins), or ""
+  int device_id = -1;  // --device DEV (any host), -1: any
+  std::string soc;
+  int limit = 0;  // 0: the server's default (100)
+};
+int RunCanaries(Session& s, const CanariesArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace npuperf::client

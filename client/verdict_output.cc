@@ -1,5 +1,7 @@
 #include "client/verdict_output.h"
 
+#include "absl/algorithm/container.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -56,6 +58,29 @@ void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComp
         VerdictName(c.verdict()), d.baseline_us(), d.candidate_us(), RatioText(d), d.p_value(),
         tail);
   }
+  PrintSuspectHint(rows, out);
+}
+
+void PrintSuspectHint(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
+                      std::ostream& out) {
+  int shown = 0;
+  int suspect = 0;
+  for (const auto& c : rows) {
+    const bool flagged = absl::c_any_of(
+        c.flags(), [](const std::string& f) { return absl::StartsWith(f, "device_suspect:"); });
+    if (!flagged) continue;
+    if (suspect++ == 0) {
+      out << "device_suspect: these verdicts rest on rounds a device produced after its last "
+             "passing canary, before its canaries quarantined it; confirm them on another "
+             "device:\n";
+    }
+    if (shown++ < 5) {
+      out << "  npuperf confirm " << c.baseline_round_id() << " " << c.candidate_round_id()
+          << "   # " << c.operator_name() << (c.case_id().empty() ? "" : "/") << c.case_id()
+          << "\n";
+    }
+  }
+  if (suspect > shown) out << "  ... and " << suspect - shown << " more\n";
 }
 
 v1::ComparisonCounts CountsOfOne(v1::Verdict v) {

@@ -44,6 +44,12 @@ v1::ComparisonCounts CountsOfOne(v1::Verdict v);
 void PrintComparisonTable(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
                           std::ostream& out);
 
+// When comparisons carry a device_suspect flag (a round from a device its
+// canaries quarantined: docs/operations.md "Canaries"): a note and the
+// `npuperf confirm` line of each (the first five). Nothing otherwise.
+void PrintSuspectHint(const google::protobuf::RepeatedPtrField<v1::RoundComparison>& rows,
+                      std::ostream& out);
+
 // What one command found, in every format it can print.
 struct Verdicts {
   Verdicts(const char* s, std::string k, const google::protobuf::Message& r)

@@ -20,6 +20,7 @@ using ::npuperf::testing::MockSession;
 using ::npuperf::testing::Proto;
 using ::npuperf::testing::Reply;
 using ::testing::_;
+using ::testing::HasSubstr;
 using ::testing::Return;
 
 v1::RoundComparison Regressed() {
@@ -93,6 +94,18 @@ TEST(CompareTest, TwoRoundsPrintTheComparisonAndExitThreeWhenRegressed) {
       "  Memory                 ub_read_bw                            100 -> 80           (-20)\n"
       "flag bound_route_changed:MTE2_BOUND->VEC_BOUND\n");
   EXPECT_EQ(err.str(), "");
+}
+
+TEST(CompareTest, AVerdictOnASuspectDeviceNamesTheConfirmationToRun) {
+  MockSession m;
+  v1::CompareRoundsResponse reply = RoundsReply(v1::VERDICT_REGRESSED);
+  reply.mutable_comparison()->add_flags("device_suspect:candidate");
+  EXPECT_CALL(m.queries(), CompareRounds(_, _, _)).WillOnce(Reply(reply));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCompare(m.session(), "41", "42", {0.05, 3, 2}, out, err), kExitRegressed);
+  EXPECT_THAT(out.str(), HasSubstr("flag device_suspect:candidate\n"));
+  EXPECT_THAT(out.str(), HasSubstr("before its canaries quarantined it"));
+  EXPECT_THAT(out.str(), HasSubstr("  npuperf confirm 41 42   # add/p1\n"));
 }
 
 TEST(CompareTest, ExitCodeOfTwoRoundsFollowsTheirVerdict) {

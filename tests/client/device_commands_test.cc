@@ -1,7 +1,8 @@
 // client/device_commands.cc against StrictMock stubs: `devices list` prints each quarantine (and
 // with --all who released it and why), `devices release HOST:DEV --note` sends exactly the
 // device and note, refuses a malformed device or an empty note before any call (exit 2), and
-// reports a refusal of the server with its code.
+// reports a refusal of the server with its code; `devices canaries` sends the filters it was given
+// and prints each canary with what it was judged against.
 #include "client/device_commands.h"
 
 #include <sstream>
@@ -98,6 +99,63 @@ TEST(DeviceReleaseTest, ARefusalIsReportedWithItsCode) {
   std::ostringstream out, err;
   EXPECT_EQ(RunDeviceRelease(m.session(), {"h:1", "why"}, out, err), kExitError);
   EXPECT_THAT(err.str(), HasSubstr("PERMISSION_DENIED"));
+}
+
+TEST(DeviceCanariesTest, SendsTheFiltersAndPrintsEachJudgement) {
+  MockSession m;
+  EXPECT_CALL(m.devices(), ListCanaries(HasDeadline(m.DeadlineIn(kDefaultCallTimeout)),
+                                        EqualsProto(Proto<v1::ListCanariesRequest>(R"pb(
+                                          host: "npu-host-3"
+                                          device_id: 5
+                                          soc: "Ascend910B2"
+                                          limit: 10)pb")),
+                                        _))
+      .WillOnce(Reply(Proto<v1::ListCanariesResponse>(R"pb(
+        canaries {
+          id: 12
+          host: "npu-host-3"
+          device_id: 5
+          soc: "Ascend910B2"
+          state: "slow"
+          kernel_us: 55.3
+          reference: "peers"
+          reference_us: 48.1
+          excess_pct: 15.0
+          threshold_pct: 5
+          reason: "canary 15.0 % slower than the median of 15 other Ascend910B2 devices"
+          created_at { seconds: 1764633600 }
+        }
+        canaries {
+          id: 11
+          device_id: 5
+          soc: "Ascend910B2"
+          state: "pending"
+          created_at { seconds: 1764630000 }
+        }
+        next_page_token: "11")pb")));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCanaries(m.session(), {"npu-host-3:5", -1, "Ascend910B2", 10}, out, err), kExitOk);
+  EXPECT_THAT(out.str(), HasSubstr("npu-host-3:5"));
+  EXPECT_THAT(out.str(), HasSubstr("slow"));
+  EXPECT_THAT(out.str(), HasSubstr("55.30 us vs peers 48.10 us (+15.0 %, threshold 5.0 %)"));
+  EXPECT_THAT(out.str(), HasSubstr("median of 15 other"));
+  EXPECT_THAT(out.str(), HasSubstr("device 5 ")) << "a host hidden from this team";
+  EXPECT_THAT(out.str(), HasSubstr("more"));
+}
+
+TEST(DeviceCanariesTest, ADeviceWithoutAHostFiltersByIdAndAMalformedOneIsAUsageError) {
+  MockSession m;
+  EXPECT_CALL(m.devices(),
+              ListCanaries(_, EqualsProto(Proto<v1::ListCanariesRequest>("device_id: 0")), _))
+      .WillOnce(Reply(v1::ListCanariesResponse()));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCanaries(m.session(), {"", 0, "", 0}, out, err), kExitOk);
+  EXPECT_THAT(out.str(), HasSubstr("--canary-interval"));
+  MockSession none;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunCanaries(none.session(), {"host-without-device", -1, "", 0}, out2, err2),
+            kExitUsage);
+  EXPECT_THAT(err2.str(), HasSubstr("want HOST:DEV"));
 }
 
 }  // namespace
