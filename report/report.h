@@ -13,6 +13,7 @@
 
 #include "npuperf/v1/collection.pb.h"
 #include "npuperf/v1/comparison.pb.h"
+#include "npuperf/v1/device_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 
 namespace npuperf::report {
@@ -93,6 +94,11 @@ std::string VerdictText(v1::Verdict v);
 // to its /ui page, and a form that opens /ui/compare.
 std::string RenderIndexPage(const std::string& team, const std::vector<v1::Collection>& collections,
                             const std::vector<v1::Round>& rounds);
+// The device quarantines (current and released, newest first) and the
+// newest canaries, as DeviceService lists them (hosts only when the viewer
+// may see them).
+std::string RenderDevicesPage(const std::vector<v1::DeviceQuarantine>& quarantines,
+                              const std::vector<v1::Canary>& canaries);
 // The team's bisections (newest first), each linked to its page.
 std::string RenderBisectionsPage(const std::string& team, const std::vector<v1::Bisection>& list);
 // One bisection: state, ends, culprits with their explanation (the

@@ -1,5 +1,7 @@
 // The pages only the server's web pages have (report.h, "In the browser"):
-// the team's start page, the login form and the navigation bar.
+// the team's start page, the devices page, the login form and the
+// navigation bar.
+#include "npuperf/v1/device_service.pb.h"
 #include "report/html.h"
 #include "report/page_util.h"
 #include "report/report.h"
@@ -43,7 +45,65 @@ std::string RoundsTable(const std::vector<v1::Round>& rounds) {
                      rows);
 }
 
+std::string DeviceName(const std::string& host, int32_t device_id) {
+  return host.empty() ? "device " + std::to_string(device_id)
+                      : host + ":" + std::to_string(device_id);
+}
+
+std::string QuarantinesTable(const std::vector<v1::DeviceQuarantine>& quarantines) {
+  std::vector<std::vector<Cell>> rows;
+  for (const v1::DeviceQuarantine& q : quarantines) {
+    const bool current = !q.has_released_at();
+    std::string released = "-";
+    if (!current) {
+      released = internal::Time(q.released_at()) + " by " + q.released_by();
+      if (!q.release_note().empty()) released += ": " + q.release_note();
+    }
+    rows.push_back({Cell(DeviceName(q.host(), q.device_id())), q.soc(), q.source(),
+                    internal::Time(q.since()),
+                    q.has_suspect_since() ? internal::Time(q.suspect_since()) : std::string("-"),
+                    Cell(current ? "quarantined" : "released", current ? "critical" : ""),
+                    q.reason(), released});
+  }
+  return rows.empty() ? Para("no device has been quarantined")
+                      : Table("quarantines",
+                              {"device", "SoC", "by", "since", "rounds suspect from", "state",
+                               "reason", "released"},
+                              rows);
+}
+
+std::string CanariesTable(const std::vector<v1::Canary>& canaries) {
+  std::vector<std::vector<Cell>> rows;
+  for (const v1::Canary& c : canaries) {
+    const std::string round = c.round_id() > 0 ? std::to_string(c.round_id()) : "-";
+    rows.push_back(
+        {Cell(std::to_string(c.id()), "num"), internal::Time(c.created_at()),
+         DeviceName(c.host(), c.device_id()), c.soc(),
+         Cell(c.state(), c.state() == "slow" || c.state() == "failed" ? "critical" : ""),
+         Cell(c.kernel_us() > 0 ? Num(c.kernel_us(), 2) : "-", "num"),
+         Cell(c.reference_us() > 0 ? c.reference() + " " + Num(c.reference_us(), 2) : "-", "num"),
+         Cell(c.reference_us() > 0 ? Num(c.excess_pct(), 1) + " %" : "-", "num"), c.reason()});
+  }
+  return rows.empty() ? Para("no canary has run (the server runs them with --canary-interval)")
+                      : Table("canaries",
+                              {"canary", "created", "device", "SoC", "state", "kernel us",
+                               "against", "excess", "why"},
+                              rows);
+}
+
 }  // namespace
+
+std::string RenderDevicesPage(const std::vector<v1::DeviceQuarantine>& quarantines,
+                              const std::vector<v1::Canary>& canaries) {
+  std::string body = Section("quarantines", "Quarantines", QuarantinesTable(quarantines));
+  body += Section("canaries", "Canaries", CanariesTable(canaries));
+  body += Para(
+      "a quarantined device takes no job but its canaries; rounds it produced from 'rounds suspect "
+      "from' until its release are flagged device_suspect in comparisons (docs/operations.md, "
+      "\"Canaries\")",
+      "note");
+  return Page("devices", "npuperf: devices", "quarantines and the newest canaries", body);
+}
 
 std::string UrlComponent(std::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";

@@ -74,6 +74,7 @@ v1::GetServerInfoResponse ServerInfo(const ServerOptions& opt) {
 ui::UiOptions UiOptionsOf(const ServerOptions& opt) {
   ui::UiOptions o = opt.ui;
   o.secure_cookie = o.secure_cookie || !opt.tls_cert.empty();
+  o.device_admins = opt.scheduler.device_admins;
   return o;
 }
 

@@ -10,13 +10,18 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "report/report.h"
+#include "server/compare/canaries.h"
 #include "server/compare/comparator.h"
+#include "server/core/health_rules.h"
 #include "server/core/limits.h"
 #include "server/ui/ui_rules.h"
 #include "server/ui/ui_server.h"
 
 namespace npuperf::server::ui {
 namespace {
+
+// Rows of each table on /ui/devices (the newest).
+constexpr int32_t kDevicesPageRows = 100;
 
 using Rounds = std::vector<v1::Round>;
 using Links = std::vector<std::pair<std::string, std::string>>;
@@ -60,6 +65,7 @@ absl::StatusOr<std::string> UiServer::RenderPage(const std::string& team, const 
   if (p == "/ui/history") return HistoryPage(team, req);
   if (p == "/ui/bisections") return BisectionsPage(team, "");
   if (absl::StartsWith(p, "/ui/bisections/")) return BisectionsPage(team, p.substr(15));
+  if (p == "/ui/devices") return DevicesPage(team);
   return absl::NotFoundError(absl::StrCat("no page ", p));
 }
 
@@ -95,8 +101,9 @@ absl::StatusOr<std::string> UiServer::IndexPage(const std::string& team) {
   std::sort(rounds.begin(), rounds.end(),
             [](const auto& a, const auto& b) { return a.id() > b.id(); });
   if (rounds.size() > kIndexRounds) rounds.resize(kIndexRounds);
-  return report::WithNav(report::RenderIndexPage(team, cs, rounds),
-                         {{"/ui/", "start"}, {"/ui/bisections", "bisections"}});
+  return report::WithNav(
+      report::RenderIndexPage(team, cs, rounds),
+      {{"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}});
 }
 
 absl::StatusOr<std::string> UiServer::RoundPage(const std::string& team, const std::string& id) {
@@ -239,8 +246,8 @@ absl::StatusOr<std::string> UiServer::HistoryPage(const std::string& team, const
 
 absl::StatusOr<std::string> UiServer::BisectionsPage(const std::string& team,
                                                      const std::string& id) {
-  const std::vector<std::pair<std::string, std::string>> nav = {{"/ui/", "start"},
-                                                                {"/ui/bisections", "bisections"}};
+  const std::vector<std::pair<std::string, std::string>> nav = {
+      {"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}};
   if (id.empty()) {
     auto list = store_.ListBisections(team, /*include_finished=*/true, kIndexCollections);
     if (!list.ok()) return list.status();
@@ -253,6 +260,29 @@ absl::StatusOr<std::string> UiServer::BisectionsPage(const std::string& team,
   auto rec = store_.GetBisection(team, *bisection_id);
   if (!rec.ok()) return rec.status();
   return report::WithNav(report::RenderBisectionPage(rec->bisection), nav);
+}
+
+absl::StatusOr<std::string> UiServer::DevicesPage(const std::string& team) {
+  const bool admin = !auth_.required() || options_.device_admins.contains(team);
+  auto quarantines = store_.ListQuarantines(/*include_released=*/true, kDevicesPageRows);
+  if (!quarantines.ok()) return quarantines.status();
+  CanaryFilter f;
+  f.limit = kDevicesPageRows;
+  auto canaries = store_.ListCanaries(f);
+  if (!canaries.ok()) return canaries.status();
+  std::vector<v1::DeviceQuarantine> qs;
+  for (const QuarantineRecord& q : *quarantines) {
+    qs.push_back(QuarantineToProto(q));
+    if (!admin) qs.back().clear_host();
+  }
+  std::vector<v1::Canary> cs;
+  for (const CanaryRecord& c : *canaries) {
+    cs.push_back(CanaryToProto(c));
+    if (!admin) cs.back().clear_host();
+  }
+  return report::WithNav(
+      report::RenderDevicesPage(qs, cs),
+      {{"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}});
 }
 
 }  // namespace npuperf::server::ui

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -35,6 +36,9 @@ struct UiOptions {
   // Marks the cookie Secure (--ui-secure-cookie, or TLS configured).
   // Default: off.
   bool secure_cookie = false;
+  // The teams that see device hosts on /ui/devices (--device-admin); with
+  // authentication off, everyone.
+  std::set<std::string> device_admins;
 };
 
 // The most rounds a page reads (pages of kMaxRoundsPage), and the verdicts
@@ -69,6 +73,9 @@ class UiServer {
   // /ui/bisections (id empty: the list) and /ui/bisections/ID, as stored
   // (the reaper and GetBisection advance them).
   absl::StatusOr<std::string> BisectionsPage(const std::string& team, const std::string& id);
+  // /ui/devices: the quarantines and the newest canaries (hosts for device
+  // admins only).
+  absl::StatusOr<std::string> DevicesPage(const std::string& team);
   // Every round a ListRounds query names (at most kMaxUiRoundPages pages).
   absl::StatusOr<std::vector<v1::Round>> AllRounds(const std::string& team,
                                                    v1::ListRoundsRequest req);

@@ -71,7 +71,9 @@ class UiFixture : public SchedulerFixture {
                       /*required=*/true};
   ReadQueries reads_{*store_};
   ComparisonQueries comparisons_{*store_, clock_};
-  UiServer ui_{*store_, auth_, reads_, comparisons_, clock_, UiOptions{}};
+  // "team" is a device admin (sees hosts on /ui/devices), "other" is not.
+  UiServer ui_{*store_,      auth_,  reads_,
+               comparisons_, clock_, UiOptions{std::chrono::hours(12), false, {"team"}}};
   std::unique_ptr<MetricsHttpServer> http_;
   int port_ = 0;
   int hosts_ = 0;

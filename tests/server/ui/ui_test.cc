@@ -39,7 +39,7 @@ TEST_F(UiTest, LoginSetsAHardenedSessionCookieAndReturnsToNext) {
 }
 
 TEST_F(UiTest, SecureCookieWhenConfigured) {
-  UiServer secure(*store_, auth_, reads_, comparisons_, clock_, UiOptions{hours(1), true});
+  UiServer secure(*store_, auth_, reads_, comparisons_, clock_, UiOptions{hours(1), true, {}});
   HttpRequest req;
   req.method = "POST";
   req.path = "/ui/login";
@@ -304,6 +304,49 @@ TEST_F(UiTest, BisectionPagesShowTheCulpritEscapedAndOnlyToItsTeam) {
   EXPECT_EQ(Get("/ui/bisections/" + id, theirs).status, 404);
   EXPECT_FALSE(Has(Get("/ui/bisections", theirs).body, "/ui/bisections/" + id));
   EXPECT_EQ(Get("/ui/bisections/x1", mine).status, 400);
+}
+
+TEST_F(UiTest, DevicesPageShowsQuarantinesAndCanariesWithHostsForDeviceAdminsOnly) {
+  QuarantineRecord q;
+  q.host = "npu-host-3";
+  q.device_id = 5;
+  q.soc = "Ascend910B2";
+  q.source = "canary";
+  q.reason = "canary 15.2 % slower than the median of 15 other Ascend910B2 devices <b>";
+  q.since_ms = 1'800'000'000'000;
+  q.suspect_since_ms = 1'799'990'000'000;
+  ASSERT_TRUE(store_->QuarantineDevice(q).ok());
+  CanaryRecord c;
+  c.host = "npu-host-3";
+  c.device_id = 5;
+  c.soc = "Ascend910B2";
+  c.slot = 1;
+  c.created_ms = 1'800'000'000'000;
+  auto made = store_->InsertCanary(c);
+  ASSERT_TRUE(made.ok()) << made.status();
+  CanaryRecord judged = made->first;
+  judged.state = "slow";
+  judged.kernel_us = 55.3;
+  judged.reference = "peers";
+  judged.reference_us = 48;
+  judged.excess_pct = 15.2;
+  judged.threshold_pct = 5;
+  judged.reason = "canary 15.2 % slower";
+  judged.finished_ms = 1'800'000'001'000;
+  ASSERT_TRUE(store_->UpdateCanary(judged).ok());
+
+  auto admin = Get("/ui/devices", LogIn("tok-team"));
+  EXPECT_EQ(admin.status, 200);
+  EXPECT_TRUE(Has(admin.body, "npu-host-3:5")) << admin.body;
+  EXPECT_TRUE(Has(admin.body, "quarantined"));
+  EXPECT_TRUE(Has(admin.body, "55.30"));
+  EXPECT_TRUE(Has(admin.body, "peers 48.00"));
+  EXPECT_FALSE(Has(admin.body, "devices <b>")) << "the reason is escaped";
+  auto team = Get("/ui/devices", LogIn("tok-other"));
+  EXPECT_EQ(team.status, 200);
+  EXPECT_FALSE(Has(team.body, "npu-host-3")) << "hosts are for device admins";
+  EXPECT_TRUE(Has(team.body, "device 5"));
+  EXPECT_EQ(Get("/ui/devices").status, 303) << "a session is needed";
 }
 
 }  // namespace
