@@ -35,7 +35,7 @@ address_from_log() {
 }
 
 "$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
-  --db "sqlite:$VAR/npuperf.db" --insecure-no-auth >"$VAR/server.log" 2>&1 &
+  --db "sqlite:$VAR/npuperf.db" --insecure-no-auth --canary-interval 1m >"$VAR/server.log" 2>&1 &
 PIDS+=($!)
 SERVER=$(address_from_log "$VAR/server.log" "listening on")
 echo "demo: npuperf-server on $SERVER (log var/server.log)"
@@ -185,4 +185,6 @@ if [ -s "$VAR/sim-conflicts.log" ]; then
   cat "$VAR/sim-conflicts.log" >&2
   exit 1
 fi
+echo "demo: the canaries the idle devices ran (npuperf devices canaries; the server's --canary-interval 1m)"
+"$BIN/npuperf" devices canaries --limit 16 || true
 echo "demo: no device was double-booked; stopping"
