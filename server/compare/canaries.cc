@@ -108,7 +108,16 @@ absl::Status Canaries::Tick() {
   }
 
   // Every idle device of an online agent whose newest canary is of an
-  // earlier slot (and not still pending) gets one.
+  // earlier slot (and not still pending) gets one; looked for at most every
+  // kCanaryScheduleEvery (or half the interval, when shorter).
+  const Clock::MonotonicTime mono = clock_.MonotonicNow();
+  {
+    absl::MutexLock lock(&mu_);
+    const auto every =
+        std::min<std::chrono::milliseconds>(kCanaryScheduleEvery, options_.interval / 2);
+    if (scheduled_at_ && mono - *scheduled_at_ < every) return first;
+    scheduled_at_ = mono;
+  }
   auto agents = store_.ListAgents();
   if (!agents.ok()) return agents.status();
   CanaryFilter newest;
@@ -149,22 +158,27 @@ absl::Status Canaries::Queue(const std::string& host, int32_t device_id, const s
 }
 
 absl::StatusOr<std::string> Canaries::BundleSha() {
-  absl::MutexLock lock(&mu_);
-  if (bundle_.empty()) {
-    auto packed = CanaryBundle();
-    if (!packed.ok()) return packed.status();
-    bundle_ = *std::move(packed);
-    bundle_sha_ = Sha256Hex(bundle_);
+  std::string bundle, sha;
+  {
+    absl::MutexLock lock(&mu_);
+    if (bundle_.empty()) {
+      auto packed = CanaryBundle();
+      if (!packed.ok()) return packed.status();
+      bundle_ = *std::move(packed);
+      bundle_sha_ = Sha256Hex(bundle_);
+    }
+    bundle = bundle_;
+    sha = bundle_sha_;
   }
   // Owned bundles are kept while used; the collector may have taken it
   // after a long pause of the canaries.
-  auto owned = store_.UseBundle(kCanaryTeam, bundle_sha_, NowMs());
+  auto owned = store_.UseBundle(kCanaryTeam, sha, NowMs());
   if (!owned.ok()) return owned.status();
   if (!*owned) {
-    auto put = store_.PutBundle(kCanaryTeam, kCanaryOperator, bundle_sha_, bundle_, NowMs());
+    auto put = store_.PutBundle(kCanaryTeam, kCanaryOperator, sha, bundle, NowMs());
     if (!put.ok()) return put.status();
   }
-  return bundle_sha_;
+  return sha;
 }
 
 absl::Status Canaries::SubmitCollection(CanaryRecord& c) {
@@ -340,6 +354,29 @@ absl::StatusOr<bool> Canaries::Finish(CanaryRecord& c, const std::string& state,
   return true;
 }
 
+absl::StatusOr<bool> Canaries::QuarantineFits(const CanaryRecord& c,
+                                              const std::vector<QuarantineRecord>& current) {
+  CanaryFilter same_soc;
+  same_soc.soc = c.soc;
+  same_soc.limit = kCanaryPage;
+  auto recent = store_.ListCanaries(same_soc);
+  if (!recent.ok()) return recent.status();
+  const int64_t oldest = NowMs() - kCanaryPeerIntervals * options_.interval.count();
+  std::set<DeviceKey> devices;
+  for (const CanaryRecord& r : *recent) {
+    if (r.created_ms >= oldest) devices.insert({r.host, r.device_id});
+  }
+  int quarantined = 0;
+  for (const QuarantineRecord& q : current) {
+    if (q.source == "canary" && q.soc == c.soc) ++quarantined;
+  }
+  if (CanaryQuarantineFits(quarantined, static_cast<int>(devices.size()))) return true;
+  LogWarning("canary", absl::StrCat("device ", DeviceName(c.host, c.device_id),
+                                    " not quarantined: ", quarantined, " of ", devices.size(), " ",
+                                    c.soc, " devices already are (at most a quarter at once)"));
+  return false;
+}
+
 absl::Status Canaries::Decide(const CanaryRecord& c) {
   CanaryFilter own;
   own.host = c.host;
@@ -361,6 +398,9 @@ absl::Status Canaries::Decide(const CanaryRecord& c) {
   const CanaryAction action = ActionFromHistory(held != nullptr, verdicts);
   const int64_t now = NowMs();
   if (action == CanaryAction::kQuarantine) {
+    auto fits = QuarantineFits(c, *current);
+    if (!fits.ok()) return fits.status();
+    if (!*fits) return absl::OkStatus();
     QuarantineRecord q;
     q.host = c.host;
     q.device_id = c.device_id;

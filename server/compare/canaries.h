@@ -31,6 +31,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,10 @@ inline constexpr int kCanaryRepeats = 5;
 // Peers' canaries older than this many intervals are not compared with (a
 // device that left the fleet, or stopped running canaries).
 inline constexpr int kCanaryPeerIntervals = 7;
+// How often idle devices are looked for (at most; half the interval when
+// that is shorter): a reaper round is a second, and the agents' listing and
+// the newest canaries are two reads.
+inline constexpr std::chrono::seconds kCanaryScheduleEvery{10};
 // Canaries looked at per Tick: pending ones judged, latest ones read.
 inline constexpr int32_t kCanaryPage = 1000;
 
@@ -111,6 +116,10 @@ class Canaries {
   // Stores c's result; true when this write landed (another replica's
   // result otherwise stands).
   absl::StatusOr<bool> Finish(CanaryRecord& c, const std::string& state, const std::string& reason);
+  // Whether quarantining c's device keeps the SoC's canary quarantines
+  // within CanaryQuarantineFits (current: the quarantines now); logs why not.
+  absl::StatusOr<bool> QuarantineFits(const CanaryRecord& c,
+                                      const std::vector<QuarantineRecord>& current);
   // After a result landed: quarantine or release (c's device).
   absl::Status Decide(const CanaryRecord& c);
   // The bundle, stored for kCanaryTeam when the team does not own it yet.
@@ -126,6 +135,8 @@ class Canaries {
   absl::Mutex mu_;
   std::string bundle_ ABSL_GUARDED_BY(mu_);  // packed once
   std::string bundle_sha_ ABSL_GUARDED_BY(mu_);
+  // When this replica last looked for idle devices.
+  std::optional<Clock::MonotonicTime> scheduled_at_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::server

@@ -86,4 +86,9 @@ CanaryAction ActionFromHistory(bool quarantined, const std::vector<CanaryVerdict
   return last;
 }
 
+bool CanaryQuarantineFits(int quarantined, int devices) {
+  const int cap = std::max(1, static_cast<int>(kMaxCanaryQuarantineShare * devices));
+  return quarantined + 1 <= cap;
+}
+
 }  // namespace npuperf::server

@@ -17,6 +17,12 @@
 //   quarantine: a single unlucky run (a DVFS dip, a busy host) must not take
 //   a device out of service. Release needs kPassingCanariesToRelease passes
 //   in a row, so a chip that is slow every other run stays out.
+// - At most a quarter of a SoC's devices (kMaxCanaryQuarantineShare, at
+//   least one) are quarantined by canaries at once: the peers' median is
+//   only as honest as the agents that reported it, and an impostor agent
+//   registering many fast devices must not take a fleet out of service
+//   (a real slowdown of more than a quarter of a SoC is a fleet problem for
+//   people, which the canaries' listing shows).
 // - Too little to compare with (no peer and no history), or a canary whose
 //   own evidence says the clock was not the rated one (its DVFS check), is
 //   INCONCLUSIVE and changes no streak: a down-clocked run says nothing about
@@ -42,6 +48,12 @@ inline constexpr double kDefaultCanarySpreadPct = 1;
 inline constexpr int kMinCanaryPeers = 3;
 inline constexpr int kSlowCanariesToQuarantine = 2;
 inline constexpr int kPassingCanariesToRelease = 3;
+inline constexpr double kMaxCanaryQuarantineShare = 0.25;
+
+// Whether one more canary quarantine fits a SoC of `devices` devices (those
+// that ran a canary lately) of which `quarantined` are quarantined by
+// canaries now: at most max(1, floor(kMaxCanaryQuarantineShare x devices)).
+bool CanaryQuarantineFits(int quarantined, int devices);
 
 enum class CanaryVerdict { kPass, kSlow, kInconclusive };
 

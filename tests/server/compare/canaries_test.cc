@@ -312,6 +312,20 @@ TEST_F(CanariesTest, ACanaryFailingOnEveryDeviceIsTheJobsFaultAndQuarantinesNoth
   }
 }
 
+TEST_F(CanariesTest, AtMostAQuarterOfTheSocIsQuarantinedEvenWhenMoreLookSlow) {
+  Fleet(8);  // 16 devices; an impostor's fast devices would look like this to honest ones
+  auto many_slow = [](const std::string& host, int d) {
+    return d == 1 && (host == "h1" || host == "h2" || host == "h3" || host == "h4" || host == "h5")
+               ? kKernelUs * 1.3
+               : kKernelUs;
+  };
+  for (int i = 0; i < 4; ++i) Round(many_slow);
+  EXPECT_EQ(Quarantines().size(), 4u) << "5 slow devices, at most 16 / 4 quarantined";
+  int slow = 0;
+  for (const CanaryRecord& c : All()) slow += c.state == "slow" ? 1 : 0;
+  EXPECT_GE(slow, 10) << "the canaries still say slow";
+}
+
 TEST_F(CanariesTest, ACanaryNotRunInTimeIsGivenUpAsInconclusive) {
   Fleet(1);
   ASSERT_TRUE(canaries_.Tick().ok());

@@ -68,5 +68,26 @@ TEST(CanaryRulesTest, TwoSlowInARowQuarantineAndThreePassesInARowRelease) {
       << "one unlucky run at a time never quarantines";
 }
 
+TEST(CanaryRulesTest, TheStoredVerdictsNewestFirstDecideAsTheStreakWould) {
+  using V = CanaryVerdict;
+  EXPECT_EQ(ActionFromHistory(false, {V::kSlow, V::kSlow}), CanaryAction::kQuarantine);
+  EXPECT_EQ(ActionFromHistory(false, {V::kSlow, V::kInconclusive, V::kSlow}),
+            CanaryAction::kQuarantine);
+  EXPECT_EQ(ActionFromHistory(false, {V::kSlow, V::kPass, V::kSlow}), CanaryAction::kNone);
+  EXPECT_EQ(ActionFromHistory(true, {V::kPass, V::kPass, V::kPass, V::kSlow, V::kSlow}),
+            CanaryAction::kRelease);
+  EXPECT_EQ(ActionFromHistory(true, {V::kPass, V::kPass, V::kSlow, V::kPass}), CanaryAction::kNone);
+  EXPECT_EQ(ActionFromHistory(false, {}), CanaryAction::kNone);
+}
+
+TEST(CanaryRulesTest, AtMostAQuarterOfASocIsQuarantinedByCanariesAtOnce) {
+  EXPECT_TRUE(CanaryQuarantineFits(0, 1)) << "at least one, even on a small SoC";
+  EXPECT_TRUE(CanaryQuarantineFits(0, 4));
+  EXPECT_FALSE(CanaryQuarantineFits(1, 4));
+  EXPECT_TRUE(CanaryQuarantineFits(3, 16));
+  EXPECT_FALSE(CanaryQuarantineFits(4, 16));
+  EXPECT_FALSE(CanaryQuarantineFits(1, 0));
+}
+
 }  // namespace
 }  // namespace npuperf::server
