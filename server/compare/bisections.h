@@ -33,6 +33,7 @@
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/compare/bisection_rules.h"
+#include "server/core/scheduler.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -40,12 +41,9 @@ namespace npuperf::server {
 class Bisections {
  public:
   // Scheduler::SubmitForServer: submits req for team with server labels.
-  using Submit = std::function<absl::StatusOr<std::pair<v1::Collection, bool>>(
-      const std::string& team, const v1::SubmitCollectionRequest& req,
-      const std::map<std::string, std::string>& server_labels)>;
+  using Submit = ServerSubmit;
   // Scheduler::Cancel: cancels collection id of team.
-  using Cancel = std::function<absl::Status(const std::string& team, const std::string& id,
-                                            const std::string& reason)>;
+  using Cancel = ServerCancel;
   // Called once per bisection that reaches a terminal state (metrics).
   using OnFinish = std::function<void(v1::BisectionState)>;
 

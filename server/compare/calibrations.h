@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
+#include "server/core/scheduler.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -47,9 +48,7 @@ class Calibrations {
   // The ordinary submission of a collection for a team, with server labels
   // (Scheduler::SubmitForServer in main.cc): the one place A/A runs are
   // submitted through.
-  using SubmitFn = std::function<absl::StatusOr<std::pair<v1::Collection, bool>>(
-      const std::string& team, const v1::SubmitCollectionRequest& req,
-      const std::map<std::string, std::string>& server_labels)>;
+  using SubmitFn = ServerSubmit;
 
   Calibrations(Store& store, Clock& clock, SubmitFn submit, CalibrationOptions options = {});
 

@@ -307,15 +307,19 @@ absl::StatusOr<bool> Canaries::RunsElsewhere(const CanaryRecord& c) {
   return !peers->empty();
 }
 
-absl::Status Canaries::Judge(CanaryRecord& c, bool clock_suspect) {
-  auto peers = PeerTimes(c);
-  if (!peers.ok()) return peers.status();
+absl::StatusOr<std::vector<CanaryRecord>> Canaries::FinishedOf(const CanaryRecord& c) {
   CanaryFilter own;
   own.host = c.host;
   own.device_id = c.device_id;
   own.finished_only = true;
   own.limit = kDecisionWindow;
-  auto mine = store_.ListCanaries(own);
+  return store_.ListCanaries(own);
+}
+
+absl::Status Canaries::Judge(CanaryRecord& c, bool clock_suspect) {
+  auto peers = PeerTimes(c);
+  if (!peers.ok()) return peers.status();
+  auto mine = FinishedOf(c);
   if (!mine.ok()) return mine.status();
   std::vector<double> history;
   for (const CanaryRecord& h : *mine) {
@@ -378,12 +382,7 @@ absl::StatusOr<bool> Canaries::QuarantineFits(const CanaryRecord& c,
 }
 
 absl::Status Canaries::Decide(const CanaryRecord& c) {
-  CanaryFilter own;
-  own.host = c.host;
-  own.device_id = c.device_id;
-  own.finished_only = true;
-  own.limit = kDecisionWindow;
-  auto mine = store_.ListCanaries(own);
+  auto mine = FinishedOf(c);
   if (!mine.ok()) return mine.status();
   std::vector<CanaryVerdict> verdicts;
   for (const CanaryRecord& r : *mine) {

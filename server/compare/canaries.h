@@ -43,6 +43,7 @@
 #include "npuperf/v1/device_service.pb.h"
 #include "server/core/canary_rules.h"
 #include "server/core/metrics.h"
+#include "server/core/scheduler.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -75,11 +76,8 @@ v1::Canary CanaryToProto(const CanaryRecord& c);
 class Canaries {
  public:
   // Scheduler::SubmitForServer and Scheduler::Cancel.
-  using Submit = std::function<absl::StatusOr<std::pair<v1::Collection, bool>>(
-      const std::string& team, const v1::SubmitCollectionRequest& req,
-      const std::map<std::string, std::string>& server_labels)>;
-  using Cancel = std::function<absl::Status(const std::string& team, const std::string& id,
-                                            const std::string& reason)>;
+  using Submit = ServerSubmit;
+  using Cancel = ServerCancel;
 
   Canaries(Store& store, Clock& clock, ServerMetrics& metrics, Submit submit, Cancel cancel,
            CanaryOptions options);
@@ -110,6 +108,8 @@ class Canaries {
   // that fails everywhere is a configuration fault (inconclusive), not a
   // sick chip.
   absl::StatusOr<bool> RunsElsewhere(const CanaryRecord& c);
+  // The newest kDecisionWindow finished canaries of c's device.
+  absl::StatusOr<std::vector<CanaryRecord>> FinishedOf(const CanaryRecord& c);
   // Judges c's round (kernel_us set) against the SoC's peers and the
   // device's history.
   absl::Status Judge(CanaryRecord& c, bool clock_suspect);

@@ -27,6 +27,7 @@
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/query_service.pb.h"
 #include "server/compare/comparator.h"
+#include "server/core/scheduler.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -34,9 +35,7 @@ namespace npuperf::server {
 class Confirmations {
  public:
   // Scheduler::SubmitForServer: submits req for team with server labels.
-  using Submit = std::function<absl::StatusOr<std::pair<v1::Collection, bool>>(
-      const std::string& team, const v1::SubmitCollectionRequest& req,
-      const std::map<std::string, std::string>& server_labels)>;
+  using Submit = ServerSubmit;
 
   Confirmations(Store& store, Clock& clock, Submit submit);
 

@@ -81,6 +81,16 @@ struct PendingCancel {
 // unreachable) are returned for the next round to try again.
 bool SubmissionRefusedForGood(const absl::Status& s);
 
+// How the server's own work (confirmations, calibrations, bisections,
+// canaries) submits and cancels: Scheduler::SubmitForServer and
+// Scheduler::Cancel as functions, so that each takes them through its
+// constructor (and tests and benches wire them to their own Scheduler).
+using ServerSubmit = std::function<absl::StatusOr<std::pair<v1::Collection, bool>>(
+    const std::string& team, const v1::SubmitCollectionRequest& req,
+    const std::map<std::string, std::string>& server_labels)>;
+using ServerCancel = std::function<absl::Status(const std::string& team, const std::string& id,
+                                                const std::string& reason)>;
+
 class Scheduler {
  public:
   Scheduler(Store& store, Clock& clock, ServerMetrics& metrics, SchedulerOptions options);
