@@ -23,6 +23,8 @@ try:
         collection_service_pb2,
         collection_service_pb2_grpc,
         comparison_pb2,
+        device_service_pb2,
+        device_service_pb2_grpc,
         evidence_pb2,
         query_service_pb2,
         query_service_pb2_grpc,

@@ -110,6 +110,7 @@ class Client:
             self._channel = grpc.insecure_channel(s.server, options=_KEEPALIVE_OPTIONS)
         self._collections = _proto.collection_service_pb2_grpc.CollectionServiceStub(self._channel)
         self._queries = _proto.query_service_pb2_grpc.QueryServiceStub(self._channel)
+        self._devices = _proto.device_service_pb2_grpc.DeviceServiceStub(self._channel)
         metadata = [("authorization", "Bearer " + s.token)] if s.token else []
         self._caller = Caller(metadata, timeout or s.timeout_seconds, retries)
         self.resume_for = resume_for
@@ -591,3 +592,37 @@ class Client:
             self._queries.ListAgents, _proto.query_service_pb2.ListAgentsRequest(), idempotent=True
         )
         return list(resp.agents)
+
+    def quarantines(self, include_released: bool = False, limit: int = 0) -> list:
+        """The quarantined devices, newest first (generated ``DeviceQuarantine``;
+        ``npuperf devices list [--all]``): with ``include_released`` the released
+        ones too, with who released them and why. Hosts are shown to the server's
+        ``--device-admin`` teams only."""
+        pb = _proto.device_service_pb2
+        req = pb.ListQuarantinesRequest(include_released=bool(include_released), limit=int(limit))
+        return list(self._caller.unary(self._devices.ListQuarantines, req, idempotent=True).quarantines)
+
+    def canaries(self, device: Optional[str] = None, soc: str = "", limit: int = 0) -> list:
+        """The canaries the server ran on idle devices, newest first (generated
+        ``Canary``; ``npuperf devices canaries``): state, kernel time, what it was
+        judged against and why. ``device`` is "HOST:DEV" (device admins) or "DEV"."""
+        pb = _proto.device_service_pb2
+        req = pb.ListCanariesRequest(soc=soc, limit=int(limit))
+        if device is not None:
+            host, _, dev = str(device).rpartition(":")
+            if not dev.isdigit():
+                raise ValueError(f"device {device!r}: want HOST:DEV or DEV")
+            req.host = host
+            req.device_id = int(dev)
+        return list(self._caller.unary(self._devices.ListCanaries, req, idempotent=True).canaries)
+
+    def release_device(self, device: str, note: str):
+        """Puts a quarantined device ("HOST:DEV") back in service with a note kept
+        beside its quarantine (``npuperf devices release``; a --device-admin team
+        only). Returns the released ``DeviceQuarantine``."""
+        host, _, dev = str(device).rpartition(":")
+        if not host or not dev.isdigit():
+            raise ValueError(f"device {device!r}: want HOST:DEV")
+        pb = _proto.device_service_pb2
+        req = pb.ReleaseDeviceRequest(host=host, device_id=int(dev), note=note)
+        return self._caller.unary(self._devices.ReleaseDevice, req, idempotent=True).quarantine

@@ -219,6 +219,15 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(len(agents), 1)
         self.assertEqual(len(agents[0].devices), 4)
         self.assertEqual(self.client.get(self.base.id).state, "succeeded")
+        # Device health: nothing quarantined, no canary (the cluster runs without
+        # --canary-interval); a bad limit names the field.
+        self.assertEqual(self.client.quarantines(include_released=True), [])
+        self.assertEqual(self.client.canaries(), [])
+        with self.assertRaises(npuperf.InvalidArgumentError) as e:
+            self.client.canaries(limit=5000)
+        self.assertIn("limit", [v.field for v in e.exception.field_violations])
+        with self.assertRaises(npuperf.FailedPreconditionError):
+            self.client.release_device("nobody:3", "not quarantined")
 
     def test_calibration_measures_noise_that_comparisons_then_use(self):
         with self.assertRaisesRegex(npuperf.InvalidArgumentError, "runs"):
