@@ -11,6 +11,7 @@
 #include "evidence/op_summary.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/compare/canary_operator.h"
+#include "server/compare/comparator.h"
 #include "server/core/canary_rules.h"
 #include "server/core/health_rules.h"
 #include "server/core/job_state.h"
@@ -52,10 +53,6 @@ const char* StateOf(CanaryVerdict v) {
     case CanaryVerdict::kInconclusive: return kInconclusive;
   }
   return kInconclusive;
-}
-
-bool ClockSuspect(const v1::Evidence& e) {
-  return e.dvfs().status() == "suspect" || e.fingerprint().clock_state() == "dvfs_suspect";
 }
 
 std::string DeviceName(const std::string& host, int32_t device_id) {
@@ -277,7 +274,7 @@ absl::Status Canaries::Advance(CanaryRecord c) {
   }
   c.round_id = round->id();
   c.kernel_us = evidence::Median({samples.begin(), samples.end()});
-  return Judge(c, ClockSuspect(round->evidence()));
+  return Judge(c, DvfsSuspect(round->evidence()));
 }
 
 absl::StatusOr<std::vector<double>> Canaries::PeerTimes(const CanaryRecord& c) {

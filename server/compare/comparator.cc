@@ -177,10 +177,6 @@ std::string ErrorsOf(const v1::Evidence& e) {
   return absl::StrJoin(parts, "; ");
 }
 
-bool DvfsSuspect(const v1::Evidence& e) {
-  return e.dvfs().status() == "suspect" || e.fingerprint().clock_state() == "dvfs_suspect";
-}
-
 std::string DvfsWhy(const char* side, const v1::Evidence& e) {
   return absl::StrCat(side, " is DVFS-suspect (observed ", Num(e.dvfs().observed_mhz()),
                       " MHz vs rated ", Num(e.dvfs().rated_mhz()), " MHz)");
@@ -467,6 +463,10 @@ v1::GetGoldenReportResponse GoldenReport(const std::vector<v1::Round>& rounds) {
   }
   out.set_geomean_ratio(GeometricMean(ratios));
   return out;
+}
+
+bool DvfsSuspect(const v1::Evidence& e) {
+  return e.dvfs().status() == "suspect" || e.fingerprint().clock_state() == "dvfs_suspect";
 }
 
 }  // namespace npuperf::server

@@ -87,6 +87,12 @@ inline constexpr char kGoldenLabel[] =
 // "operator/case": what rounds are matched by.
 std::string CaseKey(const v1::Round& r);
 
+// Whether a round's clock was not the rated one: its DVFS check says
+// "suspect" or its fingerprint "dvfs_suspect". Such a side gets no duration
+// verdict (rule 3), a confirmation rerun carries it into the pooled side, and
+// a canary measured so is not judged (compare/canaries.h).
+bool DvfsSuspect(const v1::Evidence& e);
+
 // True for verdicts that decided the duration (the comparable ones).
 bool HasDurationVerdict(v1::Verdict v);
 

@@ -104,11 +104,10 @@ absl::StatusOr<v1::CompareRoundsResponse> ComparisonQueries::CompareRounds(
   options->noise = &*noise;
   v1::CompareRoundsResponse resp;
   *resp.mutable_comparison() = server::CompareRounds(*baseline, *candidate, *options);
-  google::protobuf::RepeatedPtrField<v1::RoundComparison> one;
-  one.Add()->Swap(resp.mutable_comparison());
-  DeviceSuspects suspects(store_);
-  if (absl::Status s = suspects.Flag({&*baseline, &*candidate}, &one); !s.ok()) return s;
-  resp.mutable_comparison()->Swap(&one[0]);
+  if (absl::Status s = FlagSuspectRounds(store_, *baseline, *candidate, resp.mutable_comparison());
+      !s.ok()) {
+    return s;
+  }
   return resp;
 }
 

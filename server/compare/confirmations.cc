@@ -61,7 +61,7 @@ v1::Round Pooled(const std::vector<v1::Round>& rounds) {
     all.insert(all.end(), r.duration().samples_us().begin(), r.duration().samples_us().end());
     if (i == 0) continue;
     for (const v1::EvidenceError& err : r.errors()) *e->add_errors() = err;
-    if (r.dvfs().status() == "suspect" || r.fingerprint().clock_state() == "dvfs_suspect") {
+    if (DvfsSuspect(r)) {
       *e->mutable_dvfs() = r.dvfs();
       e->mutable_fingerprint()->set_clock_state(r.fingerprint().clock_state());
     }

@@ -79,8 +79,8 @@ CanaryJudgement JudgeCanary(double kernel_us, const std::vector<double>& peers,
                             const std::vector<double>& history, std::optional<double> spread_pct,
                             const std::string& soc, bool clock_suspect = false);
 
-// A device's consecutive canary outcomes (a replica's memory; the
-// quarantine itself is stored).
+// A device's consecutive canary outcomes, as ActionFromHistory replays them
+// from the stored verdicts.
 struct CanaryStreak {
   int slow = 0;
   int passed = 0;

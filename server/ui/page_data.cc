@@ -26,6 +26,11 @@ constexpr int32_t kDevicesPageRows = 100;
 using Rounds = std::vector<v1::Round>;
 using Links = std::vector<std::pair<std::string, std::string>>;
 
+// The navigation of the team-wide pages (start, bisections, devices).
+Links MainNav() {
+  return {{"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}};
+}
+
 // The newest collections on the start page, and those whose rounds it lists.
 constexpr int32_t kIndexCollections = 20;
 constexpr int kIndexRoundCollections = 5;
@@ -101,9 +106,7 @@ absl::StatusOr<std::string> UiServer::IndexPage(const std::string& team) {
   std::sort(rounds.begin(), rounds.end(),
             [](const auto& a, const auto& b) { return a.id() > b.id(); });
   if (rounds.size() > kIndexRounds) rounds.resize(kIndexRounds);
-  return report::WithNav(
-      report::RenderIndexPage(team, cs, rounds),
-      {{"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}});
+  return report::WithNav(report::RenderIndexPage(team, cs, rounds), MainNav());
 }
 
 absl::StatusOr<std::string> UiServer::RoundPage(const std::string& team, const std::string& id) {
@@ -246,8 +249,7 @@ absl::StatusOr<std::string> UiServer::HistoryPage(const std::string& team, const
 
 absl::StatusOr<std::string> UiServer::BisectionsPage(const std::string& team,
                                                      const std::string& id) {
-  const std::vector<std::pair<std::string, std::string>> nav = {
-      {"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}};
+  const Links nav = MainNav();
   if (id.empty()) {
     auto list = store_.ListBisections(team, /*include_finished=*/true, kIndexCollections);
     if (!list.ok()) return list.status();
@@ -263,7 +265,9 @@ absl::StatusOr<std::string> UiServer::BisectionsPage(const std::string& team,
 }
 
 absl::StatusOr<std::string> UiServer::DevicesPage(const std::string& team) {
-  const bool admin = !auth_.required() || options_.device_admins.contains(team);
+  const bool admin = CheckDeviceAdmin(Principal{PrincipalKind::kTeam, team}, auth_.required(),
+                                      options_.device_admins)
+                         .ok();
   auto quarantines = store_.ListQuarantines(/*include_released=*/true, kDevicesPageRows);
   if (!quarantines.ok()) return quarantines.status();
   CanaryFilter f;
@@ -280,9 +284,7 @@ absl::StatusOr<std::string> UiServer::DevicesPage(const std::string& team) {
     cs.push_back(CanaryToProto(c));
     if (!admin) cs.back().clear_host();
   }
-  return report::WithNav(
-      report::RenderDevicesPage(qs, cs),
-      {{"/ui/", "start"}, {"/ui/bisections", "bisections"}, {"/ui/devices", "devices"}});
+  return report::WithNav(report::RenderDevicesPage(qs, cs), MainNav());
 }
 
 }  // namespace npuperf::server::ui
