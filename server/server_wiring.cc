@@ -121,7 +121,7 @@ Server::Server(Store& store, Clock& clock, const ServerOptions& opt,
             metrics.bisections.Add({{"state", name}}).Increment();
           }),
       canaries(
-          store, clock, metrics,
+          store, clock, metrics, scheduler.device_health(),
           [this](const std::string& team, const v1::SubmitCollectionRequest& req,
                  const std::map<std::string, std::string>& labels) {
             return scheduler.SubmitForServer(team, req, labels);

@@ -13,7 +13,6 @@
 #include "server/compare/canary_operator.h"
 #include "server/compare/comparator.h"
 #include "server/core/canary_rules.h"
-#include "server/core/health_rules.h"
 #include "server/core/job_state.h"
 #include "server/core/limits.h"
 #include "server/core/noise_rules.h"
@@ -83,11 +82,12 @@ v1::Canary CanaryToProto(const CanaryRecord& c) {
   return out;
 }
 
-Canaries::Canaries(Store& store, Clock& clock, ServerMetrics& metrics, Submit submit, Cancel cancel,
-                   CanaryOptions options)
+Canaries::Canaries(Store& store, Clock& clock, ServerMetrics& metrics, DeviceHealth& health,
+                   Submit submit, Cancel cancel, CanaryOptions options)
     : store_(store),
       clock_(clock),
       metrics_(metrics),
+      health_(health),
       submit_(std::move(submit)),
       cancel_(std::move(cancel)),
       options_(std::move(options)) {}
@@ -413,22 +413,12 @@ absl::Status Canaries::Decide(const CanaryRecord& c) {
         break;
       }
     }
-    auto made = store_.QuarantineDevice(q);
-    if (!made.ok()) return made.status();
-    if (made->second) {
-      metrics_.device_quarantines.Add({{"source", "canary"}}).Increment();
-      LogWarning("canary", absl::StrCat("device ", DeviceName(c.host, c.device_id),
-                                        " quarantined: ", q.reason));
-    }
+    if (auto made = health_.Quarantine(q); !made.ok()) return made.status();
   } else if (action == CanaryAction::kRelease && held->source == "canary") {
-    auto released = store_.ReleaseDevice(
-        c.host, c.device_id, kHealthSystemActor,
-        absl::StrCat(kPassingCanariesToRelease, " canaries in a row passed"), now);
-    if (absl::IsFailedPrecondition(released.status())) return absl::OkStatus();
+    auto released = health_.ReleaseAutomatically(
+        c.host, c.device_id, absl::StrCat(kPassingCanariesToRelease, " canaries in a row passed"),
+        "its canaries pass again");
     if (!released.ok()) return released.status();
-    metrics_.device_releases.Add({{"by", "automatic"}}).Increment();
-    LogInfo("canary", absl::StrCat("device ", DeviceName(c.host, c.device_id),
-                                   " released: its canaries pass again"));
   }
   return absl::OkStatus();
 }

@@ -23,7 +23,8 @@
 // - Every result is written with a compare-and-set (Store::UpdateCanary);
 //   only the replica whose write landed decides, from the device's stored
 //   verdicts (ActionFromHistory), and a quarantine is inserted once
-//   (Store::QuarantineDevice). A restarted server decides the same way.
+//   (DeviceHealth::Quarantine), which this replica's offers see at once. A
+//   restarted server decides the same way.
 //
 // Thread-safe (Tick and List may run at once; state is in the store).
 #pragma once
@@ -42,6 +43,7 @@
 #include "npuperf/v1/collection_service.pb.h"
 #include "npuperf/v1/device_service.pb.h"
 #include "server/core/canary_rules.h"
+#include "server/core/device_health.h"
 #include "server/core/metrics.h"
 #include "server/core/scheduler.h"
 #include "server/store/store.h"
@@ -79,8 +81,10 @@ class Canaries {
   using Submit = ServerSubmit;
   using Cancel = ServerCancel;
 
-  Canaries(Store& store, Clock& clock, ServerMetrics& metrics, Submit submit, Cancel cancel,
-           CanaryOptions options);
+  // health applies quarantines and releases (the scheduler's, so that its
+  // offers see them at once).
+  Canaries(Store& store, Clock& clock, ServerMetrics& metrics, DeviceHealth& health, Submit submit,
+           Cancel cancel, CanaryOptions options);
 
   bool enabled() const { return options_.interval.count() > 0; }
 
@@ -129,6 +133,7 @@ class Canaries {
   Store& store_;
   Clock& clock_;
   ServerMetrics& metrics_;
+  DeviceHealth& health_;
   Submit submit_;
   Cancel cancel_;
   const CanaryOptions options_;

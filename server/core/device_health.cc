@@ -63,7 +63,6 @@ absl::Status DeviceHealth::Observe(
     const std::string& host, const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices) {
   if (absl::Status s = Refresh(/*force=*/false); !s.ok()) return s;
   const int64_t now_ms = ToUnixMillis(clock_.SystemNow());
-  bool changed = false;
   for (const v1::DeviceInfo& d : devices) {
     const DeviceKey key{host, d.device_id()};
     if (std::optional<QuarantineRecord> q = QuarantineFor(host, d, now_ms)) {
@@ -71,34 +70,47 @@ absl::Status DeviceHealth::Observe(
         HealthyLongEnough(key, false);
         continue;
       }
-      auto got = store_.QuarantineDevice(*q);
-      if (!got.ok()) return got.status();
-      changed = true;
-      if (got->second) {
-        metrics_.device_quarantines.Add({{"source", q->source}}).Increment();
-        LogWarning("health",
-                   absl::StrCat("device ", host, ":", d.device_id(), " quarantined: ", q->reason));
-      }
+      if (auto got = Quarantine(*q); !got.ok()) return got.status();
     } else if (QuarantinedByChip(key) && HealthyLongEnough(key, ReadsHealthy(d))) {
       // Only the chip's own quarantine ends by its readings: a canary
       // quarantine (a chip healthy by the driver and slow in fact) ends by
       // passing canaries (compare/canaries.h) or by a person.
-      auto released = store_.ReleaseDevice(
-          host, d.device_id(), kHealthSystemActor,
+      auto released = ReleaseAutomatically(
+          host, d.device_id(),
           absl::StrCat("npu-smi read OK for ", kHealthyStreakToRelease.count(), " minutes"),
-          now_ms);
-      if (!released.ok() && !absl::IsFailedPrecondition(released.status())) {
-        return released.status();
-      }
-      changed = true;
-      if (released.ok()) {
-        metrics_.device_releases.Add({{"by", "automatic"}}).Increment();
-        LogInfo("health", absl::StrCat("device ", host, ":", d.device_id(),
-                                       " released: its chip read healthy"));
-      }
+          "its chip read healthy");
+      if (!released.ok()) return released.status();
     }
   }
-  return changed ? Refresh(/*force=*/true) : absl::OkStatus();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> DeviceHealth::Quarantine(const QuarantineRecord& q) {
+  auto got = store_.QuarantineDevice(q);
+  if (!got.ok()) return got.status();
+  if (got->second) {
+    metrics_.device_quarantines.Add({{"source", q.source}}).Increment();
+    LogWarning("health",
+               absl::StrCat("device ", q.host, ":", q.device_id, " quarantined: ", q.reason));
+  }
+  if (absl::Status s = Refresh(/*force=*/true); !s.ok()) return s;
+  return got->second;
+}
+
+absl::StatusOr<bool> DeviceHealth::ReleaseAutomatically(const std::string& host, int32_t device_id,
+                                                        const std::string& note,
+                                                        const std::string& why) {
+  auto released = store_.ReleaseDevice(host, device_id, kHealthSystemActor, note,
+                                       ToUnixMillis(clock_.SystemNow()));
+  if (!released.ok() && !absl::IsFailedPrecondition(released.status())) {
+    return released.status();
+  }
+  if (released.ok()) {
+    metrics_.device_releases.Add({{"by", "automatic"}}).Increment();
+    LogInfo("health", absl::StrCat("device ", host, ":", device_id, " released: ", why));
+  }
+  if (absl::Status s = Refresh(/*force=*/true); !s.ok()) return s;
+  return released.ok();
 }
 
 std::vector<OfferedDevice> DeviceHealth::Placeable(const std::vector<OfferedDevice>& offered) {

@@ -46,6 +46,17 @@ class DeviceHealth {
   // A store error is returned (the caller logs it; the report itself stands).
   absl::Status Observe(const std::string& host,
                        const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices);
+  // Quarantines q.device once (Store::QuarantineDevice), counts and logs a
+  // new quarantine, and reads the set again at once, so that this replica
+  // places nothing but canaries there from its next offer on. Returns
+  // whether the quarantine is new (false: the device already had one).
+  // Observe and the canaries (compare/canaries.h) both quarantine so.
+  absl::StatusOr<bool> Quarantine(const QuarantineRecord& q);
+  // Ends (host, device_id)'s quarantine automatically (by
+  // kHealthSystemActor, with note), counts, logs why, and reads the set
+  // again. Returns false when it was not quarantined (nothing written).
+  absl::StatusOr<bool> ReleaseAutomatically(const std::string& host, int32_t device_id,
+                                            const std::string& note, const std::string& why);
   // The offer with each quarantined device marked canary_only: only a canary
   // is placed there (core/assignment.h), never a user's job. On a store
   // error the cache stays as it was (a stale but safe view).

@@ -110,7 +110,7 @@ class ServiceFleet {
         metrics_(registry_),
         scheduler_(*store_, clock_, metrics_, npuperf::server::SchedulerOptions()),
         canaries_(
-            *store_, clock_, metrics_,
+            *store_, clock_, metrics_, scheduler_.device_health(),
             [this](const std::string& team, const npuperf::v1::SubmitCollectionRequest& req,
                    const std::map<std::string, std::string>& labels) {
               return scheduler_.SubmitForServer(team, req, labels);

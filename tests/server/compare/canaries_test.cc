@@ -26,7 +26,7 @@ class CanariesTest : public SchedulerFixture {
 
   Canaries Make(std::chrono::milliseconds interval = kInterval) {
     return Canaries(
-        *store_, clock_, metrics_,
+        *store_, clock_, metrics_, scheduler_.device_health(),
         [this](const std::string& team, const v1::SubmitCollectionRequest& req,
                const std::map<std::string, std::string>& labels) {
           return scheduler_.SubmitForServer(team, req, labels);
@@ -230,6 +230,28 @@ TEST_F(CanariesTest, AQuarantinedDeviceTakesOnlyCanariesAndIsReleasedAfterThreeP
   ASSERT_EQ(all.size(), 1u);
   EXPECT_EQ(all[0].released_by, "npuperf");
   EXPECT_TRUE(absl::StrContains(all[0].release_note, "passed")) << all[0].release_note;
+}
+
+TEST_F(CanariesTest, AQuarantineWithholdsTheDeviceFromTheVeryNextOffer) {
+  Fleet(8);
+  const std::string h3 = agents_[2];
+  for (int i = 0; i < 4 && Quarantines().empty(); ++i) {
+    ASSERT_TRUE(canaries_.Tick().ok());
+    for (const std::string& agent : agents_) {
+      for (int d = 0; d < 2; ++d) {
+        if (auto a = Lease(agent, d)) Report(*a, SlowOne(hosts_[agent], d));
+      }
+    }
+    // An offer now: the scheduler has just read the quarantines (none yet).
+    EXPECT_FALSE(Lease(agents_[0], 0).has_value());
+    ASSERT_TRUE(canaries_.Tick().ok());  // judges, and may quarantine h3:1
+    if (!Quarantines().empty()) break;
+    clock_.Advance(kInterval);
+  }
+  ASSERT_EQ(Quarantines().size(), 1u);
+  Submit(1);  // no time passes: well within the scheduler's quarantine cache
+  EXPECT_FALSE(Lease(h3, 1).has_value()) << "a user's job on the device just quarantined";
+  EXPECT_TRUE(Lease(h3, 0).has_value()) << "another device takes it";
 }
 
 TEST_F(CanariesTest, ComparisonsRestingOnRoundsSinceTheLastGoodCanaryAreFlagged) {
