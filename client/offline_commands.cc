@@ -160,6 +160,9 @@ int RunListOpNames(const fs::path& prof_group, std::ostream& out, std::ostream& 
   absl::StatusOr<ev::Discovery> d = ev::DiscoverCandidates(fs::absolute(prof_group));
   if (!d.ok()) return Fail(err, d.status());
   err << "[INFO] candidates from " << d->source << "\n";
+  // What the layout detector found and how names and types were resolved
+  // (e.g. PyPTO's two names of one kernel, and which one each mode reads).
+  for (const std::string& note : d->notes) err << "[INFO] " << note << "\n";
   const std::vector<ev::OpCandidate>* candidates = &d->candidates;
   out << ev::FormatCandidatesTsv(*candidates);
   return kOk;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "evidence/derived.h"
+#include "evidence/kernel_names.h"
 #include "evidence/str_util.h"
 #include "evidence/unified_db.h"
 
@@ -100,6 +101,10 @@ absl::StatusOr<SelectedTarget> SelectRunTarget(const RunLayout& run, const Build
   if (!run.op_summary.empty()) {
     absl::StatusOr<SelectedTarget> t =
         SelectTarget(run.op_summary, options.op_name, options.launch);
+    if (absl::IsNotFound(t.status())) {  // task_time's name of an op_summary kernel?
+      return absl::NotFoundError(
+          Cat(internal::Msg(t.status()), OtherNameHint(run, options.op_name)));
+    }
     if (!t.ok()) return t;
     std::string src = Cat("op_summary ", run.op_summary.front().string());
     for (const char* k : {"identity", "duration", "pmu"}) ev->sources[k] = src;

@@ -13,7 +13,8 @@ namespace npuperf::evidence {
 
 // The target of one run: op_summary (kernel_details) when the run has one,
 // else its unified db. Sets ev->unified_db and the "identity", "duration"
-// and "pmu" sources.
+// and "pmu" sources. A name op_summary lacks is NotFound, saying which
+// op_summary kernel it names in task_time (OtherNameHint: PyPTO's two names).
 absl::StatusOr<SelectedTarget> SelectRunTarget(const RunLayout& run, const BuildOptions& options,
                                                Evidence* ev);
 

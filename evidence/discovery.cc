@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "evidence/kernel_names.h"
 #include "evidence/layout.h"
 #include "evidence/op_summary.h"
 #include "evidence/opprof.h"
@@ -37,45 +39,39 @@ void TypesFromDb(const RunLayout& run, std::vector<OpCandidate>* cands, Discover
   }
 }
 
-// Task types from task_time rows with the same stream/task ids; a different
-// kernel name there is reported (PyPTO's two names).
-void TypesFromTaskTime(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
+// The task_time launches of op_summary's rows (same stream/task ids and
+// time): an N/A task type is taken from them, and a kernel task_time names
+// differently (PyPTO: PYPTO_<op> vs tilefwk_<n>_mix_aic) is said in the notes.
+void JoinTaskTime(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
   absl::StatusOr<std::vector<OpCandidate>> tt = ListTaskTimeCandidates(run.task_time);
   if (!tt.ok()) return;
-  std::map<std::pair<int64_t, int64_t>, const OpCandidate*> by_id;
-  for (const OpCandidate& x : *tt) {
-    for (const LaunchInfo& l : x.launches) {
-      if (l.stream_id && l.task_id) by_id[{*l.stream_id, *l.task_id}] = &x;
-    }
+  std::set<std::string> names;
+  for (const OpCandidate& t : *tt) names.insert(t.op_name);
+  if (std::none_of(cands->begin(), cands->end(),
+                   [&](const OpCandidate& c) { return NoType(c) || !names.count(c.op_name); })) {
+    return;  // every name is task_time's too and every type known: nothing to join
   }
-  for (OpCandidate& c : *cands) {
-    if (!NoType(c)) continue;
-    std::map<std::string, int> matched;  // task_time name -> launches matched
-    const OpCandidate* first = nullptr;
-    for (const LaunchInfo& l : c.launches) {
-      if (!l.stream_id || !l.task_id) continue;
-      auto it = by_id.find({*l.stream_id, *l.task_id});
-      if (it == by_id.end()) continue;
-      if (first == nullptr) first = it->second;
-      ++matched[it->second->op_name];
+  for (const NameLink& link : LinkNames(*cands, *tt)) {  // most rows first per candidate
+    OpCandidate& c = (*cands)[link.op_summary];
+    const OpCandidate& t = (*tt)[link.task_time];
+    const bool same = t.op_name == c.op_name;
+    if (NoType(c)) {
+      c.task_type = NormalizeTaskType(t.task_type);
+      d->notes.push_back(Cat(c.op_name, ": task type ", c.task_type, " from task_time (", link.rows,
+                             " of its ", c.count, " rows share stream/task ids with ",
+                             same ? "the same name" : Cat("task_time's ", t.op_name), ")"));
     }
-    if (first == nullptr) continue;
-    c.task_type = NormalizeTaskType(first->task_type);
-    for (const auto& [name, n] : matched) {
-      d->notes.push_back(
-          Cat(c.op_name, ": task type ", c.task_type, " from task_time (", n, " of its ", c.count,
-              " launches share stream/task ids with ",
-              name == c.op_name ? "the same name" : Cat("task_time's ", name), ")",
-              name == c.op_name ? "" : Cat("; quick mode reads it as --op-name ", name)));
-    }
+    if (!same) d->notes.push_back(DescribeLink(c, t, link));
   }
 }
 
-// CANN 9 level0: op_summary's Task Type is N/A; resolve it.
+// Task types op_summary leaves N/A (CANN 9 level0) from the unified db or
+// task_time; every op_summary name joined with task_time's.
 void ResolveTypes(const RunLayout& run, std::vector<OpCandidate>* cands, Discovery* d) {
-  if (std::none_of(cands->begin(), cands->end(), NoType)) return;
-  if (!run.unified_db.empty()) TypesFromDb(run, cands, d);
-  if (!run.task_time.empty()) TypesFromTaskTime(run, cands, d);
+  if (!run.unified_db.empty() && std::any_of(cands->begin(), cands->end(), NoType)) {
+    TypesFromDb(run, cands, d);
+  }
+  if (!run.task_time.empty()) JoinTaskTime(run, cands, d);
   for (OpCandidate& c : *cands) c.incidental = IncidentalReason(c.op_name, c.op_type, c.task_type);
 }
 
@@ -164,6 +160,9 @@ absl::StatusOr<std::vector<LaunchInfo>> ListLaunches(const fs::path& input,
     absl::StatusOr<KernelTiming> k = ReadQuickTiming(run->run_dir, op_name, all);
     if (!k.ok()) return k.status();
     return k->launches;
+  }
+  if (absl::IsNotFound(t.status())) {
+    return absl::NotFoundError(Cat(internal::Msg(t.status()), OtherNameHint(*run, op_name)));
   }
   if (!t.ok()) return t.status();
   return t->launches;

@@ -19,9 +19,10 @@ namespace npuperf::evidence {
 //                     msprof_<ts>.db, else its task_time. A CANN 9 level0
 //                     op_summary writes Task Type N/A: the type comes from
 //                     the unified db (TASK.taskType) or task_time (matched by
-//                     stream/task id), and a kernel task_time names
-//                     differently (PyPTO: PYPTO_<op> vs tilefwk_<n>_mix_aic)
-//                     is said in the notes
+//                     stream/task id and time, kernel_names.h). A kernel
+//                     task_time names differently (PyPTO: PYPTO_<op>, 3
+//                     rows per launch, vs tilefwk_<n>_mix_aic) is said in the
+//                     notes with the name each mode reads (DescribeLink)
 //   msprof op         one candidate per profiled kernel (its launch dirs)
 // NotFound naming what was looked for when no table has a row.
 // Reads files only; thread-safe.
@@ -36,7 +37,8 @@ absl::StatusOr<Discovery> DiscoverCandidates(const std::filesystem::path& input)
 // summarize reads: op_summary / kernel_details, else the unified db, else
 // task_time. What `npuperf list-op-names --launches-of` prints (a refusal
 // lists only the first and last few). NotFound naming the table when the
-// name is absent.
+// name is absent, and the other table's name of the same kernel when there
+// is one (OtherNameHint).
 absl::StatusOr<std::vector<LaunchInfo>> ListLaunches(const std::filesystem::path& input,
                                                      std::string_view op_name);
 

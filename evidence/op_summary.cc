@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "evidence/candidates.h"
 #include "evidence/columns.h"
@@ -177,6 +178,25 @@ void Aggregate(const Columns& c, const std::vector<RawRow>& rows, SelectedTarget
   }
 }
 
+// Used rows that continue a task counted already: the Stream/Task ID of an
+// earlier used row, starting before that task ends (+1 us), as when one task
+// is written as several rows (PyPTO's PYPTO_<op>: 3 per launch). Ids alone
+// would also join the launches 65,536 tasks apart that reuse them.
+size_t ContinuedRows(const std::vector<LaunchInfo>& launches, const std::vector<size_t>& used) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> end_of;  // ids -> end of the task, ns
+  size_t n = 0;
+  for (size_t u : used) {
+    const LaunchInfo& l = launches[u];
+    if (!l.stream_id || !l.task_id || !l.start_ns) continue;
+    const int64_t end = *l.start_ns + std::llround(l.duration_us * 1000.0);
+    auto [it, fresh] = end_of.try_emplace({*l.stream_id, *l.task_id}, end);
+    if (fresh) continue;
+    if (*l.start_ns <= it->second + 1000) ++n;
+    it->second = end;
+  }
+  return n;
+}
+
 }  // namespace
 
 std::optional<double> OpRow::Get(std::string_view field) const {
@@ -251,6 +271,13 @@ absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<fs::path>& parts,
     Aggregate(*cols, ordered, &out);
   } else {
     out.row.fields = Fields(*cols, ordered[out.used.front()].values);
+  }
+  if (size_t n = ContinuedRows(out.launches, out.used); n > 0) {
+    out.warnings.push_back(Cat(n, " of the ", out.used.size(), " rows of ", op_name,
+                               " used continue the task of an earlier row (same Stream ID and "
+                               "Task ID, starting before it ends: one task written as several "
+                               "rows, as PyPTO's PYPTO_<op>): each row counts as a launch here; "
+                               "task_time has one row per task (list-op-names names it)"));
   }
   return out;
 }

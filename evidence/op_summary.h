@@ -67,7 +67,9 @@ struct SelectedTarget {
 // (launch.h): zero rows → NotFound listing up to ten candidates by total
 // duration; several rows with `unique` → FailedPrecondition listing every
 // launch. Never falls back to the longest row. A non-numeric metric cell of
-// a target row is InvalidArgument naming file, line and column.
+// a target row is InvalidArgument naming file, line and column. Used rows
+// that continue an earlier used row's task (same Stream/Task ID, starting
+// before it ends: PyPTO's 3 rows per launch) are counted in a warning.
 // REQUIRES: !parts.empty(), !op_name.empty().
 absl::StatusOr<SelectedTarget> SelectTarget(const std::vector<std::filesystem::path>& parts,
                                             std::string_view op_name,

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_join.h"
 #include "evidence/csv_reader.h"
+#include "evidence/kernel_names.h"
 #include "evidence/layout.h"
 #include "evidence/statistic.h"
 #include "evidence/str_util.h"
@@ -92,7 +93,7 @@ absl::Status ScanTaskTime(const std::vector<fs::path>& parts, Fn fn) {
     l.stream_id = IdOf(csv, c->stream);
     l.task_id = IdOf(csv, c->task);
     l.where = count > 1 ? Cat(csv.Where(), " (mean of ", count, " launches)") : csv.Where();
-    fn(std::string(name), std::string(type), std::move(l), count);
+    fn(std::string(name), NormalizeTaskType(type), std::move(l), count);  // CANN 9: KERNEL_*
   }
   return absl::OkStatus();
 }
@@ -246,7 +247,8 @@ absl::StatusOr<KernelTiming> ReadQuickTiming(const fs::path& output_dir, std::st
     }
     if (merged.count == 0) {
       return absl::NotFoundError(Cat("no task_time entry for op_name=", op_name, " in ", where,
-                                     "; kernels present: ", ListKernels(kernels)));
+                                     "; kernels present: ", ListKernels(kernels),
+                                     OtherNameHint(*run, op_name)));
     }
     OrderLaunches(&merged.launches);
     return FromCandidate(merged, launch, run->task_time, aggregated);

@@ -17,8 +17,9 @@ namespace npuperf::evidence {
 struct KernelTiming {
   // Exact kernel name chosen (task_time kernel_name).
   std::string kernel_name;
-  // Task type of its rows (MIX_AIC, AI_CORE, AI_VECTOR_CORE, ...). When the
-  // launches disagree, the distinct types joined with '|'.
+  // Task type of its rows (MIX_AIC, AI_CORE, AI_VECTOR_CORE, ...; CANN 9's
+  // KERNEL_MIX_AIC etc. normalized, NormalizeTaskType). When the launches
+  // disagree, the distinct types joined with '|'.
   std::string kernel_type;
   // Every launch of that kernel in this process, in start order.
   std::vector<LaunchInfo> launches;
@@ -57,7 +58,9 @@ struct KernelTiming {
 // from it (TASK ⋈ COMPUTE_TASK_INFO, source kMsprofDb), by the same rules.
 // op_name non-empty: exactly that kernel_name, then `launch` picks its
 // launches (launch.h; `unique` fails listing them); absent → NotFound naming
-// the op and listing the kernels present. Never falls back to host API time.
+// the op, listing the kernels present and, when op_summary calls a task_time
+// kernel by that name (PyPTO's PYPTO_<op> for tilefwk_<n>_mix_aic), the
+// task_time name to use (OtherNameHint). Never falls back to host API time.
 // op_name empty: the one kernel that is not a known incidental kernel
 // (PickAutoCandidate; several or none is FailedPrecondition listing them);
 // only when task_time has no usable row at all, the api_statistic
@@ -67,7 +70,8 @@ absl::StatusOr<KernelTiming> ReadQuickTiming(const std::filesystem::path& output
                                              std::string_view op_name,
                                              const LaunchSelector& launch = {});
 
-// The discovery candidates of a task_time table (both headers).
+// The discovery candidates of a task_time table (both headers; task types
+// normalized as in KernelTiming).
 absl::StatusOr<std::vector<OpCandidate>> ListTaskTimeCandidates(
     const std::vector<std::filesystem::path>& parts);
 

@@ -1,7 +1,9 @@
 #include "evidence/unified_db.h"
 
 #include <algorithm>
+#include <climits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -252,28 +254,101 @@ void KeepFirst(LaunchInfo l, std::vector<LaunchInfo>* first) {
   }
 }
 
+// One compute task: its COMPUTE_TASK_INFO name, taskType and opType ids, and
+// its TASK row.
+struct JoinedTask {
+  int64_t name = 0, compute_type = 0, op_type = 0, task_type = 0, start = 0, end = 0, id = 0;
+  std::optional<int64_t> stream_id, task_id;
+};
+
+void AddToGroup(const JoinedTask& j, std::map<GroupKey, Group>* groups) {
+  Group& g = (*groups)[{j.name, j.compute_type, j.task_type}];
+  if (g.count++ == 0) g.op_type = j.op_type;
+  g.total_ns += j.end - j.start;
+  if (!Keeps(&g.first, j.start)) return;
+  LaunchInfo l;
+  l.start_ns = j.start;
+  l.start_us = static_cast<double>(j.start) / 1000.0;
+  l.duration_us = static_cast<double>(j.end - j.start) / 1000.0;
+  l.stream_id = j.stream_id;
+  l.task_id = j.task_id;
+  l.where = Cat("globalTaskId ", j.id);
+  KeepFirst(std::move(l), &g.first);
+}
+
+std::optional<int64_t> OptionalInt(const SQLite::Column& c) {
+  return c.isNull() ? std::nullopt : std::optional<int64_t>(c.getInt64());
+}
+
+// TASK columns from `at`: taskType, startNs, endNs, streamId, taskId, globalTaskId.
+void ReadTaskColumns(SQLite::Statement& q, int at, JoinedTask* j) {
+  j->task_type = q.getColumn(at).getInt64();
+  j->start = q.getColumn(at + 1).getInt64();
+  j->end = q.getColumn(at + 2).getInt64();
+  j->stream_id = OptionalInt(q.getColumn(at + 3));
+  j->task_id = OptionalInt(q.getColumn(at + 4));
+  j->id = q.getColumn(at + 5).getInt64();
+}
+
+// msprof writes TASK and COMPUTE_TASK_INFO in globalTaskId order: merging the
+// two in storage order joins them in one pass with no index (msprof's db has
+// none, and SQLite's join would first build one over a million rows). False
+// (groups partly filled) as soon as either table is out of that order.
+bool MergeGroups(Db& db, std::map<GroupKey, Group>* groups) {
+  SQLite::Statement t(db,
+                      "SELECT taskType, startNs, endNs, streamId, taskId, globalTaskId FROM TASK "
+                      "ORDER BY rowid");
+  SQLite::Statement c(db,
+                      "SELECT name, taskType, opType, globalTaskId FROM COMPUTE_TASK_INFO ORDER "
+                      "BY rowid");
+  // Every row of both tables is read, each table's ids checked strictly increasing: only then
+  // is skipping a compute task whose id TASK passed over the same as the join dropping it.
+  int64_t last_t = INT64_MIN, last_c = INT64_MIN;
+  bool have_t = false, ordered = true;
+  auto step_t = [&] {
+    have_t = t.executeStep();
+    if (!have_t) return;
+    ordered = ordered && !t.getColumn(5).isNull() && t.getColumn(5).getInt64() > last_t;
+    last_t = t.getColumn(5).getInt64();
+  };
+  step_t();
+  while (ordered && c.executeStep()) {
+    if (c.getColumn(3).isNull() || c.getColumn(3).getInt64() <= last_c) return false;
+    last_c = c.getColumn(3).getInt64();
+    while (ordered && have_t && last_t < last_c) step_t();
+    if (!ordered) break;
+    if (!have_t || last_t != last_c) continue;  // no TASK row: the join drops it too
+    JoinedTask j;
+    j.name = c.getColumn(0).getInt64();
+    j.compute_type = c.getColumn(1).getInt64();
+    j.op_type = c.getColumn(2).getInt64();
+    ReadTaskColumns(t, 0, &j);
+    AddToGroup(j, groups);
+    step_t();
+  }
+  while (ordered && have_t) step_t();
+  return ordered;
+}
+
 // One streaming pass over TASK ⋈ COMPUTE_TASK_INFO: memory is per group.
 std::map<GroupKey, Group> Groups(Db& db) {
   std::map<GroupKey, Group> groups;
+  try {
+    if (MergeGroups(db, &groups)) return groups;
+  } catch (const std::exception&) {  // e.g. a WITHOUT ROWID table: SQLite joins them below
+  }
+  groups.clear();
   SQLite::Statement q(db,
-                      "SELECT c.name, c.taskType, t.taskType, c.opType, t.startNs, t.endNs, "
+                      "SELECT c.name, c.taskType, c.opType, t.taskType, t.startNs, t.endNs, "
                       "t.streamId, t.taskId, t.globalTaskId FROM TASK t JOIN COMPUTE_TASK_INFO c "
                       "ON c.globalTaskId = t.globalTaskId");
   while (q.executeStep()) {
-    Group& g =
-        groups[{q.getColumn(0).getInt64(), q.getColumn(1).getInt64(), q.getColumn(2).getInt64()}];
-    int64_t start = q.getColumn(4).getInt64(), end = q.getColumn(5).getInt64();
-    if (g.count++ == 0) g.op_type = q.getColumn(3).getInt64();
-    g.total_ns += end - start;
-    if (!Keeps(&g.first, start)) continue;
-    LaunchInfo l;
-    l.start_ns = start;
-    l.start_us = static_cast<double>(start) / 1000.0;
-    l.duration_us = static_cast<double>(end - start) / 1000.0;
-    if (!q.getColumn(6).isNull()) l.stream_id = q.getColumn(6).getInt64();
-    if (!q.getColumn(7).isNull()) l.task_id = q.getColumn(7).getInt64();
-    l.where = Cat("globalTaskId ", q.getColumn(8).getInt64());
-    KeepFirst(std::move(l), &g.first);
+    JoinedTask j;
+    j.name = q.getColumn(0).getInt64();
+    j.compute_type = q.getColumn(1).getInt64();
+    j.op_type = q.getColumn(2).getInt64();
+    ReadTaskColumns(q, 3, &j);
+    AddToGroup(j, &groups);
   }
   return groups;
 }

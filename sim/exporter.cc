@@ -298,7 +298,7 @@ absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
   std::optional<KernelResult> result;
   auto sink = [&](const TaskRecord& t) {
     if (result || t.launch->task_type == TaskType::kAiCpu) return;
-    if (!in.options.kernel_name.empty() && t.launch->op_name != in.options.kernel_name) return;
+    if (!in.options.kernel_name.empty() && KernelName(*t.launch) != in.options.kernel_name) return;
     target = *t.launch;
     result = *t.result;
   };

@@ -44,7 +44,8 @@ absl::StatusOr<ExportSummary> ExportProfile(const ExportInput& in,
 // msprof op: simulates the launches exactly as ExportProfile does (the same
 // random draws, so one seed gives op_summary's figures for the same launch)
 // and writes OPPROF files into in.prof_dir (the OPPROF_* directory) for the
-// first AI Core launch of options.kernel_name (the first one when empty).
+// first AI Core launch of options.kernel_name (the first one when empty), a
+// device kernel name (KernelName: tilefwk_<n>_mix_aic for a PyPTO kernel).
 // NotFound when there is none.
 absl::StatusOr<ExportSummary> ExportOpprof(const ExportInput& in,
                                            const std::vector<Launch>& launches);

@@ -82,6 +82,7 @@ const std::map<absl::string_view, Setter>& Setters() {
       {"blocks", Int(&Launch::block_num, 1)},
       {"mix", Int(&Launch::mix_block_num, 0)},
       {"count", Int(&Launch::count, 1)},
+      {"pypto", Int(&Launch::pypto, 0)},
       {"t", SetHostNs},
       {"in_shapes", Text(&Launch::in_shapes)},
       {"in_dtypes", Text(&Launch::in_dtypes)},
@@ -119,6 +120,10 @@ absl::Status Validate(const Launch& l) {
   if (mix && l.mix_block_num < 1) {
     return absl::InvalidArgumentError("MIX task needs mix=<blocks of the secondary core> >= 1");
   }
+  if (l.pypto >= 0 && l.task_type != TaskType::kMixAic) {
+    return absl::InvalidArgumentError(
+        "pypto=<n> needs task=MIX_AIC (PyPTO's kernel is tilefwk_<n>_mix_aic)");
+  }
   return absl::OkStatus();
 }
 
@@ -139,6 +144,14 @@ absl::StatusOr<TaskType> ParseTaskType(absl::string_view name) {
       "unknown task type '", name, "' (want AI_CORE, AI_VECTOR_CORE, MIX_AIC, MIX_AIV, AI_CPU)"));
 }
 
+std::string SummaryName(const Launch& l) {
+  return l.pypto >= 0 ? absl::StrCat("PYPTO_", l.op_name) : l.op_name;
+}
+
+std::string KernelName(const Launch& l) {
+  return l.pypto >= 0 ? absl::StrCat("tilefwk_", l.pypto, "_mix_aic") : l.op_name;
+}
+
 absl::StatusOr<Launch> ParseLaunchLine(absl::string_view line) {
   line = absl::StripAsciiWhitespace(line);
   if (line.empty() || line[0] == '#') return absl::NotFoundError("no launch");
@@ -157,7 +170,7 @@ absl::StatusOr<Launch> ParseLaunchLine(absl::string_view line) {
     absl::Status s = it->second(l, kv[1]);
     if (!s.ok()) return absl::InvalidArgumentError(absl::StrCat(kv[0], ": ", s.message()));
   }
-  if (l.op_type.empty()) l.op_type = l.op_name;
+  if (l.op_type.empty()) l.op_type = SummaryName(l);
   absl::Status s = Validate(l);
   if (!s.ok()) return s;
   return l;

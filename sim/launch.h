@@ -52,7 +52,24 @@ struct Launch {
   Workload work;
   int64_t host_ns = 0;  // host wall time of the launch call (0: unknown)
   int count = 1;        // the same launch repeated back to back
+  // PyPTO's kernel (`pypto=<n>`, MIX_AIC only; -1: not one). CANN 9 names it
+  // twice: op_summary (and op_statistic, kernel_details) `PYPTO_<op>` with
+  // kPyptoRows rows per launch, each with the launch's Stream/Task ID, and
+  // every PMU cell N/A; task_time, the unified db, the timeline and msprof op
+  // `tilefwk_<n>_mix_aic`, one row per launch (docs/simulator.md §2).
+  int pypto = -1;
 };
+
+// op_summary rows of one PyPTO launch.
+inline constexpr int kPyptoRows = 3;
+
+// The name op_summary prints: PYPTO_<op> for a PyPTO kernel, else op_name.
+std::string SummaryName(const Launch& l);
+
+// The device kernel's name (task_time kernel_name, the unified db's
+// COMPUTE_TASK_INFO name, the timeline, msprof op): tilefwk_<n>_mix_aic for a
+// PyPTO kernel, else op_name.
+std::string KernelName(const Launch& l);
 
 // Parses one channel line: `launch key=value ...` (see docs/simulator.md).
 // Values contain no whitespace. Returns NotFound for blank and `#` lines.

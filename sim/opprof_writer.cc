@@ -89,13 +89,13 @@ absl::Status WriteOpprof(const OpprofConfig& cfg, const Launch& l, const KernelR
     std::ofstream basic(cfg.dir / "OpBasicInfo.csv");
     basic << "Op Name,Op Type,Task Duration(us),Block Dim,Mix Block Dim,Device Id,Pid,Current "
              "Freq,Rated Freq,\n"
-          << l.op_name << "," << OpType(l.task_type) << "," << Fixed(k.duration_us, 6) << ","
+          << KernelName(l) << "," << OpType(l.task_type) << "," << Fixed(k.duration_us, 6) << ","
           << l.block_num << "," << (IsMix(l.task_type) ? std::to_string(l.mix_block_num) : "NA")
           << "," << cfg.device << "," << getpid() << "," << Fixed(cfg.freq_mhz, 0) << ","
           << Fixed(cfg.soc.freq_mhz, 0) << ",\n";
     if (!basic) return absl::InternalError("cannot write OpBasicInfo.csv");
     std::ofstream info(cfg.dir / "dump" / "op_basic_info.txt");
-    info << "Op Name=" << l.op_name << "\nRun Soc Version=" << cfg.soc.name << "\n";
+    info << "Op Name=" << KernelName(l) << "\nRun Soc Version=" << cfg.soc.name << "\n";
   }
   for (MetricGroup g : cfg.groups) {
     absl::Status s = WriteMetric(cfg, g, k);

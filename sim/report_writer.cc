@@ -103,24 +103,40 @@ void ReportWriter::WriteTaskTimeRow(const std::string& name, const std::string& 
 void ReportWriter::AddTask(const TaskRecord& task) {
   const Launch& l = *task.launch;
   double duration = std::round(task.result->duration_us * 1000.0) / 1000.0;
-  if (op_summary_) WriteOpSummaryRow(task, duration);
+  if (op_summary_ && l.pypto >= 0) {
+    WritePyptoRows(task, duration);
+  } else if (op_summary_) {
+    WriteOpSummaryRow(task, task.start_ns, duration, -1);
+  }
   if (task_time_) {
     int64_t start = task.start_ns - kTaskTimeLeadNs;
     double us = (DurationNs(duration) + kTaskTimeLeadNs + kTaskTimeTailNs) / 1000.0;
     WriteTaskTimeRow(
-        l.op_name,
+        KernelName(l),
         config_.cann9 ? Cann9TaskType(l.task_type) : std::string(TaskTypeName(l.task_type)),
         task.stream_id, task.task_id, start, us);
   }
-  if (config_.options.task_time == TaskTimeLevel::kL1) {
+  if (config_.options.task_time == TaskTimeLevel::kL1 && l.pypto < 0) {
     op_stats_[{l.op_type, std::string(TaskTypeName(l.task_type))}].Add(duration);
   }
-  prev_start_ns_ = task.start_ns;
-  prev_duration_us_ = duration;
-  ++rows_;
 }
 
-void ReportWriter::WriteBasicInfo(const Launch& l, std::string& line) const {
+void ReportWriter::WritePyptoRows(const TaskRecord& task, double duration_us) {
+  const Launch& l = *task.launch;
+  const int64_t total = DurationNs(duration_us);
+  int64_t start = task.start_ns;
+  for (int k = 0; k < kPyptoRows; ++k) {
+    int64_t part = k + 1 < kPyptoRows ? total / kPyptoRows : total - (start - task.start_ns);
+    double us = static_cast<double>(part) / 1000.0;
+    WriteOpSummaryRow(task, start, us, k);
+    if (config_.options.task_time == TaskTimeLevel::kL1) {
+      op_stats_[{l.op_type, std::string(TaskTypeName(l.task_type))}].Add(us);
+    }
+    start += part;
+  }
+}
+
+void ReportWriter::WriteBasicInfo(const Launch& l, int context, std::string& line) const {
   bool mix = l.task_type == TaskType::kMixAic || l.task_type == TaskType::kMixAiv;
   if (config_.options.task_time != TaskTimeLevel::kL1) {
     line += "0,0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A";
@@ -129,27 +145,34 @@ void ReportWriter::WriteBasicInfo(const Launch& l, std::string& line) const {
   absl::StrAppend(&line, l.block_num, ",", l.mix_block_num, ",", l.hf32, ",",
                   CellOrNa(l.in_shapes, true), ",", CellOrNa(l.in_dtypes, false), ",",
                   CellOrNa(l.in_formats, false), ",", CellOrNa(l.out_shapes, true), ",",
-                  CellOrNa(l.out_dtypes, false), ",", CellOrNa(l.out_formats, false), ",",
-                  mix ? "0" : "N/A");
+                  CellOrNa(l.out_dtypes, false), ",", CellOrNa(l.out_formats, false), ",");
+  if (context >= 0) {
+    absl::StrAppend(&line, context);
+  } else {
+    line += mix ? "0" : "N/A";
+  }
 }
 
-void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us) {
+void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, int64_t start_ns, double duration_us,
+                                     int context) {
   const Launch& l = *task.launch;
   bool l1 = config_.options.task_time == TaskTimeLevel::kL1;
   std::string wait = "0";
   if (rows_ > 0) {
-    double gap = (task.start_ns - prev_start_ns_) / 1000.0 - prev_duration_us_;
+    double gap = (start_ns - prev_start_ns_) / 1000.0 - prev_duration_us_;
     wait = Fixed(std::max(0.0, gap), 6);
   }
   line_.clear();
   // torch_npu: one profiler step (Step Id 1) where op_summary has the device.
   absl::StrAppend(&line_, config_.torch_npu ? 1 : config_.device, ",4294967295,", task.task_id, ",",
-                  task.stream_id, ",", l.op_name, ",", l1 ? l.op_type : "N/A", ",",
+                  task.stream_id, ",", SummaryName(l), ",", l1 ? l.op_type : "N/A", ",",
                   l1 ? l.op_state : "N/A", ",", l1 ? TaskTypeName(l.task_type) : "N/A", ",",
-                  MicrosFromNs(task.start_ns), "\t,", Fixed(duration_us, 3), ",", wait, ",");
-  WriteBasicInfo(l, line_);
+                  MicrosFromNs(start_ns), "\t,", Fixed(duration_us, 3), ",", wait, ",");
+  WriteBasicInfo(l, context, line_);
   if (!config_.pmu.empty()) {
-    if (l1) {
+    if (l.pypto >= 0) {  // PyPTO's rows carry no PMU figure
+      for (size_t i = 0; i < config_.pmu.size(); ++i) line_ += ",N/A";
+    } else if (l1) {
       AppendPmuCells(config_.pmu, *task.result, config_.rated_mhz, line_);
     } else if (config_.cann9) {
       Cann9Level0Cells(config_.pmu, *task.result, config_.rated_mhz, line_);
@@ -162,6 +185,9 @@ void ReportWriter::WriteOpSummaryRow(const TaskRecord& task, double duration_us)
   if (config_.garbage_row && rows_ == 0) {
     std::fputs("0,4294967295,###,GARBAGE,\x01\x02 not a row,,nan\n", op_summary_);
   }
+  prev_start_ns_ = start_ns;
+  prev_duration_us_ = duration_us;
+  ++rows_;
 }
 
 std::string Cann9TaskType(TaskType type) {

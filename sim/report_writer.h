@@ -75,8 +75,13 @@ class ReportWriter {
   bool WritesTaskFiles() const { return config_.options.task_time != TaskTimeLevel::kOff; }
   std::string Path(const std::string& name) const;
   std::string OpSummaryHeader() const;
-  void WriteOpSummaryRow(const TaskRecord& task, double duration_us);
-  void WriteBasicInfo(const Launch& l, std::string& line) const;
+  // One op_summary row of `task` spanning [start_ns, start_ns + duration_us];
+  // `context` is its Context ID (-1: the task's own, 0 for MIX, else N/A).
+  void WriteOpSummaryRow(const TaskRecord& task, int64_t start_ns, double duration_us, int context);
+  // A PyPTO launch's kPyptoRows rows: consecutive parts of the task (their
+  // durations sum to its Task Duration), Context ID 0, 1, 2, PMU cells N/A.
+  void WritePyptoRows(const TaskRecord& task, double duration_us);
+  void WriteBasicInfo(const Launch& l, int context, std::string& line) const;
   void WriteTaskTimeRow(const std::string& name, const std::string& type, int stream, int task,
                         int64_t start_ns, double duration_us);
   absl::Status WriteOpStatistic();
@@ -87,7 +92,7 @@ class ReportWriter {
   FILE* op_summary_ = nullptr;
   FILE* task_time_ = nullptr;
   std::string op_summary_path_, task_time_path_;
-  int64_t rows_ = 0;
+  int64_t rows_ = 0;  // op_summary rows written
   int64_t prev_start_ns_ = 0;
   double prev_duration_us_ = 0;
   std::map<std::pair<std::string, std::string>, Stat> op_stats_;

@@ -102,12 +102,14 @@ void UnifiedDb::AddTask(const TaskRecord& t) {
       cann9_ ? Intern(Cann9TaskType(l.task_type)) : type;  // TASK: the device's spelling
   int64_t task_values[] = {t.start_ns,  end,          device_,     id,        id,          0,
                            device_type, 4294967295LL, t.stream_id, t.task_id, 4294967295LL};
-  int64_t info_values[] = {Intern(l.op_name),
+  // A PyPTO kernel is known to the device by its tilefwk_<n>_mix_aic name only.
+  int64_t name = Intern(KernelName(l));
+  int64_t info_values[] = {name,
                            id,
                            l.block_num,
                            l.mix_block_num,
                            type,
-                           Intern(l.op_type),
+                           l.pypto >= 0 ? name : Intern(l.op_type),
                            Intern(OrNa(l.in_formats)),
                            Intern(OrNa(l.in_dtypes)),
                            Intern(OrNa(l.in_shapes)),
@@ -126,7 +128,7 @@ void UnifiedDb::AddTask(const TaskRecord& t) {
     for (int i = 0; i < 17; ++i) info_->bind(i + 1, info_values[i]);
     info_->exec();
     info_->reset();
-    AddPmu(id, *t.result);
+    if (l.pypto < 0) AddPmu(id, *t.result);  // PyPTO's cells are N/A: no rows
     if (first_task_ns_ < 0) first_task_ns_ = t.start_ns;
   } catch (const std::exception& e) {
     error_ = absl::StrCat("msprof db: ", e.what());

@@ -23,7 +23,9 @@ namespace npuperf::sim {
 // aic_total_time, aiv_mte2_time(us) -> aiv_mte2_time, ...) and with the very
 // value printed (N/A cells have no row). AICORE_FREQ has the rated clock at
 // the session start and, when the run is DVFS-lowered, the lower clock from
-// the first task on. Strings are interned. Rows are inserted in one
+// the first task on. A PyPTO launch (Launch::pypto) is its device kernel,
+// tilefwk_<n>_mix_aic (name and opType), with no TASK_PMU_INFO rows, as its
+// op_summary rows print N/A. Strings are interned. Rows are inserted in one
 // transaction as tasks arrive. Not thread-safe.
 class UnifiedDb {
  public:

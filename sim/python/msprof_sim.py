@@ -75,13 +75,18 @@ def _tensors(tensors):
     return shapes, dtypes, formats
 
 
-def _line(op_name, op_type, task_type, block_num, mix_block_num, inputs, outputs, count, work):
+def _line(op_name, op_type, task_type, block_num, mix_block_num, inputs, outputs, count, pypto,
+          work):
     if task_type not in _TASK_TYPES:
         raise ValueError("task_type must be one of %s" % (_TASK_TYPES,))
     fields = ["launch", "op=" + _word(op_name), "task=" + task_type,
               "blocks=%d" % int(block_num), "mix=%d" % int(mix_block_num), "count=%d" % int(count)]
     if op_type:
         fields.append("type=" + _word(op_type))
+    if pypto is not None:
+        if task_type != "MIX_AIC" or int(pypto) < 0:
+            raise ValueError("pypto=<n> (n >= 0) needs task_type='MIX_AIC'")
+        fields.append("pypto=%d" % int(pypto))
     for prefix, tensors in (("in", inputs), ("out", outputs)):
         if tensors:
             shapes, dtypes, formats = _tensors(tensors)
@@ -100,10 +105,12 @@ def _line(op_name, op_type, task_type, block_num, mix_block_num, inputs, outputs
 
 
 def launch(op_name, task_type="AI_VECTOR_CORE", block_num=1, mix_block_num=0, op_type=None,
-           inputs=(), outputs=(), count=1, **work):
+           inputs=(), outputs=(), count=1, pypto=None, **work):
     """Reports one kernel launch (or `count` identical back-to-back launches).
 
     inputs/outputs: sequences of (shape, dtype, format), e.g. ((1, 32), 'DT_FLOAT16', 'ND').
+    pypto: n for PyPTO's kernel (MIX_AIC only): op_summary names it PYPTO_<op_name> (3 rows
+    per launch, PMU cells N/A), task_time and the msprof db tilefwk_<n>_mix_aic.
     work (all totals over every block, all optional): gm_to_ub, gm_to_l1, ub_to_gm, l0c_to_gm
     (bytes); cube_fp16, cube_int8 (MACs); vec_fp32, vec_fp16, vec_int32, vec_misc (element ops);
     scalar (instructions); l2_hit, bank_conflict, skew, icache_miss, overlap (0..1).
@@ -113,7 +120,8 @@ def launch(op_name, task_type="AI_VECTOR_CORE", block_num=1, mix_block_num=0, op
     path = os.environ.get(LAUNCH_FILE_ENV)
     if not path:
         return False
-    text = _line(op_name, op_type, task_type, block_num, mix_block_num, inputs, outputs, count, dict(work))
+    text = _line(op_name, op_type, task_type, block_num, mix_block_num, inputs, outputs, count,
+                 pypto, dict(work))
     if _fd is None:
         _fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     os.write(_fd, text.encode())

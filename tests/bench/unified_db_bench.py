@@ -7,11 +7,14 @@ beside the plain Python sqlite3 reading of the same file in the same run.
 Not a timed test (style.md: speed goals live in tests/bench and print
 figures). Usage:
   tests/bench/unified_db_bench.py [--npuperf build/bin/npuperf] [--tasks N] [--keep DIR]
+                                  [--indexed]
 
 The db is generated here with msprof's schema (msprof-output.md §5.4): TASK,
 COMPUTE_TASK_INFO, TASK_PMU_INFO (12 metrics per task), AICORE_FREQ, NPU_INFO,
-META_DATA, STRING_IDS. One launch of the target `add_custom`; the other tasks
-are five other kernels. Wall time and max RSS come from /usr/bin/time.
+META_DATA, STRING_IDS, and no index, as msprof writes it (--indexed adds one
+on each of TASK and COMPUTE_TASK_INFO, a what-if). One launch of the target
+`add_custom`; the other tasks are five other kernels. Wall time and max RSS
+come from /usr/bin/time.
 """
 import argparse
 import os
@@ -30,7 +33,7 @@ OTHERS = ["Cast", "MatMulV3", "aclnnAdd_AddAiCore_Add", "RmsNorm", "Softmax"]
 START = 1778059616768656843
 
 
-def generate(path, tasks):
+def generate(path, tasks, indexed):
     db = sqlite3.connect(path)
     db.executescript("""
       PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
@@ -41,8 +44,7 @@ def generate(path, tasks):
       CREATE TABLE TASK(startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
         globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
         streamId INTEGER, taskId INTEGER, modelId INTEGER);
-      CREATE INDEX TaskIndex ON TASK(startNs, globalTaskId);
-      CREATE TABLE COMPUTE_TASK_INFO(name INTEGER, globalTaskId INTEGER PRIMARY KEY,
+      CREATE TABLE COMPUTE_TASK_INFO(name INTEGER, globalTaskId INTEGER,
         blockNum INTEGER, mixBlockNum INTEGER, taskType INTEGER, opType INTEGER,
         inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER, outputFormats INTEGER,
         outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER, opState INTEGER,
@@ -79,6 +81,10 @@ def generate(path, tasks):
         db.executemany("INSERT INTO TASK_PMU_INFO VALUES(?,?,?)", pmu_rows)
     db.executemany("INSERT INTO STRING_IDS VALUES(?,?)", [(i, s) for s, i in strings.items()])
     db.execute("INSERT INTO AICORE_FREQ VALUES(0, ?, 1800)", (START - 1000,))
+    if indexed:  # not msprof's schema (msprof-output.md §5.4 lists no index): a what-if
+        db.executescript("""
+          CREATE INDEX TaskIndex ON TASK(startNs, globalTaskId);
+          CREATE UNIQUE INDEX ComputeTaskIndex ON COMPUTE_TASK_INFO(globalTaskId);""")
     db.commit()
     db.close()
 
@@ -115,6 +121,8 @@ def main():
     ap.add_argument("--npuperf", default="build/bin/npuperf")
     ap.add_argument("--tasks", type=int, default=1000000)
     ap.add_argument("--keep", default="")
+    ap.add_argument("--indexed", action="store_true",
+                    help="also index TASK and COMPUTE_TASK_INFO (msprof's db has no index)")
     a = ap.parse_args()
     if not os.access(a.npuperf, os.X_OK):
         sys.exit(f"{a.npuperf}: not an executable (build the npuperf target, or pass --npuperf)")
@@ -125,9 +133,10 @@ def main():
     try:
         if not os.path.exists(path):
             t0 = time.perf_counter()
-            generate(path, a.tasks)
+            generate(path, a.tasks, a.indexed)
             print(f"generated {a.tasks} tasks in {time.perf_counter() - t0:.1f} s, "
-                  f"{os.path.getsize(path) / 2**20:.0f} MiB")
+                  f"{os.path.getsize(path) / 2**20:.0f} MiB, "
+                  f"{'indexed' if a.indexed else 'no index (as msprof writes it)'}")
         listed, summarised, kernels, metrics = python_reference(path)
         print(f"python sqlite3   list  {listed:6.2f} s ({kernels} kernels)   "
               f"target+pmu {summarised:6.2f} s ({metrics} metrics)")

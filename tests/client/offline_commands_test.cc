@@ -149,6 +149,33 @@ TEST(ListOpNamesTest, LaunchesOfListsEveryLaunch) {
   EXPECT_EQ(RunListOpNames(evidence::testing::TestData("group_a2_e2"), out, err, "nope"), 1);
 }
 
+// Issue 31: list-op-names prints discovery's notes, such as PyPTO's two names
+// of one kernel (op_summary PYPTO_<op>, 3 rows per launch; task_time
+// tilefwk_<n>_mix_aic) and the name each mode reads.
+TEST(ListOpNamesTest, NotesSayWhichNameEachModeReads) {
+  evidence::testing::TempDir run;
+  const fs::path out =
+      run.path() / "PROF_000001_20260101000000000_ABCDEFGHIJKLMNOP" / "mindstudio_profiler_output";
+  std::string op =
+      "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time(us),"
+      "Task Duration(us)\n";
+  for (const char* start : {"656.843", "659.843", "662.843"})
+    op += std::string("0,4294967295,7,48,PYPTO_k,PYPTO_k,MIX_AIC,1778059616768") + start +
+          "\t,3.000\n";
+  evidence::testing::WriteFile(out / "op_summary_20260101000001.csv", op);
+  evidence::testing::WriteFile(
+      out / "task_time_20260101000001.csv",
+      "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),"
+      "task_stop(us)\n0,tilefwk_0_mix_aic,KERNEL_MIX_AIC,48,7,10.200,1778059616768656.063\t,"
+      "1778059616768666.263\t\n");
+  std::ostringstream tsv, err;
+  ASSERT_EQ(RunListOpNames(run.path(), tsv, err), 0) << err.str();
+  EXPECT_THAT(tsv.str(), HasSubstr("3\tMIX_AIC\t9.000000\tPYPTO_k\t"));
+  EXPECT_THAT(err.str(), HasSubstr("[INFO] op_summary's PYPTO_k and task_time's tilefwk_0_mix_aic "
+                                   "are one kernel: 3 of its 3 op_summary rows"));
+  EXPECT_THAT(err.str(), HasSubstr("--quick reads task_time (--op-name tilefwk_0_mix_aic)"));
+}
+
 // Issue 15 failure 6: a group that summarize accepts without PipeUtilization.
 TEST(ListOpNamesTest, AnyGroupAndAnyLayout) {
   evidence::testing::TempDir group;

@@ -13,6 +13,7 @@
 
 #include "evidence/discovery.h"
 #include "evidence/evidence.h"
+#include "evidence/kernel_names.h"
 #include "evidence/layout.h"
 #include "evidence/task_time.h"
 #include "tests/evidence/test_util.h"
@@ -324,6 +325,82 @@ TEST(UnifiedDb, DiscoveryReadsTheDbAndResolvesN_ATypes) {
   bool named = false;
   for (const std::string& n : d->notes) named |= n.find("tilefwk_0_mix_aic") != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+// Discovery merges TASK and COMPUTE_TASK_INFO in storage order when both are in globalTaskId
+// order (msprof's dbs have no index to join on); a db out of that order is joined by SQLite, and
+// both give the same candidates.
+TEST(UnifiedDb, DiscoveryIsTheSameWhateverOrderTheTablesAreStoredIn) {
+  testing::TempDir ordered, shuffled;
+  WriteDb(ordered.path(), false);
+  WriteDb(shuffled.path(), false);
+  {
+    SQLite::Database db((RunDir(shuffled.path()) / "msprof_20260101000001.db").string(),
+                        SQLite::OPEN_READWRITE);
+    db.exec(
+        "CREATE TABLE T2 AS SELECT * FROM TASK ORDER BY globalTaskId DESC; DROP TABLE TASK; "
+        "ALTER TABLE T2 RENAME TO TASK");
+  }
+  absl::StatusOr<Discovery> a = DiscoverCandidates(ordered.path());
+  absl::StatusOr<Discovery> b = DiscoverCandidates(shuffled.path());
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->candidates.size(), 2u);
+  ASSERT_EQ(b->candidates.size(), a->candidates.size());
+  for (size_t i = 0; i < a->candidates.size(); ++i) {
+    const OpCandidate &x = a->candidates[i], &y = b->candidates[i];
+    EXPECT_EQ(x.op_name, y.op_name);
+    EXPECT_EQ(x.task_type, y.task_type);
+    EXPECT_EQ(x.count, y.count);
+    EXPECT_EQ(x.total_duration_us, y.total_duration_us);
+    ASSERT_EQ(x.launches.size(), y.launches.size());
+    for (size_t k = 0; k < x.launches.size(); ++k) {
+      EXPECT_EQ(x.launches[k].start_ns, y.launches[k].start_ns);
+      EXPECT_EQ(x.launches[k].task_id, y.launches[k].task_id);
+    }
+  }
+}
+
+// PyPTO's two names are joined by stream/task id and time: ids that wrap
+// (65,536 tasks apart) do not join two kernels, and rows without a time join
+// only an id that task_time uses once.
+TEST(UnifiedDb, KernelNamesJoinByIdsAndTime) {
+  auto launch = [](int64_t start_ns, double us, int64_t task) {
+    LaunchInfo l;
+    l.stream_id = 48;
+    l.task_id = task;
+    l.start_ns = start_ns;
+    l.duration_us = us;
+    return l;
+  };
+  std::vector<OpCandidate> tt(2), op(3);
+  tt[0].op_name = "tilefwk_0_mix_aic";
+  tt[0].launches = {launch(kStartNs, 9.2, 5)};
+  tt[1].op_name = "Other";
+  tt[1].launches = {launch(kStartNs + 900'000'000, 5.0, 5), launch(kStartNs + 1'000, 1.0, 6),
+                    launch(kStartNs + 2'000'000, 1.0, 6)};
+  op[0].op_name = "PYPTO_k";
+  for (int k = 0; k < 3; ++k) op[0].launches.push_back(launch(kStartNs + 780 + k * 2'600, 2.6, 5));
+  op[0].count = 3;
+  op[1].op_name = "Other";
+  op[1].launches = {launch(kStartNs + 900'000'780, 4.0, 5)};
+  op[2].op_name = "untimed";
+  op[2].launches = {launch(0, 1.0, 6)};
+  op[2].launches[0].start_ns.reset();
+  std::vector<NameLink> links = LinkNames(op, tt);
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0].op_summary, 0u);
+  EXPECT_EQ(links[0].task_time, 0u);
+  EXPECT_EQ(links[0].rows, 3);
+  EXPECT_EQ(links[0].launches, 1);
+  EXPECT_EQ(links[1].op_summary, 1u);
+  EXPECT_EQ(links[1].task_time, 1u);
+  tt[0].count = 1;
+  EXPECT_EQ(DescribeLink(op[0], tt[0], links[0]),
+            "op_summary's PYPTO_k and task_time's tilefwk_0_mix_aic are one kernel: 3 of its 3 "
+            "op_summary rows share stream/task ids and start times with 1 of 1 tilefwk_0_mix_aic "
+            "launches (3 rows per launch); summarize reads op_summary (--op-name PYPTO_k), "
+            "--quick reads task_time (--op-name tilefwk_0_mix_aic)");
 }
 
 TEST(UnifiedDb, BrokenDbIsAClearError) {

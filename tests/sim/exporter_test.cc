@@ -1,5 +1,6 @@
 #include "sim/exporter.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -133,6 +134,81 @@ TEST_F(ExporterTest, UnifiedDbHasTasksAndTheClock) {
           .getString(),
       "_Z6targetv");
   EXPECT_EQ(db.execAndGet("SELECT name FROM NPU_INFO").getString(), "Ascend910B");
+}
+
+// PyPTO's kernel (issue 31): op_summary PYPTO_<op>, 3 rows per launch with its
+// Stream/Task ID and N/A PMU cells; task_time and the db tilefwk_<n>_mix_aic,
+// one row per launch with the same ids.
+TEST_F(ExporterTest, PyptoKernelIsNamedTwiceAndJoinsByIds) {
+  auto p = ParseLaunchLine(
+      "launch op=mul_kernel_2d task=MIX_AIC blocks=24 mix=48 count=2 pypto=0 gm_to_ub=4194304 "
+      "ub_to_gm=2097152 vec_fp16=4194304 scalar=5000");
+  ASSERT_TRUE(p.ok()) << p.status();
+  launches_ = {Make("Cast", 48, 1), *p};
+  in_.env.cann9_layout = true;
+  fs::path out = Export("pypto");
+  auto op = Rows(out / "op_summary_20261130120000.csv");
+  ASSERT_EQ(op.size(), 1u + 1 + 2 * kPyptoRows);
+  auto col = [&](const std::string& name) {
+    auto it = std::find(op[0].begin(), op[0].end(), name);
+    EXPECT_NE(it, op[0].end()) << name;
+    return static_cast<size_t>(it - op[0].begin());
+  };
+  const size_t name = col("Op Name"), task = col("Task ID"), stream = col("Stream ID"),
+               dur = col("Task Duration(us)"), ctx = col("Context ID"), type = col("Task Type");
+  ASSERT_GT(op[0].size(), ctx + 1);  // PMU columns follow Context ID
+  std::vector<double> launch_us(2, 0.0);
+  for (size_t r = 2; r < op.size(); ++r) {
+    const auto& row = op[r];
+    const size_t k = (r - 2) % kPyptoRows, launch = (r - 2) / kPyptoRows;
+    EXPECT_EQ(row[name], "PYPTO_mul_kernel_2d");
+    EXPECT_EQ(row[col("OP Type")], "PYPTO_mul_kernel_2d");
+    EXPECT_EQ(row[type], "MIX_AIC");
+    EXPECT_EQ(row[ctx], std::to_string(k));
+    EXPECT_EQ(row[task], op[2 + launch * kPyptoRows][task]) << "rows of one launch share ids";
+    EXPECT_EQ(row[stream], op[2 + launch * kPyptoRows][stream]);
+    for (size_t c = ctx + 1; c < row.size(); ++c) EXPECT_EQ(row[c], "N/A") << op[0][c];
+    launch_us[launch] += std::stod(row[dur]);
+  }
+  EXPECT_NE(op[2][task], op[5][task]);
+  auto tt = Rows(out / "task_time_20261130120000.csv");
+  ASSERT_EQ(tt.size(), 1u + 2 + 1 + 2);
+  for (size_t launch = 0; launch < 2; ++launch) {
+    const auto& row = tt[4 + launch];
+    EXPECT_EQ(row[1], "tilefwk_0_mix_aic");
+    EXPECT_EQ(row[2], "KERNEL_MIX_AIC");
+    EXPECT_EQ(row[3], op[2 + launch * kPyptoRows][stream]);
+    EXPECT_EQ(row[4], op[2 + launch * kPyptoRows][task]);
+    // task_time spans the three rows plus its 0.78 us lead and 0.42 us tail.
+    EXPECT_NEAR(std::stod(row[5]), launch_us[launch] + 1.2, 1e-6);
+  }
+  auto stat = Rows(out / "op_statistic_20261130120000.csv");
+  bool stat_row = false;
+  for (const auto& r : stat) stat_row |= r[1] == "PYPTO_mul_kernel_2d" && r[3] == "6";
+  EXPECT_TRUE(stat_row);
+  SQLite::Database db((in_.prof_dir / "msprof_20261130120000.db").string());
+  SQLite::Statement q(db,
+                      "SELECT n.value, o.value, k.value, t.streamId, t.taskId, "
+                      "(SELECT COUNT(*) FROM TASK_PMU_INFO p WHERE p.globalTaskId = c.globalTaskId)"
+                      " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId "
+                      "JOIN STRING_IDS n ON n.id = c.name JOIN STRING_IDS o ON o.id = c.opType "
+                      "JOIN STRING_IDS k ON k.id = t.taskType ORDER BY t.startNs");
+  std::vector<std::string> names;
+  while (q.executeStep()) {
+    names.push_back(q.getColumn(0).getString());
+    if (names.back() == "Cast") {
+      EXPECT_GT(q.getColumn(5).getInt(), 0);
+      continue;
+    }
+    const size_t launch = names.size() - 2;
+    EXPECT_EQ(q.getColumn(1).getString(), "tilefwk_0_mix_aic");
+    EXPECT_EQ(q.getColumn(2).getString(), "KERNEL_MIX_AIC");
+    EXPECT_EQ(std::to_string(q.getColumn(3).getInt()), op[2 + launch * kPyptoRows][stream]);
+    EXPECT_EQ(std::to_string(q.getColumn(4).getInt()), op[2 + launch * kPyptoRows][task]);
+    EXPECT_EQ(q.getColumn(5).getInt(), 0) << "N/A cells have no TASK_PMU_INFO row";
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"Cast", "tilefwk_0_mix_aic", "tilefwk_0_mix_aic"}));
+  EXPECT_EQ(db.execAndGet("SELECT COUNT(*) FROM STRING_IDS WHERE value LIKE 'PYPTO%'").getInt(), 0);
 }
 
 TEST_F(ExporterTest, BlockDimNamingSwitch) {

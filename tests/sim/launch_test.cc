@@ -35,6 +35,24 @@ TEST(LaunchTest, DefaultsOpTypeToOpName) {
   EXPECT_EQ(l->task_type, TaskType::kAiVectorCore);
 }
 
+TEST(LaunchTest, PyptoKernelHasTwoNames) {
+  auto l = ParseLaunchLine("launch op=mul_kernel_2d task=MIX_AIC blocks=24 mix=48 pypto=3");
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->pypto, 3);
+  EXPECT_EQ(SummaryName(*l), "PYPTO_mul_kernel_2d");
+  EXPECT_EQ(KernelName(*l), "tilefwk_3_mix_aic");
+  EXPECT_EQ(l->op_type, "PYPTO_mul_kernel_2d");
+  auto plain = ParseLaunchLine("launch op=k");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->pypto, -1);
+  EXPECT_EQ(SummaryName(*plain), "k");
+  EXPECT_EQ(KernelName(*plain), "k");
+  for (const char* bad : {"launch op=x pypto=0", "launch op=x task=MIX_AIV mix=2 pypto=0",
+                          "launch op=x task=MIX_AIC mix=2 pypto=-1"}) {
+    EXPECT_FALSE(ParseLaunchLine(bad).ok()) << bad;
+  }
+}
+
 TEST(LaunchTest, RejectsBadLines) {
   for (const char* bad :
        {"lunch op=x", "launch", "launch op=x blocks=0", "launch op=x bogus=1",
