@@ -406,9 +406,10 @@ void JobRunner::FillFingerprint(const JobContext& ctx, const std::vector<std::st
                      : e->dvfs().status() == "ok"    ? "rated"
                                                      : "unknown");
   f->set_agent_version(options_.agent_version);
-  f->set_mode(job.params().mode() == v1::PROFILE_MODE_STANDARD ? "standard"
-              : job.params().mode() == v1::PROFILE_MODE_QUICK  ? "quick"
-                                                               : "compare");
+  f->set_mode(job.params().mode() == v1::PROFILE_MODE_STANDARD   ? "standard"
+              : job.params().mode() == v1::PROFILE_MODE_QUICK    ? "quick"
+              : job.params().mode() == v1::PROFILE_MODE_TIMELINE ? "timeline"
+                                                                 : "compare");
   e->set_operator_name(job.operator_name());
   e->set_case_id(job.case_id());
 }
@@ -485,10 +486,11 @@ absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
   const std::vector<std::string>& app = *runner_app;
   const v1::ProfileMode mode = ctx.job.params().mode();
   if (mode != v1::PROFILE_MODE_STANDARD && mode != v1::PROFILE_MODE_QUICK &&
-      mode != v1::PROFILE_MODE_COMPARE) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "profile mode ", v1::ProfileMode_Name(mode),
-        " is not supported by this agent version (standard, quick, compare); upgrade the agent"));
+      mode != v1::PROFILE_MODE_COMPARE && mode != v1::PROFILE_MODE_TIMELINE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("profile mode ", v1::ProfileMode_Name(mode),
+                     " is not supported by this agent version (standard, quick, compare, "
+                     "timeline); upgrade the agent"));
   }
   // Compare mode joins the golden data before any device work (reference §7.4).
   absl::StatusOr<std::optional<double>> golden = std::optional<double>();
@@ -503,9 +505,10 @@ absl::StatusOr<v1::Evidence> JobRunner::RunAsJob(const JobContext& ctx) {
   if (!before.ok()) return before.status();
   // Compare = the standard protocol (seven metric runs + sample per repeat)
   // with the golden ratio (reference §6.1, §7.6).
-  absl::StatusOr<v1::Evidence> evidence = mode == v1::PROFILE_MODE_QUICK
-                                              ? RunQuick(ctx, app, deadline, *launch)
-                                              : RunStandard(ctx, app, deadline, *golden, *launch);
+  absl::StatusOr<v1::Evidence> evidence =
+      mode == v1::PROFILE_MODE_QUICK      ? RunQuick(ctx, app, deadline, *launch)
+      : mode == v1::PROFILE_MODE_TIMELINE ? RunTimeline(ctx, app, deadline)
+                                          : RunStandard(ctx, app, deadline, *golden, *launch);
   if (!evidence.ok()) return evidence;
   if (mode == v1::PROFILE_MODE_COMPARE && !golden->has_value()) {
     evidence->add_warnings(

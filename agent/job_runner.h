@@ -83,7 +83,8 @@ struct JobContext {
 // then the measured runs of its mode, then evidence. Standard: seven metric
 // runs and the sample run per repeat. Quick: task-time runs. Compare: the
 // standard runs plus the golden ratio of the case (GOLDEN_PERF_REPORT.json of
-// the operator directory joined with its case manifest before any run). With
+// the operator directory joined with its case manifest before any run).
+// Timeline: one instruction-profiled run and its export (RunTimeline). With
 // JobRunnerOptions::run_users every child runs as the device's user under a
 // keeper (ProfilerSpec::contain), the job directory is chowned to it (0700),
 // and the agent's own reads and writes inside it are checked as that user
@@ -165,6 +166,14 @@ class JobRunner {
   absl::StatusOr<v1::Evidence> RunQuick(const JobContext& ctx, const std::vector<std::string>& app,
                                         Clock::MonotonicTime deadline,
                                         const evidence::LaunchSelector& launch);
+  // Timeline mode (timeline_run.cc): one msprof run with --instr-profiling=on,
+  // its export with the BIU section, and the timeline evidence of the
+  // target's window (Evidence.timeline, the document as evidence_json, no
+  // durations). FAILED_PRECONDITION when the capture lacks its device's
+  // biu_perf.db or the target's window is not found exactly once.
+  absl::StatusOr<v1::Evidence> RunTimeline(const JobContext& ctx,
+                                           const std::vector<std::string>& app,
+                                           Clock::MonotonicTime deadline);
   // Adds a finished child's wall time to ctx.timings by kind.
   static void Account(const JobContext& ctx, const Child& child,
                       Clock::MonotonicTime::duration took);

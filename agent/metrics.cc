@@ -76,7 +76,7 @@ AgentMetrics::AgentMetrics(prometheus::Registry& r)
                      .Help("Chip real-time power read by npu-smi, W")
                      .Register(r)) {
   for (const char* outcome : kJobOutcomes) jobs.Add({{"outcome", outcome}});
-  static_assert(std::size(kMsprofGroups) == kMetricGroups.size() + 3);
+  static_assert(std::size(kMsprofGroups) == kMetricGroups.size() + 5);
   for (const char* group : kMsprofGroups) {
     for (const char* outcome : kMsprofOutcomes) {
       msprof_runs.Add({{"group", group}, {"outcome", outcome}});

@@ -43,15 +43,18 @@ struct AgentMetrics {
   static constexpr const char* kJobOutcomes[] = {"succeeded", "failed", "interrupted", "cancelled",
                                                  "lease_lost"};
   // The group label of npuperf_agent_msprof_runs_total: the seven metric
-  // groups (kMetricGroups), then MemoryAccess, the sample and task-time runs.
+  // groups (kMetricGroups), then MemoryAccess, the sample and task-time runs,
+  // and a timeline job's instruction profile and its export.
   static constexpr const char* kMsprofGroups[] = {
       "PipeUtilization", "ArithmeticUtilization", "Memory",       "MemoryL0", "MemoryUB",
-      "L2Cache",         "ResourceConflictRatio", "MemoryAccess", "Sample",   "TaskTime"};
+      "L2Cache",         "ResourceConflictRatio", "MemoryAccess", "Sample",   "TaskTime",
+      "Timeline",        "TimelineExport"};
   static constexpr const char* kMsprofOutcomes[] = {"ok", "failed", "timeout", "cancelled"};
 
   prometheus::Family<prometheus::Gauge>& devices;
   prometheus::Family<prometheus::Counter>& jobs;  // label outcome (kJobOutcomes)
-  // msprof runs by group (seven metric groups, MemoryAccess, Sample, TaskTime) and outcome
+  // msprof runs by group (seven metric groups, MemoryAccess, Sample, TaskTime, Timeline,
+  // TimelineExport) and outcome
   // (ok, failed, timeout, cancelled).
   prometheus::Family<prometheus::Counter>& msprof_runs;
   prometheus::Counter& lock_contention;

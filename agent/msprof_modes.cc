@@ -31,4 +31,16 @@ std::vector<std::string> SampleArgv(const std::string& msprof, const std::string
                  app);
 }
 
+std::vector<std::string> TimelineArgv(const std::string& msprof, const std::string& output,
+                                      const std::vector<std::string>& app) {
+  return WithApp({msprof, "--output=" + output, "--ai-core=on", "--aic-metrics=PipeUtilization",
+                  "--instr-profiling=on", "--task-time=on", "--ascendcl=on"},
+                 app);
+}
+
+std::vector<std::string> TimelineExportArgv(const std::string& msprof, const std::string& prof_dir,
+                                            const std::string& reports) {
+  return {msprof, "--export=on", "--output=" + prof_dir, "--type=text", "--reports=" + reports};
+}
+
 }  // namespace npuperf::agent

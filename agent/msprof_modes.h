@@ -24,5 +24,13 @@ std::vector<std::string> MetricArgv(const std::string& msprof, const std::string
                                     const std::string& metric, const std::vector<std::string>& app);
 std::vector<std::string> SampleArgv(const std::string& msprof, const std::string& output,
                                     const std::vector<std::string>& app);
+// The supplemental instruction profile (reference-scripts.md §5.7), then its
+// export with the BIU timeline section (`reports` names a file holding
+// kTimelineReports).
+std::vector<std::string> TimelineArgv(const std::string& msprof, const std::string& output,
+                                      const std::vector<std::string>& app);
+std::vector<std::string> TimelineExportArgv(const std::string& msprof, const std::string& prof_dir,
+                                            const std::string& reports);
+inline constexpr char kTimelineReports[] = R"({"json_process":{"ascend":true,"biu_perf":true}})";
 
 }  // namespace npuperf::agent

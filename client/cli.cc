@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/duration_text.h"
 
 namespace npuperf::client {
 namespace {
@@ -70,6 +71,17 @@ void RouteFormat(CLI::App& app, Settings& flags) {
 }
 
 }  // namespace
+
+void AddWaitTimeout(CLI::App* cmd, std::chrono::seconds& timeout, const std::string& help) {
+  cmd->add_option_function<std::string>(
+      "--timeout",
+      [&timeout](const std::string& d) {
+        auto parsed = ParseDurationText(d);
+        if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
+        timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+      },
+      help);
+}
 
 void Choose(CLI::App* cmd, ServerCommand& chosen, ServerCommand run) {
   cmd->callback([&chosen, run = std::move(run)] { chosen = run; });

@@ -8,6 +8,7 @@
 // offline_commands.h.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -31,6 +32,10 @@ using ServerCommand = std::function<int(Session& s, std::ostream& out, std::ostr
 // Makes `run` the chosen command when cmd is parsed (`chosen` must outlive
 // app.parse()).
 void Choose(CLI::App* cmd, ServerCommand& chosen, ServerCommand run);
+
+// --timeout D (<n>s|m|h|d) of a command that waits (confirm, confirmation,
+// bisect, bisection, timeline): how long it waits; help names the default.
+void AddWaitTimeout(CLI::App* cmd, std::chrono::seconds& timeout, const std::string& help);
 
 // --server, --token, --tls-ca, --format and --timeout into flags (the keys of
 // config.h), --config into config_file. Both must outlive app.parse(). Call it

@@ -8,6 +8,7 @@
 #include "client/device_commands.h"
 #include "client/discover_commands.h"
 #include "client/report_commands.h"
+#include "client/timeline_job_commands.h"
 
 namespace npuperf::client {
 namespace {
@@ -215,6 +216,25 @@ void AddDevices(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
+void AddTimelineJob(CLI::App& app, ServerCommand& chosen) {
+  auto a = std::make_shared<TimelineJobArgs>();
+  auto* cmd = app.add_subcommand(
+      "timeline",
+      "queue the instruction timeline (--instr-profiling=on) of formal rounds on their devices "
+      "(docs/evidence.md \"Timeline\")");
+  cmd->add_option("targets", a->targets, "round ids, or one collection id")->required();
+  cmd->add_option("--case", a->case_ids, "with a collection: only these cases (repeatable)");
+  cmd->add_option("--tile-dag-attestation", a->tile_dag_attestation,
+                  "your Tile-DAG attestation JSON: with the timeline and the roofline it decides "
+                  "whether the round may be closed")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--wait", a->wait, "follow the jobs and print each timeline");
+  AddWaitTimeout(cmd, a->timeout, "how long --wait waits (default 2h)");
+  Choose(cmd, chosen, [a](Session& s, std::ostream& out, std::ostream& err) {
+    return RunTimelineJob(s, *a, out, err);
+  });
+}
+
 }  // namespace
 
 // One line per command, in the order of the help.
@@ -226,6 +246,7 @@ void AddCollectionCommands(CLI::App& app, ServerCommand& chosen) {
 
 void AddRoundCommands(CLI::App& app, ServerCommand& chosen) {
   AddRounds(app, chosen);  // round, rounds
+  AddTimelineJob(app, chosen);
   AddHistory(app, chosen);
   AddAgents(app, chosen);
   AddDevices(app, chosen);  // devices list, devices release

@@ -134,19 +134,6 @@ void AddTriage(CLI::App& app, ServerCommand& chosen) {
   });
 }
 
-// --timeout of confirm, confirmation, bisect and bisection: how long they
-// wait (help names the default).
-void AddWaitTimeout(CLI::App* cmd, std::chrono::seconds& timeout, const std::string& help) {
-  cmd->add_option_function<std::string>(
-      "--timeout",
-      [&timeout](const std::string& d) {
-        auto parsed = ParseDurationText(d);
-        if (!parsed.ok()) throw CLI::ValidationError("--timeout", "want <n>s|m|h|d");
-        timeout = std::chrono::duration_cast<std::chrono::seconds>(*parsed);
-      },
-      help);
-}
-
 void AddConfirm(CLI::App& app, ServerCommand& chosen) {
   auto a = std::make_shared<ConfirmArgs>();
   auto* confirm = app.add_subcommand(

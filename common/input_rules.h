@@ -19,6 +19,9 @@ namespace npuperf {
 // the server's limits table (server/core/limits.h, docs/api.md).
 inline constexpr size_t kMaxBundlePathBytes = 256;
 inline constexpr size_t kMaxCaseEnvBytes = 64;
+// SubmitTimelineRequest.tile_dag_attestation, the JSON file's text: the
+// server's limit, and what `npuperf timeline` reads of the file.
+inline constexpr size_t kMaxTileDagAttestationBytes = 64 << 10;
 
 // A discovery report (npuperf.v1.DiscoveryResult): the agent keeps at most
 // this much, the server refuses more (server/core/discovery_validator.h).

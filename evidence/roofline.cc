@@ -248,9 +248,17 @@ absl::StatusOr<TileDagAttestation> ReadTileDagAttestation(const std::filesystem:
   std::stringstream bytes;
   bytes << in.rdbuf();
   if (!in) return absl::NotFoundError(Cat("cannot read Tile-DAG attestation ", path.string()));
-  const std::string text = bytes.str();
+  absl::StatusOr<TileDagAttestation> a =
+      ParseTileDagAttestation(bytes.str(), op_name, path.string());
+  if (a.ok()) a->path = path;
+  return a;
+}
+
+absl::StatusOr<TileDagAttestation> ParseTileDagAttestation(std::string_view text,
+                                                           std::string_view op_name,
+                                                           std::string_view name) {
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(Cat("Tile-DAG attestation ", path.string(), ": ", why));
+    return absl::InvalidArgumentError(Cat("Tile-DAG attestation ", name, ": ", why));
   };
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) return bad("not a JSON object");
@@ -267,7 +275,47 @@ absl::StatusOr<TileDagAttestation> ReadTileDagAttestation(const std::filesystem:
     return bad("pipeline_evidence_status must be proven or not_applicable_with_dag");
   }
   if (str("tile_dag").empty()) return bad("tile_dag must describe the Tile DAG mapping");
-  return TileDagAttestation{path, Sha256Hex(text), status, str("tile_dag")};
+  return TileDagAttestation{{}, Sha256Hex(text), status, str("tile_dag")};
+}
+
+Completion DecideCompletion(std::string_view formal_evidence_json,
+                            std::string_view attribution_status, int64_t overlap_ns,
+                            const std::optional<TileDagAttestation>& attestation) {
+  Roofline r;  // not measured here: Decide keeps the formal round's terminal status
+  const nlohmann::json j =
+      nlohmann::json::parse(formal_evidence_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json roofline =
+      j.is_object() && j.contains("roofline") && j["roofline"].is_object() ? j["roofline"]
+                                                                           : nlohmann::json();
+  if (roofline.contains("roofline_terminal_status") &&
+      roofline["roofline_terminal_status"].is_string()) {
+    r.terminal_status = roofline["roofline_terminal_status"].get<std::string>();
+  }
+  if (roofline.contains("scalar_dominant") && roofline["scalar_dominant"].is_boolean()) {
+    r.scalar_dominant = roofline["scalar_dominant"].get<bool>();
+  }
+  const bool unique = attribution_status == "unique_exact_target_window";
+  std::vector<std::string> pipeline_blockers;
+  if (!attestation) {
+    pipeline_blockers.push_back(
+        "no Tile-DAG attestation (npuperf timeline --tile-dag-attestation)");
+  } else if (!unique) {
+    pipeline_blockers.push_back(Cat("the timeline's target window is ", attribution_status));
+  } else if (attestation->status == "proven" && overlap_ns <= 0) {
+    pipeline_blockers.push_back(
+        "the attestation claims proven but the timeline shows no same-lane compute+movement "
+        "overlap");
+  } else {
+    r.pipeline_status = attestation->status;
+  }
+  Decide(r);
+  Completion c;
+  c.terminal_status = r.terminal_status;
+  c.pipeline_status = r.pipeline_status;
+  c.blockers = std::move(r.completion_blockers);
+  c.blockers.insert(c.blockers.end(), pipeline_blockers.begin(), pipeline_blockers.end());
+  c.eligible = c.blockers.empty();
+  return c;
 }
 
 }  // namespace npuperf::evidence

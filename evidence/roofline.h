@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -54,6 +55,29 @@ struct TileDagAttestation {
 // InvalidArgument naming the field when it is malformed or names another op.
 absl::StatusOr<TileDagAttestation> ReadTileDagAttestation(const std::filesystem::path& path,
                                                           std::string_view op_name);
+// The same rule over the attestation's text; `name` is how errors call it
+// (a path, or a request field). path is left empty.
+absl::StatusOr<TileDagAttestation> ParseTileDagAttestation(std::string_view text,
+                                                           std::string_view op_name,
+                                                           std::string_view name);
+
+// The §2.11 completion rule for a formal round closed through the service
+// (docs/evidence.md "When a round may be closed"): its roofline (terminal
+// status and scalar dominance, read from the round's evidence.json), with the
+// pipeline evidence its instruction timeline and the user's attestation give.
+// Pipeline: proven needs the attestation's "proven", a unique target window
+// and same-lane compute+movement overlap (overlap_ns > 0);
+// not_applicable_with_dag the attestation's claim and a unique window; else
+// unverified. Each unmet condition is a blocker. Pure.
+struct Completion {
+  std::string terminal_status = "insufficient_evidence";
+  std::string pipeline_status = "unverified";
+  bool eligible = false;
+  std::vector<std::string> blockers;
+};
+Completion DecideCompletion(std::string_view formal_evidence_json,
+                            std::string_view attribution_status, int64_t overlap_ns,
+                            const std::optional<TileDagAttestation>& attestation);
 
 // What the roofline is computed from.
 struct RooflineInputs {

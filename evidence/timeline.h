@@ -130,4 +130,24 @@ std::string TimelineToChromeTrace(const TimelineEvidence& t);
 // A few lines for a terminal.
 std::string TimelineToText(const TimelineEvidence& t);
 
+// What an --instr-profiling=on capture keeps beside its trace
+// (reference-scripts.md §5.7): exactly one device_<id> directory in the PROF_*
+// directory, of the expected physical id, with a regular sqlite/biu_perf.db;
+// sqlite/ascend_task.db (task timing) when msprof wrote it.
+struct TimelineDeviceFiles {
+  std::filesystem::path prof_dir;
+  std::filesystem::path biu_perf_db;
+  std::filesystem::path ascend_task_db;  // empty when absent
+  // Rows over every table of each db; -1 when absent.
+  int64_t biu_rows = -1;
+  int64_t ascend_task_rows = -1;
+};
+
+// `input` is a PROF_* directory or a directory holding exactly one.
+// FailedPrecondition naming what is wrong: no PROF_*, several, no device_*
+// directory, several, another id than device_id, no regular biu_perf.db, a
+// db SQLite cannot read. Reads files only; thread-safe.
+absl::StatusOr<TimelineDeviceFiles> FindTimelineDeviceFiles(const std::filesystem::path& input,
+                                                            int device_id);
+
 }  // namespace npuperf::evidence

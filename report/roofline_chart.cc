@@ -334,25 +334,31 @@ std::string TimelineLanes(const Json& t) {
   return out + "</svg>";
 }
 
+std::string TimelineSection(const Json& t) {
+  if (!t.is_object()) {
+    return Section("timeline", "Lanes of the target window",
+                   Para("not a timeline_evidence document", "note"));
+  }
+  const Json& o = t.value("same_lane_pipe_interval_overlap", Json::object());
+  std::string body = TimelineLanes(t);
+  body += Para("attribution: " + Str(t, "attribution_status") + " · pipeline evidence: " +
+               Str(t, "pipeline_evidence_status") + " · same-lane compute+movement overlap: " +
+               Str(o.value("pair_overlap_us", Json::object()), "compute+movement") + " us");
+  for (const Json& l : t.value("limitations", Json::array())) {
+    if (l.is_string()) body += Para(l.get<std::string>(), "note");
+  }
+  return Section("timeline", "Lanes of the target window", body);
+}
+
 }  // namespace internal
 
 std::string RenderTimelinePage(const std::string& timeline_json) {
   using Json = nlohmann::json;
   const Json t = Json::parse(timeline_json, nullptr, /*allow_exceptions=*/false);
   if (!t.is_object()) return Page("timeline", "timeline", "not a timeline_evidence document", "");
-  const Json& o = t.value("same_lane_pipe_interval_overlap", Json::object());
-  std::string body = internal::TimelineLanes(t);
-  body +=
-      Para("attribution: " + internal::Str(t, "attribution_status") +
-           " · pipeline evidence: " + internal::Str(t, "pipeline_evidence_status") +
-           " · same-lane compute+movement overlap: " +
-           internal::Str(o.value("pair_overlap_us", Json::object()), "compute+movement") + " us");
-  for (const Json& l : t.value("limitations", Json::array())) {
-    if (l.is_string()) body += Para(l.get<std::string>(), "note");
-  }
   return Page("timeline", "timeline of " + internal::Str(t, "target_op_name"),
               "instruction profile (supplemental; its durations never replace the round's)",
-              Section("timeline", "Lanes of the target window", body));
+              internal::TimelineSection(t));
 }
 
 }  // namespace npuperf::report

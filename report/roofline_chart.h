@@ -37,4 +37,9 @@ std::string RooflineComparison(const std::string& baseline_evidence_json,
 // same-lane compute+movement overlap marked (class "overlap").
 std::string TimelineLanes(const nlohmann::json& timeline);
 
+// A timeline_evidence document (parsed) as one section: the lanes,
+// attribution, pipeline evidence status, same-lane overlap and limitations. A
+// note when it is not an object (a document that did not parse).
+std::string TimelineSection(const nlohmann::json& timeline);
+
 }  // namespace npuperf::report::internal

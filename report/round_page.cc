@@ -156,6 +156,28 @@ std::string RenderRoundPage(const v1::Round& r) {
                     r.collection_id() + " · job " + std::to_string(r.job_id()) + " · " +
                     internal::Time(r.created_at());
   if (!r.labels().empty()) sub += " · labels " + internal::LabelsText(r.labels());
+  if (e.has_timeline()) {  // a supplemental instruction profile: no durations of its own
+    const v1::TimelineSummary& t = e.timeline();
+    std::string facts =
+        Para("instruction timeline of round " + std::to_string(t.anchor_round_id()) +
+                 " (--instr-profiling=on perturbs durations: the formal round's "
+                 "stand; pipeline overlap needs a Tile-DAG attestation to be "
+                 "proven)",
+             "note");
+    facts += Para(std::string("round ") + std::to_string(t.anchor_round_id()) +
+                      " may be closed: " + (t.completion_eligible() ? "yes" : "no") +
+                      " · roofline " + t.roofline_terminal_status() + " · pipeline overlap " +
+                      t.pipeline_overlap_status() +
+                      (t.tile_dag_attestation_sha256().empty()
+                           ? " · no Tile-DAG attestation"
+                           : " · attestation sha256 " + t.tile_dag_attestation_sha256()),
+                  t.completion_eligible() ? "" : "note");
+    for (const std::string& b : t.completion_blockers()) facts += Para("blocked: " + b, "note");
+    return Page("round", title + " (timeline)", sub,
+                Section("timeline-facts", "Timeline", facts) +
+                    internal::TimelineSection(nlohmann::json::parse(e.evidence_json(), nullptr,
+                                                                    /*allow_exceptions=*/false)));
+  }
   std::string body = KernelTime(e) + Bound(e) + internal::RooflineSection(e) + PipeRatios(e) +
                      PerCore(e) + internal::MemoryTables(e) + internal::DvfsAndFindings(e);
   return Page("round", title, sub, body);

@@ -42,7 +42,8 @@ constexpr const char* kFeatures[] = {"watch",
                                      "device_health",
                                      "compare_implementations",
                                      "bisection",
-                                     "canaries"};
+                                     "canaries",
+                                     "timelines"};
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
@@ -130,7 +131,16 @@ Server::Server(Store& store, Clock& clock, const ServerOptions& opt,
             return scheduler.Cancel(team, id, reason).status();
           },
           opt.canaries),
-      collections(scheduler, reads, ServiceContext{auth, metrics, clock}, stopping),
+      timelines(
+          store,
+          [this](const std::string& team, const v1::SubmitCollectionRequest& req,
+                 const std::map<std::string, std::string>& labels) {
+            return scheduler.SubmitForServer(team, req, labels);
+          },
+          [this](const std::string& team, const std::string& id, const std::string& reason) {
+            return scheduler.Cancel(team, id, reason).status();
+          }),
+      collections(scheduler, reads, timelines, ServiceContext{auth, metrics, clock}, stopping),
       agents(scheduler, ServiceContext{auth, metrics, clock}, stopping,
              AgentCertPolicy{opt.require_agent_cert}),
       queries(reads, comparisons, ServiceContext{auth, metrics, clock}, ServerInfo(opt),

@@ -19,6 +19,7 @@
 #include "server/compare/canaries.h"
 #include "server/compare/comparison_queries.h"
 #include "server/compare/confirmations.h"
+#include "server/compare/timelines.h"
 #include "server/core/auth.h"
 #include "server/core/metrics.h"
 #include "server/core/read_queries.h"
@@ -52,6 +53,8 @@ struct Server {
   Bisections bisections;
   // Canaries on idle devices (--canary-interval), quarantining slow ones.
   Canaries canaries;
+  // Supplemental instruction profiles of formal rounds (SubmitTimeline).
+  Timelines timelines;
   std::atomic<bool> stopping{false};
   // What GET /healthz answers: the gRPC health's overall status (SERVING
   // from the start of the gRPC port until the drain).

@@ -65,6 +65,17 @@ absl::Status TimelineWriter::Open() {
         "INTEGER, checkpoint_info INTEGER); BEGIN");
     insert_ = std::make_unique<SQLite::Statement>(
         *db_, "INSERT INTO BiuInstrStatus VALUES (?, ?, ?, ?, ?, ?, ?)");
+    task_db_ = std::make_unique<SQLite::Database>(
+        (config_.biu_db.parent_path() / "ascend_task.db").string(),
+        SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    task_db_->exec(
+        "DROP TABLE IF EXISTS AscendTask; CREATE TABLE AscendTask (model_id INTEGER, index_id "
+        "INTEGER, stream_id INTEGER, task_id INTEGER, context_id INTEGER, batch_id INTEGER, "
+        "start_time INTEGER, duration REAL, host_task_type TEXT, device_task_type TEXT, "
+        "connection_id INTEGER); BEGIN");
+    task_insert_ = std::make_unique<SQLite::Statement>(
+        *task_db_,
+        "INSERT INTO AscendTask VALUES (4294967295, 0, ?, ?, 4294967295, 0, ?, ?, ?, ?, ?)");
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("biu_perf.db: ", e.what()));
   }
@@ -162,10 +173,25 @@ void TimelineWriter::AddTask(const TaskRecord& task) {
                ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,\"ts\":\"%s\",\"dur\":"
                "\"%s\",\"args\":{\"Task Type\":\"%s\",\"Stream Id\":%d,\"Task Id\":%d,\"Block "
                "Num\":%d}}",
-               l.op_name.c_str(), kHardwarePid, task.stream_id, Micros(task.start_ns).c_str(),
+               KernelName(l).c_str(), kHardwarePid, task.stream_id, Micros(task.start_ns).c_str(),
                Micros(std::llround(r.duration_us * 1000.0)).c_str(),
                std::string(TaskTypeName(l.task_type)).c_str(), task.stream_id, task.task_id,
                l.block_num);
+  if (status_.ok()) {
+    try {
+      task_insert_->bind(1, task.stream_id);
+      task_insert_->bind(2, task.task_id);
+      task_insert_->bind(3, static_cast<int64_t>(task.start_ns));
+      task_insert_->bind(4, r.duration_us * 1000.0);
+      task_insert_->bind(5, "KERNEL_AICORE");
+      task_insert_->bind(6, std::string(TaskTypeName(l.task_type)));
+      task_insert_->bind(7, task.task_id);
+      task_insert_->exec();
+      task_insert_->reset();
+    } catch (const std::exception& e) {
+      status_ = absl::InternalError(absl::StrCat("ascend_task.db: ", e.what()));
+    }
+  }
   if (!r.has_pmu) return;
   const bool pipelined = config_.layout == TimelineLayout::kPipelined ||
                          (config_.layout == TimelineLayout::kFromWorkload && l.work.overlap != 0);
@@ -193,6 +219,8 @@ absl::Status TimelineWriter::Finish() {
     try {
       insert_.reset();
       db_->exec("COMMIT");
+      task_insert_.reset();
+      task_db_->exec("COMMIT");
     } catch (const std::exception& e) {
       status_ = absl::InternalError(absl::StrCat("biu_perf.db: ", e.what()));
     }

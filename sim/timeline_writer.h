@@ -38,7 +38,9 @@ struct TimelineConfig {
 // string ts/dur in µs and Core Type / Block Id / Checkpoint Info args; the same
 // events in biu_perf.db (BiuInstrStatus). Each lane's busy time per pipe is the
 // device model's pipe ratio times the task's duration, so the timeline agrees
-// with op_summary's ratios. Streams as tasks arrive. Not thread-safe.
+// with op_summary's ratios. Beside biu_perf.db, ascend_task.db holds one
+// AscendTask row per task (its stream, task id, start and duration in ns).
+// Streams as tasks arrive. Not thread-safe.
 class TimelineWriter {
  public:
   explicit TimelineWriter(TimelineConfig config);
@@ -61,6 +63,10 @@ class TimelineWriter {
   std::FILE* out_ = nullptr;
   std::unique_ptr<SQLite::Database> db_;
   std::unique_ptr<SQLite::Statement> insert_;
+  // device_<id>/sqlite/ascend_task.db beside biu_perf.db: one AscendTask row
+  // per task (msprof-output.md §5.3, the task timing the archive keeps).
+  std::unique_ptr<SQLite::Database> task_db_;
+  std::unique_ptr<SQLite::Statement> task_insert_;
   bool first_ = true;
   uint64_t lanes_written_ = 0;  // bit per lane index whose metadata is out
   absl::Status status_;

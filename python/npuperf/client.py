@@ -233,6 +233,33 @@ class Client:
         )
         return Collection(self, resp.collection)
 
+    def timeline(
+        self,
+        round_ids: Iterable[int] = (),
+        collection_id: str = "",
+        cases: Iterable[str] = (),
+        tile_dag_attestation: str = "",
+    ) -> list:
+        """Queues the instruction timeline of formal rounds on their devices
+        (``npuperf timeline``; docs/evidence.md "Timeline"): give round ids, or
+        a collection id with optional case ids. Returns the generated
+        ``TimelineRun`` list, one per round (its one-job collection, ``created``
+        false when a timeline of that round was already queued or running);
+        follow each with ``client.get(run.collection_id).wait()``.
+        ``tile_dag_attestation`` is the text of your Tile-DAG attestation JSON:
+        the stored timeline then says whether the formal round may be closed
+        (``evidence.timeline.completion_eligible`` and its blockers)."""
+        pb = _proto.collection_service_pb2
+        req = pb.SubmitTimelineRequest(
+            round_ids=[int(r) for r in round_ids],
+            collection_id=collection_id,
+            case_ids=list(cases),
+            tile_dag_attestation=tile_dag_attestation,
+        )
+        # Idempotent per round: asking again returns the queued timeline.
+        resp = self._caller.unary(self._collections.SubmitTimeline, req, idempotent=True)
+        return list(resp.runs)
+
     def list(
         self,
         labels: Optional[Mapping[str, str]] = None,

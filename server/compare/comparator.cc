@@ -395,7 +395,12 @@ v1::RoundComparison CompareRounds(const v1::Round& baseline, const v1::Round& ca
       blocking.push_back(absl::StrCat(d.field(), " (", d.baseline(), " vs ", d.candidate(), ")"));
     }
   }
-  if (b.errors_size() > 0 || c.errors_size() > 0) {
+  if (b.has_timeline() || c.has_timeline()) {
+    // Instruction profiling perturbs durations (reference-scripts.md §2.11).
+    out.set_verdict(v1::VERDICT_NOT_COMPARABLE);
+    out.set_rule(absl::StrCat(b.has_timeline() ? "baseline" : "candidate",
+                              " is an instruction timeline: it carries no durations to compare"));
+  } else if (b.errors_size() > 0 || c.errors_size() > 0) {
     out.set_verdict(v1::VERDICT_ERRORED);
     out.set_rule(b.errors_size() > 0 ? absl::StrCat("baseline evidence errors: ", ErrorsOf(b))
                                      : absl::StrCat("candidate evidence errors: ", ErrorsOf(c)));

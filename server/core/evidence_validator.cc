@@ -44,7 +44,13 @@ constexpr std::string_view kTimingSources[] = {
     "op_summary.Task Duration(us)", "task_time.task_time(us)", "api_statistic.node.launch",
     "opprof.OpBasicInfo.Task Duration(us)", "msprof_db.TASK.endNs-startNs"};
 constexpr std::string_view kClockStates[] = {"rated", "dvfs_suspect", "unknown"};
-constexpr std::string_view kModes[] = {"standard", "quick", "compare"};
+constexpr std::string_view kModes[] = {"standard", "quick", "compare", "timeline"};
+constexpr std::string_view kAttributionStatuses[] = {"unique_exact_target_window",
+                                                     "target_not_found", "duplicate_target_window"};
+// A timeline alone never proves pipelining (reference-scripts.md §2.11).
+constexpr std::string_view kTimelinePipelineStatuses[] = {"requires_tile_dag_correlation",
+                                                          "unverified"};
+constexpr std::string_view kPipeClasses[] = {"compute", "movement", "scalar", "wait", "unknown"};
 constexpr size_t kMaxViolations = 100;
 // Device ids of the evidence: -1 (none) or an NPU index.
 constexpr double kMaxDeviceId = 1 << 20;
@@ -366,6 +372,56 @@ void CheckFindings(const v1::Evidence& e, Checker& c) {
   }
 }
 
+// A timeline's evidence (Evidence.timeline): its statuses are the library's,
+// its counts non-negative, and it carries no durations or metrics, which
+// instruction profiling perturbs (they never stand beside a formal round's).
+void CheckTimeline(const v1::Evidence& e, Checker& c) {
+  if (!e.has_timeline()) {
+    if (e.fingerprint().mode() == "timeline")
+      c.Add("evidence.timeline", "is required in mode timeline");
+    return;
+  }
+  const v1::TimelineSummary& t = e.timeline();
+  const std::string f = "evidence.timeline.";
+  if (t.attribution_status().empty()) c.Add(f + "attribution_status", "is required");
+  c.OneOf(f + "attribution_status", t.attribution_status(), kAttributionStatuses);
+  if (t.pipeline_evidence_status().empty()) c.Add(f + "pipeline_evidence_status", "is required");
+  c.OneOf(f + "pipeline_evidence_status", t.pipeline_evidence_status(), kTimelinePipelineStatuses);
+  if (t.pipeline_evidence_status() == "requires_tile_dag_correlation" &&
+      t.attribution_status() != "unique_exact_target_window") {
+    c.Add(f + "pipeline_evidence_status", "needs a unique target window");
+  }
+  for (const auto& [name, v] :
+       {std::pair<const char*, int64_t>{"target_start_ns", t.target_start_ns()},
+        {"target_duration_ns", t.target_duration_ns()},
+        {"monitored_lanes", t.monitored_lanes()},
+        {"events_in_window", t.events_in_window()},
+        {"raw_event_pairs", t.raw_event_pairs()},
+        {"overlap_ns", t.overlap_ns()},
+        {"trace_bytes", t.trace_bytes()}}) {
+    if (v < 0) c.Add(f + name, absl::StrCat("is ", v, "; must be >= 0"));
+  }
+  // The overlap is counted per lane inside the window.
+  if (t.overlap_ns() > 0 &&
+      (t.monitored_lanes() <= 0 || t.overlap_ns() / t.monitored_lanes() > t.target_duration_ns())) {
+    c.Add(f + "overlap_ns", "exceeds the target window on every monitored lane");
+  }
+  if (t.biu_rows() < -1) c.Add(f + "biu_rows", "must be >= -1 (-1: absent)");
+  if (t.ascend_task_rows() < -1) c.Add(f + "ascend_task_rows", "must be >= -1 (-1: absent)");
+  if (c.Count(f + "pipe_event_counts", t.pipe_event_counts_size(),
+              static_cast<int>(std::size(kPipeClasses)))) {
+    for (const auto& [name, n] : t.pipe_event_counts()) {
+      c.OneOf(Key(f + "pipe_event_counts", name), name, kPipeClasses);
+      if (n < 0) c.Add(Key(f + "pipe_event_counts", name), "must be >= 0");
+    }
+  }
+  c.Texts(f + "limitations", t.limitations(), kMaxEvidenceTextBytes, false);
+  if (e.duration().samples_us_size() > 0 || e.metrics_size() > 0 || e.task_duration_us() > 0) {
+    c.Add("evidence.duration", "absent on a timeline: instruction profiling perturbs durations");
+  }
+  if (e.fingerprint().mode() != "timeline") c.Add("evidence.fingerprint.mode", "must be timeline");
+}
+
 }  // namespace
 
 std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
@@ -385,6 +441,7 @@ std::vector<FieldViolation> ValidateEvidence(const v1::Evidence& e) {
   CheckFingerprint(e.fingerprint(), c);
   CheckNotes(e, c);
   CheckFindings(e, c);
+  CheckTimeline(e, c);
   return std::move(c.out);
 }
 

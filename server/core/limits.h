@@ -94,6 +94,11 @@ inline constexpr size_t kMaxConstraintHostBytes = kMaxAgentStringBytes;
 // out of series and regression listings unless their collection is asked
 // for by id (Store::ListRounds).
 inline constexpr char kServerLabelPrefix[] = "npuperf.";
+// The server label of a timeline collection (CollectionService.SubmitTimeline):
+// the id of the formal round its instruction profile anchors to.
+inline constexpr char kTimelineOfLabel[] = "npuperf.timeline_of";
+// Rounds one SubmitTimeline may name (each queues one job).
+inline constexpr int kMaxTimelineRounds = 64;
 // case_selector.case_arg (an option such as --case-id); case_env is a plain
 // variable name [A-Z_][A-Z0-9_]* of at most kMaxCaseEnvBytes (64), outside
 // the reserved set (common/input_rules.h, shared with the agent).

@@ -5,6 +5,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/bundle_tar.h"
@@ -14,6 +15,7 @@
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "evidence/cases.h"
+#include "evidence/roofline.h"
 #include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
@@ -116,6 +118,13 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::SubmitForServer(
   std::vector<FieldViolation> violations =
       ValidateSpec(req.spec(), req.idempotency_key(), known, options_.limits);
   if (!lookup_error.ok()) return lookup_error;
+  // A timeline job anchors to a formal round; only SubmitTimeline names one.
+  if (req.spec().params().mode() == v1::PROFILE_MODE_TIMELINE &&
+      !server_labels.contains(kTimelineOfLabel)) {
+    violations.push_back({"spec.params.mode",
+                          "PROFILE_MODE_TIMELINE jobs are queued with SubmitTimeline (npuperf "
+                          "timeline ROUND), which anchors each to its formal round"});
+  }
   if (!violations.empty()) return InvalidArgumentWithFields(violations);
   if (!missing.empty()) {
     return absl::NotFoundError(
@@ -427,8 +436,11 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
     r.discovery = req.discovery();
   } else if (r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED) {
     std::vector<FieldViolation> invalid = ValidateEvidence(req.evidence());
-    if (!invalid.empty()) return RejectEvidence(std::move(r), invalid);
     r.evidence = req.evidence();
+    if (invalid.empty() && r.evidence.has_timeline()) {
+      if (absl::Status s = AnchorTimeline(req.job_id(), &r.evidence, &invalid); !s.ok()) return s;
+    }
+    if (!invalid.empty()) return RejectEvidence(std::move(r), invalid);
     r.metrics = FlattenMetrics(req.evidence());
   }
   auto ack = store_.RecordResult(r);
@@ -449,6 +461,44 @@ absl::StatusOr<v1::ReportResultResponse> Scheduler::ReportResult(
   resp.set_round_id(ack->round_id);
   resp.set_duplicate(ack->duplicate);
   return resp;
+}
+
+absl::Status Scheduler::AnchorTimeline(int64_t job_id, v1::Evidence* evidence,
+                                       std::vector<FieldViolation>* invalid) {
+  absl::StatusOr<JobBundle> job = store_.GetJobBundle(job_id);
+  if (absl::IsNotFound(job.status())) return absl::OkStatus();  // RecordResult says stale
+  if (!job.ok()) return job.status();
+  const auto& labels = job->spec.labels();
+  auto anchor = labels.find(kTimelineOfLabel);
+  int64_t round_id = 0;
+  if (job->spec.params().mode() != v1::PROFILE_MODE_TIMELINE || anchor == labels.end() ||
+      !absl::SimpleAtoi(anchor->second, &round_id) || round_id <= 0) {
+    invalid->push_back(
+        {"evidence.timeline", "only a timeline job (PROFILE_MODE_TIMELINE) reports one"});
+    return absl::OkStatus();
+  }
+  v1::TimelineSummary* t = evidence->mutable_timeline();
+  t->set_anchor_round_id(round_id);
+  // The §2.11 completion rule over the formal round's roofline, this timeline
+  // and the user's attestation (checked against the target at submission).
+  std::optional<evidence::TileDagAttestation> attestation;
+  if (!job->spec.tile_dag_attestation().empty()) {
+    auto a = evidence::ParseTileDagAttestation(job->spec.tile_dag_attestation(),
+                                               evidence->op_name(), "tile_dag_attestation");
+    if (a.ok()) attestation = *std::move(a);
+  }
+  absl::StatusOr<v1::Round> formal = store_.GetRound(job->team, round_id);
+  if (!formal.ok() && !absl::IsNotFound(formal.status())) return formal.status();
+  const evidence::Completion c =
+      evidence::DecideCompletion(formal.ok() ? formal->evidence().evidence_json() : "",
+                                 t->attribution_status(), t->overlap_ns(), attestation);
+  t->set_tile_dag_attestation_sha256(attestation ? attestation->sha256 : "");
+  t->set_pipeline_overlap_status(c.pipeline_status);
+  t->set_roofline_terminal_status(c.terminal_status);
+  t->set_completion_eligible(c.eligible);
+  t->clear_completion_blockers();
+  for (const std::string& b : c.blockers) t->add_completion_blockers(b);
+  return absl::OkStatus();
 }
 
 absl::Status Scheduler::RejectEvidence(AttemptResult r,

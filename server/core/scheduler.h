@@ -226,6 +226,11 @@ class Scheduler {
   // A succeeded report whose evidence was refused: fails the job through the
   // store, then INVALID_ARGUMENT naming the violations.
   absl::Status RejectEvidence(AttemptResult r, const std::vector<FieldViolation>& violations);
+  // A timeline's evidence is accepted only from a PROFILE_MODE_TIMELINE job,
+  // and anchored (TimelineSummary.anchor_round_id) to the round its
+  // collection's server label names, never to one the agent claims.
+  absl::Status AnchorTimeline(int64_t job_id, v1::Evidence* evidence,
+                              std::vector<FieldViolation>* invalid);
 
   Store& store_;
   Clock& clock_;

@@ -258,6 +258,12 @@ void CheckTop(const v1::CollectionSpec& spec, const std::string& key, const Inpu
   if (spec.description().size() > kMaxDescriptionBytes || !IsCleanText(spec.description())) {
     out.push_back({"spec.description", "at most 4096 bytes of text without control characters"});
   }
+  if (!spec.tile_dag_attestation().empty() &&
+      (spec.params().mode() != v1::PROFILE_MODE_TIMELINE ||
+       spec.tile_dag_attestation().size() > kMaxTileDagAttestationBytes)) {
+    out.push_back({"spec.tile_dag_attestation",
+                   "only a timeline collection carries one (SubmitTimeline), at most 64 KiB"});
+  }
   CheckRange(out, "spec.priority", spec.priority(), -10, 10);
   CheckRange(out, "spec.max_concurrent_jobs", spec.max_concurrent_jobs(), 0, 8);
   if (spec.operators().empty()) out.push_back({"spec.operators", "at least one operator"});
@@ -333,7 +339,7 @@ v1::CollectionSpec WithDefaults(v1::CollectionSpec spec) {
   if (p->skip_warm_up()) p->set_warm_up(0);
   if (p->repeats() == 0) {
     p->set_repeats(
-        p->mode() == v1::PROFILE_MODE_STANDARD || p->mode() == v1::PROFILE_MODE_DISCOVER ? 1 : 3);
+        p->mode() == v1::PROFILE_MODE_QUICK || p->mode() == v1::PROFILE_MODE_COMPARE ? 3 : 1);
   }
   if (p->seed() == 0) p->set_seed(42);
   if (p->timeout_seconds() == 0) p->set_timeout_seconds(3600);

@@ -5,8 +5,22 @@
 namespace npuperf::server {
 
 CollectionServiceImpl::CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads,
-                                             ServiceContext sc, std::atomic<bool>& stopping)
-    : scheduler_(scheduler), reads_(reads), sc_(sc), stopping_(stopping) {}
+                                             Timelines& timelines, ServiceContext sc,
+                                             std::atomic<bool>& stopping)
+    : scheduler_(scheduler), reads_(reads), timelines_(timelines), sc_(sc), stopping_(stopping) {}
+
+grpc::Status CollectionServiceImpl::SubmitTimeline(grpc::ServerContext* ctx,
+                                                   const v1::SubmitTimelineRequest* req,
+                                                   v1::SubmitTimelineResponse* resp) {
+  return Serve(sc_, "SubmitTimeline", ctx, PrincipalKind::kTeam,
+               [&](const Principal& p) -> absl::Status {
+                 if (stopping_) return absl::UnavailableError("server is shutting down");
+                 auto result = timelines_.Submit(p.name, *req);
+                 if (!result.ok()) return result.status();
+                 *resp = *std::move(result);
+                 return absl::OkStatus();
+               });
+}
 
 grpc::Status CollectionServiceImpl::SubmitCollection(grpc::ServerContext* ctx,
                                                      const v1::SubmitCollectionRequest* req,

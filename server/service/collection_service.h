@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "npuperf/v1/collection_service.grpc.pb.h"
+#include "server/compare/timelines.h"
 #include "server/core/read_queries.h"
 #include "server/core/scheduler.h"
 #include "server/service/serve.h"
@@ -18,8 +19,8 @@ class CollectionServiceImpl final
     : public v1::CollectionService::WithCallbackMethod_WatchCollection<
           v1::CollectionService::Service> {
  public:
-  CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads, ServiceContext sc,
-                        std::atomic<bool>& stopping);
+  CollectionServiceImpl(Scheduler& scheduler, ReadQueries& reads, Timelines& timelines,
+                        ServiceContext sc, std::atomic<bool>& stopping);
 
   grpc::Status SubmitCollection(grpc::ServerContext* ctx, const v1::SubmitCollectionRequest* req,
                                 v1::SubmitCollectionResponse* resp) override;
@@ -34,10 +35,13 @@ class CollectionServiceImpl final
   grpc::Status UploadBundle(grpc::ServerContext* ctx,
                             grpc::ServerReader<v1::UploadBundleRequest>* reader,
                             v1::UploadBundleResponse* resp) override;
+  grpc::Status SubmitTimeline(grpc::ServerContext* ctx, const v1::SubmitTimelineRequest* req,
+                              v1::SubmitTimelineResponse* resp) override;
 
  private:
   Scheduler& scheduler_;
   ReadQueries& reads_;
+  Timelines& timelines_;
   ServiceContext sc_;
   std::atomic<bool>& stopping_;
 };

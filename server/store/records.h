@@ -46,6 +46,8 @@ struct JobBundle {
   bool stored = false;        // the team owns that bundle and its content is stored
   int64_t size_bytes = 0;
   int32_t chunks = 0;
+  // The job's collection spec (its mode and labels, e.g. whose timeline it is).
+  v1::CollectionSpec spec;
 };
 
 // What one CollectBundles pass removed.

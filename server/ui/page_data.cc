@@ -117,13 +117,29 @@ absl::StatusOr<std::string> UiServer::RoundPage(const std::string& team, const s
   auto got = reads_.GetRound(team, req);
   if (!got.ok()) return got.status();
   const v1::Round& r = got->round();
-  return report::WithNav(report::RenderRoundPage(r),
-                         {{"/ui/", "start"},
-                          {"/ui/collections/" + report::UrlComponent(r.collection_id()),
-                           "collection " + r.collection_id()},
-                          {"/ui/history?op=" + report::UrlComponent(r.operator_name()) +
-                               "&case=" + report::UrlComponent(r.case_id()),
-                           "history of " + r.operator_name()}});
+  Links nav = {{"/ui/", "start"},
+               {"/ui/collections/" + report::UrlComponent(r.collection_id()),
+                "collection " + r.collection_id()},
+               {"/ui/history?op=" + report::UrlComponent(r.operator_name()) +
+                    "&case=" + report::UrlComponent(r.case_id()),
+                "history of " + r.operator_name()}};
+  if (r.evidence().has_timeline()) {
+    const int64_t anchor = r.evidence().timeline().anchor_round_id();
+    nav.push_back(
+        {"/ui/rounds/" + std::to_string(anchor), "formal round " + std::to_string(anchor)});
+  } else {
+    // The instruction timelines of this round (npuperf timeline), newest first.
+    v1::ListRoundsRequest timelines;
+    timelines.set_operator_name(r.operator_name());
+    (*timelines.mutable_labels())[kTimelineOfLabel] = std::to_string(r.id());
+    timelines.set_page_size(5);
+    auto found = reads_.ListRounds(team, timelines);
+    if (!found.ok()) return found.status();
+    for (const v1::Round& t : found->rounds()) {
+      nav.push_back({"/ui/rounds/" + std::to_string(t.id()), "timeline " + std::to_string(t.id())});
+    }
+  }
+  return report::WithNav(report::RenderRoundPage(r), nav);
 }
 
 absl::StatusOr<std::string> UiServer::CollectionPage(const std::string& team,

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "SQLiteCpp/SQLiteCpp.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/constants.h"
@@ -413,6 +414,74 @@ TEST_F(JobRunnerTest, CancelTerminatesTheRunningChild) {
   EXPECT_EQ(fake_.terminated(), 1);
   EXPECT_EQ(MsprofRuns("TaskTime", "cancelled"), 1);
   EXPECT_THAT(CollectionLog(), HasSubstr("exit: cancelled\n"));
+}
+
+// Timeline mode (issue 32): one --instr-profiling=on run, its export with the BIU section, and
+// the timeline evidence of the target's window; the capture must hold the job's device's
+// biu_perf.db. No durations: instruction profiling perturbs them.
+TEST_F(JobRunnerTest, TimelineModeProfilesInstructionsAndReportsTheWindowWithoutDurations) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_TIMELINE);
+  const fs::path capture = dir_.path() / "capture";
+  const fs::path prof = capture / "PROF_000001_20260101000000_AAA";
+  fs::create_directories(prof / "device_3" / "sqlite");
+  fs::create_directories(prof / "mindstudio_profiler_output");
+  {
+    SQLite::Database db((prof / "device_3" / "sqlite" / "biu_perf.db").string(),
+                        SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec(
+        "CREATE TABLE BiuInstrStatus (instruction TEXT); INSERT INTO BiuInstrStatus VALUES "
+        "('MTE2'), ('VEC')");
+  }
+  std::ofstream(prof / "mindstudio_profiler_output" / "msprof_20260101000000.json") << R"([
+{"name":"thread_name","ph":"M","pid":9,"tid":1,"args":{"name":"Group0-aiv0"}},
+{"name":"main_kernel","ph":"X","pid":1,"tid":1,"ts":"1780000000000000.000","dur":"10.000"},
+{"name":"MTE2","ph":"X","pid":9,"tid":1,"ts":"1780000000000000.000","dur":"4.000"},
+{"name":"VEC","ph":"X","pid":9,"tid":1,"ts":"1780000000000002.500","dur":"4.000"}])";
+  fake_.On(Fake::HasArg("--instr-profiling=on"), Fake::Exit(0, capture));
+
+  auto e = runner_.Run(ctx_);
+
+  ASSERT_TRUE(e.ok()) << e.status();
+  const Argv timeline = WithApp({"msprof", "--output=" + (session() / "timeline").string(),
+                                 "--ai-core=on", "--aic-metrics=PipeUtilization",
+                                 "--instr-profiling=on", "--task-time=on", "--ascendcl=on"});
+  const Argv export_run = {"msprof", "--export=on",
+                           "--output=" + (session() / "timeline" / prof.filename()).string(),
+                           "--type=text", "--reports=" + (session() / "reports.json").string()};
+  EXPECT_THAT(Argvs(), ::testing::Contains(timeline));
+  EXPECT_THAT(Argvs(), ::testing::Contains(export_run));
+  std::ifstream reports(session() / "reports.json");
+  std::string text((std::istreambuf_iterator<char>(reports)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr(R"({"json_process":{"ascend":true,"biu_perf":true}})"));
+  const v1::TimelineSummary& t = e->timeline();
+  EXPECT_EQ(t.attribution_status(), "unique_exact_target_window");
+  EXPECT_EQ(t.pipeline_evidence_status(), "requires_tile_dag_correlation");
+  EXPECT_EQ(t.target_start_ns(), 1780000000000000000);
+  EXPECT_EQ(t.target_duration_ns(), 10000);
+  EXPECT_EQ(t.overlap_ns(), 1500);  // MTE2 [0, 4) and VEC [2.5, 6.5) on one lane
+  EXPECT_EQ(t.monitored_lanes(), 1);
+  EXPECT_EQ(t.biu_rows(), 2);
+  EXPECT_EQ(t.ascend_task_rows(), -1);
+  EXPECT_THAT(e->warnings(), ::testing::Contains(HasSubstr("no ascend_task.db")));
+  EXPECT_EQ(e->duration().samples_us_size(), 0);
+  EXPECT_EQ(e->metrics_size(), 0);
+  EXPECT_EQ(e->fingerprint().mode(), "timeline");
+  EXPECT_THAT(e->evidence_json(), HasSubstr("\"schema_version\": 1"));
+  EXPECT_EQ(MsprofRuns("Timeline", "ok"), 1);
+  EXPECT_EQ(MsprofRuns("TimelineExport", "ok"), 1);
+}
+
+// A capture of another device, or a trace without the target's window, fails the job for good.
+TEST_F(JobRunnerTest, TimelineModeFailsClosedOnAnotherDeviceOrNoWindow) {
+  ctx_.job.mutable_params()->set_mode(v1::PROFILE_MODE_TIMELINE);
+  const fs::path capture = dir_.path() / "capture";
+  const fs::path prof = capture / "PROF_000001_20260101000000_AAA";
+  fs::create_directories(prof / "device_0" / "sqlite");  // the job runs on device 3
+  fake_.On(Fake::HasArg("--instr-profiling=on"), Fake::Exit(0, capture));
+  auto e = runner_.Run(ctx_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.status().code(), absl::StatusCode::kFailedPrecondition) << e.status();
+  EXPECT_THAT(e.status().message(), HasSubstr("not the job's device 3"));
 }
 
 }  // namespace

@@ -191,5 +191,75 @@ TEST_F(AttestationTest, AcceptedWithItsHashNeverInferred) {
   EXPECT_TRUE(absl::IsNotFound(ReadTileDagAttestation("/nonexistent.json", "Add_1").status()));
 }
 
+// The service's completion rule (DecideCompletion) on worked inputs: the formal round's
+// evidence.json roofline, the timeline's window and overlap, the user's attestation.
+std::string FormalJson(const std::string& terminal, const std::string& scalar) {
+  return "{\"roofline\": {\"roofline_terminal_status\": \"" + terminal +
+         "\", \"scalar_dominant\": " + scalar + "}}";
+}
+
+TileDagAttestation Attested(const std::string& status) {
+  auto a = ParseTileDagAttestation(
+      "{\"schema_version\": 1, \"target_op_name\": \"Add_1\", \"pipeline_evidence_status\": \"" +
+          status + "\", \"tile_dag\": \"tile i+1 loads while tile i computes\"}",
+      "Add_1", "request");
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *a : TileDagAttestation{};
+}
+
+TEST(CompletionTest, ATerminalRoundWithAProvenPipelineMayBeClosed) {
+  const Completion c = DecideCompletion(FormalJson("data_movement_bound", "false"),
+                                        "unique_exact_target_window", 1500, Attested("proven"));
+  EXPECT_TRUE(c.eligible);
+  EXPECT_TRUE(c.blockers.empty());
+  EXPECT_EQ(c.pipeline_status, "proven");
+  EXPECT_EQ(c.terminal_status, "data_movement_bound");
+}
+
+TEST(CompletionTest, ProvenNeedsSameLaneOverlapAndAUniqueWindow) {
+  Completion c = DecideCompletion(FormalJson("compute_bound", "false"),
+                                  "unique_exact_target_window", 0, Attested("proven"));
+  EXPECT_FALSE(c.eligible);
+  EXPECT_EQ(c.pipeline_status, "unverified");
+  ASSERT_EQ(c.blockers.size(), 2u);
+  EXPECT_NE(c.blockers[1].find("no same-lane"), std::string::npos) << c.blockers[1];
+  c = DecideCompletion(FormalJson("compute_bound", "false"), "duplicate_target_window", 900,
+                       Attested("proven"));
+  EXPECT_EQ(c.pipeline_status, "unverified");
+  EXPECT_NE(c.blockers.back().find("duplicate_target_window"), std::string::npos);
+}
+
+TEST(CompletionTest, NotApplicableWithDagNeedsNoOverlap) {
+  const Completion c =
+      DecideCompletion(FormalJson("balanced_compute_movement", "false"),
+                       "unique_exact_target_window", 0, Attested("not_applicable_with_dag"));
+  EXPECT_TRUE(c.eligible);
+  EXPECT_EQ(c.pipeline_status, "not_applicable_with_dag");
+}
+
+TEST(CompletionTest, EveryUnmetConditionIsABlocker) {
+  // No attestation, a non-terminal roofline, scalar dominant.
+  Completion c = DecideCompletion(FormalJson("residual_not_overlapped", "true"),
+                                  "unique_exact_target_window", 1500, std::nullopt);
+  EXPECT_FALSE(c.eligible);
+  EXPECT_EQ(c.pipeline_status, "unverified");
+  EXPECT_EQ(c.blockers.size(), 4u);
+  // A formal round without a roofline (older, or not JSON at all): nothing is assumed.
+  c = DecideCompletion("not json", "unique_exact_target_window", 1500, Attested("proven"));
+  EXPECT_EQ(c.terminal_status, "insufficient_evidence");
+  EXPECT_EQ(c.pipeline_status, "proven");
+  EXPECT_EQ(c.blockers.size(), 2u);  // terminal status, scalar dominance unknown
+}
+
+TEST(CompletionTest, AnAttestationOfAnotherTargetIsRefusedNamingIt) {
+  auto a = ParseTileDagAttestation(
+      R"({"schema_version": 1, "target_op_name": "Mul_2", "pipeline_evidence_status": "proven",
+          "tile_dag": "x"})",
+      "Add_1", "tile_dag_attestation");
+  EXPECT_TRUE(absl::IsInvalidArgument(a.status()));
+  EXPECT_NE(a.status().message().find("tile_dag_attestation: target_op_name"), std::string::npos)
+      << a.status();
+}
+
 }  // namespace
 }  // namespace npuperf::evidence

@@ -93,13 +93,20 @@ TEST_F(TimelineSimTest, PipelinedAndSerialKernelsDifferInSameLaneOverlap) {
   EXPECT_GT(pipelined.raw_event_pairs, 0);
   EXPECT_EQ(serial.overlap_ns, 0);
   EXPECT_EQ(serial.raw_event_pairs, 0);
-  // biu_perf.db beside the trace.
-  std::error_code ec;
-  bool biu = false;
-  for (const auto& e : fs::recursive_directory_iterator(dir_->path() / "pipelined", ec)) {
-    biu = biu || e.path().filename() == "biu_perf.db";
-  }
-  EXPECT_TRUE(biu);
+  // biu_perf.db and ascend_task.db beside the trace, in the one device directory the agent
+  // archives (FindTimelineDeviceFiles), with a row per instruction event and per task.
+  absl::StatusOr<TimelineDeviceFiles> files =
+      FindTimelineDeviceFiles(dir_->path() / "pipelined", /*device_id=*/0);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(files->biu_perf_db.filename(), "biu_perf.db");
+  EXPECT_GE(files->biu_rows, pipelined.events_in_window);
+  EXPECT_EQ(files->ascend_task_db.filename(), "ascend_task.db");
+  EXPECT_GT(files->ascend_task_rows, 0);
+  // Another device's capture is not this job's.
+  absl::StatusOr<TimelineDeviceFiles> other =
+      FindTimelineDeviceFiles(dir_->path() / "pipelined", /*device_id=*/3);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  EXPECT_NE(other.status().message().find("not the job's device 3"), std::string::npos);
 }
 
 TEST_F(TimelineSimTest, LaneBusyTimeAgreesWithPipeRatios) {

@@ -311,5 +311,26 @@ TEST_F(TimelineTest, FindsTheTraceInAProfDirectory) {
   EXPECT_TRUE(absl::IsNotFound(FindTimelineTrace(dir_ / "nothing").status()));
 }
 
+TEST_F(TimelineTest, TheCapturesDeviceFilesAreRequiredAsTheReferenceSays) {
+  auto refused = [](const absl::StatusOr<TimelineDeviceFiles>& f, const std::string& why) {
+    EXPECT_TRUE(absl::IsFailedPrecondition(f.status())) << f.status();
+    EXPECT_NE(f.status().message().find(why), std::string::npos) << f.status();
+  };
+  refused(FindTimelineDeviceFiles(dir_, 0), "holds 0 PROF_* directories");
+  const fs::path prof = dir_ / "PROF_000001_20260101000000_ABC";
+  fs::create_directories(prof / "device_1" / "sqlite");
+  refused(FindTimelineDeviceFiles(dir_, 0), "is not the job's device 0");
+  refused(FindTimelineDeviceFiles(prof, 1), "no regular");  // no biu_perf.db
+  fs::create_directories(prof / "device_2");
+  refused(FindTimelineDeviceFiles(prof, 1), "holds 2 device_* directories");
+  fs::remove_all(prof / "device_2");
+  // A symlinked db is not the capture's own file.
+  fs::create_symlink("/etc/hostname", prof / "device_1" / "sqlite" / "biu_perf.db");
+  refused(FindTimelineDeviceFiles(prof, 1), "no regular");
+  fs::remove(prof / "device_1" / "sqlite" / "biu_perf.db");
+  std::ofstream(prof / "device_1" / "sqlite" / "biu_perf.db") << "not sqlite at all";
+  refused(FindTimelineDeviceFiles(prof, 1), "SQLite");
+}
+
 }  // namespace
 }  // namespace npuperf::evidence

@@ -18,7 +18,7 @@ const std::vector<std::string> kClientCommands = {
     "rounds",    "report",        "compare", "regressions",  "baseline",       "agents",
     "summarize", "list-op-names", "help",    "history",      "artifacts",      "fetch",
     "triage",    "calibrate",     "noise",   "compare-impl", "release-report", "bisect",
-    "bisection", "bisections"};
+    "bisection", "bisections",    "timeline"};
 
 CommandResult RunTool(const std::vector<std::string>& argv, const std::filesystem::path& dir) {
   return RunCommand(argv, dir, {}, std::chrono::seconds(30));

@@ -65,6 +65,9 @@ TEST(CliUsageTest, BadFlagsExitTwoNamingTheFlag) {
   };
   const std::vector<Case> cases = {
       {"npuperf", {"list", "--bogus"}, "--bogus"},
+      // Read up to one byte past the server's 64 KiB, never to the end of /dev/zero.
+      {"npuperf", {"timeline", "5", "--tile-dag-attestation", "/dev/zero"}, "over 64 KiB"},
+      {"npuperf", {"timeline", "5", "--case", "c1"}, "--case goes with a collection id"},
       {"npuperf-server", {"--bogus"}, "--bogus"},    // CLI11: 109
       {"npuperf-server", {"--listen"}, "--listen"},  // 114
       {"npuperf-server", {"--max-jobs-per-collection", "0"}, "--max-jobs-per-collection"},  // 105

@@ -8,9 +8,10 @@
 #    only through core/ (serve.h alone includes store/db_deadline.h, to carry the call deadline
 #    into the database); only main.cc includes the backends' factory.
 #  - agent/: only server_channel.* and main.cc include <grpcpp/...>.
-#  - evidence/: never gRPC; SQLite only in the two db readers: per_core.cc (the sample-based
-#    aicore.db) and unified_db.cc (the PROF root's msprof_<ts>.db); every other file reads them
-#    through those files' headers, which include no SQLite.
+#  - evidence/: never gRPC; SQLite only in the three db readers: per_core.cc (the sample-based
+#    aicore.db), unified_db.cc (the PROF root's msprof_<ts>.db) and timeline_capture.cc (an
+#    instruction profile's biu_perf.db and ascend_task.db); every other file reads them through
+#    those files' headers, which include no SQLite.
 #  - server/ and agent/ never include each other.
 #  - report/ (the HTML pages) is pure: the generated messages and evidence/ only; no gRPC, no
 #    database, no binary's code, no common/, no file or stream I/O; only client/ and the server's
@@ -48,8 +49,8 @@ violations '#include "server/store/' server/service '/serve\.h$' \
   "a service adapter reaches the store past core/ (serve.h may carry the call's deadline into it)"
 violations "$grpc" agent '/agent/(server_channel\.(h|cc)|main\.cc)$' "gRPC outside agent/server_channel"
 violations "$grpc" evidence '^$' "gRPC in evidence/"
-violations "$sql" evidence '/evidence/(per_core|unified_db)\.cc$' \
-  "SQLite in evidence/ outside the sample-db reader (per_core.cc) and the unified-db reader (unified_db.cc)"
+violations "$sql" evidence '/evidence/(per_core|unified_db|timeline_capture)\.cc$' \
+  "SQLite in evidence/ outside the db readers (per_core.cc, unified_db.cc, timeline_capture.cc)"
 violations '#include "server/' agent '^$' "agent/ includes server/"
 violations '#include "agent/' server '^$' "server/ includes agent/"
 violations '#include "server/|#include "agent/|#include "client/' evidence '^$' "evidence/ includes a binary's code"

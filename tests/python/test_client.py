@@ -228,6 +228,12 @@ class ClientTest(unittest.TestCase):
         self.assertIn("limit", [v.field for v in e.exception.field_violations])
         with self.assertRaises(npuperf.FailedPreconditionError):
             self.client.release_device("nobody:3", "not quarantined")
+        # Timelines: only of formal rounds (these are quick), and a request names its field.
+        with self.assertRaisesRegex(npuperf.FailedPreconditionError, "quick round"):
+            self.client.timeline([self.rounds()["interleave_rope"]])
+        with self.assertRaises(npuperf.InvalidArgumentError) as e:
+            self.client.timeline()
+        self.assertIn("round_ids", [v.field for v in e.exception.field_violations])
 
     def test_calibration_measures_noise_that_comparisons_then_use(self):
         with self.assertRaisesRegex(npuperf.InvalidArgumentError, "runs"):

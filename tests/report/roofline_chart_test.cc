@@ -124,6 +124,26 @@ TEST(TimelinePageTest, LanesWithSameLaneOverlapMarked) {
   EXPECT_EQ(overlaps, 1u);  // lane aiv0 only: aiv1's VEC has no movement on its own lane
   EXPECT_NE(page.find("requires_tile_dag_correlation"), std::string::npos);
   EXPECT_NE(RenderTimelinePage("not json").find("not a timeline_evidence"), std::string::npos);
+
+  // The same lanes are the round page of a timeline round (npuperf timeline), with whether its
+  // formal round may be closed and why not; no kernel time of its own.
+  v1::Round r;
+  r.set_id(8);
+  r.set_operator_name("op");
+  v1::Evidence* e = r.mutable_evidence();
+  e->set_op_name("Add_1");
+  e->set_evidence_json(evidence::TimelineToJson(*t));
+  v1::TimelineSummary* s = e->mutable_timeline();
+  s->set_anchor_round_id(7);
+  s->set_roofline_terminal_status("residual_not_overlapped");
+  s->set_pipeline_overlap_status("unverified");
+  s->add_completion_blockers("roofline_terminal_status is residual_not_overlapped");
+  const std::string round = RenderRoundPage(r);
+  EXPECT_NE(round.find("data-chart=\"timeline\""), std::string::npos);
+  EXPECT_NE(round.find("round 7 may be closed: no"), std::string::npos);
+  EXPECT_NE(round.find("blocked: roofline_terminal_status is residual_not_overlapped"),
+            std::string::npos);
+  EXPECT_EQ(round.find("data-chart=\"samples\""), std::string::npos);
 }
 
 }  // namespace

@@ -86,6 +86,7 @@ absl::StatusOr<JobBundle> PostgresStore::GetJobBundle(int64_t job_id) {
                       v1::CollectionSpec spec;
                       spec.ParseFromString(PgBlob(r[0][4]));
                       out.bundle_sha256 = BundleOfOperator(spec, r[0][2].as<std::string>());
+                      out.spec = std::move(spec);
                       auto b = tx.exec_prepared("bundle_owned_info", out.bundle_sha256, out.team);
                       if (!b.empty()) {
                         out.stored = true;

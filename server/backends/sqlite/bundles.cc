@@ -127,6 +127,7 @@ absl::StatusOr<JobBundle> SqliteStore::GetJobBundle(int64_t job_id) {
     v1::CollectionSpec spec;
     spec.ParseFromString(BlobOf(q.getColumn(4)));
     out.bundle_sha256 = BundleOfOperator(spec, q.getColumn(2).getString());
+    out.spec = std::move(spec);
     SQLite::Statement b(*db_,
                         "SELECT b.size_bytes, (SELECT COUNT(*) FROM bundle_chunks k WHERE k.sha256 "
                         "= b.sha256) FROM bundles b JOIN bundle_owners o ON o.sha256 = b.sha256 "

@@ -288,5 +288,73 @@ TEST(EvidenceValidatorTest, TheRejectionReasonNamesTheFirstFieldAndCountsTheRest
             "evidence rejected: duration.samples_us[0] is inf (and 1 more)");
 }
 
+// The evidence of a timeline job as the agent builds it (agent/timeline_run.cc).
+v1::Evidence Timeline() {
+  v1::Evidence e;
+  e.set_op_name("main_kernel");
+  e.mutable_fingerprint()->set_mode("timeline");
+  v1::TimelineSummary* t = e.mutable_timeline();
+  t->set_attribution_status("unique_exact_target_window");
+  t->set_pipeline_evidence_status("requires_tile_dag_correlation");
+  t->set_target_start_ns(1780000000000000123);  // beyond 2^53: exact in an int64
+  t->set_target_duration_ns(20000);
+  t->set_monitored_lanes(4);
+  t->set_events_in_window(120);
+  t->set_raw_event_pairs(30);
+  t->set_overlap_ns(36000);  // 9 us per lane of a 20 us window
+  (*t->mutable_pipe_event_counts())["compute"] = 40;
+  (*t->mutable_pipe_event_counts())["movement"] = 80;
+  t->add_limitations("monitored lanes do not generalise to all cores");
+  t->set_biu_rows(120);
+  t->set_ascend_task_rows(-1);
+  return e;
+}
+
+TEST(EvidenceValidatorTest, AnHonestTimelinePasses) { EXPECT_EQ(Fields(Timeline()), Names{}); }
+
+TEST(EvidenceValidatorTest, ATimelineNeverClaimsProvenPipelining) {
+  v1::Evidence e = Timeline();
+  e.mutable_timeline()->set_pipeline_evidence_status("proven");
+  EXPECT_EQ(Fields(e), Names{"evidence.timeline.pipeline_evidence_status"});
+  e = Timeline();
+  e.mutable_timeline()->set_attribution_status("duplicate_target_window");
+  EXPECT_EQ(Fields(e), Names{"evidence.timeline.pipeline_evidence_status"});  // needs a window
+  e.mutable_timeline()->set_pipeline_evidence_status("unverified");
+  EXPECT_EQ(Fields(e), Names{});
+}
+
+TEST(EvidenceValidatorTest, ATimelineCarriesNoDurations) {
+  v1::Evidence e = Timeline();
+  e.mutable_duration()->add_samples_us(12.5);
+  EXPECT_EQ(Fields(e), Names{"evidence.duration"});
+  e = Timeline();
+  e.add_metrics()->set_group("PipeUtilization");
+  EXPECT_EQ(Fields(e), Names{"evidence.duration"});
+}
+
+TEST(EvidenceValidatorTest, ATimelinesFiguresAreBounded) {
+  v1::Evidence e = Timeline();
+  e.mutable_timeline()->set_overlap_ns(20000 * 4 + 4);  // more than the window on every lane
+  e.mutable_timeline()->set_raw_event_pairs(-1);
+  e.mutable_timeline()->set_biu_rows(-2);
+  (*e.mutable_timeline()->mutable_pipe_event_counts())["teleport"] = 1;
+  EXPECT_EQ(Fields(e),
+            (Names{"evidence.timeline.raw_event_pairs", "evidence.timeline.overlap_ns",
+                   "evidence.timeline.biu_rows", "evidence.timeline.pipe_event_counts[teleport]"}));
+  e = Timeline();
+  e.mutable_timeline()->clear_attribution_status();
+  EXPECT_EQ(Fields(e), (Names{"evidence.timeline.attribution_status",
+                              "evidence.timeline.pipeline_evidence_status"}));  // needs a window
+}
+
+TEST(EvidenceValidatorTest, TimelineModeAndTimelineEvidenceGoTogether) {
+  v1::Evidence e = Timeline();
+  e.mutable_fingerprint()->set_mode("standard");
+  EXPECT_EQ(Fields(e), Names{"evidence.fingerprint.mode"});
+  e = Honest();
+  e.mutable_fingerprint()->set_mode("timeline");
+  EXPECT_EQ(Fields(e), Names{"evidence.timeline"});
+}
+
 }  // namespace
 }  // namespace npuperf::server
