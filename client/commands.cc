@@ -226,35 +226,52 @@ absl::StatusOr<v1::SubmitCollectionRequest> BuildRequest(Session& s, const Submi
   return req;
 }
 
-}  // namespace
-
-absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id) {
-  google::protobuf::RepeatedPtrField<v1::Job> jobs;
-  v1::Collection all;
-  std::string token;
-  do {
+// The rest of a collection's jobs after `first` (a first page, as
+// GetCollection, SubmitCollection or CancelCollection answered it): later
+// pages carry no spec, so the result keeps first's; the other fields are the
+// last page's.
+absl::StatusOr<v1::Collection> FetchAfter(Session& s, v1::Collection first) {
+  google::protobuf::RepeatedPtrField<v1::Job> jobs = std::move(*first.mutable_jobs());
+  v1::CollectionSpec spec = std::move(*first.mutable_spec());
+  v1::Collection all = std::move(first);
+  while (!jobs.empty() && jobs.size() < all.counts().total()) {
     v1::GetCollectionRequest req;
-    req.set_collection_id(id);
-    req.set_job_page_token(token);
+    req.set_collection_id(all.id());
+    req.set_job_page_token(absl::StrCat(jobs[jobs.size() - 1].id()));
     v1::GetCollectionResponse page;
     auto st = s.Call(&Collections::GetCollection, req, &page);
     if (!st.ok()) return st;
+    const int got = page.collection().jobs_size();
     for (auto& j : *page.mutable_collection()->mutable_jobs()) *jobs.Add() = std::move(j);
     all = std::move(*page.mutable_collection());
-    token = page.next_job_page_token();
-  } while (!token.empty() && jobs.size() < all.counts().total());
+    if (page.next_job_page_token().empty() || got == 0) break;
+  }
   *all.mutable_jobs() = std::move(jobs);
+  *all.mutable_spec() = std::move(spec);
   return all;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::Collection> FetchCollection(Session& s, const std::string& id) {
+  v1::GetCollectionRequest req;
+  req.set_collection_id(id);
+  v1::GetCollectionResponse page;
+  auto st = s.Call(&Collections::GetCollection, req, &page);
+  if (!st.ok()) return st;
+  if (page.next_job_page_token().empty()) return std::move(*page.mutable_collection());
+  return FetchAfter(s, std::move(*page.mutable_collection()));
 }
 
 namespace {
 
 // c as returned by a call that carries only the first page of its jobs
 // (SubmitCollection, CancelCollection, the last watch snapshot), completed
-// with the rest when some are missing.
+// with the rest when some are missing: the pages after its last job.
 absl::StatusOr<v1::Collection> Completed(Session& s, v1::Collection c) {
   if (c.jobs_size() >= c.counts().total()) return c;
-  return FetchCollection(s, c.id());
+  if (c.jobs().empty()) return FetchCollection(s, c.id());
+  return FetchAfter(s, std::move(c));
 }
 
 // Uploads the operators, submits the collection and says so on err; the

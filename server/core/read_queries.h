@@ -25,7 +25,8 @@ class ReadQueries {
   // The collection, its complete counts and one page of its jobs
   // (job_page_size 0..kMaxJobsPage, 0: kDefaultJobsPage; a page also ends
   // before kMaxPageBytes; the token is the last job id), with its
-  // waiting_reason when jobs are queued.
+  // waiting_reason when jobs are queued. Pages after the first (a token
+  // given) carry no spec.
   absl::StatusOr<v1::GetCollectionResponse> GetCollection(const std::string& team,
                                                           const v1::GetCollectionRequest& req);
   // Newest first; page_size 0..kMaxCollectionsPage (0: the default), and a

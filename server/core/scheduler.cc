@@ -143,6 +143,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> Scheduler::SubmitForServer(
   if (absl::Status s = PlaceLongestFirst(team, c.spec, &c.jobs); !s.ok()) return s;
   c.now_ms = NowMs();
   c.max_team_queued = options_.limits.max_queued_jobs_per_team;
+  c.answer_jobs = kDefaultJobsPage;  // the answer's one page
   auto result = store_.InsertCollection(c);
   if (!result.ok()) return result.status();
   if (result->second) {

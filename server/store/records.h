@@ -77,6 +77,10 @@ struct NewCollection {
   int64_t now_ms = 0;
   // Queued jobs the team may have once these are added; 0: no limit.
   int64_t max_team_queued = 0;
+  // Jobs in InsertCollection's answer: the first ones by id, at most this
+  // many (negative: all). SubmitCollection answers with one page, so reading
+  // back all 100,000 jobs of a big submission was wasted.
+  int32_t answer_jobs = -1;
 };
 
 // Queued jobs of one collection (Store::CountQueuedByCollection).

@@ -154,6 +154,13 @@ class Store {
                                                            const std::string& id,
                                                            int64_t after_job_id,
                                                            int32_t max_jobs) = 0;
+  // The same without the spec (left empty, never read): a later page of
+  // GetCollection, whose spec with every case id was the most of a page's
+  // cost for a 100,000-job collection (issue 36).
+  virtual absl::StatusOr<v1::Collection> GetCollectionPageWithoutSpec(const std::string& team,
+                                                                      const std::string& id,
+                                                                      int64_t after_job_id,
+                                                                      int32_t max_jobs) = 0;
   // Collections with queued jobs (every team) and how many, oldest first, at
   // most limit (for the unplaceable-jobs gauge).
   virtual absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) = 0;

@@ -146,6 +146,7 @@ absl::StatusOr<std::string> UiServer::CollectionPage(const std::string& team,
                                                      const std::string& id) {
   if (id.empty()) return absl::InvalidArgumentError("collection id: missing");
   v1::Collection all;
+  v1::CollectionSpec spec;  // the first page's: later pages carry none
   google::protobuf::RepeatedPtrField<v1::Job> jobs;
   v1::GetCollectionRequest req;
   req.set_collection_id(id);
@@ -153,10 +154,12 @@ absl::StatusOr<std::string> UiServer::CollectionPage(const std::string& team,
     auto page = reads_.GetCollection(team, req);
     if (!page.ok()) return page.status();
     for (auto& j : *page->mutable_collection()->mutable_jobs()) *jobs.Add() = std::move(j);
+    if (req.job_page_token().empty()) spec = std::move(*page->mutable_collection()->mutable_spec());
     all = std::move(*page->mutable_collection());
     req.set_job_page_token(page->next_job_page_token());
   } while (!req.job_page_token().empty() && jobs.size() < all.counts().total());
   *all.mutable_jobs() = std::move(jobs);
+  *all.mutable_spec() = std::move(spec);
   std::set<std::string> operators;
   for (const v1::Job& j : all.jobs()) operators.insert(j.operator_name());
   Rounds history;

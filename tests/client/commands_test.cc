@@ -85,6 +85,36 @@ TEST(GetTest, PrintsOneLinePerJobAndExitsZero) {
   EXPECT_EQ(err.str(), "");
 }
 
+// Only GetCollection's first page carries the spec (issue 36): get keeps it
+// and asks each next page after the last job it has.
+TEST(GetTest, PagesAfterTheFirstAddTheirJobsAndTheFirstPagesSpecStays) {
+  MockSession m(JsonConfig());
+  v1::Collection first = Running();
+  first.mutable_spec()->add_operators()->set_name("add");
+  first.mutable_counts()->set_total(4);
+  v1::GetCollectionResponse one = GetReply(first);
+  one.set_next_job_page_token("9");
+  v1::Collection rest = Running();
+  rest.clear_jobs();
+  rest.set_state(v1::COLLECTION_STATE_FAILED);
+  rest.mutable_counts()->set_total(4);
+  rest.add_jobs()->set_id(12);
+  v1::GetCollectionRequest second = GetRequest("c-1");
+  second.set_job_page_token("9");
+  ::testing::InSequence in_order;
+  EXPECT_CALL(m.collections(), GetCollection(_, EqualsProto(GetRequest("c-1")), _))
+      .WillOnce(Reply(one));
+  EXPECT_CALL(m.collections(), GetCollection(_, EqualsProto(second), _))
+      .WillOnce(Reply(GetReply(rest)));
+  std::ostringstream out, err;
+  ASSERT_EQ(RunGet(m.session(), "c-1", out, err), kExitOk) << err.str();
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["state"], "COLLECTION_STATE_FAILED");  // the last page's
+  EXPECT_EQ(j["spec"]["operators"][0]["name"], "add");
+  ASSERT_EQ(j["jobs"].size(), 4u);
+  EXPECT_EQ(j["jobs"][3]["id"], "12");
+}
+
 TEST(GetTest, AFailedCollectionIsStillASuccessfulGet) {
   MockSession m;
   EXPECT_CALL(m.collections(), GetCollection(_, _, _))

@@ -16,12 +16,12 @@ namespace npuperf::server {
 namespace {
 
 // A collection with its job counts and its jobs above after_job_id, at most
-// max_jobs of them (0: none, negative: all). NOT_FOUND when absent or another
-// team's (team empty: any team).
+// max_jobs of them (0: none, negative: all); its spec only when with_spec. NOT_FOUND when absent or
+// another team's (team empty: any team).
 absl::StatusOr<v1::Collection> LoadCollection(pqxx::work& tx, const std::string& team,
                                               const std::string& id, int64_t after_job_id,
-                                              int32_t max_jobs) {
-  auto r = tx.exec_prepared("collection_get", id);
+                                              int32_t max_jobs, bool with_spec = true) {
+  auto r = tx.exec_prepared(with_spec ? "collection_get" : "collection_get_without_spec", id);
   if (r.empty() || (!team.empty() && r[0]["team"].as<std::string>() != team)) {
     return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
   }
@@ -87,7 +87,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& t
   if (ins.empty()) {
     auto existing = tx.exec_prepared("collection_by_key", c.team, c.idempotency_key);
     if (existing.empty()) return absl::AbortedError("idempotency key raced; retry");
-    auto loaded = LoadCollection(tx, "", existing[0][0].as<std::string>(), 0, -1);
+    auto loaded = LoadCollection(tx, "", existing[0][0].as<std::string>(), 0, c.answer_jobs);
     if (!loaded.ok()) return loaded.status();
     return std::make_pair(*std::move(loaded), false);
   }
@@ -98,7 +98,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> InsertCollectionTx(pqxx::work& t
   InsertJobs(tx, c);
   PgAddEvent(tx, c.now_ms, c.id, 0, EventKind::kCollectionSubmitted,
              absl::StrCat(c.jobs.size(), " jobs, team ", c.team));
-  auto loaded = LoadCollection(tx, "", c.id, 0, -1);
+  auto loaded = LoadCollection(tx, "", c.id, 0, c.answer_jobs);
   if (!loaded.ok()) return loaded.status();
   return std::make_pair(*std::move(loaded), true);
 }
@@ -186,6 +186,15 @@ absl::StatusOr<v1::Collection> PostgresStore::GetCollectionPage(const std::strin
                                                                 int32_t max_jobs) {
   return pool_->Run("get collection " + id, [&](pqxx::work& tx) {
     return LoadCollection(tx, team, id, after_job_id, std::max(max_jobs, 0));
+  });
+}
+
+absl::StatusOr<v1::Collection> PostgresStore::GetCollectionPageWithoutSpec(const std::string& team,
+                                                                           const std::string& id,
+                                                                           int64_t after_job_id,
+                                                                           int32_t max_jobs) {
+  return pool_->Run("get collection " + id, [&](pqxx::work& tx) {
+    return LoadCollection(tx, team, id, after_job_id, std::max(max_jobs, 0), /*with_spec=*/false);
   });
 }
 

@@ -76,6 +76,10 @@ class PostgresStore final : public Store {
                                                const std::string& id) override;
   absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team, const std::string& id,
                                                    int64_t after_job_id, int32_t max_jobs) override;
+  absl::StatusOr<v1::Collection> GetCollectionPageWithoutSpec(const std::string& team,
+                                                              const std::string& id,
+                                                              int64_t after_job_id,
+                                                              int32_t max_jobs) override;
   absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) override;

@@ -79,6 +79,8 @@ constexpr PgStatement kQueueStatements[] = {
     {"event_insert",
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) VALUES ($1, $2, $3, $4, $5)"},
     {"collection_get", "SELECT " NPUPERF_PG_COLLECTION_COLUMNS " FROM collections WHERE id = $1"},
+    {"collection_get_without_spec",
+     "SELECT " NPUPERF_PG_COLLECTION_COLUMNS_WITHOUT_SPEC " FROM collections WHERE id = $1"},
     {"collection_jobs",
      "SELECT " NPUPERF_PG_JOB_COLUMNS " FROM jobs WHERE collection_id = $1 ORDER BY id"},
     {"collection_jobs_page",

@@ -28,6 +28,10 @@ std::span<const PgStatement> HistoryStatements();
 // Column lists shared by several statements (mapped in rows.cc).
 #define NPUPERF_PG_COLLECTION_COLUMNS \
   "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms"
+// The same with an empty spec (PgCollectionFromRow reads it as an empty spec).
+#define NPUPERF_PG_COLLECTION_COLUMNS_WITHOUT_SPEC                                   \
+  "id, team, ''::bytea AS spec, state, idempotency_key, cancel_reason, created_ms, " \
+  "finished_ms"
 #define NPUPERF_PG_JOB_COLUMNS                                                                   \
   "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
   "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \

@@ -127,7 +127,7 @@ absl::StatusOr<std::pair<v1::Collection, bool>> SqliteStore::InsertCollection(
         absl::StrCat("team ", c.team, " would have more than ", c.max_team_queued,
                      " queued jobs; wait for some to run or cancel a collection"));
   }
-  auto collection = LoadCollection("", existing.value_or(c.id), 0, -1);
+  auto collection = LoadCollection("", existing.value_or(c.id), 0, c.answer_jobs);
   if (!collection.ok()) return collection.status();
   return std::make_pair(*std::move(collection), !existing.has_value());
 }
@@ -215,12 +215,24 @@ absl::StatusOr<v1::Collection> SqliteStore::GetCollectionPage(const std::string&
   return LoadCollection(team, id, after_job_id, std::max(max_jobs, 0));
 }
 
+absl::StatusOr<v1::Collection> SqliteStore::GetCollectionPageWithoutSpec(const std::string& team,
+                                                                         const std::string& id,
+                                                                         int64_t after_job_id,
+                                                                         int32_t max_jobs) {
+  absl::MutexLock lock(&mu_);
+  return LoadCollection(team, id, after_job_id, std::max(max_jobs, 0), /*with_spec=*/false);
+}
+
 absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& team,
                                                            const std::string& id,
-                                                           int64_t after_job_id, int32_t max_jobs) {
+                                                           int64_t after_job_id, int32_t max_jobs,
+                                                           bool with_spec) {
   try {
-    SQLite::Statement q(
-        *db_, absl::StrCat("SELECT ", kCollectionColumns, " FROM collections WHERE id = ?"));
+    // Without the spec its blob (and its overflow pages) is never read.
+    SQLite::Statement q(*db_, with_spec ? absl::StrCat("SELECT ", kCollectionColumns,
+                                                       " FROM collections WHERE id = ?")
+                                        : absl::StrCat("SELECT ", kCollectionColumnsWithoutSpec,
+                                                       " FROM collections WHERE id = ?"));
     q.bind(1, id);
     if (!q.executeStep() || (!team.empty() && q.getColumn("team").getString() != team)) {
       return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));

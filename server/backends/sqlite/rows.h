@@ -20,6 +20,9 @@ inline constexpr int kRunning = v1::JOB_STATE_RUNNING;
 
 inline constexpr char kCollectionColumns[] =
     "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms";
+// The same with an empty spec (CollectionFromRow reads it as an empty spec).
+inline constexpr char kCollectionColumnsWithoutSpec[] =
+    "id, team, X'' AS spec, state, idempotency_key, cancel_reason, created_ms, finished_ms";
 inline constexpr char kJobColumns[] =
     "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, "
     "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "

@@ -66,6 +66,10 @@ class SqliteStore final : public Store {
                                                const std::string& id) override;
   absl::StatusOr<v1::Collection> GetCollectionPage(const std::string& team, const std::string& id,
                                                    int64_t after_job_id, int32_t max_jobs) override;
+  absl::StatusOr<v1::Collection> GetCollectionPageWithoutSpec(const std::string& team,
+                                                              const std::string& id,
+                                                              int64_t after_job_id,
+                                                              int32_t max_jobs) override;
   absl::StatusOr<std::vector<QueuedCount>> CountQueuedByCollection(int32_t limit) override;
   absl::StatusOr<std::vector<v1::Collection>> ListCollections(
       const CollectionFilter& filter) override;
@@ -201,9 +205,10 @@ class SqliteStore final : public Store {
   std::optional<std::string> InsertCollectionTx(const NewCollection& c)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The collection with its counts and its jobs above after_job_id, at most
-  // max_jobs (0: none, negative: all).
+  // max_jobs (0: none, negative: all); its spec only when with_spec.
   absl::StatusOr<v1::Collection> LoadCollection(const std::string& team, const std::string& id,
-                                                int64_t after_job_id, int32_t max_jobs)
+                                                int64_t after_job_id, int32_t max_jobs,
+                                                bool with_spec = true)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Claim stages (claims.cc), inside the claim's transaction.

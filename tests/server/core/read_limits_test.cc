@@ -26,6 +26,8 @@ TEST_F(ReadLimitsTest, GetCollectionPagesItsJobsWithCompleteCounts) {
     EXPECT_EQ(page->collection().counts().total(), 2500);
     EXPECT_LE(page->collection().jobs_size(), kDefaultJobsPage);
     for (const auto& j : page->collection().jobs()) ids.push_back(j.id());
+    // The spec (every case id) comes with the first page only.
+    EXPECT_EQ(page->collection().spec().operators_size(), pages == 0 ? 1 : 0);
     req.set_job_page_token(page->next_job_page_token());
     ++pages;
   } while (!req.job_page_token().empty());

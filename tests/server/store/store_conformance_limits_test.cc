@@ -62,6 +62,40 @@ TEST_P(StoreConformanceTest, GetCollectionPageReturnsTheJobsAfterTheCursorWithAl
   EXPECT_TRUE(absl::IsNotFound(store_->GetCollectionPage("beta", "c1", 0, 2).status()));
 }
 
+TEST_P(StoreConformanceTest, ALaterPageWithoutTheSpecIsTheSamePageWithAnEmptySpec) {
+  NewCollection c = MakeCollection("c1", "alpha", 5);
+  (*c.spec.mutable_labels())["branch"] = "main";
+  Insert(c);
+  ASSERT_OK_AND_ASSIGN(with, store_->GetCollectionPage("alpha", "c1", 0, 2));
+  ASSERT_OK_AND_ASSIGN(without, store_->GetCollectionPageWithoutSpec("alpha", "c1", 0, 2));
+  EXPECT_GT(with.spec().ByteSizeLong(), 0u);
+  EXPECT_EQ(without.spec().ByteSizeLong(), 0u);
+  with.clear_spec();
+  EXPECT_EQ(without.SerializeAsString(), with.SerializeAsString());
+  ASSERT_OK_AND_ASSIGN(rest,
+                       store_->GetCollectionPageWithoutSpec("alpha", "c1", with.jobs(1).id(), 10));
+  EXPECT_EQ(rest.jobs_size(), 3);
+  EXPECT_EQ(rest.counts().total(), 5);
+  EXPECT_TRUE(absl::IsNotFound(store_->GetCollectionPageWithoutSpec("beta", "c1", 0, 2).status()));
+}
+
+TEST_P(StoreConformanceTest, InsertCollectionAnswersWithAtMostTheJobsAsked) {
+  NewCollection c = MakeCollection("c1", "alpha", 5);
+  c.idempotency_key = "k";
+  c.answer_jobs = 2;
+  ASSERT_OK_AND_ASSIGN(inserted, store_->InsertCollection(c));
+  EXPECT_TRUE(inserted.second);
+  ASSERT_EQ(inserted.first.jobs_size(), 2);
+  EXPECT_EQ(inserted.first.counts().total(), 5);
+  EXPECT_LT(inserted.first.jobs(0).id(), inserted.first.jobs(1).id());
+  ASSERT_OK_AND_ASSIGN(again, store_->InsertCollection(c));  // the idempotency key's answer
+  EXPECT_FALSE(again.second);
+  EXPECT_EQ(again.first.jobs_size(), 2);
+  c.answer_jobs = -1;
+  ASSERT_OK_AND_ASSIGN(all, store_->InsertCollection(c));
+  EXPECT_EQ(all.first.jobs_size(), 5);
+}
+
 TEST_P(StoreConformanceTest, TheQueuedJobsQuotaOfATeamIsCheckedWithTheInsert) {
   NewCollection c1 = MakeCollection("c1", "alpha", 3);
   c1.max_team_queued = 4;
