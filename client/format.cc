@@ -1,6 +1,9 @@
 #include "client/format.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -44,6 +47,49 @@ std::string ToJson(const google::protobuf::Message& m) {
   opt.preserve_proto_field_names = true;
   (void)google::protobuf::util::MessageToJsonString(m, &out, opt);
   return out;
+}
+
+std::optional<std::string> SpliceJsonArray(const std::string& object_json, std::string_view field,
+                                           const std::vector<std::string>& elements) {
+  // The printer indents by a fixed unit: the first field's line tells it.
+  const size_t first = object_json.find('\n');
+  if (first == std::string::npos) return std::nullopt;
+  const size_t unit = object_json.find_first_not_of(' ', first + 1) - (first + 1);
+  if (unit == 0 || unit > 8) return std::nullopt;
+  const std::string indent(unit, ' ');
+  const std::string marker = absl::StrCat("\n", indent, "\"", std::string(field), "\": []");
+  // A string value cannot hold the marker: its quotes would be escaped.
+  const size_t at = object_json.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  std::string array = absl::StrCat("\n", indent, "\"", std::string(field), "\": [\n");
+  const std::string inner = indent + indent;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    std::string_view e = elements[i];
+    while (!e.empty() && e.back() == '\n') e.remove_suffix(1);
+    array += inner;
+    for (char ch : e) {
+      array += ch;
+      if (ch == '\n') array += inner;
+    }
+    array += i + 1 < elements.size() ? ",\n" : "\n";
+  }
+  array += indent + "]";
+  std::string out = object_json;
+  out.replace(at, marker.size(), array);
+  return out;
+}
+
+std::string ToJson(const v1::Collection& c) {
+  const google::protobuf::Message& whole = c;
+  if (c.jobs().empty()) return ToJson(whole);
+  v1::Collection head;
+  head.CopyFrom(c);
+  head.clear_jobs();
+  std::vector<std::string> jobs;
+  jobs.reserve(c.jobs_size());
+  for (const v1::Job& j : c.jobs()) jobs.push_back(ToJson(j));
+  std::optional<std::string> out = SpliceJsonArray(ToJson(head), "jobs", jobs);
+  return out ? *std::move(out) : ToJson(whole);
 }
 
 std::string ErrorJson(const absl::Status& s, int exit_code) {

@@ -2,6 +2,7 @@
 // codes of verdict counts, the progress bar.
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "client/compare_commands.h"
 #include "client/config.h"
 #include "client/format.h"
@@ -94,6 +95,46 @@ TEST(FormatTest, ProgressBarCountsFinishedJobs) {
   n.set_failed(1);
   EXPECT_EQ(ProgressBar(n, 8), "[####----]");
   EXPECT_EQ(ProgressBar(v1::JobCounts(), 4), "[----]");
+}
+
+// A collection's JSON is printed job by job (issue 36) and must stay byte for
+// byte what protobuf's printer gives for the whole message: the bot schema.
+TEST(FormatTest, CollectionJsonIsTheWholeMessagesJsonPrintedJobByJob) {
+  v1::Collection c;
+  c.set_id("c-000000000001");
+  c.set_state(v1::COLLECTION_STATE_RUNNING);
+  c.set_waiting_reason("two \"jobs\": [] quoted\nacross lines");
+  c.mutable_spec()->mutable_params()->set_repeats(3);
+  (*c.mutable_spec()->mutable_labels())["branch"] = "main";
+  c.mutable_spec()->add_operators()->set_name("op");
+  c.mutable_counts()->set_total(3);
+  const google::protobuf::Message& whole = c;
+  EXPECT_EQ(ToJson(c), ToJson(whole)) << "no jobs";
+  for (int i = 1; i <= 3; ++i) {
+    v1::Job* j = c.add_jobs();
+    j->set_id(i);
+    j->set_case_id(absl::StrCat("case-", i));
+    j->set_state(i == 1 ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_QUEUED);
+    if (i == 1) {
+      j->set_kernel_time_us(12.5);
+      j->mutable_placement()->set_host("h\n1");
+      j->mutable_progress()->set_detail("multi\nline");
+    }
+  }
+  const std::string json = ToJson(c);
+  EXPECT_EQ(json, ToJson(whole));
+  // The fast path, not the fallback to the whole message, made it.
+  v1::Collection head = c;
+  head.clear_jobs();
+  std::vector<std::string> jobs;
+  for (const v1::Job& j : c.jobs()) jobs.push_back(ToJson(j));
+  const std::optional<std::string> spliced = SpliceJsonArray(ToJson(head), "jobs", jobs);
+  ASSERT_TRUE(spliced.has_value());
+  EXPECT_EQ(*spliced, json);
+  EXPECT_FALSE(SpliceJsonArray(ToJson(head), "nothing", jobs).has_value());
+  EXPECT_FALSE(SpliceJsonArray(ToJson(whole), "jobs", jobs).has_value()) << "jobs not empty";
+  EXPECT_NE(json.find("\"case-3\""), std::string::npos);
+  EXPECT_NE(json.find("\"waiting_reason\""), std::string::npos);
 }
 
 }  // namespace
