@@ -2,7 +2,7 @@
 # What a user waits for at the CLI (issue 36): `npuperf submit --manifest --no-wait` of an operator
 # directories whose PERFORMANCE_CASES.json hold N cases in all (10,000 per operator at most), from the CLI's start to its exit, on the embedded
 # SQLite and (with NPUPERF_TEST_PG_URL, as under deploy/with-postgres.sh) on PostgreSQL. Then the
-# first page of `npuperf get` (GetCollection) of that collection. Each figure is the median of
+# whole `npuperf get` of that collection (every GetCollection page). Each figure is the median of
 # RUNS runs on a fresh collection (a new idempotency key each time).
 #   tests/bench/submit_bench.sh [build dir] [N,... default 10000,100000] [RUNS, default 3]
 # Prints one line per backend and size:
