@@ -229,10 +229,10 @@ absl::StatusOr<v1::Collection> SqliteStore::LoadCollection(const std::string& te
                                                            bool with_spec) {
   try {
     // Without the spec its blob (and its overflow pages) is never read.
-    SQLite::Statement q(*db_, with_spec ? absl::StrCat("SELECT ", kCollectionColumns,
-                                                       " FROM collections WHERE id = ?")
-                                        : absl::StrCat("SELECT ", kCollectionColumnsWithoutSpec,
-                                                       " FROM collections WHERE id = ?"));
+    SQLite::Statement q(
+        *db_,
+        absl::StrCat("SELECT ", with_spec ? kCollectionColumns : kCollectionColumnsWithoutSpec,
+                     " FROM collections WHERE id = ?"));
     q.bind(1, id);
     if (!q.executeStep() || (!team.empty() && q.getColumn("team").getString() != team)) {
       return absl::NotFoundError(absl::StrCat("collection ", id, " not found"));
