@@ -43,6 +43,11 @@ bool ProgressNeedsCollectionRefresh(std::optional<v1::CollectionState> stored) {
   return stored != v1::COLLECTION_STATE_RUNNING;
 }
 
+bool ResultKeepsCollectionRunning(std::optional<v1::CollectionState> stored, v1::JobState next,
+                                  bool others_unfinished) {
+  return stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next) && others_unfinished;
+}
+
 const char* JobStateName(v1::JobState state) {
   switch (state) {
     case v1::JOB_STATE_QUEUED: return "queued";

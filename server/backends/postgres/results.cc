@@ -65,11 +65,39 @@ int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job)
       .as<int64_t>();
 }
 
-// Applies a result exactly once per update_uuid. notify_payload: this
-// replica's id, sent on kPgJobsChannel with the job's transition (its device
-// is free, or the job is queued again).
-absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
-                                      const std::string& notify_payload) {
+// Stores a success's round before any lock is taken (round_insert_ahead):
+// its id, or nullopt when nothing was stored (not a success, a candidate
+// table, the job's attempt moved on, or the job has its round already).
+std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r) {
+  if (r.outcome != v1::ATTEMPT_OUTCOME_SUCCEEDED || r.discovery) return std::nullopt;
+  auto row =
+      tx.exec_prepared("round_insert_ahead", r.ref.job_id, r.ref.attempt,
+                       r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                       PgBytes(r.evidence.SerializeAsString()), r.now_ms, PgMetricsJson(r.metrics));
+  if (row.empty()) return std::nullopt;
+  return row[0][0].as<int64_t>();
+}
+
+// After a job ended or was requeued: the collection's state, recounted
+// unless it stays RUNNING (ResultKeepsCollectionRunning).
+void RefreshAfterResult(pqxx::work& tx, const std::string& collection_id, v1::JobState next,
+                        int64_t now_ms, bool cancelled, std::optional<v1::CollectionState> stored) {
+  if (stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next) &&
+      ResultKeepsCollectionRunning(
+          stored, next, tx.exec_prepared1("collection_unfinished", collection_id)[0].as<bool>())) {
+    return;
+  }
+  PgRefreshCollectionState(tx, collection_id, now_ms, cancelled, stored);
+}
+
+// Applies a result exactly once per update_uuid under its collection's and
+// job's locks; `ahead` is the round StoreRoundAhead stored, used when the
+// result is applied as a success. notify_payload: this replica's id, sent on
+// kPgJobsChannel with the job's transition (its device is free, or the job is
+// queued again).
+absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult& r,
+                                            const std::string& notify_payload,
+                                            std::optional<int64_t> ahead) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
   const CollectionLock lock = LockJobCollection(tx, r.ref.job_id);
@@ -90,7 +118,9 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
   const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled,
                        row[15].as<std::string>().empty()};
   const JobDecision d = DecideResult(r, facts);
-  if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) ack.round_id = StoreRound(tx, r, row);
+  if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
+    ack.round_id = ahead ? *ahead : StoreRound(tx, r, row);
+  }
   tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                    d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
@@ -100,7 +130,20 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
   if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
     tx.exec_prepared("job_discovery_set", PgBytes(r.discovery->SerializeAsString()), r.ref.job_id);
   }
-  PgRefreshCollectionState(tx, ack.collection_id, r.now_ms, cancelled, lock.state);
+  RefreshAfterResult(tx, ack.collection_id, d.next, r.now_ms, cancelled, lock.state);
+  return ack;
+}
+
+// The round goes in first, outside the locks (issue 36: every result of a
+// collection waited for the round insert of the one before it); the checks
+// under the locks decide. A round they did not keep is removed in the same
+// transaction, so no other session ever sees it; a refusal (an error) rolls
+// it back with everything else.
+absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
+                                      const std::string& notify_payload) {
+  const std::optional<int64_t> ahead = StoreRoundAhead(tx, r);
+  absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, ahead);
+  if (ahead && ack.ok() && ack->round_id != *ahead) tx.exec_prepared0("round_discard", *ahead);
   return ack;
 }
 

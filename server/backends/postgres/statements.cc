@@ -266,12 +266,14 @@ constexpr PgStatement kQueueStatements[] = {
      "collection_id FROM jobs WHERE id = $1) FOR UPDATE OF c"},
     // The job locked, and the update $2 if it was applied already (its job
     // and round), and the lease (holder, expiry, secret). No row when the job
-    // is unknown.
+    // is unknown. FOR NO KEY UPDATE, the lock every UPDATE of a job takes: it
+    // must not wait for the key-share lock that a round stored ahead (below)
+    // holds on its job, or a resend racing its own original would deadlock.
     {"result_job_lock",
      "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
      "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
      "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2), agent_id, host, "
-     "lease_expires_ms, lease_secret_sha256, op_name FROM jobs WHERE id = $1 FOR UPDATE"},
+     "lease_expires_ms, lease_secret_sha256, op_name FROM jobs WHERE id = $1 FOR NO KEY UPDATE"},
     // The candidate table of a succeeded discovery job (job_finish has set its state).
     {"job_discovery_set", "UPDATE jobs SET discovery = $1 WHERE id = $2"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
@@ -283,6 +285,30 @@ constexpr PgStatement kQueueStatements[] = {
      "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
      "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
      "SELECT id FROM r"},
+    // A success's round and figures, stored before any lock is taken (issue
+    // 36: under the collection's row lock every result of a collection waited
+    // for the one before it to insert its 100 figures). Its columns come from
+    // the job, whose attempt must still be $2 and live; no row when it is not,
+    // or when the job has its round already (ON CONFLICT waits for a
+    // concurrent resend of the same result and yields to it). Whether the
+    // round stays is decided under the locks (ApplyResult); round_discard
+    // removes it otherwise, before anyone else can see it.
+    {"round_insert_ahead",
+     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
+     "case_id, kernel_time_us, bound_label, evidence, created_ms) SELECT j.collection_id, j.id, "
+     "j.attempt, j.team, j.operator_name, j.case_id, $3, $4, $5, $6 FROM jobs j WHERE j.id = $1 "
+     "AND j.attempt = $2 AND j.state IN " NPUPERF_PG_LIVE
+     " ON CONFLICT (job_id) DO NOTHING RETURNING id), m AS (INSERT INTO round_metrics (round_id, "
+     "name, value) SELECT r.id, key, value::double precision FROM r, jsonb_each_text($7::jsonb)) "
+     "SELECT id FROM r"},
+    {"round_discard",
+     "WITH m AS (DELETE FROM round_metrics WHERE round_id = $1) DELETE FROM rounds WHERE id = $1"},
+    // Whether a collection still has queued or live jobs (its collection_queue
+    // row, kept by the job trigger): a RUNNING collection whose job just ended
+    // stays RUNNING while it has, without counting all its jobs.
+    {"collection_unfinished",
+     "SELECT EXISTS (SELECT 1 FROM collection_queue WHERE collection_id = $1 AND queued + live > "
+     "0)"},
     // The job's new state, the applied update (idempotency), the event and
     // the wake-up of other replicas (its device is free, or the job queued
     // again; $15 is our replica id) in one statement. $3 is the round id, 0

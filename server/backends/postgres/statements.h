@@ -38,7 +38,12 @@ inline constexpr char kPgRecordMigration[] =
 // Lock order (no deadlocks between replicas): a collection row before any
 // job row of it is changed (collection_lock, job_collection_lock). Then a
 // transaction that waits on another's job row or lease-index entry never
-// holds a lock that one waits for.
+// holds a lock that one waits for. One exception, before any of these:
+// round_insert_ahead holds its job's key-share lock (the rounds foreign key)
+// and its rounds.job_id entry while it waits for the collection; the job
+// locks taken under a collection lock (FOR NO KEY UPDATE, UPDATE) do not
+// conflict with a key share, and a second insert of the job's round waits
+// for the first's transaction before it takes any lock.
 
 // Appends to the event log.
 void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& collection_id,

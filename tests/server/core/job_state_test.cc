@@ -97,5 +97,41 @@ TEST(JobStateTest, ACollectionWithALiveJobIsRunningSoProgressSkipsTheRecount) {
   EXPECT_TRUE(ProgressNeedsCollectionRefresh(v1::COLLECTION_STATE_SUCCEEDED));
 }
 
+// The reason ResultKeepsCollectionRunning may skip the count: a job that just
+// ended beside any unfinished job (queued or live) leaves the collection
+// RUNNING, whatever the other jobs and a cancel request (every mix of up to
+// three more jobs, checked exhaustively); anything else is recounted.
+TEST(JobStateTest, AJobEndingBesideAnUnfinishedOneLeavesTheCollectionRunning) {
+  const v1::JobState all[] = {v1::JOB_STATE_QUEUED,  v1::JOB_STATE_LEASED,
+                              v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
+                              v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
+  for (auto ended : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED}) {
+    for (auto unfinished : {v1::JOB_STATE_QUEUED, v1::JOB_STATE_LEASED, v1::JOB_STATE_RUNNING}) {
+      for (int mix = 0; mix < 6 * 6 * 6; ++mix) {
+        for (int others = 0; others <= 3; ++others) {
+          v1::JobCounts counts;
+          CountJob(ended, &counts);
+          CountJob(unfinished, &counts);
+          for (int k = 0, m = mix; k < others; ++k, m /= 6) CountJob(all[m % 6], &counts);
+          for (bool cancel : {false, true}) {
+            EXPECT_EQ(DeriveCollectionState(counts, cancel), v1::COLLECTION_STATE_RUNNING);
+          }
+        }
+      }
+      EXPECT_TRUE(ResultKeepsCollectionRunning(v1::COLLECTION_STATE_RUNNING, ended, true));
+    }
+  }
+  // The last unfinished job ended: the collection may now be terminal.
+  EXPECT_FALSE(
+      ResultKeepsCollectionRunning(v1::COLLECTION_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED, false));
+  // Requeued (a retry): every job may be queued again, so QUEUED is possible.
+  EXPECT_FALSE(
+      ResultKeepsCollectionRunning(v1::COLLECTION_STATE_RUNNING, v1::JOB_STATE_QUEUED, true));
+  // Not stored as RUNNING (unknown, or left otherwise by an older server).
+  EXPECT_FALSE(ResultKeepsCollectionRunning(std::nullopt, v1::JOB_STATE_SUCCEEDED, true));
+  EXPECT_FALSE(
+      ResultKeepsCollectionRunning(v1::COLLECTION_STATE_QUEUED, v1::JOB_STATE_FAILED, true));
+}
+
 }  // namespace
 }  // namespace npuperf::server

@@ -93,6 +93,56 @@ TEST_P(StoreConformanceTest, StaleTokenResultIsRejectedAndNotStored) {
   EXPECT_EQ(round.attempt(), second->attempt());
 }
 
+// PostgreSQL stores a success's round before it takes the locks that decide
+// whether the result applies (issue 36); a refusal must leave no trace of it.
+TEST_P(StoreConformanceTest, AResultNamingTheLiveAttemptButRefusedStoresNoRound) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  AttemptResult wrong_secret = Result(*a, "impostor", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  wrong_secret.ref.lease_secret = "guessed";
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RecordResult(wrong_secret).status()));
+  AttemptResult wrong_agent = Result(*a, "other", v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000, 9.0, "a2");
+  EXPECT_FALSE(store_->RecordResult(wrong_agent).ok());
+  EXPECT_EQ(RoundCount("alpha"), 0u);
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_LEASED);
+  // The holder's own result is stored as if nothing had been tried before.
+  ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED)));
+  ASSERT_OK_AND_ASSIGN(round, store_->GetRound("alpha", ack.round_id));
+  EXPECT_EQ(round.job_id(), a->job_id());
+  EXPECT_EQ(RoundCount("alpha"), 1u);
+}
+
+// Many replicas' resends of one success, all at once: one round, every ack
+// names it (the round each stored ahead is kept once and discarded or
+// never written by the rest).
+TEST_P(StoreConformanceTest, ConcurrentResendsOfOneSuccessStoreOneRound) {
+  UseSqliteFile();
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  ASSERT_OK_AND_ASSIGN(second, OpenStore());
+  std::vector<std::future<absl::StatusOr<ResultAck>>> acks;
+  for (int i = 0; i < 8; ++i) {
+    Store* store = i % 2 == 0 ? store_.get() : second.get();
+    acks.push_back(std::async(std::launch::async, [store, &a] {
+      return store->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED));
+    }));
+  }
+  std::set<int64_t> rounds;
+  int originals = 0;
+  for (auto& f : acks) {
+    absl::StatusOr<ResultAck> ack = f.get();
+    ASSERT_TRUE(ack.ok()) << ack.status();
+    rounds.insert(ack->round_id);
+    if (!ack->duplicate) ++originals;
+  }
+  EXPECT_EQ(originals, 1);
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_GT(*rounds.begin(), 0);
+  EXPECT_EQ(RoundCount("alpha"), 1u);
+}
+
 TEST_P(StoreConformanceTest, FailureRequeuesWhileAttemptsRemain) {
   Insert(MakeCollection("c1", "alpha", 1, 0, 8, /*retry=*/1));
   auto a = Claim(Req("a1", {0}));
