@@ -49,33 +49,61 @@ std::string ToJson(const google::protobuf::Message& m) {
   return out;
 }
 
-std::optional<std::string> SpliceJsonArray(const std::string& object_json, std::string_view field,
-                                           const std::vector<std::string>& elements) {
-  // The printer indents by a fixed unit: the first field's line tells it.
+namespace {
+
+// The printer's indentation unit (the first field's line tells it); 0 when
+// there is none (a message printed on one line).
+size_t IndentUnit(std::string_view object_json) {
   const size_t first = object_json.find('\n');
-  if (first == std::string::npos) return std::nullopt;
-  const size_t unit = object_json.find_first_not_of(' ', first + 1) - (first + 1);
-  if (unit == 0 || unit > 8) return std::nullopt;
+  if (first == std::string_view::npos) return 0;
+  const size_t text = object_json.find_first_not_of(' ', first + 1);
+  if (text == std::string_view::npos) return 0;
+  const size_t unit = text - (first + 1);
+  return unit <= 8 ? unit : 0;
+}
+
+// Jobs printed per batch: protobuf's printer resolves every type again for
+// each message it prints, which for one job at a time was most of the cost.
+constexpr int kJobsPerBatch = 1000;
+
+}  // namespace
+
+std::optional<std::string_view> JsonArrayBody(std::string_view object_json,
+                                              std::string_view field) {
+  const size_t unit = IndentUnit(object_json);
+  if (unit == 0) return std::nullopt;
+  const std::string indent(unit, ' ');
+  // Neither marker can occur inside a string value (its newline would be
+  // escaped) nor at another depth (the indentation differs).
+  const std::string open = absl::StrCat("\n", indent, "\"", std::string(field), "\": [\n");
+  const size_t at = object_json.find(open);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t body = at + open.size();
+  const size_t close = object_json.find(absl::StrCat("\n", indent, "]"), body);
+  if (close == std::string_view::npos) return std::nullopt;
+  return object_json.substr(body, close - body);
+}
+
+std::optional<std::string> SpliceJsonArray(std::string_view object_json, std::string_view field,
+                                           const std::vector<std::string_view>& bodies) {
+  const size_t unit = IndentUnit(object_json);
+  if (unit == 0) return std::nullopt;
   const std::string indent(unit, ' ');
   const std::string marker = absl::StrCat("\n", indent, "\"", std::string(field), "\": []");
-  // A string value cannot hold the marker: its quotes would be escaped.
   const size_t at = object_json.find(marker);
-  if (at == std::string::npos) return std::nullopt;
-  std::string array = absl::StrCat("\n", indent, "\"", std::string(field), "\": [\n");
-  const std::string inner = indent + indent;
-  for (size_t i = 0; i < elements.size(); ++i) {
-    std::string_view e = elements[i];
-    while (!e.empty() && e.back() == '\n') e.remove_suffix(1);
-    array += inner;
-    for (char ch : e) {
-      array += ch;
-      if (ch == '\n') array += inner;
-    }
-    array += i + 1 < elements.size() ? ",\n" : "\n";
+  if (at == std::string_view::npos) return std::nullopt;
+  size_t size = object_json.size() + marker.size() + indent.size() + 2;
+  for (std::string_view b : bodies) size += b.size() + 2;
+  std::string out;
+  out.reserve(size);
+  out.append(object_json.substr(0, at));
+  absl::StrAppend(&out, "\n", indent, "\"", std::string(field), "\": [\n");
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    if (i > 0) out.append(",\n");
+    out.append(bodies[i]);
   }
-  array += indent + "]";
-  std::string out = object_json;
-  out.replace(at, marker.size(), array);
+  absl::StrAppend(&out, "\n", indent, "]");
+  out.append(object_json.substr(at + marker.size()));
   return out;
 }
 
@@ -85,10 +113,24 @@ std::string ToJson(const v1::Collection& c) {
   v1::Collection head;
   head.CopyFrom(c);
   head.clear_jobs();
-  std::vector<std::string> jobs;
-  jobs.reserve(c.jobs_size());
-  for (const v1::Job& j : c.jobs()) jobs.push_back(ToJson(j));
-  std::optional<std::string> out = SpliceJsonArray(ToJson(head), "jobs", jobs);
+  // Each batch is printed as a collection holding only those jobs: its jobs
+  // array is at the same depth as the whole message's, so its body is the
+  // whole message's text for those jobs.
+  std::vector<std::string> batches;
+  for (int from = 0; from < c.jobs_size(); from += kJobsPerBatch) {
+    v1::Collection batch;
+    const int to = std::min(c.jobs_size(), from + kJobsPerBatch);
+    batch.mutable_jobs()->Reserve(to - from);
+    for (int i = from; i < to; ++i) *batch.add_jobs() = c.jobs(i);
+    batches.push_back(ToJson(static_cast<const google::protobuf::Message&>(batch)));
+  }
+  std::vector<std::string_view> bodies;
+  for (const std::string& b : batches) {
+    std::optional<std::string_view> body = JsonArrayBody(b, "jobs");
+    if (!body) return ToJson(whole);
+    bodies.push_back(*body);
+  }
+  std::optional<std::string> out = SpliceJsonArray(ToJson(head), "jobs", bodies);
   return out ? *std::move(out) : ToJson(whole);
 }
 

@@ -20,17 +20,24 @@ namespace npuperf::client {
 
 std::string ToJson(const google::protobuf::Message& m);
 
-// The same text as ToJson(const Message&), with the jobs printed one at a
-// time: protobuf's printer builds a tree of every field's default value for
-// the whole message first, which for a 100,000-job collection took about 6 s
-// and 900 MB in the CLI (issue 36). Memory then grows with one job.
+// The same text as ToJson(const Message&), with the jobs printed a thousand
+// at a time: protobuf's printer builds a tree of every field's default value
+// for the whole message first, which for a 100,000-job collection took about
+// 6 s and 900 MB in the CLI, and printing job by job paid its per-message
+// type resolution 100,000 times (issue 36).
 std::string ToJson(const v1::Collection& c);
 
+// The elements of the top-level array `field` in object_json (ToJson of a
+// message with that field set), as printed: the text between its brackets,
+// at the printer's indentation. nullopt when the field is not found as a
+// non-empty array at the top.
+std::optional<std::string_view> JsonArrayBody(std::string_view object_json, std::string_view field);
+
 // object_json (ToJson of a message whose repeated field `field` is empty)
-// with that field's array holding `elements` (ToJson of each), indented as
-// the printer would; nullopt when the empty field is not found at the top.
-std::optional<std::string> SpliceJsonArray(const std::string& object_json, std::string_view field,
-                                           const std::vector<std::string>& elements);
+// with that field's array holding `bodies` (JsonArrayBody texts) in order;
+// nullopt when the empty field is not found at the top.
+std::optional<std::string> SpliceJsonArray(std::string_view object_json, std::string_view field,
+                                           const std::vector<std::string_view>& bodies);
 
 // The error object of --format json (docs/api.md): {"schema":
 // "npuperf.error.v1", "exit_code", "error": {"code": "NOT_FOUND",

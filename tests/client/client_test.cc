@@ -126,15 +126,37 @@ TEST(FormatTest, CollectionJsonIsTheWholeMessagesJsonPrintedJobByJob) {
   // The fast path, not the fallback to the whole message, made it.
   v1::Collection head = c;
   head.clear_jobs();
-  std::vector<std::string> jobs;
-  for (const v1::Job& j : c.jobs()) jobs.push_back(ToJson(j));
-  const std::optional<std::string> spliced = SpliceJsonArray(ToJson(head), "jobs", jobs);
+  const std::string head_json = ToJson(static_cast<const google::protobuf::Message&>(head));
+  const std::optional<std::string_view> body = JsonArrayBody(json, "jobs");
+  ASSERT_TRUE(body.has_value());
+  const std::optional<std::string> spliced = SpliceJsonArray(head_json, "jobs", {*body});
   ASSERT_TRUE(spliced.has_value());
   EXPECT_EQ(*spliced, json);
-  EXPECT_FALSE(SpliceJsonArray(ToJson(head), "nothing", jobs).has_value());
-  EXPECT_FALSE(SpliceJsonArray(ToJson(whole), "jobs", jobs).has_value()) << "jobs not empty";
+  EXPECT_FALSE(SpliceJsonArray(head_json, "nothing", {*body}).has_value());
+  EXPECT_FALSE(SpliceJsonArray(json, "jobs", {*body}).has_value()) << "jobs not empty";
+  EXPECT_FALSE(JsonArrayBody(head_json, "jobs").has_value()) << "an empty array has no body";
+  EXPECT_FALSE(JsonArrayBody(json, "case_id").has_value()) << "not at the top";
   EXPECT_NE(json.find("\"case-3\""), std::string::npos);
   EXPECT_NE(json.find("\"waiting_reason\""), std::string::npos);
+}
+
+// More jobs than one batch of the printer (1,000): the batches join into the
+// same text, in order.
+TEST(FormatTest, CollectionJsonOfManyBatchesIsTheWholeMessagesJson) {
+  v1::Collection c;
+  c.set_id("c-000000000002");
+  c.mutable_counts()->set_total(2501);
+  for (int i = 1; i <= 2501; ++i) {
+    v1::Job* j = c.add_jobs();
+    j->set_id(i);
+    j->set_case_id(absl::StrCat("case-", i));
+    if (i % 7 == 0) j->mutable_progress()->set_detail("step\n2");
+  }
+  const google::protobuf::Message& whole = c;
+  const std::string json = ToJson(c);
+  EXPECT_EQ(json, ToJson(whole));
+  EXPECT_LT(json.find("\"case-1000\""), json.find("\"case-1001\""));
+  EXPECT_LT(json.find("\"case-2000\""), json.find("\"case-2501\""));
 }
 
 }  // namespace
