@@ -40,6 +40,14 @@ JobDecision DecideResult(const AttemptResult& r, const JobFacts& job) {
   return d;
 }
 
+int64_t LeaseRenewalThreshold(int64_t now_ms, int64_t lease_ttl_ms) {
+  return now_ms + lease_ttl_ms / 2;
+}
+
+bool LeaseRenewalDue(int64_t lease_expires_ms, int64_t now_ms, int64_t lease_ttl_ms) {
+  return lease_expires_ms < LeaseRenewalThreshold(now_ms, lease_ttl_ms);
+}
+
 JobDecision DecideExpiry(const JobFacts& job, const std::string& agent_id, int32_t max_lost) {
   JobDecision d;
   d.lost = true;

@@ -66,6 +66,16 @@ struct LeaseFacts {
 // every progress report, result and renewal with it.
 std::optional<AgentRefusal> CheckLease(const LeaseFacts& job, const AttemptRef& ref,
                                        const std::string& agent_id);
+// Whether a heartbeat must write a held lease's new expiry: only once less
+// than half the TTL is left (issue 36). Every agent heartbeats each second
+// (SchedulerOptions::heartbeat_interval) against a 30 s TTL, so rewriting
+// each lease on every heartbeat was 15 writes where one keeps it; at 3,000
+// devices the renewals were PostgreSQL's largest cost per job. A held lease
+// stays valid for at least ttl/2 after a heartbeat either way.
+bool LeaseRenewalDue(int64_t lease_expires_ms, int64_t now_ms, int64_t lease_ttl_ms);
+// The expiry below which a lease is due (LeaseRenewalDue), for a statement.
+int64_t LeaseRenewalThreshold(int64_t now_ms, int64_t lease_ttl_ms);
+
 // The same for an agent of `host` adopting ref at re-registration: the lease
 // must also be unexpired at now_ms, and held by an agent of that host.
 std::optional<AgentRefusal> CheckAdoption(const LeaseFacts& job, const AttemptRef& ref,

@@ -208,9 +208,12 @@ class Store {
   // 0004 has none and needs none). Refusals carry an AgentRefusal as the
   // status's ErrorInfo reason (core/job_rules.h LeaseRefused).
   //
-  // Extends the leases of the listed attempts held by agent_id; returns the
-  // renewed ones, the refused ones (to kill), and the renewed ones whose
-  // collection was cancelled (to stop and report as cancelled).
+  // Keeps the leases of the listed attempts held by agent_id: each expires
+  // at now_ms + lease_ttl_ms once less than half the TTL was left
+  // (core/job_rules.h LeaseRenewalDue), and is left as it is otherwise.
+  // Returns the held ones as renewed, the refused ones (to kill), and the
+  // held ones whose collection was cancelled (to stop and report as
+  // cancelled).
   virtual absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
                                                    const std::vector<AttemptRef>& running,
                                                    int64_t now_ms, int64_t lease_ttl_ms) = 0;

@@ -2,7 +2,7 @@
 // npuperf-server replicas on one PostgreSQL (issue 18 benchmarks).
 //
 //   deploy/with-postgres.sh build/bin/fleet_bench [--quick] [--devices=100,250,500,1000]
-//       [--durations=10,1] [--window=S] [--devices-per-agent=4] [--progress=1]
+//       [--durations=10,1] [--window=S] [--devices-per-agent=4] [--progress=1] [--replicas=2]
 //
 // Starts two real npuperf-server processes (tests/integration Cluster) on
 // NPUPERF_TEST_PG_URL, captures one quick-mode evidence from msprof-sim
@@ -57,6 +57,7 @@ struct BenchFlags {
   int window_s = 0;  // 0: 40 s for 10 s jobs, 15 s for 1 s jobs (quick: 20 and 8)
   int devices_per_agent = 4;
   int progress = 1;
+  int replicas = 2;  // server processes on the one PostgreSQL
   bool quick = false;
 };
 BenchFlags& Flags() {
@@ -402,22 +403,29 @@ TEST(FleetBench, Curve) {
   c.db = url;
   c.Start("", {"--max-jobs-per-collection", "100000"});
   ASSERT_FALSE(c.address.empty());
-  std::string replica_address;
-  auto replica = c.StartReplica("replica", &replica_address);
-  ASSERT_NE(replica, nullptr);
-  auto line = replica->WaitForLine("listening on", std::chrono::seconds(5));
-  ASSERT_TRUE(line.ok()) << line.status();
+  std::vector<std::unique_ptr<Process>> replicas;
+  std::vector<int> pids = {c.server->pid()};
+  std::vector<std::string> addresses = {c.address}, metrics = {c.metrics_address};
+  for (int r = 1; r < Flags().replicas; ++r) {
+    std::string address;
+    auto replica = c.StartReplica(absl::StrCat("replica", r == 1 ? "" : absl::StrCat(r)), &address);
+    ASSERT_NE(replica, nullptr);
+    auto line = replica->WaitForLine("listening on", std::chrono::seconds(5));
+    ASSERT_TRUE(line.ok()) << line.status();
+    pids.push_back(replica->pid());
+    addresses.push_back(address);
+    metrics.push_back(AddressAfter(*line, "metrics"));
+    replicas.push_back(std::move(replica));
+  }
   const v1::Evidence evidence = Evidence(c);
   const v1::CollectionSpec spec = Template(c);
   ASSERT_GT(evidence.ByteSizeLong(), 0u);
   ASSERT_EQ(spec.operators_size(), 1);
-  Bench bench(c, url, {c.server->pid(), replica->pid()}, fleet::PostmasterPid(url),
-              {c.address, replica_address}, {c.metrics_address, AddressAfter(*line, "metrics")},
-              spec, evidence);
+  Bench bench(c, url, pids, fleet::PostmasterPid(url), addresses, metrics, spec, evidence);
   std::printf(
-      "fleet_bench: 2 replicas on one PostgreSQL, %d devices per agent, %d progress "
+      "fleet_bench: %d replicas on one PostgreSQL, %d devices per agent, %d progress "
       "report(s) per job, evidence %zu bytes, %u cores\n",
-      Flags().devices_per_agent, Flags().progress, evidence.ByteSizeLong(),
+      Flags().replicas, Flags().devices_per_agent, Flags().progress, evidence.ByteSizeLong(),
       std::thread::hardware_concurrency());
   for (int duration : Flags().durations_s) {
     for (int devices : Flags().devices) {
@@ -453,6 +461,9 @@ int main(int argc, char** argv) {
     } else if (absl::ConsumePrefix(&a, "--devices-per-agent=") && absl::SimpleAtoi(a, &v) &&
                v > 0 && v <= 64) {
       f.devices_per_agent = v;
+    } else if (absl::ConsumePrefix(&a, "--replicas=") && absl::SimpleAtoi(a, &v) && v >= 1 &&
+               v <= 8) {
+      f.replicas = v;
     } else if (absl::ConsumePrefix(&a, "--progress=") && absl::SimpleAtoi(a, &v) && v >= 0) {
       f.progress = v;
     } else {

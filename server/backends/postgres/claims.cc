@@ -227,7 +227,8 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
     using Key = std::tuple<int64_t, int64_t, int, std::string>;
     std::map<Key, bool> renewed;
     for (const auto& row :
-         tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump())) {
+         tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump(),
+                          LeaseRenewalThreshold(now_ms, lease_ttl_ms))) {
       renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
                   row[3].as<std::string>()}] = row[4].as<bool>();
     }

@@ -226,17 +226,21 @@ constexpr PgStatement kQueueStatements[] = {
      "FROM jobs WHERE id = $1"},
     // Every lease a heartbeat names in one statement ($3: a JSON array of
     // {"id", "token", "attempt", "secret"}, secret the sha256 of the
-    // presented one): the renewed jobs and whether their collection was
-    // cancelled, each with the reference that renewed it. A named lease missing
-    // here is looked up with lease_facts.
+    // presented one): the held ones and whether their collection was
+    // cancelled, each with the reference that named it; of these, only the
+    // ones expiring before $4 (core/job_rules.h LeaseRenewalDue) are
+    // rewritten to expire at $1, under the same conditions. A named lease
+    // missing here is looked up with lease_facts.
     {"lease_renew_all",
      "WITH r AS (SELECT * FROM jsonb_to_recordset($3::jsonb) AS x(id bigint, token bigint, "
-     "attempt integer, secret text)), u AS (UPDATE jobs j SET lease_expires_ms = $1 FROM r WHERE "
-     "j.id = r.id AND j.fencing_token = r.token AND j.attempt = r.attempt AND j.agent_id = $2 AND "
-     "j.state IN " NPUPERF_PG_LIVE
-     " AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = r.secret) RETURNING j.id, "
-     "r.token, r.attempt, r.secret, j.collection_id) SELECT u.id, u.token, u.attempt, u.secret, "
-     "c.cancel_reason <> '' FROM u JOIN collections c ON c.id = u.collection_id"},
+     "attempt integer, secret text)), h AS (SELECT j.id, r.token, r.attempt, r.secret, "
+     "j.collection_id, j.lease_expires_ms FROM jobs j JOIN r ON j.id = r.id AND j.fencing_token = "
+     "r.token AND j.attempt = r.attempt AND j.agent_id = $2 AND j.state IN " NPUPERF_PG_LIVE
+     " AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = r.secret)), u AS (UPDATE "
+     "jobs j SET lease_expires_ms = $1 FROM h WHERE j.id = h.id AND h.lease_expires_ms < $4 AND "
+     "j.fencing_token = h.token AND j.agent_id = $2 AND j.state IN " NPUPERF_PG_LIVE
+     ") SELECT h.id, h.token, h.attempt, h.secret, c.cancel_reason <> '' FROM h JOIN collections "
+     "c ON c.id = h.collection_id"},
     {"lease_adopt",
      "UPDATE jobs SET agent_id = $1, lease_expires_ms = $2 WHERE id = $3 AND fencing_token = $4 "
      "AND attempt = $5 AND state IN " NPUPERF_PG_LIVE

@@ -175,6 +175,7 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
     LeaseRenewal out;
     SQLite::Statement q(
         *db_, "UPDATE jobs SET lease_expires_ms = ? WHERE id = ? RETURNING collection_id");
+    SQLite::Statement held(*db_, "SELECT collection_id FROM jobs WHERE id = ?");
     for (const auto& ref : running) {
       const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
       const auto why = lease ? CheckLease(*lease, ref, agent_id) : AgentRefusal::kUnknownJob;
@@ -182,12 +183,23 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
         out.dropped.push_back({ref, *why});
         continue;
       }
-      q.bind(1, now_ms + lease_ttl_ms);
-      q.bind(2, ref.job_id);
-      q.executeStep();
       out.renewed.push_back(ref);
-      if (CollectionCancelled(q.getColumn(0).getString())) out.cancelled.push_back(ref);
-      q.reset();
+      // Held; its expiry is rewritten only when due (core/job_rules.h
+      // LeaseRenewalDue).
+      std::string collection_id;
+      if (LeaseRenewalDue(lease->lease_expires_ms, now_ms, lease_ttl_ms)) {
+        q.bind(1, now_ms + lease_ttl_ms);
+        q.bind(2, ref.job_id);
+        q.executeStep();
+        collection_id = q.getColumn(0).getString();
+        q.reset();
+      } else {
+        held.bind(1, ref.job_id);
+        held.executeStep();
+        collection_id = held.getColumn(0).getString();
+        held.reset();
+      }
+      if (CollectionCancelled(collection_id)) out.cancelled.push_back(ref);
     }
     tx.commit();
     return out;

@@ -174,4 +174,23 @@ TEST(AgentRefusalTest, EveryRefusalHasItsNameAndReason) {
 }
 
 }  // namespace
+// A lease is rewritten once less than half its TTL is left: with a 1 s
+// heartbeat and a 30 s TTL, once every 15 heartbeats.
+TEST(JobRulesTest, ALeaseIsDueForRenewalOnceLessThanHalfItsTtlIsLeft) {
+  EXPECT_FALSE(LeaseRenewalDue(/*expires=*/31'000, /*now=*/1'000, /*ttl=*/30'000));
+  EXPECT_FALSE(LeaseRenewalDue(16'000, 1'000, 30'000)) << "exactly half left";
+  EXPECT_TRUE(LeaseRenewalDue(15'999, 1'000, 30'000));
+  EXPECT_TRUE(LeaseRenewalDue(500, 1'000, 30'000)) << "already past";
+  EXPECT_EQ(LeaseRenewalThreshold(1'000, 30'000), 16'000);
+  int writes = 0;
+  for (int64_t now = 0, expires = 30'000; now < 300'000; now += 1'000) {
+    if (LeaseRenewalDue(expires, now, 30'000)) {
+      expires = now + 30'000;
+      ++writes;
+    }
+    ASSERT_GE(expires - now, 15'000) << "a held lease keeps at least half its TTL";
+  }
+  EXPECT_LE(writes, 300 / 15 + 1);
+}
+
 }  // namespace npuperf::server

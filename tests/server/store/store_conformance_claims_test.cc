@@ -148,6 +148,43 @@ TEST_P(StoreConformanceTest, RenewLeasesDropsStaleAndReportsCancelled) {
   EXPECT_EQ(after.cancelled[0].job_id, a->job_id());
 }
 
+// A heartbeat rewrites a lease only once less than half its TTL is left
+// (issue 36): before that the lease is held (renewed, cancels reported) and
+// its expiry stays.
+TEST_P(StoreConformanceTest, RenewLeasesRewritesALeaseOnlyOnceHalfItsTtlIsGone) {
+  Insert(MakeCollection("c1", "alpha", 2));
+  auto a = Claim(Req("a1", {0}));  // both at 2000: expire at 2000 + kTtl
+  auto b = Claim(Req("a1", {1}));
+  ASSERT_TRUE(a && b);
+  // Half the TTL left: held, not rewritten.
+  ASSERT_OK_AND_ASSIGN(early, store_->RenewLeases("a1", {Ref(*a)}, 2000 + kTtl / 2, kTtl));
+  ASSERT_EQ(early.renewed.size(), 1u);
+  EXPECT_TRUE(early.dropped.empty());
+  // One millisecond less: due, so it now runs a whole TTL from then.
+  ASSERT_OK_AND_ASSIGN(due, store_->RenewLeases("a1", {Ref(*b)}, 2001 + kTtl / 2, kTtl));
+  ASSERT_EQ(due.renewed.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].job_id, a->job_id());
+  ASSERT_OK_AND_ASSIGN(kept, store_->ExpireLeases(2001 + kTtl / 2 + kTtl, 3));
+  EXPECT_TRUE(kept.empty());
+  ASSERT_OK_AND_ASSIGN(later, store_->ExpireLeases(2002 + kTtl / 2 + kTtl, 3));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].job_id, b->job_id());
+}
+
+// A cancel is reported to a held lease whether or not it was due.
+TEST_P(StoreConformanceTest, RenewLeasesReportsACancelToALeaseNotYetDue) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(store_->CancelCollection("alpha", "c1", "user", 2100).ok());
+  ASSERT_OK_AND_ASSIGN(r, store_->RenewLeases("a1", {Ref(*a)}, 2200, kTtl));
+  ASSERT_EQ(r.renewed.size(), 1u);
+  ASSERT_EQ(r.cancelled.size(), 1u);
+  EXPECT_EQ(r.cancelled[0].job_id, a->job_id());
+}
+
 TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
   ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
   Insert(MakeCollection("c1", "alpha", 1));
