@@ -148,11 +148,15 @@ void AddServeFlags(CLI::App& app, ServerOptions& opt, DurationFlags& ms) {
                "serve plaintext on a non-loopback --listen (tokens cross the network in clear)");
   AddLimitFlags(app, opt, ms);
   ms.lease_ms = opt.scheduler.lease_ttl.count();
-  app.add_option("--lease-ttl-ms", ms.lease_ms, "lease TTL renewed by heartbeats")
-      ->capture_default_str();
+  app.add_option("--lease-ttl-ms", ms.lease_ms,
+                 "lease TTL; a heartbeat renews a lease once less than half of it is left")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{300}, int64_t{86'400'000}));
   ms.heartbeat_ms = opt.scheduler.heartbeat_interval.count();
-  app.add_option("--heartbeat-ms", ms.heartbeat_ms, "heartbeat period asked of agents")
-      ->capture_default_str();
+  app.add_option("--heartbeat-ms", ms.heartbeat_ms,
+                 "heartbeat period asked of agents (at most a third of --lease-ttl-ms)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{100}, int64_t{3'600'000}));
   ms.reaper_ms = opt.reaper_interval.count();
   app.add_option("--reaper-ms", ms.reaper_ms, "lease expiry check period")->capture_default_str();
   app.add_option("--agent-retention", ms.agent_retention,
@@ -249,6 +253,14 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Command* cmd) {
     return 2;
   }
   cmd->options.scheduler.artifacts.teams = *std::move(teams);
+  // A lease is rewritten once less than half its TTL is left
+  // (core/job_rules.h LeaseRenewalDue): a second heartbeat must still come
+  // before it runs out, or a slow one would cost a running job its lease.
+  if (ms.heartbeat_ms * 3 > ms.lease_ms) {
+    std::cerr << "npuperf-server: --heartbeat-ms " << ms.heartbeat_ms
+              << " must be at most a third of --lease-ttl-ms " << ms.lease_ms << "\n";
+    return 2;
+  }
   ApplyDurations(ms, cmd->options);
   if (migrate->parsed()) {
     cmd->action = Command::Action::kMigrate;

@@ -63,7 +63,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
     } else if (flag == "--agents") {
       ok = ok && absl::SimpleAtoi(value, &f->agents) && f->agents >= 2 && f->agents <= 16;
     } else if (flag == "--lease-ttl-ms") {
-      ok = ok && absl::SimpleAtoi(value, &f->lease_ttl_ms) && f->lease_ttl_ms >= 1000;
+      // The fleet heartbeats every second: the server wants a TTL of three at least.
+      ok = ok && absl::SimpleAtoi(value, &f->lease_ttl_ms) && f->lease_ttl_ms >= 3000;
     } else if (flag == "--drain-minutes") {
       ok = ok && absl::SimpleAtod(value, &f->drain_minutes) && f->drain_minutes > 0;
     } else if (flag == "--dir") {

@@ -72,6 +72,9 @@ TEST(CliUsageTest, BadFlagsExitTwoNamingTheFlag) {
       {"npuperf-server", {"--listen"}, "--listen"},  // 114
       {"npuperf-server", {"--max-jobs-per-collection", "0"}, "--max-jobs-per-collection"},  // 105
       {"npuperf-server", {"migrate"}, "--db"},                                              // 106
+      {"npuperf-server", {"--lease-ttl-ms", "0"}, "--lease-ttl-ms"},
+      {"npuperf-server", {"--heartbeat-ms", "-5"}, "--heartbeat-ms"},
+      {"npuperf-server", {"--lease-ttl-ms", "3000", "--heartbeat-ms", "1001"}, "a third of"},
       {"npuperf-agent", {"--bogus"}, "--bogus"},
       {"npuperf-agent", {"--devices", "0"}, "--server"},                 // 106
       {"npuperf-agent", {"--server", "h:1", "--devices"}, "--devices"},  // 114
