@@ -111,8 +111,16 @@ constexpr PgStatement kQueueStatements[] = {
     {"collection_live_jobs",
      "SELECT id, agent_id, fencing_token FROM jobs WHERE collection_id = $1 AND state "
      "IN " NPUPERF_PG_LIVE " ORDER BY id"},
+    // A collection's jobs by state. The queued ones come from its
+    // collection_queue row (kept in the same transaction as every job change,
+    // migration 0003; no row: none queued), the rest from a range of
+    // jobs_by_collection_state (issue 36: a page of a freshly submitted
+    // 100,000-job collection counted 100,000 index entries, about 21 ms,
+    // where nothing has left the queue yet). One statement, one snapshot.
     {"collection_counts",
-     "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 GROUP BY state"},
+     "SELECT state, COUNT(*) FROM jobs WHERE collection_id = $1 AND state > 1 GROUP BY state "
+     "UNION ALL SELECT 1, queued::bigint FROM collection_queue WHERE collection_id = $1 AND "
+     "queued > 0"},
     {"collection_set_state",
      "UPDATE collections SET state = $1, finished_ms = CASE WHEN $2::boolean THEN "
      "COALESCE(finished_ms, $3::bigint) ELSE NULL END WHERE id = $4"},
