@@ -23,16 +23,16 @@ struct CollectionLock {
   std::optional<v1::CollectionState> state;  // as stored
 };
 
-// The lease as result_job_lock reads it (columns 0-2 and 11-14).
+// The lease as result_job_lock reads it (columns 0-2 and 8-11).
 LeaseFacts LeaseOf(const pqxx::row& job) {
   LeaseFacts f;
   f.state = static_cast<v1::JobState>(job[0].as<int>());
   f.fencing_token = job[1].as<int64_t>();
   f.attempt = job[2].as<int>();
-  f.agent_id = job[11].as<std::string>("");
-  f.host = job[12].as<std::string>("");
-  f.lease_expires_ms = job[13].as<int64_t>(0);
-  if (!job[14].is_null()) f.secret_sha256 = job[14].as<std::string>();
+  f.agent_id = job[8].as<std::string>("");
+  f.host = job[9].as<std::string>("");
+  f.lease_expires_ms = job[10].as<int64_t>(0);
+  if (!job[11].is_null()) f.secret_sha256 = job[11].as<std::string>();
   return f;
 }
 
@@ -52,22 +52,9 @@ absl::StatusOr<ResultAck> AppliedBefore(const AttemptResult& r, const pqxx::row&
   return ResultAck{seen[1].as<int64_t>(0), true, ""};
 }
 
-// Stores the round and its figures; returns its id. Columns of job: state,
-// fencing_token, attempt, max_attempts, lost_count, collection_id, team,
-// operator_name, case_id.
-int64_t StoreRound(pqxx::work& tx, const AttemptResult& r, const pqxx::row& job) {
-  return tx
-      .exec_prepared1("round_insert", job[5].as<std::string>(), r.ref.job_id, job[2].as<int>(),
-                      job[6].as<std::string>(), job[7].as<std::string>(), job[8].as<std::string>(),
-                      r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
-                      PgBytes(r.evidence.SerializeAsString()), r.now_ms,
-                      PgMetricsJson(r.metrics))[0]
-      .as<int64_t>();
-}
-
-// Stores a success's round before any lock is taken (round_insert_ahead):
-// its id, or nullopt when nothing was stored (not a success, a candidate
-// table, the job's attempt moved on, or the job has its round already).
+// Stores a success's round and its figures (round_insert_ahead): its id, or
+// nullopt when nothing was stored (not a success, a candidate table, the
+// job's attempt moved on, or the job has its round already).
 std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r) {
   if (r.outcome != v1::ATTEMPT_OUTCOME_SUCCEEDED || r.discovery) return std::nullopt;
   auto row =
@@ -103,7 +90,7 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
   const CollectionLock lock = LockJobCollection(tx, r.ref.job_id);
   const bool cancelled = lock.cancelled.value_or(false);
   auto job = tx.exec_prepared("result_job_lock", r.ref.job_id, r.update_uuid);
-  if (!job.empty() && !job[0][9].is_null()) return AppliedBefore(r, job[0].slice(9, 11));
+  if (!job.empty() && !job[0][6].is_null()) return AppliedBefore(r, job[0].slice(6, 8));
   const std::optional<AgentRefusal> refused =
       job.empty() ? AgentRefusal::kUnknownJob : CheckLease(LeaseOf(job[0]), r.ref, r.agent_id);
   if (refused) {
@@ -116,10 +103,17 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
   const pqxx::row row = job[0];
   ResultAck ack{0, false, row[5].as<std::string>()};
   const JobFacts facts{row[2].as<int>(), row[3].as<int>(), row[4].as<int>(), cancelled,
-                       row[15].as<std::string>().empty()};
+                       row[12].as<std::string>().empty()};
   const JobDecision d = DecideResult(r, facts);
   if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
-    ack.round_id = ahead ? *ahead : StoreRound(tx, r, row);
+    // Not stored ahead only when a concurrent resend's round was in the way
+    // and then rolled back: the job is locked and its lease current now.
+    const std::optional<int64_t> round = ahead ? ahead : StoreRoundAhead(tx, r);
+    if (!round) {
+      return absl::InternalError(
+          absl::StrCat("job ", r.ref.job_id, ": a round exists while its lease is current"));
+    }
+    ack.round_id = *round;
   }
   tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
                    r.evidence.duration().aggregate_us(), r.evidence.bound().label(),

@@ -282,21 +282,13 @@ constexpr PgStatement kQueueStatements[] = {
     // must not wait for the key-share lock that a round stored ahead (below)
     // holds on its job, or a resend racing its own original would deadlock.
     {"result_job_lock",
-     "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, team, "
-     "operator_name, case_id, (SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
+     "SELECT state, fencing_token, attempt, max_attempts, lost_count, collection_id, "
+     "(SELECT u.job_id FROM result_updates u WHERE u.update_uuid = $2), "
      "(SELECT u.round_id FROM result_updates u WHERE u.update_uuid = $2), agent_id, host, "
      "lease_expires_ms, lease_secret_sha256, op_name FROM jobs WHERE id = $1 FOR NO KEY UPDATE"},
     // The candidate table of a succeeded discovery job (job_finish has set its state).
     {"job_discovery_set", "UPDATE jobs SET discovery = $1 WHERE id = $2"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
-    // A round and all its figures in one statement: $11 is a JSON object
-    // name -> value as text ("%.17g", so NaN and infinities survive).
-    {"round_insert",
-     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
-     "case_id, kernel_time_us, bound_label, evidence, created_ms) VALUES ($1, $2, $3, $4, $5, $6, "
-     "$7, $8, $9, $10) RETURNING id), m AS (INSERT INTO round_metrics (round_id, name, value) "
-     "SELECT r.id, key, value::double precision FROM r, jsonb_each_text($11::jsonb)) "
-     "SELECT id FROM r"},
     // A success's round and figures, stored before any lock is taken (issue
     // 36: under the collection's row lock every result of a collection waited
     // for the one before it to insert its 100 figures). Its columns come from
@@ -304,7 +296,8 @@ constexpr PgStatement kQueueStatements[] = {
     // or when the job has its round already (ON CONFLICT waits for a
     // concurrent resend of the same result and yields to it). Whether the
     // round stays is decided under the locks (ApplyResult); round_discard
-    // removes it otherwise, before anyone else can see it.
+    // removes it otherwise, before anyone else can see it. $7 is a JSON object
+    // name -> value as text ("%.17g", so NaN and infinities survive).
     {"round_insert_ahead",
      "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
      "case_id, kernel_time_us, bound_label, evidence, created_ms) SELECT j.collection_id, j.id, "
