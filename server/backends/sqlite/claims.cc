@@ -173,9 +173,10 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     LeaseRenewal out;
-    SQLite::Statement q(
-        *db_, "UPDATE jobs SET lease_expires_ms = ? WHERE id = ? RETURNING collection_id");
-    SQLite::Statement held(*db_, "SELECT collection_id FROM jobs WHERE id = ?");
+    SQLite::Statement renew(*db_, "UPDATE jobs SET lease_expires_ms = ? WHERE id = ?");
+    SQLite::Statement cancelled(*db_,
+                                "SELECT c.cancel_reason <> '' FROM jobs j JOIN collections c ON "
+                                "c.id = j.collection_id WHERE j.id = ?");
     for (const auto& ref : running) {
       const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
       const auto why = lease ? CheckLease(*lease, ref, agent_id) : AgentRefusal::kUnknownJob;
@@ -186,20 +187,17 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RenewLeases(const std::string& agent_i
       out.renewed.push_back(ref);
       // Held; its expiry is rewritten only when due (core/job_rules.h
       // LeaseRenewalDue).
-      std::string collection_id;
       if (LeaseRenewalDue(lease->lease_expires_ms, now_ms, lease_ttl_ms)) {
-        q.bind(1, now_ms + lease_ttl_ms);
-        q.bind(2, ref.job_id);
-        q.executeStep();
-        collection_id = q.getColumn(0).getString();
-        q.reset();
-      } else {
-        held.bind(1, ref.job_id);
-        held.executeStep();
-        collection_id = held.getColumn(0).getString();
-        held.reset();
+        renew.bind(1, now_ms + lease_ttl_ms);
+        renew.bind(2, ref.job_id);
+        renew.exec();
+        renew.reset();
       }
-      if (CollectionCancelled(collection_id)) out.cancelled.push_back(ref);
+      cancelled.bind(1, ref.job_id);
+      if (cancelled.executeStep() && cancelled.getColumn(0).getInt() != 0) {
+        out.cancelled.push_back(ref);
+      }
+      cancelled.reset();
     }
     tx.commit();
     return out;
