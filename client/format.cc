@@ -51,15 +51,26 @@ std::string ToJson(const google::protobuf::Message& m) {
 
 namespace {
 
-// The printer's indentation unit (the first field's line tells it); 0 when
-// there is none (a message printed on one line).
-size_t IndentUnit(std::string_view object_json) {
+// How the printer writes the top-level array `field` of object_json: its
+// indentation (one unit: the first field's line tells it) and its opening,
+// "\n<indent>\"field\": [". Neither the opening nor "\n<indent>]" can occur
+// inside a string value (its newline would be escaped) nor at another depth
+// (the indentation differs). nullopt for a message printed on one line.
+struct TopLevelArray {
+  std::string indent;
+  std::string opening;
+};
+std::optional<TopLevelArray> FindTopLevelArray(std::string_view object_json,
+                                               std::string_view field) {
   const size_t first = object_json.find('\n');
-  if (first == std::string_view::npos) return 0;
+  if (first == std::string_view::npos) return std::nullopt;
   const size_t text = object_json.find_first_not_of(' ', first + 1);
-  if (text == std::string_view::npos) return 0;
+  if (text == std::string_view::npos) return std::nullopt;
   const size_t unit = text - (first + 1);
-  return unit <= 8 ? unit : 0;
+  if (unit == 0 || unit > 8) return std::nullopt;
+  TopLevelArray a{std::string(unit, ' '), ""};
+  a.opening = absl::StrCat("\n", a.indent, "\"", std::string(field), "\": [");
+  return a;
 }
 
 // Jobs printed per batch: protobuf's printer resolves every type again for
@@ -70,40 +81,35 @@ constexpr int kJobsPerBatch = 1000;
 
 std::optional<std::string_view> JsonArrayBody(std::string_view object_json,
                                               std::string_view field) {
-  const size_t unit = IndentUnit(object_json);
-  if (unit == 0) return std::nullopt;
-  const std::string indent(unit, ' ');
-  // Neither marker can occur inside a string value (its newline would be
-  // escaped) nor at another depth (the indentation differs).
-  const std::string open = absl::StrCat("\n", indent, "\"", std::string(field), "\": [\n");
-  const size_t at = object_json.find(open);
+  const std::optional<TopLevelArray> a = FindTopLevelArray(object_json, field);
+  if (!a) return std::nullopt;
+  const size_t at = object_json.find(a->opening + "\n");
   if (at == std::string_view::npos) return std::nullopt;
-  const size_t body = at + open.size();
-  const size_t close = object_json.find(absl::StrCat("\n", indent, "]"), body);
+  const size_t body = at + a->opening.size() + 1;
+  const size_t close = object_json.find(absl::StrCat("\n", a->indent, "]"), body);
   if (close == std::string_view::npos) return std::nullopt;
   return object_json.substr(body, close - body);
 }
 
 std::optional<std::string> SpliceJsonArray(std::string_view object_json, std::string_view field,
                                            const std::vector<std::string_view>& bodies) {
-  const size_t unit = IndentUnit(object_json);
-  if (unit == 0) return std::nullopt;
-  const std::string indent(unit, ' ');
-  const std::string marker = absl::StrCat("\n", indent, "\"", std::string(field), "\": []");
-  const size_t at = object_json.find(marker);
+  const std::optional<TopLevelArray> a = FindTopLevelArray(object_json, field);
+  if (!a) return std::nullopt;
+  const std::string empty = a->opening + "]";
+  const size_t at = object_json.find(empty);
   if (at == std::string_view::npos) return std::nullopt;
-  size_t size = object_json.size() + marker.size() + indent.size() + 2;
+  size_t size = object_json.size() + a->indent.size() + 3;
   for (std::string_view b : bodies) size += b.size() + 2;
   std::string out;
   out.reserve(size);
   out.append(object_json.substr(0, at));
-  absl::StrAppend(&out, "\n", indent, "\"", std::string(field), "\": [\n");
+  absl::StrAppend(&out, a->opening, "\n");
   for (size_t i = 0; i < bodies.size(); ++i) {
     if (i > 0) out.append(",\n");
     out.append(bodies[i]);
   }
-  absl::StrAppend(&out, "\n", indent, "]");
-  out.append(object_json.substr(at + marker.size()));
+  absl::StrAppend(&out, "\n", a->indent, "]");
+  out.append(object_json.substr(at + empty.size()));
   return out;
 }
 
