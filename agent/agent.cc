@@ -275,6 +275,9 @@ void Agent::LeaseOnce(const std::atomic<bool>& stop) {
     return;
   }
   req.set_wait_ms(kLeaseWaitMs);
+  // A job for every free device in one call (issue 36); a server that
+  // predates max_assignments answers with one.
+  req.set_max_assignments(static_cast<int32_t>(held.size()));
   auto resp = channel_.LeaseJob(req);
   if (!resp.ok()) {
     if (stop) return;
@@ -283,11 +286,16 @@ void Agent::LeaseOnce(const std::atomic<bool>& stop) {
     return;
   }
   if (!resp->has_assignment()) return;
-  const v1::JobAssignment& a = resp->assignment();
-  auto it = held.find(a.device_id());
-  if (it == held.end()) {
+  StartAssigned(resp->assignment(), &held);
+  for (const v1::JobAssignment& a : resp->more_assignments()) StartAssigned(a, &held);
+}
+
+void Agent::StartAssigned(const v1::JobAssignment& a,
+                          std::map<int, std::unique_ptr<DeviceLease>>* held) {
+  auto it = held->find(a.device_id());
+  if (it == held->end() || it->second == nullptr) {
     LogError("agent", absl::StrCat("server assigned job ", a.job_id(), " to device ", a.device_id(),
-                                   " which was not offered"));
+                                   " which was not offered or is taken"));
     return;  // the lease expires and the job is retried elsewhere
   }
   StartJob(a, std::move(it->second));

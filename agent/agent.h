@@ -119,6 +119,9 @@ class Agent {
   // REQUIRES: mu_ held.
   void FillDeviceInfo(int d, v1::DeviceInfo* info) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartJob(const v1::JobAssignment& a, std::unique_ptr<DeviceLease> lease);
+  // Starts an assignment on its device's lock from `held` (taken out); an
+  // assignment for a device not held is logged and left to expire.
+  void StartAssigned(const v1::JobAssignment& a, std::map<int, std::unique_ptr<DeviceLease>>* held);
   // The job's thread, after Attempt::Run: wakes the reporter, moves the job to
   // finished_ for ReapFinished.
   void FinishJob(int64_t job_id);

@@ -118,4 +118,13 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
   return best ? best : canary;
 }
 
+void CountClaimedLease(std::vector<ClaimCandidate>& candidates, size_t pick) {
+  const std::string collection = candidates[pick].collection_id;
+  const std::string team = candidates[pick].team;
+  for (ClaimCandidate& c : candidates) {
+    if (c.collection_id == collection) ++c.collection_active;
+    if (c.team == team) ++c.team_active;
+  }
+}
+
 }  // namespace npuperf::server

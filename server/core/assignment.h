@@ -62,4 +62,10 @@ std::optional<std::pair<size_t, size_t>> ChooseClaim(
     const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
     const std::map<std::string, std::string>& agent_labels);
 
+// What the chooser sees of the candidates after a claim leased a job of
+// candidates[pick]'s collection: one more live job for that collection and
+// for every candidate of its team (Store::ClaimJobs asks the chooser once
+// per lease of one claim).
+void CountClaimedLease(std::vector<ClaimCandidate>& candidates, size_t pick);
+
 }  // namespace npuperf::server

@@ -322,8 +322,6 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
                          WithErrorReason(InvalidArgumentWithFields(bad),
                                          AgentRefusalReason(AgentRefusal::kUnregisteredDevice)));
   }
-  auto secret = SecureRandomHex(kLeaseSecretBytes);
-  if (!secret.ok()) return secret.status();
   ClaimRequest claim;
   claim.agent_id = req.agent_id();
   claim.host = agent->host();
@@ -333,12 +331,23 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
     offered.push_back({d.device_id(), d.soc(), agent->host()});
   claim.devices = health_.Placeable(offered);  // never a quarantined device
   claim.lease_ttl_ms = options_.lease_ttl.count();
-  claim.lease_secret = *std::move(secret);
+  const size_t leases = std::max<size_t>(
+      1, std::min<size_t>(std::max(req.max_assignments(), 1), claim.devices.size()));
+  for (size_t k = 0; k < leases; ++k) {
+    auto secret = SecureRandomHex(kLeaseSecretBytes);
+    if (!secret.ok()) return secret.status();
+    if (k == 0) {
+      claim.lease_secret = *std::move(secret);
+    } else {
+      claim.more_lease_secrets.push_back(*std::move(secret));
+    }
+  }
   return claim;
 }
 
-absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
+absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
     const AgentIdentity& who, const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+  using Leases = std::vector<v1::JobAssignment>;
   if (req.wait_ms() < 0 || req.wait_ms() > kMaxLeaseWait.count()) {
     return InvalidArgumentWithFields(
         {{"wait_ms", absl::StrCat("must be in 0..", kMaxLeaseWait.count())}});
@@ -352,20 +361,31 @@ absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
     const uint64_t seen = changes_.version();
     claim->now_ms = NowMs();
     // Nothing placeable (every offered device quarantined): wait as for no job.
-    auto got = claim->devices.empty()
-                   ? absl::StatusOr<std::optional<v1::JobAssignment>>(std::nullopt)
-                   : store_.ClaimJob(*claim, ChooseClaim);
+    auto got = claim->devices.empty() ? absl::StatusOr<Leases>(Leases())
+                                      : store_.ClaimJobs(*claim, ChooseClaim);
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();
-    if (got.ok() && got->has_value()) {
-      metrics_.jobs_leased.Increment();
-      ObserveLease(**got, call_ms);
-      JobChanged(StoreChange::kUpdated, (*got)->job_id());  // watchers see the lease
+    if (got.ok() && !got->empty()) {
+      for (const v1::JobAssignment& a : *got) {
+        metrics_.jobs_leased.Increment();
+        ObserveLease(a, call_ms);
+        JobChanged(StoreChange::kUpdated, a.job_id());  // watchers see the lease
+      }
       return got;
     }
     const Clock::MonotonicTime now = clock_.MonotonicNow();
-    if (now >= deadline || stop()) return std::optional<v1::JobAssignment>();
+    if (now >= deadline || stop()) return Leases();
     changes_.WaitNewer(seen, absl::FromChrono(deadline - now), stop);
   }
+}
+
+absl::StatusOr<std::optional<v1::JobAssignment>> Scheduler::LeaseJob(
+    const AgentIdentity& who, const v1::LeaseJobRequest& req, const std::function<bool()>& stop) {
+  v1::LeaseJobRequest one = req;
+  one.clear_max_assignments();
+  auto got = LeaseJobs(who, one, stop);
+  if (!got.ok()) return got.status();
+  if (got->empty()) return std::optional<v1::JobAssignment>();
+  return std::optional<v1::JobAssignment>(std::move(got->front()));
 }
 
 void Scheduler::ObserveHealth(const std::string& host,

@@ -158,11 +158,17 @@ class Scheduler {
   // cancels.
   absl::StatusOr<v1::AgentSessionResponse> Heartbeat(const AgentIdentity& who,
                                                      const v1::Heartbeat& hb);
-  // Claims a job for one of the offered devices (each one the agent
-  // registered, else INVALID_ARGUMENT naming free_devices[i]), waiting up to
-  // wait_ms (0..kMaxLeaseWait, else INVALID_ARGUMENT) on the clock for work
-  // (event-driven). The assignment carries a new lease secret. stop() ends
-  // the wait early (client gone, shutdown).
+  // Claims jobs for the offered devices (each one the agent registered,
+  // else INVALID_ARGUMENT naming free_devices[i]), at most one per device
+  // and max_assignments in all (0 counts as 1; 0..kMaxAgentDevices, else
+  // INVALID_ARGUMENT), waiting up to wait_ms (0..kMaxLeaseWait, else
+  // INVALID_ARGUMENT) on the clock for work (event-driven): returns as soon
+  // as one claim leased any. Each assignment carries its own new lease
+  // secret. stop() ends the wait early (client gone, shutdown).
+  absl::StatusOr<std::vector<v1::JobAssignment>> LeaseJobs(const AgentIdentity& who,
+                                                           const v1::LeaseJobRequest& req,
+                                                           const std::function<bool()>& stop);
+  // LeaseJobs for one job (req.max_assignments ignored).
   absl::StatusOr<std::optional<v1::JobAssignment>> LeaseJob(const AgentIdentity& who,
                                                             const v1::LeaseJobRequest& req,
                                                             const std::function<bool()>& stop);
@@ -206,7 +212,7 @@ class Scheduler {
   std::string AgentIdFor(const v1::RegisterAgentRequest& req);
   // What LeaseJob offers the store: the agent's host and labels, the
   // request's free devices (checked against its registration) and a new
-  // lease secret.
+  // lease secret for each job it may take.
   absl::StatusOr<ClaimRequest> ClaimRequestFor(const AgentIdentity& who,
                                                const v1::LeaseJobRequest& req);
   // Queue-wait and submit-to-lease histograms for a lease granted to a

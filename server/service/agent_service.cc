@@ -68,9 +68,11 @@ grpc::Status AgentServiceImpl::LeaseJob(grpc::ServerContext* ctx, const v1::Leas
   return ServeAgent("LeaseJob", ctx, [&](const AgentIdentity& who) -> absl::Status {
     if (stopping_) return absl::UnavailableError("server is shutting down");
     auto got =
-        scheduler_.LeaseJob(who, *req, [&] { return ctx->IsCancelled() || stopping_.load(); });
+        scheduler_.LeaseJobs(who, *req, [&] { return ctx->IsCancelled() || stopping_.load(); });
     if (!got.ok()) return got.status();
-    if (got->has_value()) *resp->mutable_assignment() = **got;
+    for (size_t i = 0; i < got->size(); ++i) {
+      *(i == 0 ? resp->mutable_assignment() : resp->add_more_assignments()) = std::move((*got)[i]);
+    }
     return absl::OkStatus();
   });
 }

@@ -127,6 +127,9 @@ struct ClaimRequest {
   // The new lease's secret (random, from the scheduler; never empty). The
   // store keeps only its sha256 and returns it once, in the assignment.
   std::string lease_secret;
+  // Store::ClaimJobs: the secrets of further leases in the same claim, one
+  // per job beyond the first (the k-th further lease takes the k-th).
+  std::vector<std::string> more_lease_secrets;
 };
 
 // The agent's view of a running attempt.

@@ -1,6 +1,6 @@
 // The Store's conveniences over its bundle methods (tests and tools hold
-// bundles in memory; the server streams them, core/bundles.h), and the key
-// check both backends' RecentRunTimes share.
+// bundles in memory; the server streams them, core/bundles.h) and ClaimJobs,
+// and the key check both backends' RecentRunTimes share.
 #include "server/store/store.h"
 
 #include <algorithm>
@@ -55,6 +55,16 @@ std::string JsonStringArray(const std::vector<std::string>& names) {
     out += '"';
   }
   return out + "]";
+}
+
+absl::StatusOr<std::optional<v1::JobAssignment>> Store::ClaimJob(const ClaimRequest& req,
+                                                                 const ClaimChooser& choose) {
+  ClaimRequest one = req;
+  one.more_lease_secrets.clear();
+  auto got = ClaimJobs(one, choose);
+  if (!got.ok()) return got.status();
+  if (got->empty()) return std::optional<v1::JobAssignment>();
+  return std::optional<v1::JobAssignment>(std::move(got->front()));
 }
 
 absl::StatusOr<std::string> Store::GetBundle(const std::string& sha256) {

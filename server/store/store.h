@@ -193,13 +193,22 @@ class Store {
   virtual absl::StatusOr<std::vector<std::string>> PruneAgents(int64_t seen_before_ms,
                                                                int32_t limit) = 0;
 
-  // Claims one queued job for one of the offered devices, atomically:
-  // the job becomes LEASED with attempt+1, a new fencing token and the
-  // sha256 of req.lease_secret (INVALID_ARGUMENT when empty), which the
-  // assignment carries. A device already holding a live lease is never
-  // offered to the chooser.
-  virtual absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
-                                                                    const ClaimChooser& choose) = 0;
+  // Claims queued jobs for the offered devices, at most one per device and
+  // 1 + req.more_lease_secrets.size() in all, each atomically: the job
+  // becomes LEASED with attempt+1, a new fencing token and the sha256 of its
+  // secret (req.lease_secret for the first, INVALID_ARGUMENT when empty; the
+  // k-th of more_lease_secrets for the (k+1)-th), which its assignment
+  // carries. A device already holding a live lease is never offered to the
+  // chooser; it is asked once per lease, and sees the leases this claim
+  // made before (their devices gone, their collections' and teams' live
+  // counts raised). May return fewer leases than it could have when another
+  // claim takes the same jobs meanwhile; none only when it found none to
+  // take (issue 36: an agent's free devices in one claim, not one each).
+  virtual absl::StatusOr<std::vector<v1::JobAssignment>> ClaimJobs(const ClaimRequest& req,
+                                                                   const ClaimChooser& choose) = 0;
+  // ClaimJobs, one job at most (req.more_lease_secrets ignored).
+  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
+                                                            const ClaimChooser& choose);
   //
   // The lease rule of every call below (core/job_rules.h CheckLease): an
   // attempt is accepted only while it is its job's current lease (live

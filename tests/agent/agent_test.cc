@@ -185,6 +185,35 @@ TEST_F(AgentTest, LeasedJobRunsOnItsDeviceUnderItsLockAndItsResultIsReported) {
   EXPECT_EQ(server_.register_deadlines()[0], started + kRpcDeadline);
 }
 
+// One LeaseJob call asks for a job on every free device (issue 36), and the
+// agent starts every assignment the answer carries, each on its own device.
+TEST_F(AgentTest, OneLeaseCallStartsAJobOnEachFreeDevice) {
+  CacheBundle();
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Exit(0, kTestData / "quick_mix"));
+  server_.Queue(Job(7, 0));
+  server_.Queue(Job(8, 1));
+
+  StartAgent({0, 1});
+  ASSERT_TRUE(server_.AwaitResults(2));
+  StopAgent();
+
+  const auto leases = server_.leases();
+  ASSERT_FALSE(leases.empty());
+  EXPECT_EQ(leases[0].free_devices_size(), 2);
+  EXPECT_EQ(leases[0].max_assignments(), 2);
+  std::set<std::string> visible;
+  for (const auto& spec : fake_.started()) visible.insert(spec.env.at("ASCEND_RT_VISIBLE_DEVICES"));
+  EXPECT_EQ(visible, (std::set<std::string>{"0", "1"}));
+  std::set<int64_t> reported;
+  for (const auto& r : server_.results()) {
+    EXPECT_EQ(r.outcome(), v1::ATTEMPT_OUTCOME_SUCCEEDED);
+    reported.insert(r.job_id());
+  }
+  EXPECT_EQ(reported, (std::set<int64_t>{7, 8}));
+  EXPECT_EQ(JobsTotal("succeeded"), 2);
+  EXPECT_TRUE(locker_.held().empty());
+}
+
 TEST_F(AgentTest, BundleMissingFromTheCacheIsDownloadedVerifiedAndCached) {
   const std::string tar = PackOperator();
   server_.AddBundle(sha256_, tar);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -298,10 +299,20 @@ class FakeAgentServer {
     };
     mu_.Await(absl::Condition(&ready));
     if (closed_) return grpc::Status(grpc::StatusCode::CANCELLED, "server closing");
-    auto it = std::find_if(queue_.begin(), queue_.end(), fits);
-    *resp->mutable_assignment() = *it;
-    renewed_[it->job_id()] = clock_.MonotonicNow();
-    queue_.erase(it);
+    // As the server: up to max_assignments (0 and 1: one), one per device.
+    std::set<int32_t> taken;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      const bool room = static_cast<int>(taken.size()) < std::max(1, req.max_assignments());
+      if (!room) break;
+      if (!fits(*it) || taken.contains(it->device_id())) {
+        ++it;
+        continue;
+      }
+      taken.insert(it->device_id());
+      *(resp->has_assignment() ? resp->add_more_assignments() : resp->mutable_assignment()) = *it;
+      renewed_[it->job_id()] = clock_.MonotonicNow();
+      it = queue_.erase(it);
+    }
     return grpc::Status::OK;
   }
 

@@ -1,11 +1,13 @@
 // store_bench: Store throughput and scheduler latency on both backends (issue 5 benchmarks).
 //
-//   store_bench [--jobs=2000] [--threads=2] [--latency-iters=200] [--xreplica-iters=50]
-//               [--big=10000,100000]
+//   store_bench [--jobs=2000] [--threads=2] [--claim-batch=8] [--latency-iters=200]
+//               [--xreplica-iters=50] [--big=10000,100000]
 //
 // Claims: `jobs` queued jobs in collections of 8 (cap 8), claimed by
 // `threads` threads for agents with 8 idle devices each, until every job is
-// leased (each claim sees every collection as a candidate). Ingest: each
+// leased (each claim sees every collection as a candidate), each claim
+// asking for up to --claim-batch jobs (8: every free device of the agent, as
+// the server asks; 1: one job per claim, as before issue 36's batching). Ingest: each
 // leased job then reports success with realistic evidence (about 100 metric
 // figures, 8 KB of evidence JSON, 10 repeat samples): one round and its
 // metrics per transaction. Submit-to-lease: an in-process Scheduler with one
@@ -107,8 +109,10 @@ AttemptResult Evidence(const Leased& l) {
 }
 
 // Claims every job with `threads` threads; thread t serves agents t, t +
-// threads, ... with 8 devices each, moving on when an agent is full.
-std::vector<Leased> ClaimAll(Store& store, int jobs, int threads) {
+// threads, ... with 8 devices each, moving on when an agent is full. Each
+// claim asks for up to `batch` jobs (Store::ClaimJobs; the server asks for
+// one per free device of the agent).
+std::vector<Leased> ClaimAll(Store& store, int jobs, int threads, int batch) {
   std::vector<std::vector<Leased>> got(threads);
   std::atomic<int> claimed{0};
   std::vector<std::thread> pool;
@@ -122,16 +126,18 @@ std::vector<Leased> ClaimAll(Store& store, int jobs, int threads) {
         req.now_ms = 1;
         req.lease_ttl_ms = 3'600'000;
         req.lease_secret = std::string(32, 'b');
-        for (int d = 0; d < 8 && claimed.load() < jobs; ++d) {
-          auto a = store.ClaimJob(req, ChooseClaim);
+        for (int k = 1; k < batch; ++k) req.more_lease_secrets.push_back(std::string(32, 'b'));
+        for (int d = 0; d < 8 && claimed.load() < jobs;) {
+          auto a = store.ClaimJobs(req, ChooseClaim);
           if (!a.ok() && absl::IsAborted(a.status())) continue;
           if (!a.ok()) {  // a broken bench must not spin over ever more agents
             std::fprintf(stderr, "claim: %s\n", a.status().ToString().c_str());
             std::abort();
           }
-          if (!a->has_value()) break;
-          got[t].push_back({req.agent_id, **a});
-          ++claimed;
+          if (a->empty()) break;
+          for (auto& lease : *a) got[t].push_back({req.agent_id, std::move(lease)});
+          claimed += static_cast<int>(a->size());
+          d += static_cast<int>(a->size());
         }
       }
     });
@@ -142,11 +148,11 @@ std::vector<Leased> ClaimAll(Store& store, int jobs, int threads) {
   return all;
 }
 
-Figures Run(Store& store, int jobs, int threads) {
+Figures Run(Store& store, int jobs, int threads, int batch) {
   Queue(store, jobs);
   Figures f;
   auto t0 = BenchClock().MonotonicNow();
-  std::vector<Leased> leased = ClaimAll(store, jobs, threads);
+  std::vector<Leased> leased = ClaimAll(store, jobs, threads, batch);
   f.claim_s = Since(t0);
   f.claims = static_cast<int>(leased.size());
   std::atomic<size_t> next{0};
@@ -324,7 +330,7 @@ void BigCollection(Store& store, const char* backend, int jobs) {
               backend, jobs, submit_s, jobs / submit_s, cancel_s);
 }
 
-void BenchPostgres(const std::string& base, int jobs, int threads, int latency_iters,
+void BenchPostgres(const std::string& base, int jobs, int threads, int batch, int latency_iters,
                    int xreplica_iters, const std::vector<int>& big_sizes) {
   const std::string schema =
       absl::StrFormat("bench_%016x", absl::Uniform<uint64_t>(absl::BitGen()));
@@ -346,7 +352,7 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
                    (store.ok() ? replica : store).status().ToString().c_str());
       std::exit(1);
     }
-    Print("postgres", Run(**store, jobs, threads));
+    Print("postgres", Run(**store, jobs, threads, batch));
     for (int big : big_sizes) BigCollection(**store, "postgres", big);
     LatencyBench(**store, **store, latency_iters, "(one replica)");
     LatencyBench(**store, **replica, xreplica_iters, "(2 replicas)");
@@ -359,11 +365,14 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int latency_i
 }  // namespace npuperf::server
 
 int main(int argc, char** argv) {
-  int jobs = 2000, threads = 2, latency_iters = 200, xreplica_iters = 50;
+  int jobs = 2000, threads = 2, batch = 8, latency_iters = 200, xreplica_iters = 50;
   std::vector<int> big_sizes = {10'000, 100'000};
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--jobs=", 7) == 0) jobs = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
+    if (std::strncmp(argv[i], "--claim-batch=", 14) == 0) {
+      batch = std::clamp(std::atoi(argv[i] + 14), 1, 8);
+    }
     if (std::strncmp(argv[i], "--latency-iters=", 16) == 0) latency_iters = std::atoi(argv[i] + 16);
     if (std::strncmp(argv[i], "--xreplica-iters=", 17) == 0)
       xreplica_iters = std::atoi(argv[i] + 17);
@@ -373,20 +382,22 @@ int main(int argc, char** argv) {
         big_sizes.push_back(std::atoi(std::string(n).c_str()));
     }
   }
+  std::printf("claims ask for up to %d jobs each (--claim-batch, 1..8)\n", batch);
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());
   fs::create_directories(dir);
   {
     auto store = npuperf::server::SqliteStore::Open((dir / "bench.db").string());
     if (!store.ok()) return 1;
-    npuperf::server::Print("sqlite", npuperf::server::Run(**store, jobs, threads));
+    npuperf::server::Print("sqlite", npuperf::server::Run(**store, jobs, threads, batch));
     for (int big : big_sizes) npuperf::server::BigCollection(**store, "sqlite", big);
     npuperf::server::LatencyBench(**store, **store, latency_iters, "");
   }
   fs::remove_all(dir);
 #if NPUPERF_WITH_POSTGRES
   if (const char* url = std::getenv("NPUPERF_TEST_PG_URL"); url != nullptr && *url != '\0') {
-    npuperf::server::BenchPostgres(url, jobs, threads, latency_iters, xreplica_iters, big_sizes);
+    npuperf::server::BenchPostgres(url, jobs, threads, batch, latency_iters, xreplica_iters,
+                                   big_sizes);
   } else {
     std::printf("postgres   skipped: NPUPERF_TEST_PG_URL is not set\n");
   }

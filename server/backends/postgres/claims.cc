@@ -1,4 +1,4 @@
-// PostgresStore: claims and leases (ClaimJob, RenewLeases, AdoptAttempts,
+// PostgresStore: claims and leases (ClaimJobs, RenewLeases, AdoptAttempts,
 // ExpireLeases).
 #include <map>
 #include <memory>
@@ -19,6 +19,7 @@
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
 #include "server/backends/postgres/statements.h"
+#include "server/core/assignment.h"
 #include "server/core/job_rules.h"
 
 namespace npuperf::server {
@@ -38,7 +39,14 @@ struct ClaimView {
   // Shared with the spec cache; candidates[i].spec points into specs[i].
   std::vector<SpecPtr> specs;
   std::vector<ClaimCandidate> candidates;  // queue heads, priority desc, first job asc
+  std::vector<int> queued;                 // queued[i]: candidates[i]'s queued jobs
 };
+
+// The secret of a claim's k-th lease (0: the first), and how many it may make.
+const std::string& LeaseSecret(const ClaimRequest& req, size_t k) {
+  return k == 0 ? req.lease_secret : req.more_lease_secrets[k - 1];
+}
+size_t MaxLeases(const ClaimRequest& req) { return 1 + req.more_lease_secrets.size(); }
 
 // A JSON array of strings (statement parameters that are lists).
 std::string JsonStrings(const std::vector<std::string>& values) {
@@ -75,6 +83,7 @@ ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
     c.collection_active = row[5].as<int>();
     c.team_active = row[6].as<int>();
     view.candidates.push_back(std::move(c));
+    view.queued.push_back(row[7].as<int>());
   }
   return view;
 }
@@ -101,77 +110,154 @@ void AttachSpecs(ClaimView& view) {
       view.candidates[kept] = std::move(view.candidates[i]);
       view.specs[kept] = std::move(view.specs[i]);
     }
+    if (kept != i) view.queued[kept] = view.queued[i];
     view.candidates[kept].spec = view.specs[kept].get();
     ++kept;
   }
   view.candidates.resize(kept);
   view.specs.resize(kept);
+  view.queued.resize(kept);
 }
 
-// Leases the candidate's oldest queued job on `device`; nullopt when its
-// collection is cancelled, at its cap, drained, or (skip_locked) held by
-// another claim.
-Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimCandidate& c,
-                 const OfferedDevice& device, bool skip_locked) {
-  // npuperf_claim() (migration 0003) checks the cap and cancellation under
-  // the collection's row lock and leases its oldest queued job, in one call.
-  const pqxx::row row = tx.exec_prepared1(
-      "claim_take", c.collection_id, skip_locked, req.agent_id, req.host, device.device_id,
-      device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
-      static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(req.lease_secret));
-  if (row[1].is_null()) return std::nullopt;
+// Drops candidate i from the view.
+void DropCandidate(ClaimView& view, size_t i) {
+  const auto at = static_cast<std::ptrdiff_t>(i);
+  view.candidates.erase(view.candidates.begin() + at);
+  view.specs.erase(view.specs.begin() + at);
+  view.queued.erase(view.queued.begin() + at);
+}
+
+// What the chooser sees after a lease of candidate i on offered device d:
+// the device gone, one more live job for the collection and its team, one
+// fewer queued (the candidate gone with its last one).
+void CountLease(ClaimView& view, size_t i, size_t d) {
+  view.offered.erase(view.offered.begin() + static_cast<std::ptrdiff_t>(d));
+  CountClaimedLease(view.candidates, i);
+  if (--view.queued[i] <= 0) DropCandidate(view, i);
+}
+
+// The assignment of a lease from npuperf_claim's columns starting at `at`
+// (outcome, job_id, attempt, max_attempts, fencing_token, op_name, case_id,
+// operator_name, queued_ms); nullopt when it leased nothing.
+Result AssignmentFrom(const pqxx::row& row, int at, const ClaimRequest& req,
+                      const ClaimCandidate& c, const OfferedDevice& device,
+                      const std::string& secret) {
+  if (row[at + 1].is_null()) return std::nullopt;
   v1::JobAssignment a;
-  a.set_job_id(row[1].as<int64_t>());
+  a.set_job_id(row[at + 1].as<int64_t>());
   a.set_collection_id(c.collection_id);
-  a.set_attempt(row[2].as<int>());
-  a.set_max_attempts(row[3].as<int>());
-  a.set_fencing_token(row[4].as<int64_t>());
-  a.set_op_name(row[5].as<std::string>());
-  a.set_case_id(row[6].as<std::string>());
-  a.set_operator_name(row[7].as<std::string>());
+  a.set_attempt(row[at + 2].as<int>());
+  a.set_max_attempts(row[at + 3].as<int>());
+  a.set_fencing_token(row[at + 4].as<int64_t>());
+  a.set_op_name(row[at + 5].as<std::string>());
+  a.set_case_id(row[at + 6].as<std::string>());
+  a.set_operator_name(row[at + 7].as<std::string>());
   *a.mutable_queued_at() =
-      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[8].as<int64_t>());
+      google::protobuf::util::TimeUtil::MillisecondsToTimestamp(row[at + 8].as<int64_t>());
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
-  a.set_lease_secret(req.lease_secret);
+  a.set_lease_secret(secret);
   FillAssignmentFromSpec(*c.spec, a.operator_name(), &a);
   return a;
 }
 
+// Leases the candidate's oldest queued job on `device` with `secret`;
+// nullopt when its collection is cancelled, at its cap, drained, or
+// (skip_locked) held by another claim.
+Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimCandidate& c,
+                 const OfferedDevice& device, const std::string& secret, bool skip_locked) {
+  // npuperf_claim() (migration 0003) checks the cap and cancellation under
+  // the collection's row lock and leases its oldest queued job, in one call.
+  const pqxx::row row =
+      tx.exec_prepared1("claim_take", c.collection_id, skip_locked, req.agent_id, req.host,
+                        device.device_id, device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
+                        static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(secret));
+  return AssignmentFrom(row, 0, req, c, device, secret);
+}
+
 // Asks the chooser and tries its pick, up to kMaxClaimRounds times.
 Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
-                      const ClaimChooser& choose, ClaimView& view) {
+                      const std::string& secret, const ClaimChooser& choose, ClaimView& view) {
   for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
     auto choice = choose(view.candidates, view.offered, req.agent_labels);
     if (!choice) return Result();
     // Waiting for a collection's lock only in the first round keeps a claim
     // that lost a race from queueing behind every busy collection in turn.
     auto lease = TakeLease(tx, req, view.candidates[choice->first], view.offered[choice->second],
-                           /*skip_locked=*/round > 0);
+                           secret, /*skip_locked=*/round > 0);
     if (lease) return lease;
     // Cancelled, at its cap, drained or locked: ask the chooser again
     // without it.
-    const auto erased = static_cast<std::ptrdiff_t>(choice->first);
-    view.candidates.erase(view.candidates.begin() + erased);
-    view.specs.erase(view.specs.begin() + erased);
+    DropCandidate(view, choice->first);
   }
   return Result();
 }
 
+// A claim of several leases: the chooser's picks for every offered device,
+// each counted in (a copy of) the view as if leased, taken in one statement
+// (issue 36: one round trip for an agent's free devices instead of two per
+// device). A collection another claim holds is skipped, never waited for:
+// this claim holds the locks of its earlier picks until the statement ends.
+// A pick that leased nothing leaves its device free for the agent's next
+// call.
+std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
+                                                   const ClaimRequest& req,
+                                                   const ClaimChooser& choose, ClaimView view) {
+  struct Pick {
+    ClaimCandidate candidate;  // its spec is kept alive by `view.specs`' copy in `specs`
+    OfferedDevice device;
+  };
+  std::vector<Pick> picks;
+  std::vector<SpecPtr> specs;
+  nlohmann::json plan = nlohmann::json::array();
+  while (picks.size() < MaxLeases(req) && !view.offered.empty() && !view.candidates.empty()) {
+    auto choice = choose(view.candidates, view.offered, req.agent_labels);
+    if (!choice) break;
+    const OfferedDevice& device = view.offered[choice->second];
+    plan.push_back({{"n", picks.size()},
+                    {"coll", view.candidates[choice->first].collection_id},
+                    {"device", device.device_id},
+                    {"soc", device.soc},
+                    {"secret", Sha256Hex(LeaseSecret(req, picks.size()))}});
+    picks.push_back({view.candidates[choice->first], device});
+    specs.push_back(view.specs[choice->first]);
+    CountLease(view, choice->first, choice->second);
+  }
+  std::vector<v1::JobAssignment> out;
+  if (picks.empty()) return out;
+  const pqxx::result rows = tx.exec_prepared("claim_take_many", plan.dump(), req.agent_id, req.host,
+                                             req.now_ms + req.lease_ttl_ms, req.now_ms,
+                                             static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+  for (const auto& row : rows) {
+    const auto n = row[0].as<size_t>();
+    if (n >= picks.size()) continue;
+    const Pick& p = picks[n];
+    Result lease = AssignmentFrom(row, 1, req, p.candidate, p.device, LeaseSecret(req, n));
+    if (lease) out.push_back(*std::move(lease));
+  }
+  return out;
+}
+
 }  // namespace
 
-absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
+absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
     const ClaimRequest& req, const ClaimChooser& choose) {
+  using Leases = std::vector<v1::JobAssignment>;
   if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
-  // Two round trips, no transaction around them: the heads are a hint that
-  // npuperf_claim() checks again under the collection's row lock, and the
-  // lease is that one call (a third when specs are fetched). A unique
-  // violation means another replica leased one of these devices meanwhile:
-  // rerun, and the busy check leaves that device out.
-  auto claim = [&](pqxx::nontransaction& tx) -> absl::StatusOr<Result> {
+  for (const std::string& secret : req.more_lease_secrets) {
+    if (secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
+  }
+  // No transaction around the round trips: the heads are a hint that
+  // npuperf_claim() checks again under the collection's row lock, and each
+  // lease is one call of it. One job: the heads, then the lease (a third
+  // round trip when specs are fetched). Several: the heads, then every
+  // planned lease in one statement, and the one-job way when that leased
+  // none. A unique violation means another replica leased one of these
+  // devices meanwhile: rerun, and the busy check leaves that device out.
+  auto claim = [&](pqxx::nontransaction& tx) -> absl::StatusOr<Leases> {
     ClaimView view = LoadClaimView(tx, req);
-    if (view.offered.empty()) return Result();
+    if (view.offered.empty()) return Leases();
     view.specs = CachedSpecs(view.candidates);
     std::vector<std::string> missing;
     for (size_t i = 0; i < view.candidates.size(); ++i) {
@@ -186,7 +272,18 @@ absl::StatusOr<std::optional<v1::JobAssignment>> PostgresStore::ClaimJob(
       }
     }
     AttachSpecs(view);
-    return ChooseAndLease(tx, req, choose, view);
+    Leases out;
+    if (MaxLeases(req) > 1) out = LeaseInOneStatement(tx, req, choose, view);
+    // A lease is the last write of a run: a rerun (unique violation,
+    // deadlock) after a committed lease would leave that lease unreported.
+    // So the one-job way, on the view as loaded, only when the statement
+    // leased nothing; devices left free are offered again by the agent's
+    // next call.
+    if (out.empty()) {
+      Result lease = ChooseAndLease(tx, req, req.lease_secret, choose, view);
+      if (lease) out.push_back(*std::move(lease));
+    }
+    return out;
   };
   return pool_->RunAutocommit("claim job", claim, /*retry_unique=*/true);
 }

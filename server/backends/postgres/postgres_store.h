@@ -30,7 +30,7 @@ class PgListener;  // listener.h
 // A pimpl: the pool and the listener are reached through pointers, so no
 // <pqxx/...> is reachable from this header (style.md R1). The methods live by
 // domain: collections.cc (tokens, collections, state counts), agents.cc (agents and devices),
-// bundles.cc (bundles, quota, collector), claims.cc (ClaimJob, leases, expiry), results.cc
+// bundles.cc (bundles, quota, collector), claims.cc (ClaimJobs, leases, expiry), results.cc
 // (progress, results), rounds.cc (rounds, baselines), regressions.cc (regressions and their
 // triage), calibrations.cc (calibrations and measured noise), quarantines.cc and canaries.cc
 // (device health); postgres_store.cc opens and migrates the database.
@@ -97,8 +97,8 @@ class PostgresStore final : public Store {
   absl::StatusOr<std::vector<std::string>> PruneAgents(int64_t seen_before_ms,
                                                        int32_t limit) override;
 
-  absl::StatusOr<std::optional<v1::JobAssignment>> ClaimJob(const ClaimRequest& req,
-                                                            const ClaimChooser& choose) override;
+  absl::StatusOr<std::vector<v1::JobAssignment>> ClaimJobs(const ClaimRequest& req,
+                                                           const ClaimChooser& choose) override;
   absl::StatusOr<LeaseRenewal> RenewLeases(const std::string& agent_id,
                                            const std::vector<AttemptRef>& running, int64_t now_ms,
                                            int64_t lease_ttl_ms) override;

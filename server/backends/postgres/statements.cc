@@ -218,13 +218,23 @@ constexpr PgStatement kQueueStatements[] = {
      "($2 <> '' AND host = $2)) AND state IN " NPUPERF_PG_LIVE
      "), active AS (SELECT collection_id, team, priority, first_job, "
      "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
-     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int "
-     "FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, h.first_job"},
+     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int, "
+     "h.queued FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, "
+     "h.first_job"},
     // Specs of collections (a JSON array of ids) the claim has not cached.
     {"claim_specs",
      "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
     // $10: the sha256 of the lease's secret (migration 0004).
     {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"},
+    // Several leases of one claim in one statement (issue 36), in plan order:
+    // $1 is a JSON array of {"n", "coll", "device", "soc", "secret"}; each row
+    // is n and what npuperf_claim() returned for it. A collection another
+    // claim holds is skipped, never waited for (its outcome is 'locked'):
+    // this statement holds the locks of its earlier leases until it ends.
+    {"claim_take_many",
+     "SELECT p.n, t.* FROM (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, coll "
+     "text, device integer, soc text, secret text) ORDER BY n) p CROSS JOIN LATERAL "
+     "npuperf_claim(p.coll, true, $2, $3, p.device, p.soc, $4, $5, $6, p.secret) t ORDER BY p.n"},
     // Leases and progress. Each write names the lease it may touch: job,
     // fencing token, attempt, holder and the sha256 of the presented secret
     // (NPUPERF_PG_SECRET); when it matches no row, lease_facts says why

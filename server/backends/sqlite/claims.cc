@@ -1,4 +1,4 @@
-// SqliteStore: claims and leases (ClaimJob, RenewLeases, AdoptAttempts,
+// SqliteStore: claims and leases (ClaimJobs, RenewLeases, AdoptAttempts,
 // ExpireLeases).
 #include <map>
 #include <set>
@@ -17,23 +17,34 @@
 
 namespace npuperf::server {
 
-absl::StatusOr<std::optional<v1::JobAssignment>> SqliteStore::ClaimJob(const ClaimRequest& req,
-                                                                       const ClaimChooser& choose) {
-  using Result = std::optional<v1::JobAssignment>;
+absl::StatusOr<std::vector<v1::JobAssignment>> SqliteStore::ClaimJobs(const ClaimRequest& req,
+                                                                      const ClaimChooser& choose) {
+  using Leases = std::vector<v1::JobAssignment>;
   if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
+  for (const std::string& secret : req.more_lease_secrets) {
+    if (secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
+  }
   absl::MutexLock lock(&mu_);
   try {
+    // One transaction; each lease sees the ones before it (the database is
+    // this process's alone, so the heads are simply read again).
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const std::vector<OfferedDevice> offered = FreeDevices(req);
-    if (offered.empty()) return Result();
-    const ClaimHeads heads = LoadClaimHeads();
-    auto choice = choose(heads.candidates, offered, req.agent_labels);
-    if (!choice) return Result();
-    auto lease = LeaseJob(req, heads.candidates[choice->first], heads.operators[choice->first],
-                          offered[choice->second]);
-    if (!lease.ok()) return lease.status();
+    Leases out;
+    for (size_t k = 0; k <= req.more_lease_secrets.size(); ++k) {
+      const std::vector<OfferedDevice> offered = FreeDevices(req);
+      if (offered.empty()) break;
+      const ClaimHeads heads = LoadClaimHeads();
+      auto choice = choose(heads.candidates, offered, req.agent_labels);
+      if (!choice) break;
+      ClaimRequest one = req;
+      if (k > 0) one.lease_secret = req.more_lease_secrets[k - 1];
+      auto lease = LeaseJob(one, heads.candidates[choice->first], heads.operators[choice->first],
+                            offered[choice->second]);
+      if (!lease.ok()) return lease.status();
+      out.push_back(*std::move(lease));
+    }
     tx.commit();
-    return Result(*std::move(lease));
+    return out;
   } catch (...) {
     return CurrentSqliteError("claim job");
   }

@@ -169,6 +169,8 @@ void VirtualAgent::LeaseLoop() {
     }
     req.set_agent_id(agent_id_);
     req.set_wait_ms(kLeaseWaitMs);
+    // As npuperf-agent: a job for every free device in one call.
+    req.set_max_assignments(req.free_devices_size());
     const Clock::MonotonicTime called = clock_.MonotonicNow();
     auto resp = channel_.LeaseJob(req);
     if (!resp.ok()) {
@@ -184,6 +186,7 @@ void VirtualAgent::LeaseLoop() {
       continue;
     }
     if (resp->has_assignment()) Assigned(resp->assignment(), called);
+    for (const v1::JobAssignment& a : resp->more_assignments()) Assigned(a, called);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "server/core/assignment.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace npuperf::server {
@@ -142,6 +143,37 @@ TEST(ChooseClaimTest, TakesTheFirstMatchingDevice) {
   EXPECT_EQ(pick->second, 0u);
   EXPECT_FALSE(ChooseClaim(c.Get(), {}, {})) << "no device offered";
   EXPECT_FALSE(ChooseClaim({}, kDevices, {})) << "no candidate";
+}
+
+// A claim of several leases counts each one before asking again: the live
+// counts of the collection and of its whole team rise, so fair share and
+// caps hold within one claim.
+TEST(CountClaimedLeaseTest, RaisesTheCollectionAndEveryCandidateOfItsTeam) {
+  Candidates c;
+  c.Add("big", 0, 1, 3);
+  c.Add("big", 0, 2, 3);
+  c.Add("small", 0, 0, 0);
+  for (size_t i = 0; i < c.list.size(); ++i) c.list[i].collection_id = absl::StrCat("c", i);
+  CountClaimedLease(c.list, 0);
+  EXPECT_EQ(absl::StrCat(c.list[0].collection_active, "/", c.list[0].team_active, " ",
+                         c.list[1].collection_active, "/", c.list[1].team_active, " ",
+                         c.list[2].collection_active, "/", c.list[2].team_active),
+            "2/4 2/4 0/0");
+}
+
+TEST(CountClaimedLeaseTest, SharesOneClaimsDevicesBetweenTeams) {
+  Candidates c;
+  c.Add("a", 0, 0, 0);
+  c.Add("b", 0, 0, 0);
+  for (size_t i = 0; i < c.list.size(); ++i) c.list[i].collection_id = absl::StrCat("c", i);
+  std::vector<size_t> picks;
+  for (int k = 0; k < 4; ++k) {
+    auto pick = ChooseClaim(c.Get(), kDevices, {});
+    ASSERT_TRUE(pick);
+    picks.push_back(pick->first);
+    CountClaimedLease(c.list, pick->first);
+  }
+  EXPECT_EQ(picks, (std::vector<size_t>{0, 1, 0, 1}));
 }
 
 }  // namespace

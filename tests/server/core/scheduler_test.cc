@@ -148,7 +148,51 @@ TEST_F(SchedulerTest, ShapeChecksOfAgentRequests) {
     ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << wait_ms;
     EXPECT_EQ(FieldViolationsOf(got.status()).at(0).field, "wait_ms");
   }
+  for (int max : {-1, 65}) {
+    v1::LeaseJobRequest req = LeaseRequest(agent, 0);
+    req.set_max_assignments(max);
+    auto got = scheduler_.LeaseJobs(As(agent), req, [] { return false; });
+    ASSERT_TRUE(absl::IsInvalidArgument(got.status())) << max;
+    EXPECT_EQ(FieldViolationsOf(got.status()).at(0).field, "max_assignments");
+  }
   EXPECT_EQ(clock_.waiters(), 0u);
+}
+
+// One LeaseJob call takes a job for each offered device up to
+// max_assignments (issue 36), each with its own secret; without it (an
+// agent that predates it), one.
+TEST_F(SchedulerTest, OneCallLeasesAJobForEachFreeDeviceItAsksFor) {
+  const std::string id = Submit(5);
+  const std::string agent = Register("h1");
+  v1::LeaseJobRequest req = LeaseRequest(agent, 0);
+  auto* d1 = req.add_free_devices();
+  d1->set_device_id(1);
+  d1->set_soc("Ascend910B2");
+  auto one = scheduler_.LeaseJobs(As(agent), req, [] { return false; });
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->size(), 1u);  // max_assignments unset
+  const std::string other = Register("h2");
+  v1::LeaseJobRequest both = LeaseRequest(other, 0);
+  *both.add_free_devices() = *d1;
+  both.set_max_assignments(8);  // more than the devices offered
+  auto two = scheduler_.LeaseJobs(As(other), both, [] { return false; });
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_NE((*two)[0].device_id(), (*two)[1].device_id());
+  EXPECT_NE((*two)[0].lease_secret(), (*two)[1].lease_secret());
+  EXPECT_EQ((*two)[0].lease_secret().size(), (*one)[0].lease_secret().size());
+  // LeaseJob takes one whatever the request asks.
+  const std::string third = Register("h3");
+  v1::LeaseJobRequest asks = LeaseRequest(third, 0);
+  *asks.add_free_devices() = *d1;
+  asks.set_max_assignments(2);
+  auto got = scheduler_.LeaseJob(As(third), asks, [] { return false; });
+  ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+  auto c = store_->GetCollection("team", id);
+  ASSERT_TRUE(c.ok()) << c.status();
+  int leased = 0;
+  for (const v1::Job& j : c->jobs()) leased += j.state() == v1::JOB_STATE_LEASED ? 1 : 0;
+  EXPECT_EQ(leased, 4);
 }
 
 // Lease TTLs run on the injected clock: a lease survives until its TTL has

@@ -119,6 +119,80 @@ TEST_P(StoreConformanceTest, ClaimHonoursConstraintsThroughTheChooser) {
   EXPECT_EQ(absl::StrCat(a->device_id(), " ", a->soc()), "1 Ascend950PR_9589");
 }
 
+// One claim of several (Store::ClaimJobs, issue 36): a job on every free
+// device up to the number of secrets, each lease with its own secret; the
+// chooser sees the claim's own leases, so the cap holds within the claim.
+TEST_P(StoreConformanceTest, OneClaimLeasesAJobForEachFreeDeviceUpToItsSecrets) {
+  Insert(MakeCollection("capped", "alpha", 5, /*priority=*/5, /*cap=*/2));
+  Insert(MakeCollection("low", "alpha", 3));
+  ClaimRequest req = Req("a1", {0, 1, 2, 3, 4});
+  req.more_lease_secrets = {"s1", "s2", "s3"};  // four leases at most
+  ASSERT_OK_AND_ASSIGN(got, store_->ClaimJobs(req, ChooseClaim));
+  ASSERT_EQ(got.size(), 4u);
+  std::map<std::string, int> per_collection;
+  std::set<int> devices;
+  std::set<int64_t> jobs;
+  std::set<std::string> secrets;
+  for (const v1::JobAssignment& a : got) {
+    ++per_collection[a.collection_id()];
+    devices.insert(a.device_id());
+    jobs.insert(a.job_id());
+    secrets.insert(a.lease_secret());
+    EXPECT_EQ(a.attempt(), 1);
+    EXPECT_EQ(JobStateName(JobOf(a.collection_id(), a.job_id()).state()), "leased");
+  }
+  EXPECT_EQ(per_collection, (std::map<std::string, int>{{"capped", 2}, {"low", 2}}));
+  EXPECT_EQ(devices.size(), 4u);
+  EXPECT_EQ(jobs.size(), 4u);
+  EXPECT_EQ(secrets, (std::set<std::string>{req.lease_secret, "s1", "s2", "s3"}));
+  // Each lease answers to its own secret and to no other.
+  std::vector<AttemptRef> own, swapped;
+  for (size_t i = 0; i < got.size(); ++i) {
+    own.push_back(Ref(got[i]));
+    swapped.push_back(Ref(got[i]));
+    swapped.back().lease_secret = got[(i + 1) % got.size()].lease_secret();
+  }
+  ASSERT_OK_AND_ASSIGN(held, store_->RenewLeases("a1", own, 2001, kTtl));
+  EXPECT_EQ(held.renewed.size(), 4u);
+  ASSERT_OK_AND_ASSIGN(refused, store_->RenewLeases("a1", swapped, 2002, kTtl));
+  EXPECT_TRUE(refused.renewed.empty());
+  ASSERT_EQ(refused.dropped.size(), 4u);
+  EXPECT_EQ(refused.dropped[0].reason, AgentRefusal::kBadSecret);
+  // The fifth device: the cap still holds, "low" has its last job.
+  ASSERT_OK_AND_ASSIGN(rest, store_->ClaimJobs(req, ChooseClaim));
+  ASSERT_EQ(rest.size(), 1u);
+  int free_device = -1;
+  for (int d = 0; d < 5; ++d) {
+    if (!devices.contains(d)) free_device = d;
+  }
+  EXPECT_EQ(absl::StrCat(rest[0].collection_id(), " ", rest[0].device_id()),
+            absl::StrCat("low ", free_device));
+  ASSERT_OK_AND_ASSIGN(none, store_->ClaimJobs(req, ChooseClaim));
+  EXPECT_TRUE(none.empty());  // every device leased
+}
+
+TEST_P(StoreConformanceTest, AClaimOfSeveralStopsAtTheLastQueuedJob) {
+  Insert(MakeCollection("two", "alpha", 2));
+  ClaimRequest req = Req("a1", {0, 1, 2, 3});
+  req.more_lease_secrets = {"s1", "s2", "s3"};
+  ASSERT_OK_AND_ASSIGN(got, store_->ClaimJobs(req, ChooseClaim));
+  EXPECT_EQ(got.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(none, store_->ClaimJobs(req, ChooseClaim));
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(StateOf("two"), v1::COLLECTION_STATE_RUNNING);
+}
+
+TEST_P(StoreConformanceTest, AClaimWithAnEmptySecretIsRefusedAndLeasesNothing) {
+  Insert(MakeCollection("c1", "alpha", 2));
+  ClaimRequest req = Req("a1", {0, 1});
+  req.more_lease_secrets = {""};
+  EXPECT_TRUE(absl::IsInvalidArgument(store_->ClaimJobs(req, ChooseClaim).status()));
+  ASSERT_OK_AND_ASSIGN(c, store_->GetCollection("", "c1"));
+  ASSERT_EQ(c.jobs_size(), 2);
+  EXPECT_EQ(c.jobs(0).state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(c.jobs(1).state(), v1::JOB_STATE_QUEUED);
+}
+
 // ---- Leases ----
 
 TEST_P(StoreConformanceTest, RenewLeasesDropsStaleAndReportsCancelled) {

@@ -281,53 +281,65 @@ struct ClaimLedger {
 
 // Several threads on two Store instances claim for 4 agents x 4 devices over
 // 200 queued jobs and finish each job: no job is handed out twice and no
-// device holds two leases at once.
+// device holds two leases at once; first one job per claim, then up to four
+// (Store::ClaimJobs: one statement for all of them on PostgreSQL).
 TEST_P(StoreConformanceTest, TwoReplicasNeverDoubleBook) {
   UseSqliteFile();
   ASSERT_OK_AND_ASSIGN(second, OpenStore());
   Store* replicas[2] = {store_.get(), second.get()};
   constexpr int kCollections = 10, kJobsEach = 20, kAgents = 4;
-  for (int i = 0; i < kCollections; ++i) {
-    Insert(MakeCollection(absl::StrCat("c", i), absl::StrCat("team", i % 3), kJobsEach, i % 2));
-  }
-  ClaimLedger ledger;
-  std::atomic<int> done{0};
-  auto worker = [&](int t) {
-    Store* store = replicas[t % 2];
-    const int agent = t / 2;  // two threads per agent, one on each replica
-    for (int idle = 0; done.load() < kCollections * kJobsEach && idle < 20'000;) {
-      auto got = store->ClaimJob(Req(absl::StrCat("a", agent), {0, 1, 2, 3}), ChooseClaim);
-      if (!got.ok() && !absl::IsAborted(got.status())) return ledger.Note(got.status());
-      if (!got.ok() || !got->has_value()) {
-        idle += got.ok() ? 1 : 0;  // ABORTED (a lost race): just claim again
-        std::this_thread::yield();
-        continue;
-      }
-      const v1::JobAssignment& a = **got;
-      ledger.Take(a.job_id(), {agent, a.device_id()});
-      std::this_thread::yield();
-      ledger.Release({agent, a.device_id()});  // its lease stays live until the result
-      ledger.Note(
-          store
-              ->RecordResult(Result(a, absl::StrCat("u", a.job_id()), v1::ATTEMPT_OUTCOME_SUCCEEDED,
-                                    3000, 12.5, absl::StrCat("a", agent)))
-              .status());
-      ++done;
+  for (const int batch : {1, 4}) {
+    SCOPED_TRACE(absl::StrCat("up to ", batch, " jobs per claim"));
+    const std::string run = absl::StrCat("b", batch);
+    for (int i = 0; i < kCollections; ++i) {
+      Insert(MakeCollection(absl::StrCat(run, "c", i), absl::StrCat(run, "team", i % 3), kJobsEach,
+                            i % 2));
     }
-  };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kAgents * 2; ++t) threads.emplace_back(worker, t);
-  for (auto& th : threads) th.join();
-  {
-    absl::MutexLock lock(&ledger.mu);
-    EXPECT_TRUE(ledger.violations.empty()) << ledger.violations.front();
-    EXPECT_EQ(ledger.claimed.size(), static_cast<size_t>(kCollections * kJobsEach));
-  }
-  size_t rounds = 0;
-  for (int team = 0; team < 3; ++team) rounds += RoundCount(absl::StrCat("team", team));
-  EXPECT_EQ(rounds, static_cast<size_t>(kCollections * kJobsEach));
-  for (int i = 0; i < kCollections; ++i) {
-    EXPECT_EQ(StateOf(absl::StrCat("c", i)), v1::COLLECTION_STATE_SUCCEEDED);
+    ClaimLedger ledger;
+    std::atomic<int> done{0};
+    auto worker = [&](int t) {
+      Store* store = replicas[t % 2];
+      const std::string agent = absl::StrCat("a", t / 2);  // two threads per agent
+      ClaimRequest req = Req(agent, {0, 1, 2, 3});
+      for (int k = 1; k < batch; ++k) req.more_lease_secrets.push_back(absl::StrCat("more", k));
+      for (int idle = 0; done.load() < kCollections * kJobsEach && idle < 20'000;) {
+        auto got = store->ClaimJobs(req, ChooseClaim);
+        if (!got.ok() && !absl::IsAborted(got.status())) return ledger.Note(got.status());
+        if (!got.ok() || got->empty()) {
+          idle += got.ok() ? 1 : 0;  // ABORTED (a lost race): just claim again
+          std::this_thread::yield();
+          continue;
+        }
+        if (got->size() > static_cast<size_t>(batch)) ledger.Note(absl::InternalError("too many"));
+        const int device_of_agent = (t / 2) * 100;
+        for (const v1::JobAssignment& a : *got) {
+          ledger.Take(a.job_id(), {device_of_agent, a.device_id()});
+        }
+        std::this_thread::yield();
+        for (const v1::JobAssignment& a : *got) {
+          ledger.Release({device_of_agent, a.device_id()});  // live until the result
+          ledger.Note(store
+                          ->RecordResult(Result(a, absl::StrCat(run, "u", a.job_id()),
+                                                v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000, 12.5, agent))
+                          .status());
+          ++done;
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kAgents * 2; ++t) threads.emplace_back(worker, t);
+    for (auto& th : threads) th.join();
+    {
+      absl::MutexLock lock(&ledger.mu);
+      EXPECT_TRUE(ledger.violations.empty()) << ledger.violations.front();
+      EXPECT_EQ(ledger.claimed.size(), static_cast<size_t>(kCollections * kJobsEach));
+    }
+    size_t rounds = 0;
+    for (int team = 0; team < 3; ++team) rounds += RoundCount(absl::StrCat(run, "team", team));
+    EXPECT_EQ(rounds, static_cast<size_t>(kCollections * kJobsEach));
+    for (int i = 0; i < kCollections; ++i) {
+      EXPECT_EQ(StateOf(absl::StrCat(run, "c", i)), v1::COLLECTION_STATE_SUCCEEDED);
+    }
   }
 }
 
