@@ -201,9 +201,11 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
 // this claim holds the locks of its earlier picks until the statement ends.
 // A pick that leased nothing leaves its device free for the agent's next
 // call.
+// The collections of picks that leased nothing are added to `failed`.
 std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
                                                    const ClaimRequest& req,
-                                                   const ClaimChooser& choose, ClaimView view) {
+                                                   const ClaimChooser& choose, ClaimView view,
+                                                   std::set<std::string>& failed) {
   struct Pick {
     ClaimCandidate candidate;  // its spec is kept alive by `view.specs`' copy in `specs`
     OfferedDevice device;
@@ -234,7 +236,11 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
     if (n >= picks.size()) continue;
     const Pick& p = picks[n];
     Result lease = AssignmentFrom(row, 1, req, p.candidate, p.device, LeaseSecret(req, n));
-    if (lease) out.push_back(*std::move(lease));
+    if (lease) {
+      out.push_back(*std::move(lease));
+    } else {
+      failed.insert(p.candidate.collection_id);
+    }
   }
   return out;
 }
@@ -273,12 +279,26 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
     }
     AttachSpecs(view);
     Leases out;
-    if (MaxLeases(req) > 1) out = LeaseInOneStatement(tx, req, choose, view);
+    if (MaxLeases(req) > 1) {
+      // Another claim holding the chooser's collections (every claim
+      // chases the same queue heads), or a capped or drained one: again
+      // without them, until a statement leases or nothing is left to try.
+      ClaimView untried = view;
+      for (int round = 0; round < kMaxClaimRounds && out.empty() && !untried.candidates.empty();
+           ++round) {
+        std::set<std::string> failed;
+        out = LeaseInOneStatement(tx, req, choose, untried, failed);
+        if (failed.empty()) break;  // the chooser found nothing more to pick
+        for (size_t i = untried.candidates.size(); i-- > 0;) {
+          if (failed.contains(untried.candidates[i].collection_id)) DropCandidate(untried, i);
+        }
+      }
+    }
     // A lease is the last write of a run: a rerun (unique violation,
     // deadlock) after a committed lease would leave that lease unreported.
-    // So the one-job way, on the view as loaded, only when the statement
-    // leased nothing; devices left free are offered again by the agent's
-    // next call.
+    // So the one-job way, on the view as loaded (waiting for the lock of
+    // the chooser's first pick), only when no statement leased anything;
+    // devices left free are offered again by the agent's next call.
     if (out.empty()) {
       Result lease = ChooseAndLease(tx, req, req.lease_secret, choose, view);
       if (lease) out.push_back(*std::move(lease));

@@ -1,8 +1,11 @@
 // Store conformance: claims, leases, adoption, expiry and cancellation (the fixture:
 // store_conformance.h).
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -191,6 +194,39 @@ TEST_P(StoreConformanceTest, AClaimWithAnEmptySecretIsRefusedAndLeasesNothing) {
   ASSERT_EQ(c.jobs_size(), 2);
   EXPECT_EQ(c.jobs(0).state(), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(c.jobs(1).state(), v1::JOB_STATE_QUEUED);
+}
+
+// A claim of several skips a collection another claim holds and leases from
+// the next one in the same call, without waiting for the lock.
+TEST_P(StoreConformanceTest, AClaimOfSeveralPassesOverACollectionAnotherClaimHolds) {
+#if NPUPERF_WITH_POSTGRES
+  if (GetParam() != Backend::kPostgres) GTEST_SKIP() << "SQLite claims one at a time";
+  Insert(MakeCollection("held", "alpha", 4, /*priority=*/5));
+  Insert(MakeCollection("next", "beta", 4));
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT id FROM collections WHERE id = 'held' FOR UPDATE");
+  // Should the claim wait for the lock after all, it is let go after 20 s
+  // and the leases come from "held".
+  std::atomic<bool> claimed{false};
+  std::thread release([&] {
+    for (int i = 0; i < 200 && !claimed.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    holder.abort();
+  });
+  ClaimRequest req = Req("a1", {0, 1});
+  req.more_lease_secrets = {"s1"};
+  auto got = store_->ClaimJobs(req, ChooseClaim);
+  claimed = true;
+  release.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->size(), 2u);
+  EXPECT_EQ((*got)[0].collection_id(), "next");
+  EXPECT_EQ((*got)[1].collection_id(), "next");
+#else
+  GTEST_SKIP() << "built without PostgreSQL";
+#endif
 }
 
 // ---- Leases ----
