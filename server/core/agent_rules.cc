@@ -144,9 +144,6 @@ Violations ValidateOffer(const v1::LeaseJobRequest& req,
                          const v1::RegisterAgentRequest& registered) {
   Violations out;
   if (!CheckCount(req.free_devices_size(), kMaxAgentDevices, "free_devices", &out)) return out;
-  if (req.max_assignments() < 0 || req.max_assignments() > kMaxAgentDevices) {
-    out.push_back({"max_assignments", absl::StrCat("must be in 0..", kMaxAgentDevices)});
-  }
   std::set<int32_t> offered;
   for (int i = 0; i < req.free_devices_size(); ++i) {
     const v1::DeviceInfo& d = req.free_devices(i);

@@ -29,8 +29,7 @@ std::vector<FieldViolation> ValidateHeartbeat(const v1::Heartbeat& hb,
                                               const v1::RegisterAgentRequest& registered);
 
 // LeaseJob: each offered device is one the agent registered (same id and
-// SoC), offered once, and max_assignments is 0..kMaxAgentDevices. Fields
-// are named "free_devices[i]" and "max_assignments".
+// SoC), offered once. Fields are named "free_devices[i]".
 std::vector<FieldViolation> ValidateOffer(const v1::LeaseJobRequest& req,
                                           const v1::RegisterAgentRequest& registered);
 

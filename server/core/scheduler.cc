@@ -352,6 +352,10 @@ absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
     return InvalidArgumentWithFields(
         {{"wait_ms", absl::StrCat("must be in 0..", kMaxLeaseWait.count())}});
   }
+  if (req.max_assignments() < 0 || req.max_assignments() > kMaxAgentDevices) {
+    return InvalidArgumentWithFields(
+        {{"max_assignments", absl::StrCat("must be in 0..", kMaxAgentDevices)}});
+  }
   auto claim = ClaimRequestFor(who, req);
   if (!claim.ok()) return claim.status();
   const Clock::MonotonicTime deadline =
