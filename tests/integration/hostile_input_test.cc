@@ -137,6 +137,17 @@ TEST(HostileInputTest, ForgedEvidenceIsRefusedAndTheJobFails) {
   lease.set_agent_id(registered.agent_id());
   *lease.add_free_devices() = reg.devices(0);
   lease.set_wait_ms(5000);
+  {  // asking for more jobs than any agent has devices leases nothing
+    v1::LeaseJobRequest greedy = lease;
+    greedy.set_max_assignments(std::numeric_limits<int32_t>::max());
+    v1::LeaseJobResponse none;
+    grpc::ClientContext gctx;
+    Prepare(&gctx);
+    const absl::Status g = FromGrpcStatus(agents->LeaseJob(&gctx, greedy, &none));
+    ASSERT_TRUE(absl::IsInvalidArgument(g)) << g;
+    EXPECT_EQ(FirstField(g), "max_assignments");
+    EXPECT_FALSE(none.has_assignment());
+  }
   v1::LeaseJobResponse leased;
   grpc::ClientContext lctx;
   Prepare(&lctx);
