@@ -200,8 +200,7 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
 // device). A collection another claim holds is skipped, never waited for:
 // this claim holds the locks of its earlier picks until the statement ends.
 // A pick that leased nothing leaves its device free for the agent's next
-// call.
-// The collections of picks that leased nothing are added to `failed`.
+// call, and its collection is added to `failed`.
 std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
                                                    const ClaimRequest& req,
                                                    const ClaimChooser& choose, ClaimView view,
