@@ -211,7 +211,7 @@ TEST_P(StoreConformanceTest, AClaimOfSeveralPassesOverACollectionAnotherClaimHol
   std::atomic<bool> claimed{false};
   std::thread release([&] {
     for (int i = 0; i < 200 && !claimed.load(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      clock_.SleepFor(std::chrono::milliseconds(100));
     }
     holder.abort();
   });
