@@ -57,6 +57,21 @@ std::string JsonStringArray(const std::vector<std::string>& names) {
   return out + "]";
 }
 
+size_t ClaimMaxLeases(const ClaimRequest& req) { return 1 + req.more_lease_secrets.size(); }
+
+const std::string& ClaimLeaseSecret(const ClaimRequest& req, size_t k) {
+  return k == 0 ? req.lease_secret : req.more_lease_secrets[k - 1];
+}
+
+absl::Status CheckClaimSecrets(const ClaimRequest& req) {
+  for (size_t k = 0; k < ClaimMaxLeases(req); ++k) {
+    if (ClaimLeaseSecret(req, k).empty()) {
+      return absl::InvalidArgumentError("a claim needs a lease secret");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::optional<v1::JobAssignment>> Store::ClaimJob(const ClaimRequest& req,
                                                                  const ClaimChooser& choose) {
   ClaimRequest one = req;

@@ -34,6 +34,14 @@ using ClaimChooser = std::function<std::optional<std::pair<size_t, size_t>>(
 // array literal, which they need no quoting in.
 std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys);
 
+// A claim's lease secrets (Store::ClaimJobs, both backends): how many
+// leases it may make (1 + more_lease_secrets), the secret of its k-th
+// (0: lease_secret, then more_lease_secrets in order), and
+// INVALID_ARGUMENT when any of them is empty.
+size_t ClaimMaxLeases(const ClaimRequest& req);
+const std::string& ClaimLeaseSecret(const ClaimRequest& req, size_t k);
+absl::Status CheckClaimSecrets(const ClaimRequest& req);
+
 // `names` as a JSON array of strings (both backends expand it with their
 // JSON functions: json_each, jsonb_array_elements_text), so a list of
 // tenant-chosen names is one bound parameter, never spliced SQL.

@@ -42,12 +42,6 @@ struct ClaimView {
   std::vector<int> queued;                 // queued[i]: candidates[i]'s queued jobs
 };
 
-// The secret of a claim's k-th lease (0: the first), and how many it may make.
-const std::string& LeaseSecret(const ClaimRequest& req, size_t k) {
-  return k == 0 ? req.lease_secret : req.more_lease_secrets[k - 1];
-}
-size_t MaxLeases(const ClaimRequest& req) { return 1 + req.more_lease_secrets.size(); }
-
 // A JSON array of strings (statement parameters that are lists).
 std::string JsonStrings(const std::vector<std::string>& values) {
   return nlohmann::json(values).dump();
@@ -212,7 +206,7 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
   std::vector<Pick> picks;
   std::vector<SpecPtr> specs;
   nlohmann::json plan = nlohmann::json::array();
-  while (picks.size() < MaxLeases(req) && !view.offered.empty() && !view.candidates.empty()) {
+  while (picks.size() < ClaimMaxLeases(req) && !view.offered.empty() && !view.candidates.empty()) {
     auto choice = choose(view.candidates, view.offered, req.agent_labels);
     if (!choice) break;
     const OfferedDevice& device = view.offered[choice->second];
@@ -220,7 +214,7 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
                     {"coll", view.candidates[choice->first].collection_id},
                     {"device", device.device_id},
                     {"soc", device.soc},
-                    {"secret", Sha256Hex(LeaseSecret(req, picks.size()))}});
+                    {"secret", Sha256Hex(ClaimLeaseSecret(req, picks.size()))}});
     picks.push_back({view.candidates[choice->first], device});
     specs.push_back(view.specs[choice->first]);
     CountLease(view, choice->first, choice->second);
@@ -234,7 +228,7 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
     const auto n = row[0].as<size_t>();
     if (n >= picks.size()) continue;
     const Pick& p = picks[n];
-    Result lease = AssignmentFrom(row, 1, req, p.candidate, p.device, LeaseSecret(req, n));
+    Result lease = AssignmentFrom(row, 1, req, p.candidate, p.device, ClaimLeaseSecret(req, n));
     if (lease) {
       out.push_back(*std::move(lease));
     } else {
@@ -249,10 +243,7 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
 absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
     const ClaimRequest& req, const ClaimChooser& choose) {
   using Leases = std::vector<v1::JobAssignment>;
-  if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
-  for (const std::string& secret : req.more_lease_secrets) {
-    if (secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
-  }
+  if (absl::Status s = CheckClaimSecrets(req); !s.ok()) return s;
   // No transaction around the round trips: the heads are a hint that
   // npuperf_claim() checks again under the collection's row lock, and each
   // lease is one call of it. One job: the heads, then the lease (a third
@@ -278,7 +269,7 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
     }
     AttachSpecs(view);
     Leases out;
-    if (MaxLeases(req) > 1) {
+    if (ClaimMaxLeases(req) > 1) {
       // Another claim holding the chooser's collections (every claim
       // chases the same queue heads), or a capped or drained one: again
       // without them, until a statement leases or nothing is left to try.

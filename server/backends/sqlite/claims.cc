@@ -20,26 +20,21 @@ namespace npuperf::server {
 absl::StatusOr<std::vector<v1::JobAssignment>> SqliteStore::ClaimJobs(const ClaimRequest& req,
                                                                       const ClaimChooser& choose) {
   using Leases = std::vector<v1::JobAssignment>;
-  if (req.lease_secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
-  for (const std::string& secret : req.more_lease_secrets) {
-    if (secret.empty()) return absl::InvalidArgumentError("a claim needs a lease secret");
-  }
+  if (absl::Status s = CheckClaimSecrets(req); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   try {
     // One transaction; each lease sees the ones before it (the database is
     // this process's alone, so the heads are simply read again).
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     Leases out;
-    for (size_t k = 0; k <= req.more_lease_secrets.size(); ++k) {
+    for (size_t k = 0; k < ClaimMaxLeases(req); ++k) {
       const std::vector<OfferedDevice> offered = FreeDevices(req);
       if (offered.empty()) break;
       const ClaimHeads heads = LoadClaimHeads();
       auto choice = choose(heads.candidates, offered, req.agent_labels);
       if (!choice) break;
-      ClaimRequest one = req;
-      if (k > 0) one.lease_secret = req.more_lease_secrets[k - 1];
-      auto lease = LeaseJob(one, heads.candidates[choice->first], heads.operators[choice->first],
-                            offered[choice->second]);
+      auto lease = LeaseJob(req, ClaimLeaseSecret(req, k), heads.candidates[choice->first],
+                            heads.operators[choice->first], offered[choice->second]);
       if (!lease.ok()) return lease.status();
       out.push_back(*std::move(lease));
     }
@@ -109,6 +104,7 @@ SqliteStore::ClaimHeads SqliteStore::LoadClaimHeads() {
 }
 
 absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
+                                                        const std::string& secret,
                                                         const ClaimCandidate& pick,
                                                         const std::string& operator_name,
                                                         const OfferedDevice& device) {
@@ -128,7 +124,7 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
   lease.bind(5, device.soc);
   lease.bind(6, req.now_ms + req.lease_ttl_ms);
   lease.bind(7, req.now_ms);
-  lease.bind(8, Sha256Hex(req.lease_secret));
+  lease.bind(8, Sha256Hex(secret));
   lease.bind(9, pick.job_id);
   lease.bind(10, kQueued);
   if (!lease.executeStep()) return absl::AbortedError("job claimed concurrently");
@@ -146,7 +142,7 @@ absl::StatusOr<v1::JobAssignment> SqliteStore::LeaseJob(const ClaimRequest& req,
   a.set_device_id(device.device_id);
   a.set_soc(device.soc);
   a.set_lease_ttl_ms(static_cast<int32_t>(req.lease_ttl_ms));
-  a.set_lease_secret(req.lease_secret);
+  a.set_lease_secret(secret);
   a.set_operator_name(operator_name);
   FillAssignmentFromSpec(*pick.spec, a.operator_name(), &a);
   AddEvent(req.now_ms, pick.collection_id, pick.job_id, EventKind::kJobLeased,

@@ -219,10 +219,11 @@ class SqliteStore final : public Store {
   // all of them: they share priority and constraints), with its spec and the
   // live jobs of the collection and its team.
   ClaimHeads LoadClaimHeads() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Leases the candidate's job on device: LEASED, attempt + 1, a new fencing
-  // token; logs the lease and marks the collection RUNNING. ABORTED when
-  // the job is no longer queued.
-  absl::StatusOr<v1::JobAssignment> LeaseJob(const ClaimRequest& req, const ClaimCandidate& pick,
+  // Leases the candidate's job on device with `secret`: LEASED, attempt + 1,
+  // a new fencing token; logs the lease and marks the collection RUNNING.
+  // ABORTED when the job is no longer queued.
+  absl::StatusOr<v1::JobAssignment> LeaseJob(const ClaimRequest& req, const std::string& secret,
+                                             const ClaimCandidate& pick,
                                              const std::string& operator_name,
                                              const OfferedDevice& device)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
