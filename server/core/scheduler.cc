@@ -361,9 +361,14 @@ absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
   const Clock::MonotonicTime deadline =
       clock_.MonotonicNow() + std::chrono::milliseconds(req.wait_ms());
   const int64_t call_ms = NowMs();
+  bool looked = false;  // ClaimRequestFor read the quarantines for the first look
   while (true) {
     const uint64_t seen = changes_.version();
     claim->now_ms = NowMs();
+    // Read again on every look: a device quarantined while this poll waited
+    // takes only canaries from then on (the quarantines are cached).
+    if (looked) claim->devices = health_.Placeable(claim->devices);
+    looked = true;
     // Nothing placeable (every offered device quarantined): wait as for no job.
     auto got = claim->devices.empty() ? absl::StatusOr<Leases>(Leases())
                                       : store_.ClaimJobs(*claim, ChooseClaim);

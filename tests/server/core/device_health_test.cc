@@ -76,6 +76,29 @@ TEST_F(DeviceHealthTest, ACriticalChipIsQuarantinedOnceAndNeverLeasedAgain) {
   EXPECT_FALSE(absl::StartsWith(DeviceState(1), "quarantined"));
 }
 
+// CI saw a user's job on a device quarantined while the agent's long-poll offering it was waiting:
+// the poll had read the quarantines once, when it began.
+TEST_F(DeviceHealthTest, ALongPollWaitingSinceBeforeAQuarantineDoesNotLeaseTheDeviceAfterIt) {
+  const std::string agent = Register("h1");
+  int stop_calls = 0;
+  auto quarantine_then_submit = [&] {
+    if (++stop_calls > 1) return true;  // the poll's next look ends it
+    // The first empty claim is done and the poll is about to wait: quarantine device 0, queue a
+    // job.
+    Heartbeat(agent, "Critical");
+    Submit(Request(1));
+    return false;
+  };
+  auto got = scheduler_.LeaseJob(As(agent), LeaseRequest(agent, 0, /*wait_ms=*/30000),
+                                 quarantine_then_submit);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(stop_calls, 2) << "the poll woke on the submission and looked again";
+  ASSERT_EQ(Current().size(), 1u);
+  EXPECT_FALSE(got->has_value()) << "leased job " << (*got)->job_id()
+                                 << " on the device quarantined";
+  EXPECT_TRUE(Lease(agent, 1).has_value()) << "its healthy neighbour takes the job";
+}
+
 TEST_F(DeviceHealthTest, AWarningIsNotQuarantined) {
   const std::string agent = Register("h1");
   Heartbeat(agent, "Warning");
