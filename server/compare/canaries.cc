@@ -313,6 +313,14 @@ absl::StatusOr<std::vector<CanaryRecord>> Canaries::FinishedOf(const CanaryRecor
   return store_.ListCanaries(own);
 }
 
+absl::StatusOr<int64_t> Canaries::LastReleaseMs(const CanaryRecord& c) {
+  auto quarantines = store_.CanaryQuarantinesOf(c.host, c.device_id);
+  if (!quarantines.ok()) return quarantines.status();
+  int64_t last = 0;
+  for (const QuarantineRecord& q : *quarantines) last = std::max(last, q.released_ms);
+  return last;
+}
+
 absl::Status Canaries::Judge(CanaryRecord& c, bool clock_suspect) {
   auto peers = PeerTimes(c);
   if (!peers.ok()) return peers.status();
@@ -381,15 +389,22 @@ absl::StatusOr<bool> Canaries::QuarantineFits(const CanaryRecord& c,
 absl::Status Canaries::Decide(const CanaryRecord& c) {
   auto mine = FinishedOf(c);
   if (!mine.ok()) return mine.status();
-  std::vector<CanaryVerdict> verdicts;
-  for (const CanaryRecord& r : *mine) {
-    if (auto v = VerdictOf(r)) verdicts.push_back(*v);
-  }
   auto current = store_.ListQuarantines(/*include_released=*/false, kMaxQuarantinesPage);
   if (!current.ok()) return current.status();
   const QuarantineRecord* held = nullptr;
   for (const QuarantineRecord& q : *current) {
     if (q.host == c.host && q.device_id == c.device_id) held = &q;
+  }
+  int64_t released_ms = 0;
+  if (held == nullptr) {
+    auto last = LastReleaseMs(c);
+    if (!last.ok()) return last.status();
+    released_ms = *last;
+  }
+  std::vector<CanaryVerdict> verdicts;
+  for (const CanaryRecord& r : *mine) {
+    if (r.created_ms <= released_ms) continue;  // queued before the release
+    if (auto v = VerdictOf(r)) verdicts.push_back(*v);
   }
   const CanaryAction action = ActionFromHistory(held != nullptr, verdicts);
   const int64_t now = NowMs();

@@ -114,6 +114,12 @@ class Canaries {
   absl::StatusOr<bool> RunsElsewhere(const CanaryRecord& c);
   // The newest kDecisionWindow finished canaries of c's device.
   absl::StatusOr<std::vector<CanaryRecord>> FinishedOf(const CanaryRecord& c);
+  // When c's device's last canary quarantine was released (0: never). The
+  // streak a decision replays starts there: a device released (by a person
+  // who reseated it, or by passing canaries) is judged afresh by the
+  // canaries queued after, not re-quarantined at once by the slow ones that
+  // quarantined it.
+  absl::StatusOr<int64_t> LastReleaseMs(const CanaryRecord& c);
   // Judges c's round (kernel_us set) against the SoC's peers and the
   // device's history.
   absl::Status Judge(CanaryRecord& c, bool clock_suspect);

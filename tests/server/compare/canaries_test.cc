@@ -392,6 +392,26 @@ TEST_F(CanariesTest, TwoReplicasQueueOneCanaryPerDeviceAndMakeOneDecision) {
   EXPECT_EQ(Quarantines(/*all=*/true).size(), 1u);
 }
 
+TEST_F(CanariesTest, AReleasedDeviceIsJudgedAfreshByTheCanariesItRunsAfterTheRelease) {
+  Fleet(8);
+  for (int i = 0; i < 3 && Quarantines().empty(); ++i) Round(SlowOne);
+  ASSERT_EQ(Quarantines().size(), 1u);
+  // A person reseats the chip and releases it; it is still slow.
+  auto released =
+      store_->ReleaseDevice("h3", 1, "team", "reseated", ToUnixMillis(clock_.SystemNow()));
+  ASSERT_TRUE(released.ok()) << released.status();
+  clock_.Advance(std::chrono::milliseconds(1));
+  // One slow canary after the release is a suspicion, not the streak that quarantined it.
+  Round(SlowOne);
+  EXPECT_TRUE(Quarantines().empty()) << "re-quarantined by canaries from before the release";
+  EXPECT_EQ(Of("h3", 1)[0].state, "slow");
+  Round(SlowOne);
+  std::vector<QuarantineRecord> all = Quarantines(/*all=*/true);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].released_ms, 0) << "the second slow canary since the release quarantines it";
+  EXPECT_EQ(all[1].release_note, "reseated");
+}
+
 TEST_F(CanariesTest, ARestartedServerKeepsTheQuarantineAndDecidesFromTheStore) {
   Fleet(8);
   for (int i = 0; i < 3 && Quarantines().empty(); ++i) Round(SlowOne);
