@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <tuple>
 
 #include <pqxx/pqxx>
 
@@ -39,6 +40,7 @@ void WalkJob(int64_t job, const std::vector<pqxx::row>& events, std::deque<Updat
   for (const auto& e : events) {
     const std::string kind = e[2].as<std::string>();
     const int64_t at = e[1].as<int64_t>();
+    const int64_t id = e[5].as<int64_t>();
     if (kind == "job_leased") {
       if (open != nullptr) {
         out->problems.push_back(
@@ -48,6 +50,7 @@ void WalkJob(int64_t job, const std::vector<pqxx::row>& events, std::deque<Updat
       l.job_id = job;
       l.collection_id = e[3].as<std::string>("");
       l.start_ms = at;
+      l.start_event = id;
       if (!ParseLeased(e[4].as<std::string>(""), &l)) {
         out->problems.push_back({job, "unparsable job_leased detail: " + e[4].as<std::string>("")});
       }
@@ -61,6 +64,7 @@ void WalkJob(int64_t job, const std::vector<pqxx::row>& events, std::deque<Updat
       }
       open->end_ms = at;
       open->end_kind = kind;
+      open->end_event = id;
       open = nullptr;
     } else if (kind == "job_result") {
       if (updates.empty()) {
@@ -82,6 +86,7 @@ void WalkJob(int64_t job, const std::vector<pqxx::row>& events, std::deque<Updat
       }
       open->end_ms = at;
       open->end_kind = kind;
+      open->end_event = id;
       open = nullptr;
     }
   }
@@ -114,7 +119,7 @@ absl::StatusOr<LeaseHistory> ReadLeaseHistory(const std::string& url) {
     }
     std::map<int64_t, std::vector<pqxx::row>> by_job;
     const pqxx::result events = tx.exec(
-        "SELECT job_id, at_ms, kind, collection_id, detail FROM events WHERE job_id IS "
+        "SELECT job_id, at_ms, kind, collection_id, detail, id FROM events WHERE job_id IS "
         "NOT NULL AND job_id <> 0 ORDER BY job_id, id");
     for (const auto& e : events) by_job[e[0].as<int64_t>()].push_back(e);
     LeaseHistory out;
@@ -136,19 +141,22 @@ std::vector<std::pair<Lease, Lease>> OverlappingLeases(const std::vector<Lease>&
                                                        int64_t now_ms) {
   std::map<std::pair<std::string, int>, std::vector<const Lease*>> by_device;
   for (const auto& l : leases) by_device[{l.host, l.device}].push_back(&l);
+  auto end_of = [now_ms](const Lease* l) { return l->end_ms > 0 ? l->end_ms : now_ms; };
   std::vector<std::pair<Lease, Lease>> out;
   for (auto& [device, list] : by_device) {
-    std::sort(list.begin(), list.end(),
-              [](const Lease* a, const Lease* b) { return a->start_ms < b->start_ms; });
-    const Lease* longest = nullptr;  // the lease reaching furthest so far
-    for (const Lease* l : list) {
-      if (longest != nullptr) {
-        const int64_t end = longest->end_ms > 0 ? longest->end_ms : now_ms;
-        if (l->start_ms < end) out.emplace_back(*longest, *l);
-      }
-      const int64_t mine = l->end_ms > 0 ? l->end_ms : now_ms;
-      if (longest == nullptr || mine > (longest->end_ms > 0 ? longest->end_ms : now_ms)) {
-        longest = l;
+    std::sort(list.begin(), list.end(), [](const Lease* a, const Lease* b) {
+      return std::tie(a->start_ms, a->start_event) < std::tie(b->start_ms, b->start_event);
+    });
+    // Every pair: a device has tens of leases in a soak, and the causal
+    // exception makes "the lease reaching furthest so far" the wrong one to
+    // compare with.
+    for (size_t i = 0; i < list.size(); ++i) {
+      for (size_t j = i + 1; j < list.size() && list[j]->start_ms < end_of(list[i]); ++j) {
+        const Lease* a = list[i];
+        const Lease* b = list[j];
+        const bool b_after_a = a->end_event > 0 && b->start_event > a->end_event;
+        const bool a_after_b = b->end_event > 0 && a->start_event > b->end_event;
+        if (!b_after_a && !a_after_b) out.emplace_back(*a, *b);
       }
     }
   }

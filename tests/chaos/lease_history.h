@@ -26,6 +26,10 @@ struct Lease {
   int64_t start_ms = 0;
   int64_t end_ms = 0;    // 0: still open
   std::string end_kind;  // "job_result", "lease_expired", "finished", ""
+  // The events' ids (a sequence, so in the order the store wrote them):
+  // end_event is 0 when no event ended the lease ("finished", still open).
+  int64_t start_event = 0;
+  int64_t end_event = 0;
 };
 
 // A problem found while walking a job's events: a result with no open lease,
@@ -46,7 +50,13 @@ struct LeaseHistory {
 absl::StatusOr<LeaseHistory> ReadLeaseHistory(const std::string& url);
 
 // Pairs of leases of one physical device (host, device) whose intervals
-// overlap (an open lease counts until `now_ms`).
+// overlap (an open lease counts until `now_ms`), unless the later one's
+// job_leased event was written after the earlier one's ending event. The
+// times are the `now` each RPC read when it began, so a claim that began
+// before a result and leased the device that result freed is stamped a
+// little before the result's end, although it saw the result committed;
+// the event ids put the two in the order the store wrote them (a claim
+// that saw a lease end cannot have written its event before that end's).
 std::vector<std::pair<Lease, Lease>> OverlappingLeases(const std::vector<Lease>& leases,
                                                        int64_t now_ms);
 
