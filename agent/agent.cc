@@ -30,6 +30,10 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
               ? nullptr
               : std::make_unique<Containment>(nullptr, job_options.run_users, JobLimits{}, clock)),
       containment_(containment != nullptr ? *containment : *own_containment_),
+      progress_(
+          clock,
+          [&channel](const v1::ReportProgressRequest& req) { return channel.ReportProgress(req); },
+          options_.progress_interval),
       services_{channel_,
                 job_runner_,
                 bundles_,
@@ -39,7 +43,8 @@ Agent::Agent(ServerChannel& channel, DeviceLocker& locker, ProfilerRunner& runne
                 clock_,
                 options_.work_dir / "jobs",
                 [this] { return agent_id(); },
-                artifacts_} {}
+                artifacts_,
+                progress_} {}
 
 Agent::~Agent() = default;
 

@@ -46,7 +46,8 @@ namespace npuperf::agent {
 // AgentSession stream at a time: heartbeats out, directives and cancels in);
 // the reporter thread (resends spooled results until acknowledged, dropping
 // those the server refuses for good); one thread per running job
-// (Attempt::Run). Each running job holds its device lock from before the lease
+// (Attempt::Run); the progress sender's (ProgressSender: the attempts'
+// progress, coalesced). Each running job holds its device lock from before the lease
 // is granted until its result is spooled.
 // Every pause is a wait on the injected clock under mu_, so Stop (and the state
 // changes each pause waits for) end it at once, and a FakeClock drives them in
@@ -150,6 +151,10 @@ class Agent {
   ArtifactUploader artifacts_;
   std::unique_ptr<Containment> own_containment_;
   Containment& containment_;
+  // Declared after the channel and before services_: it outlives no part it
+  // sends through, and every attempt's last report was sent or forgotten
+  // before StopAllJobs returned.
+  ProgressSender progress_;
   const AttemptServices services_;
   // Retry times of spooled results by update uuid (the reporter thread only).
   std::map<std::string, ResultRetry> retries_;

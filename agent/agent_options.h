@@ -1,9 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "agent/constants.h"
 
 namespace npuperf::agent {
 
@@ -36,6 +39,10 @@ struct AgentOptions {
   // Agent version sent with RegisterAgent (main.cc also hands it to the job runner for
   // the fingerprints). Default: 0.1.0.
   std::string version = "0.1.0";
+  // How often one attempt's progress goes to the server at most (ProgressSender:
+  // the newest report waits out the rest). Default: kProgressInterval (1 s); 0
+  // sends every report as soon as the sender's thread gets to it.
+  std::chrono::milliseconds progress_interval = kProgressInterval;
 };
 
 }  // namespace npuperf::agent

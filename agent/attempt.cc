@@ -147,7 +147,10 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   if (evidence.ok()) {
     SendPhase(
         v1::JOB_PHASE_UPLOADING,
-        absl::StrCat("measured: ", times.Summary(SecondsBetween(started, clock.MonotonicNow()))));
+        absl::StrCat("measured: ", times.Summary(SecondsBetween(started, clock.MonotonicNow()))),
+        /*now=*/true);
+  } else {
+    services_.progress.Forget(a.job_id(), a.attempt());  // a waiting report says nothing now
   }
   const bool ok = evidence.ok();
   std::string reason_text;
@@ -233,14 +236,14 @@ std::string Attempt::Keep(const v1::ReportResultRequest& result, StopReason reas
   return OutcomeLabel(result.outcome());
 }
 
-void Attempt::SendPhase(v1::JobPhase phase, const std::string& detail) {
+void Attempt::SendPhase(v1::JobPhase phase, const std::string& detail, bool now) {
   v1::JobProgress p;
   p.set_phase(phase);
   p.set_detail(detail);
-  SendProgress(p);
+  SendProgress(p, now);
 }
 
-void Attempt::SendProgress(const v1::JobProgress& progress) {
+void Attempt::SendProgress(const v1::JobProgress& progress, bool now) {
   v1::ReportProgressRequest req;
   req.set_agent_id(services_.agent_id());
   req.set_job_id(assignment_.job_id());
@@ -248,7 +251,17 @@ void Attempt::SendProgress(const v1::JobProgress& progress) {
   req.set_fencing_token(assignment_.fencing_token());
   req.set_lease_secret(assignment_.lease_secret());
   *req.mutable_progress() = progress;
-  auto resp = services_.channel.ReportProgress(req);
+  auto answer = [this](const absl::StatusOr<v1::ReportProgressResponse>& resp) {
+    OnProgressAnswer(resp);
+  };
+  if (now) {
+    services_.progress.SendNow(req, answer);
+  } else {
+    services_.progress.Post(req, answer);
+  }
+}
+
+void Attempt::OnProgressAnswer(const absl::StatusOr<v1::ReportProgressResponse>& resp) {
   // A stale lease, or one the server says is not ours (another agent's, or
   // a wrong secret): the result would be refused too.
   if (absl::IsFailedPrecondition(resp.status()) || absl::IsPermissionDenied(resp.status())) {

@@ -14,6 +14,7 @@
 #include "agent/device_lock.h"
 #include "agent/job_runner.h"
 #include "agent/metrics.h"
+#include "agent/progress_sender.h"
 #include "agent/result_spool.h"
 #include "agent/server_channel.h"
 #include "common/clock.h"
@@ -47,6 +48,8 @@ struct AttemptServices {
   // Packs the raw output of a succeeded attempt that keeps it
   // (keep_raw_output) for the server.
   ArtifactUploader& artifacts;
+  // Sends the attempts' progress, coalesced, off their threads.
+  ProgressSender& progress;
 };
 
 // One attempt of one leased job, end to end: a fresh scratch directory, the
@@ -56,7 +59,8 @@ struct AttemptServices {
 // the spool (or dropped when the lease was lost), every process of the job
 // killed and verified gone (Containment::Reclaim), the device lock released,
 // and the attempt's metrics and summary log line. Progress goes to the server
-// as it happens; a progress reply that says the lease is gone or the
+// through the ProgressSender (coalesced; the last report before the result
+// synchronously); a progress reply that says the lease is gone or the
 // collection was cancelled stops the attempt.
 // Thread-safe: Run on the job's own thread; Stop and assignment from any thread.
 class Attempt {
@@ -86,8 +90,12 @@ class Attempt {
                                                   const CgroupTree::Job* cgroup, Times* times);
   // Spools the result unless the lease was lost; returns the jobs_total label.
   std::string Keep(const v1::ReportResultRequest& result, StopReason reason);
-  void SendProgress(const v1::JobProgress& progress);
-  void SendPhase(v1::JobPhase phase, const std::string& detail = "");
+  // now: sent on this thread before returning (the report just before the
+  // result); otherwise coalesced by the ProgressSender.
+  void SendProgress(const v1::JobProgress& progress, bool now = false);
+  void SendPhase(v1::JobPhase phase, const std::string& detail = "", bool now = false);
+  // A progress reply: a stale or foreign lease, or a cancel, stops the attempt.
+  void OnProgressAnswer(const absl::StatusOr<v1::ReportProgressResponse>& resp);
   // The reason and its text as reported ("lease lost", "cancelled: <detail>").
   StopReason stop_reason(std::string* text);
 

@@ -39,6 +39,9 @@ inline constexpr milliseconds kStableSession = seconds(10);
 inline constexpr milliseconds kRegisterPoll = milliseconds(100);
 // Rescan period of the result spool when nothing wakes the reporter earlier.
 inline constexpr milliseconds kSpoolRescan = seconds(1);
+// An attempt's progress reports go at most this often; between two sends the
+// newest one waits and replaces those before it (ProgressSender).
+inline constexpr milliseconds kProgressInterval = seconds(1);
 // Tail of stdout/stderr kept in collection.log and failure reasons.
 inline constexpr size_t kLogTailBytes = 2'000;
 // The largest case manifest (PERFORMANCE_CASES.json) the agent reads from a
