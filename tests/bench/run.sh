@@ -14,6 +14,8 @@
 #   false_alarm         A/A verdicts end to end (server + agent + msprof-sim), share not STABLE
 #   sim_100k_kernels    msprof-sim on a process launching 100,000 kernels (7 metric runs + sample run)
 #   upload_rss          the server's peak RSS beside 8 concurrent 60 MiB bundle uploads
+#   quick_batch_bench   quick batches of every example operator through server + agent + msprof-sim: CLI wall,
+#                       jobs/s, agent RPCs and CPU per job
 #   submit_bench        `npuperf submit --manifest --no-wait` of 10,000 and 100,000 cases, CLI start to exit,
 #                       and the first `npuperf get` page, SQLite and PostgreSQL
 #   fleet_bench         a virtual fleet of 100-1,000 devices on two replicas over one PostgreSQL: jobs/s,
@@ -60,6 +62,9 @@ sh "$ROOT/tests/bench/sim_100k_kernels.sh" "$BUILD" 100000
 echo
 echo "== upload_rss (8 concurrent 60 MiB uploads from 4 teams)"
 bash "$ROOT/tests/bench/upload_rss.sh" "$BUILD" 8 60
+echo
+echo "== quick_batch_bench (3 quick batches of every example operator, server + agent + msprof-sim)"
+bash "$ROOT/tests/bench/quick_batch_bench.sh" "$BUILD" 3
 echo
 echo "== submit_bench (npuperf submit of 10,000 and 100,000 cases, CLI start to exit)"
 bash "$ROOT/deploy/with-postgres.sh" bash "$ROOT/tests/bench/submit_bench.sh" "$BUILD"
