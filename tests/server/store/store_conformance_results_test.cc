@@ -19,6 +19,10 @@
 #include "server/core/scheduler.h"
 #include "tests/server/store/store_conformance.h"
 
+#if NPUPERF_WITH_POSTGRES
+#include <pqxx/pqxx>
+#endif
+
 namespace npuperf::server {
 namespace {
 
@@ -43,6 +47,44 @@ TEST_P(StoreConformanceTest, RecordProgressChecksTheFencingToken) {
   ASSERT_TRUE(store_->CancelCollection("", "c1", "stop", 2300).ok());
   ASSERT_OK_AND_ASSIGN(cancelled, store_->RecordProgress("a1", Ref(*a), p, 2400, kTtl));
   EXPECT_TRUE(cancelled);
+}
+
+// A progress report of a running collection's job takes no lock on the collection (issue 36):
+// it goes through while another transaction (a result, a cancel) holds the collection's row.
+TEST_P(StoreConformanceTest, ProgressOfARunningCollectionDoesNotWaitForTheCollectionsLock) {
+#if NPUPERF_WITH_POSTGRES
+  if (GetParam() != Backend::kPostgres) GTEST_SKIP() << "SQLite has one writer";
+  Insert(MakeCollection("c1", "alpha", 2));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  v1::JobProgress p;
+  p.set_step(1);
+  ASSERT_TRUE(store_->RecordProgress("a1", Ref(*a), p, 2100, kTtl).ok());  // RUNNING now
+  ASSERT_EQ(StateOf("c1"), v1::COLLECTION_STATE_RUNNING);
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
+  // Should the report wait for the lock after all, it is let go after 20 s.
+  std::atomic<bool> reported{false};
+  std::atomic<bool> let_go{false};
+  std::thread release([&] {
+    for (int i = 0; i < 200 && !reported.load(); ++i) {
+      clock_.SleepFor(std::chrono::milliseconds(100));
+    }
+    let_go = !reported.load();
+    holder.abort();
+  });
+  p.set_step(2);
+  auto got = store_->RecordProgress("a1", Ref(*a), p, 2200, kTtl);
+  reported = true;
+  release.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_FALSE(*got);
+  EXPECT_FALSE(let_go.load()) << "the report waited until the lock was let go";
+  EXPECT_EQ(JobOf("c1", a->job_id()).progress().step(), 2);
+#else
+  GTEST_SKIP() << "built without PostgreSQL";
+#endif
 }
 
 // ---- Results ----
