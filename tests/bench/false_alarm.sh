@@ -15,20 +15,7 @@ BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 BATCHES=${2:-6}
 BIN=$BUILD/bin
 VAR=$(mktemp -d /tmp/npuperf-false-alarm.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$VAR"
-}
-trap cleanup EXIT
-first_line() {  # log pattern → the address after pattern
-  for _ in $(seq 1 100); do
-    if grep -q "$2" "$1" 2>/dev/null; then grep -m1 "$2" "$1" | sed "s/.*$2 \([^ ,]*\).*/\1/"; return 0; fi
-    sleep 0.1
-  done
-  cat "$1" >&2; return 1
-}
+. "$ROOT/tests/bench/processes.sh"  # PIDS, cleanup on exit, first_line
 "$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --db "sqlite:$VAR/db" --insecure-no-auth >"$VAR/server.log" 2>&1 &
 PIDS+=($!)
 export NPUPERF_SERVER=$(first_line "$VAR/server.log" "listening on")

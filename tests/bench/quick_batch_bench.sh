@@ -12,20 +12,7 @@ ROUNDS=${2:-3}
 BIN=$BUILD/bin
 AGENT=${AGENT:-$BIN/npuperf-agent}  # another build's agent, to compare
 VAR=$(mktemp -d /tmp/npuperf-quick-batch.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$VAR"
-}
-trap cleanup EXIT
-first_line() {  # log pattern → the word after pattern
-  for _ in $(seq 1 100); do
-    if grep -q "$2" "$1" 2>/dev/null; then grep -m1 "$2" "$1" | sed "s/.*$2 \([^ ,]*\).*/\1/"; return 0; fi
-    sleep 0.1
-  done
-  cat "$1" >&2; return 1
-}
+. "$ROOT/tests/bench/processes.sh"  # PIDS, cleanup on exit, first_line
 cpu_seconds() {  # pid → user + system CPU seconds so far
   awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
 }
