@@ -326,10 +326,9 @@ absl::StatusOr<ClaimRequest> Scheduler::ClaimRequestFor(const AgentIdentity& who
   claim.agent_id = req.agent_id();
   claim.host = agent->host();
   claim.agent_labels = {agent->labels().begin(), agent->labels().end()};
-  std::vector<OfferedDevice> offered;
+  // Marked canary_only where quarantined by LeaseJobs, on every look.
   for (const auto& d : req.free_devices())
-    offered.push_back({d.device_id(), d.soc(), agent->host()});
-  claim.devices = health_.Placeable(offered);  // never a quarantined device
+    claim.devices.push_back({d.device_id(), d.soc(), agent->host()});
   claim.lease_ttl_ms = options_.lease_ttl.count();
   const size_t leases = std::max<size_t>(
       1, std::min<size_t>(std::max(req.max_assignments(), 1), claim.devices.size()));
@@ -361,14 +360,12 @@ absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
   const Clock::MonotonicTime deadline =
       clock_.MonotonicNow() + std::chrono::milliseconds(req.wait_ms());
   const int64_t call_ms = NowMs();
-  bool looked = false;  // ClaimRequestFor read the quarantines for the first look
   while (true) {
     const uint64_t seen = changes_.version();
     claim->now_ms = NowMs();
-    // Read again on every look: a device quarantined while this poll waited
-    // takes only canaries from then on (the quarantines are cached).
-    if (looked) claim->devices = health_.Placeable(claim->devices);
-    looked = true;
+    // On every look: a device quarantined while this poll waited takes only
+    // canaries from then on (the quarantines are cached).
+    claim->devices = health_.Placeable(claim->devices);
     // Nothing placeable (every offered device quarantined): wait as for no job.
     auto got = claim->devices.empty() ? absl::StatusOr<Leases>(Leases())
                                       : store_.ClaimJobs(*claim, ChooseClaim);
