@@ -268,27 +268,21 @@ constexpr PgStatement kQueueStatements[] = {
     // statement and without the collection's row lock (issue 36): the report
     // moves a live job to RUNNING, which leaves such a collection RUNNING
     // (core/job_state.h ProgressNeedsCollectionRefresh), and it reads the
-    // cancel request as committed. No row: not this case (another state, a
-    // refused lease, an unknown job); the caller takes the locked path.
-    // $1-$8 as progress_record's below; $9 is COLLECTION_STATE_RUNNING.
+    // cancel request as committed (joining collections locks no row of it).
+    // No row: not this case (another state, a refused lease, an unknown job);
+    // the caller takes the locked path. $1-$8 as progress_record's below; $9
+    // is COLLECTION_STATE_RUNNING.
     {"progress_running",
-     "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
-     "AND fencing_token = $4 AND attempt = $5 AND agent_id = $7 AND state IN " NPUPERF_PG_LIVE
-     " AND " NPUPERF_PG_SECRET("$8") " AND (SELECT c.state FROM collections c WHERE c.id = "
-                                     "jobs.collection_id) = $9 RETURNING (SELECT c.cancel_reason "
-                                     "FROM collections c WHERE c.id = jobs.collection_id) AS "
-                                     "cancel_reason), n AS "
-                                     "(SELECT pg_notify('npuperf_updates', $6) FROM p) "
-                                     "SELECT p.cancel_reason FROM p, n"},
+     "WITH p AS (" NPUPERF_PG_PROGRESS_SET " FROM collections c WHERE " NPUPERF_PG_PROGRESS_LEASE
+     " AND c.id = jobs.collection_id AND c.state = $9 RETURNING c.cancel_reason), n AS (SELECT "
+     "pg_notify('npuperf_updates', $6) FROM p) SELECT p.cancel_reason FROM p, n"},
     // The progress and the wake-up of other replicas' watchers ($6 is our
     // replica id); no row (and no notification) unless it is the lease of
     // agent $7 with the secret whose sha256 is $8.
     {"progress_record",
-     "WITH p AS (UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2 WHERE id = $3 "
-     "AND fencing_token = $4 AND attempt = $5 AND agent_id = $7 AND state IN " NPUPERF_PG_LIVE
-     " AND " NPUPERF_PG_SECRET("$8") " RETURNING collection_id), n AS (SELECT "
-                                     "pg_notify('npuperf_updates', $6) FROM p) "
-                                     "SELECT p.collection_id FROM p, n"},
+     "WITH p AS (" NPUPERF_PG_PROGRESS_SET " WHERE " NPUPERF_PG_PROGRESS_LEASE
+     " RETURNING jobs.collection_id), n AS (SELECT pg_notify('npuperf_updates', $6) FROM p) "
+     "SELECT p.collection_id FROM p, n"},
     {"lease_expired_collections",
      "SELECT DISTINCT collection_id FROM jobs WHERE state IN " NPUPERF_PG_LIVE
      " AND lease_expires_ms < $1 ORDER BY collection_id"},

@@ -94,3 +94,11 @@ std::span<const PgStatement> HistoryStatements();
 // The lease's secret is the one whose sha256 is parameter N (no secret for a
 // lease granted before migration 0004).
 #define NPUPERF_PG_SECRET(N) "(lease_secret_sha256 IS NULL OR lease_secret_sha256 = " N ")"
+// A progress report's write of job $3 (progress $1, lease until $2), and the
+// lease it must hold: fencing token $4, attempt $5, agent $7, the secret
+// whose sha256 is $8, live (progress_running and progress_record; qualified,
+// as progress_running joins collections).
+#define NPUPERF_PG_PROGRESS_SET "UPDATE jobs SET state = 3, progress = $1, lease_expires_ms = $2"
+#define NPUPERF_PG_PROGRESS_LEASE                                                          \
+  "jobs.id = $3 AND jobs.fencing_token = $4 AND jobs.attempt = $5 AND jobs.agent_id = $7 " \
+  "AND jobs.state IN " NPUPERF_PG_LIVE " AND " NPUPERF_PG_SECRET("$8")
