@@ -46,9 +46,15 @@ const char* OutcomeLabel(v1::AttemptOutcome outcome) {
 // The result of a finished attempt, all but its agent id: the evidence (or
 // discovery) measured, else why it stopped (reason, spelled reason_text),
 // else the job runner's error.
+// server_unreachable: the bundle could not be fetched because the server
+// was unreachable or going away (a restart, a network fault). That says
+// nothing of the job: the attempt is INTERRUPTED, as when the agent stops,
+// and the server queues it again (within its lost-attempt limit) instead of
+// spending the job's retries on it.
 v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
                                     absl::StatusOr<v1::ReportResultRequest> evidence,
-                                    StopReason reason, const std::string& reason_text) {
+                                    StopReason reason, const std::string& reason_text,
+                                    bool server_unreachable) {
   v1::ReportResultRequest result;
   if (evidence.ok()) result = *std::move(evidence);
   result.set_job_id(a.job_id());
@@ -65,6 +71,11 @@ v1::ReportResultRequest BuildResult(const v1::JobAssignment& a,
   } else if (reason != StopReason::kNone) {
     result.set_outcome(v1::ATTEMPT_OUTCOME_CANCELLED);
     result.set_failure_reason(reason_text);
+  } else if (server_unreachable) {
+    result.set_outcome(v1::ATTEMPT_OUTCOME_INTERRUPTED);
+    result.set_failure_reason(
+        absl::StrCat("the server was unreachable for the bundle: ", evidence.status().message()));
+    result.set_retryable(true);
   } else {
     const absl::Status& s = evidence.status();
     result.set_outcome(v1::ATTEMPT_OUTCOME_FAILED);
@@ -155,7 +166,8 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   const bool ok = evidence.ok();
   std::string reason_text;
   const StopReason reason = stop_reason(&reason_text);
-  v1::ReportResultRequest result = BuildResult(a, std::move(evidence), reason, reason_text);
+  v1::ReportResultRequest result =
+      BuildResult(a, std::move(evidence), reason, reason_text, bundle_unreachable_);
   result.set_agent_id(services_.agent_id());
   const auto spool_started = clock.MonotonicNow();
   const std::string outcome = Keep(result, reason);
@@ -192,7 +204,12 @@ absl::StatusOr<v1::ReportResultRequest> Attempt::Measure(const fs::path& dir,
   const auto bundle_started = services_.clock.MonotonicNow();
   auto op_dir = PrepareBundle(dir / assignment_.operator_name());
   times->bundle = SecondsBetween(bundle_started, services_.clock.MonotonicNow());
-  if (!op_dir.ok()) return op_dir.status();
+  if (!op_dir.ok()) {
+    const absl::Status& s = op_dir.status();
+    bundle_unreachable_ =
+        absl::IsUnavailable(s) || absl::IsCancelled(s) || absl::IsDeadlineExceeded(s);
+    return s;
+  }
   auto progress = [this](const v1::JobProgress& p) { SendProgress(p); };
   JobContext ctx{assignment_, *op_dir, dir / "session", progress, &cancel_, &times->job, dir};
   if (cgroup != nullptr) {

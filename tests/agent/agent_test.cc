@@ -246,6 +246,28 @@ TEST_F(AgentTest, BundleMissingFromTheCacheIsDownloadedVerifiedAndCached) {
   for (const auto& r : server_.results()) EXPECT_EQ(r.outcome(), v1::ATTEMPT_OUTCOME_SUCCEEDED);
 }
 
+// CI: a server restarting while a job fetched its bundle failed the job for good (its one attempt
+// spent). The server's going away says nothing of the job: the attempt is INTERRUPTED, which the
+// server queues again without spending a retry.
+TEST_F(AgentTest, ABundleDownloadCutByTheServerGoingAwayIsAnInterruptionNotAFailure) {
+  server_.AddBundle(sha256_, PackOperator());
+  server_.FailBundles(grpc::StatusCode::UNAVAILABLE);
+  server_.Queue(Job(7, 0));
+
+  StartAgent({0}, /*serve_bundles=*/true);
+  ASSERT_TRUE(server_.AwaitResults(1));
+  StopAgent();
+
+  const v1::ReportResultRequest r = server_.results()[0];
+  EXPECT_EQ(r.outcome(), v1::ATTEMPT_OUTCOME_INTERRUPTED);
+  EXPECT_TRUE(r.retryable());
+  EXPECT_NE(r.failure_reason().find("the server was unreachable for the bundle"), std::string::npos)
+      << r.failure_reason();
+  EXPECT_TRUE(fake_.started().empty()) << "the runner never ran";
+  EXPECT_FALSE(fs::exists(work() / "bundles" / (sha256_ + ".tar"))) << "nothing cached";
+  EXPECT_TRUE(locker_.held().empty());
+}
+
 TEST_F(AgentTest, CancelDirectiveStopsTheRunningJobAndItIsReportedCancelled) {
   CacheBundle();
   fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());

@@ -76,6 +76,11 @@ class FakeAgentServer {
     absl::MutexLock lock(&mu_);
     bundles_[sha256] = std::move(tar);
   }
+  // The next DownloadBundle streams end with `code` instead (a server going away).
+  void FailBundles(grpc::StatusCode code) {
+    absl::MutexLock lock(&mu_);
+    bundle_failure_ = code;
+  }
   void set_lease_ttl(std::chrono::milliseconds ttl) {
     absl::MutexLock lock(&mu_);
     lease_ttl_ = ttl;
@@ -173,25 +178,29 @@ class FakeAgentServer {
   // One bundle's DownloadBundle stream, in two chunks.
   class BundleStream final : public grpc::ClientReaderInterface<v1::DownloadBundleResponse> {
    public:
-    explicit BundleStream(std::optional<std::string> tar) : tar_(std::move(tar)) {}
+    explicit BundleStream(std::optional<std::string> tar,
+                          grpc::StatusCode failure = grpc::StatusCode::OK)
+        : tar_(std::move(tar)), failure_(failure) {}
     bool NextMessageSize(uint32_t* size) override {
       *size = 1 << 20;
       return true;
     }
     bool Read(v1::DownloadBundleResponse* r) override {
-      if (!tar_ || sent_ >= tar_->size()) return false;
+      if (failure_ != grpc::StatusCode::OK || !tar_ || sent_ >= tar_->size()) return false;
       const size_t n = std::max<size_t>(1, tar_->size() / 2);
       r->set_chunk(tar_->substr(sent_, n));
       sent_ += n;
       return true;
     }
     grpc::Status Finish() override {
+      if (failure_ != grpc::StatusCode::OK) return grpc::Status(failure_, "server going away");
       return tar_ ? grpc::Status::OK : grpc::Status(grpc::StatusCode::NOT_FOUND, "no such bundle");
     }
     void WaitForInitialMetadata() override {}
 
    private:
     const std::optional<std::string> tar_;
+    const grpc::StatusCode failure_;
     size_t sent_ = 0;
   };
 
@@ -341,13 +350,15 @@ class FakeAgentServer {
     absl::MutexLock lock(&mu_);
     ++downloads_;
     auto it = bundles_.find(sha256);
-    return new BundleStream(it == bundles_.end() ? std::nullopt : std::optional(it->second));
+    return new BundleStream(it == bundles_.end() ? std::nullopt : std::optional(it->second),
+                            bundle_failure_);
   }
 
   FakeClock& clock_;
   absl::Mutex mu_;
   std::deque<v1::JobAssignment> queue_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> bundles_ ABSL_GUARDED_BY(mu_);
+  grpc::StatusCode bundle_failure_ ABSL_GUARDED_BY(mu_) = grpc::StatusCode::OK;
   std::optional<std::chrono::milliseconds> lease_ttl_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, Clock::MonotonicTime> renewed_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::deque<grpc::Status>> result_script_ ABSL_GUARDED_BY(mu_);
