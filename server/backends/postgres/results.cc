@@ -52,15 +52,21 @@ absl::StatusOr<ResultAck> AppliedBefore(const AttemptResult& r, const pqxx::row&
   return ResultAck{seen[1].as<int64_t>(0), true, ""};
 }
 
-// Stores a success's round and its figures (round_insert_ahead): its id, or
-// nullopt when nothing was stored (not a success, a candidate table, the
-// job's attempt moved on, or the job has its round already).
-std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r) {
-  if (r.outcome != v1::ATTEMPT_OUTCOME_SUCCEEDED || r.discovery) return std::nullopt;
-  auto row =
-      tx.exec_prepared("round_insert_ahead", r.ref.job_id, r.ref.attempt,
-                       r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
-                       PgBytes(r.evidence.SerializeAsString()), r.now_ms, PgMetricsJson(r.metrics));
+// Whether a result stores a round: a success with evidence, not a candidate table.
+bool StoresRound(const AttemptResult& r) {
+  return r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED && !r.discovery;
+}
+
+// Stores a success's round with its figures (round_insert_ahead; `figures`
+// from PgFiguresJson): its id, or nullopt when nothing was stored (not a
+// success, a candidate table, the job's attempt moved on, or the job has its
+// round already).
+std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r,
+                                       const std::string& figures) {
+  if (!StoresRound(r)) return std::nullopt;
+  auto row = tx.exec_prepared("round_insert_ahead", r.ref.job_id, r.ref.attempt,
+                              r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                              PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures);
   if (row.empty()) return std::nullopt;
   return row[0][0].as<int64_t>();
 }
@@ -84,6 +90,7 @@ void RefreshAfterResult(pqxx::work& tx, const std::string& collection_id, v1::Jo
 // queued again).
 absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult& r,
                                             const std::string& notify_payload,
+                                            const std::string& figures,
                                             std::optional<int64_t> ahead) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
@@ -108,7 +115,7 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
   if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
     // Not stored ahead only when a concurrent resend's round was in the way
     // and then rolled back: the job is locked and its lease current now.
-    const std::optional<int64_t> round = ahead ? ahead : StoreRoundAhead(tx, r);
+    const std::optional<int64_t> round = ahead ? ahead : StoreRoundAhead(tx, r, figures);
     if (!round) {
       return absl::InternalError(
           absl::StrCat("job ", r.ref.job_id, ": a round exists while its lease is current"));
@@ -135,8 +142,14 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
 // it back with everything else.
 absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
                                       const std::string& notify_payload) {
-  const std::optional<int64_t> ahead = StoreRoundAhead(tx, r);
-  absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, ahead);
+  std::string figures;
+  if (StoresRound(r)) {
+    absl::StatusOr<std::string> json = PgFiguresJson(r.metrics);
+    if (!json.ok()) return json.status();
+    figures = *std::move(json);
+  }
+  const std::optional<int64_t> ahead = StoreRoundAhead(tx, r, figures);
+  absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, figures, ahead);
   if (ahead && ack.ok() && ack->round_id != *ahead) tx.exec_prepared0("round_discard", *ahead);
   return ack;
 }

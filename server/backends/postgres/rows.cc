@@ -1,7 +1,8 @@
 #include "server/backends/postgres/rows.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/time_util.h"
 #include "nlohmann/json.hpp"
@@ -115,9 +116,15 @@ std::string PgLabelsJson(const std::map<std::string, std::string>& labels) {
   return j.dump();
 }
 
-std::string PgMetricsJson(const std::vector<std::pair<std::string, double>>& metrics) {
+absl::StatusOr<std::string> PgFiguresJson(
+    const std::vector<std::pair<std::string, double>>& metrics) {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, value] : metrics) j[name] = absl::StrFormat("%.17g", value);
+  for (const auto& [name, value] : metrics) {
+    if (!std::isfinite(value)) {
+      return absl::InvalidArgumentError(absl::StrCat("metric ", name, " must be a finite number"));
+    }
+    j[name] = value;  // shortest round-trip form: reads back bit for bit
+  }
   return j.dump();
 }
 

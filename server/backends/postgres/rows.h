@@ -6,6 +6,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/status/statusor.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "npuperf/v1/collection.pb.h"
 #include "npuperf/v1/query_service.pb.h"
@@ -33,8 +34,11 @@ v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, bool agent_online);
 // Filter parameters: labels as a JSON object, states as an int[] literal.
 std::string PgLabelsJson(const std::map<std::string, std::string>& labels);
 std::string PgIntArray(const std::vector<int>& values);
-// Round metrics as a JSON object of name -> "%.17g" text (exact round trip;
-// a repeated name keeps its last value, like SQLite's INSERT OR REPLACE).
-std::string PgMetricsJson(const std::vector<std::pair<std::string, double>>& metrics);
+// A round's figures (rounds.figures, migration 0023) as a JSON object of
+// name -> number in shortest round-trip form (exact; a repeated name keeps
+// its last value, like SQLite's INSERT OR REPLACE). INVALID_ARGUMENT naming
+// the first figure that is NaN or infinite, which JSON cannot hold.
+absl::StatusOr<std::string> PgFiguresJson(
+    const std::vector<std::pair<std::string, double>>& metrics);
 
 }  // namespace npuperf::server

@@ -316,18 +316,15 @@ constexpr PgStatement kQueueStatements[] = {
     // or when the job has its round already (ON CONFLICT waits for a
     // concurrent resend of the same result and yields to it). Whether the
     // round stays is decided under the locks (ApplyResult); round_discard
-    // removes it otherwise, before anyone else can see it. $7 is a JSON object
-    // name -> value as text ("%.17g", so NaN and infinities survive).
+    // removes it otherwise, before anyone else can see it. $7 is the round's
+    // figures, a JSON object name -> number (migration 0023).
     {"round_insert_ahead",
-     "WITH r AS (INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, "
-     "case_id, kernel_time_us, bound_label, evidence, created_ms) SELECT j.collection_id, j.id, "
-     "j.attempt, j.team, j.operator_name, j.case_id, $3, $4, $5, $6 FROM jobs j WHERE j.id = $1 "
-     "AND j.attempt = $2 AND j.state IN " NPUPERF_PG_LIVE
-     " ON CONFLICT (job_id) DO NOTHING RETURNING id), m AS (INSERT INTO round_metrics (round_id, "
-     "name, value) SELECT r.id, key, value::double precision FROM r, jsonb_each_text($7::jsonb)) "
-     "SELECT id FROM r"},
-    {"round_discard",
-     "WITH m AS (DELETE FROM round_metrics WHERE round_id = $1) DELETE FROM rounds WHERE id = $1"},
+     "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
+     "kernel_time_us, bound_label, evidence, created_ms, figures) SELECT j.collection_id, j.id, "
+     "j.attempt, j.team, j.operator_name, j.case_id, $3, $4, $5, $6, $7::jsonb FROM jobs j "
+     "WHERE j.id = $1 AND j.attempt = $2 AND j.state IN " NPUPERF_PG_LIVE
+     " ON CONFLICT (job_id) DO NOTHING RETURNING id"},
+    {"round_discard", "DELETE FROM rounds WHERE id = $1"},
     // Whether a collection still has queued or live jobs (its collection_queue
     // row, kept by the job trigger): a RUNNING collection whose job just ended
     // stays RUNNING while it has, without counting all its jobs.

@@ -5,11 +5,14 @@
 // follow the store's Clock. Runs when NPUPERF_TEST_PG_URL is set (deploy/with-postgres.sh); each
 // test in a schema of its own.
 #include <atomic>
+#include <cmath>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -210,6 +213,71 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
   EXPECT_TRUE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim));
   EXPECT_FALSE(*store->ClaimJob(Req("a1", {0, 1}), ChooseClaim)) << "c1 is at its cap of 2";
   EXPECT_EQ(Live("c1"), 2);
+}
+
+// Migration 0023 moves every figure of round_metrics into its round's
+// figures, bit for bit: the shortest double above 0.3, the smallest
+// subnormal, the most negative finite double, and a NaN stored before 0005
+// refused them (in a round whose duration is NaN too: the copy must not trip
+// over 0005's constraint). A round without figures has none after.
+TEST_F(PostgresStoreTest, UpgradeTo23MovesEveryFigureIntoItsRoundExactly) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec(kPgCreateMigrations);
+    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
+      if (m.version > 4) break;
+      tx.exec(m.sql);
+      tx.exec_params(kPgRecordMigration, m.version, m.name);
+    }
+    NewCollection n = MakeCollection("c1", "alpha", 0);
+    tx.exec_params(
+        "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, created_ms) "
+        "VALUES ('c1', 'alpha', $1, 3, 0, 2, 1000)",
+        pqxx::binarystring(n.spec.SerializeAsString()));
+    tx.exec(
+        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, "
+        "state, max_attempts, queued_ms) VALUES ('c1', 'alpha', 0, 'op_a', 'case0', 'OpA', 4, 1, "
+        "1000), ('c1', 'alpha', 0, 'op_a', 'case1', 'OpA', 4, 1, 1000)");
+    tx.exec(
+        "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
+        "kernel_time_us, bound_label, evidence, created_ms) SELECT 'c1', id, 1, 'alpha', 'op_a', "
+        "case_id, CASE case_id WHEN 'case0' THEN 'NaN'::float8 ELSE 2.5 END, 'MTE2', '\\x', "
+        "1000 + id FROM jobs ORDER BY id");
+    tx.exec(
+        "INSERT INTO round_metrics (round_id, name, value) SELECT r.id, f.name, f.value::float8 "
+        "FROM rounds r, (VALUES ('sum', '0.30000000000000004'), ('tiny', '5e-324'), "
+        "('low', '-1.7976931348623157e308'), ('nan', 'NaN')) f (name, value) WHERE r.case_id = "
+        "'case0'");
+    tx.commit();
+  }
+  auto store = Open();  // migrates to the newest version
+  ASSERT_NE(store, nullptr);
+  auto figure = [&](const std::string& name) -> std::vector<double> {
+    RoundFilter f;
+    f.team = "alpha";
+    f.metric = name;
+    auto page = store->ListRounds(f);
+    EXPECT_TRUE(page.ok()) << page.status();
+    EXPECT_EQ(page.ok() ? page->rounds.size() : 0u, 2u);
+    std::vector<double> values;
+    if (page.ok()) {
+      for (const auto& p : page->series) values.push_back(p.value());
+    }
+    return values;
+  };
+  EXPECT_EQ(figure("sum"), std::vector<double>{0.1 + 0.2});
+  EXPECT_EQ(figure("tiny"), std::vector<double>{std::numeric_limits<double>::denorm_min()});
+  EXPECT_EQ(figure("low"), std::vector<double>{-std::numeric_limits<double>::max()});
+  const std::vector<double> nan = figure("nan");
+  ASSERT_EQ(nan.size(), 1u) << "case1 has no figures; case0's NaN survives";
+  EXPECT_TRUE(std::isnan(nan[0]));
+  EXPECT_TRUE(figure("absent").empty());
+  pqxx::connection conn(pg_->url());
+  pqxx::nontransaction tx(conn);
+  EXPECT_EQ(tx.exec("SELECT figures FROM rounds WHERE case_id = 'case1'")[0][0].as<std::string>(),
+            "{}");
+  EXPECT_TRUE(tx.exec("SELECT to_regclass('round_metrics') IS NULL")[0][0].as<bool>());
 }
 
 // npuperf_claim has one definition (migrations/postgres/definitions/), run

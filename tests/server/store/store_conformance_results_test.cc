@@ -2,6 +2,7 @@
 // store_conformance.h).
 #include <atomic>
 #include <future>
+#include <limits>
 #include <set>
 #include <string>
 #include <thread>
@@ -296,6 +297,31 @@ TEST_P(StoreConformanceTest, GetRoundAndListRounds) {
   EXPECT_EQ(rest->rounds[0].id(), rounds[3]);
   f = ForTeam<RoundFilter>("beta");
   EXPECT_TRUE(store_->ListRounds(f)->rounds.empty());
+}
+
+// A figure's series gives back the value stored, bit for bit, at the edges of
+// double: not the 15 digits a decimal print keeps, not zero for a subnormal.
+TEST_P(StoreConformanceTest, AMetricSeriesReadsBackEveryFigureBitForBit) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  const std::vector<std::pair<std::string, double>> figures = {
+      {"sum", 0.1 + 0.2},
+      {"third", 1.0 / 3.0},
+      {"tiny", std::numeric_limits<double>::denorm_min()},
+      {"low", -std::numeric_limits<double>::max()},
+      {"big", 123456789012345678.0}};
+  AttemptResult r = Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  r.metrics.insert(r.metrics.end(), figures.begin(), figures.end());
+  ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(r));
+  for (const auto& [name, value] : figures) {
+    auto f = ForTeam<RoundFilter>("alpha");
+    f.metric = name;
+    ASSERT_OK_AND_ASSIGN(page, store_->ListRounds(f));
+    ASSERT_EQ(page.series.size(), 1u) << name;
+    EXPECT_EQ(page.series[0].round_id(), ack.round_id);
+    EXPECT_EQ(page.series[0].value(), value) << name;
+  }
 }
 
 // ---- Replicas: two stores on one database ----
