@@ -280,6 +280,38 @@ TEST_F(PostgresStoreTest, UpgradeTo23MovesEveryFigureIntoItsRoundExactly) {
   EXPECT_TRUE(tx.exec("SELECT to_regclass('round_metrics') IS NULL")[0][0].as<bool>());
 }
 
+// Migration 0024: a round's evidence and figures are compressed with lz4, not
+// pglz (most of the round's insert). Skipped on a PostgreSQL without lz4,
+// where the migration leaves pglz.
+TEST_F(PostgresStoreTest, ARoundsEvidenceIsCompressedWithLz4) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::nontransaction tx(conn);
+    try {
+      tx.exec("SET default_toast_compression = lz4");
+    } catch (const pqxx::sql_error&) {
+      GTEST_SKIP() << "this PostgreSQL has no lz4";
+    }
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  auto a = store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  ASSERT_TRUE(a.ok() && *a) << a.status();
+  AttemptResult r = Result(**a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  std::string json = "[";
+  for (int i = 0; i < 2000; ++i) absl::StrAppend(&json, i ? "," : "", "{\"core\": ", i % 24, "}");
+  r.evidence.set_evidence_json(json + "]");  // about 24 KB: stored compressed
+  for (int i = 0; i < 300; ++i) r.metrics.emplace_back(absl::StrCat("Memory.figure_", i), i / 7.0);
+  ASSERT_TRUE(store->RecordResult(r).ok());
+  pqxx::connection conn(pg_->url());
+  pqxx::nontransaction tx(conn);
+  auto row = tx.exec(
+      "SELECT pg_column_compression(evidence), pg_column_compression(figures) FROM rounds")[0];
+  EXPECT_EQ(row[0].as<std::string>(""), "lz4");
+  EXPECT_EQ(row[1].as<std::string>(""), "lz4");
+}
+
 // npuperf_claim has one definition (migrations/postgres/definitions/), run
 // after the migrations on every open: a database that version 3 left with the
 // first, nine-argument claim ends with exactly the current one (the old

@@ -1,0 +1,2 @@
+-- PostgreSQL's 0024 compresses a round's evidence and figures with lz4 instead of pglz. SQLite does
+-- not compress values. The version is here so both dialects keep one numbering.
