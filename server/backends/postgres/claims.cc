@@ -1,5 +1,6 @@
 // PostgresStore: claims and leases (ClaimJobs, RenewLeases, AdoptAttempts,
 // ExpireLeases).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,12 +52,15 @@ std::string JsonStrings(const std::vector<std::string>& values) {
 // yet attached). A device is busy while any agent of the host holds a live
 // lease on it: a restarted agent (a new instance) must not be handed a device
 // that its killed predecessor's lease still holds (issue #18's chaos soak).
+// The heads are the active collections with queued jobs in queue order
+// (priority desc, first job asc), each with its team's live jobs in all
+// active collections; claim_heads reads them unordered.
 ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
   ClaimView view;
-  auto heads = tx.exec_prepared("claim_heads", req.agent_id, req.host);
+  auto rows = tx.exec_prepared("claim_heads", req.agent_id, req.host);
   std::set<int> busy;
-  if (!heads.empty() && !heads[0][0].is_null()) {
-    for (absl::string_view d : absl::StrSplit(heads[0][0].as<std::string>(), ',')) {
+  if (!rows.empty() && !rows[0][0].is_null()) {
+    for (absl::string_view d : absl::StrSplit(rows[0][0].as<std::string>(), ',')) {
       int id = 0;
       if (absl::SimpleAtoi(d, &id)) busy.insert(id);
     }
@@ -67,17 +71,30 @@ ClaimView LoadClaimView(pqxx::transaction_base& tx, const ClaimRequest& req) {
   if (view.offered.empty()) return view;
   // Jobs of one collection share constraints and priority: the collection
   // stands for all its queued jobs.
-  for (const auto& row : heads) {
-    if (row[1].is_null()) continue;  // no queued jobs
+  std::vector<std::pair<ClaimCandidate, int>> heads;  // with its queued jobs
+  std::map<std::string, int> team_live;
+  for (const auto& row : rows) {
+    if (row[1].is_null()) continue;  // no active collection
+    const std::string team = row[3].as<std::string>();
+    const int live = row[5].as<int>();
+    team_live[team] += live;
+    const int queued = row[6].as<int>();
+    if (queued <= 0) continue;
     ClaimCandidate c;
     c.job_id = row[1].as<int64_t>();
     c.collection_id = row[2].as<std::string>();
-    c.team = row[3].as<std::string>();
+    c.team = team;
     c.priority = row[4].as<int>();
-    c.collection_active = row[5].as<int>();
-    c.team_active = row[6].as<int>();
+    c.collection_active = live;
+    heads.emplace_back(std::move(c), queued);
+  }
+  std::sort(heads.begin(), heads.end(), [](const auto& a, const auto& b) {
+    return std::tie(b.first.priority, a.first.job_id) < std::tie(a.first.priority, b.first.job_id);
+  });
+  for (auto& [c, queued] : heads) {
+    c.team_active = team_live[c.team];
     view.candidates.push_back(std::move(c));
-    view.queued.push_back(row[7].as<int>());
+    view.queued.push_back(queued);
   }
   return view;
 }

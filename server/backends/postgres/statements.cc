@@ -209,18 +209,17 @@ constexpr PgStatement kQueueStatements[] = {
     {"agent_delete", "DELETE FROM agents WHERE id = $1"},
     // Claims (migration 0003 keeps the counts and defines npuperf_claim).
     // The agent's busy devices (comma-separated; a device with a live lease
-    // is not free, whatever the agent believes) and, per collection with
-    // queued jobs, its first job (the queue order), live jobs and its team's
-    // live jobs, from collection_queue (active collections only). Always one
-    // row at least (no heads: NULL head columns).
+    // is not free, whatever the agent believes) and every active collection
+    // (collection_queue): its first queued job, priority, live and queued
+    // jobs, in no order. Always one row at least (none active: NULL
+    // collection columns). The queue order and each team's live jobs are
+    // LoadClaimView's (claims.cc): a window and two sorts here were half of
+    // the statement (issue 36).
     {"claim_heads",
      "WITH busy AS (SELECT string_agg(device_id::text, ',') AS d FROM jobs WHERE (agent_id = $1 OR "
      "($2 <> '' AND host = $2)) AND state IN " NPUPERF_PG_LIVE
-     "), active AS (SELECT collection_id, team, priority, first_job, "
-     "queued, live, SUM(live) OVER (PARTITION BY team) AS team_live FROM collection_queue) "
-     "SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.team_live::int, "
-     "h.queued FROM busy LEFT JOIN active h ON h.queued > 0 ORDER BY h.priority DESC, "
-     "h.first_job"},
+     ") SELECT busy.d, h.first_job, h.collection_id, h.team, h.priority, h.live, h.queued FROM "
+     "busy LEFT JOIN collection_queue h ON true"},
     // Specs of collections (a JSON array of ids) the claim has not cached.
     {"claim_specs",
      "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},

@@ -57,6 +57,22 @@ TEST_P(StoreConformanceTest, ClaimPriorityCapAndAssignment) {
   EXPECT_EQ(of(Claim(Req("a3", {0, 1, 2}))), "low");
 }
 
+// At equal priority a claim goes to the team with the fewest live jobs,
+// counted over all its collections, those with nothing left to queue
+// included (a1 after the third claim); ties go to the queue order.
+TEST_P(StoreConformanceTest, ClaimFavoursTheTeamWithTheFewestLiveJobsOverAllItsCollections) {
+  Insert(MakeCollection("a1", "alpha", 2));
+  Insert(MakeCollection("a2", "alpha", 3));
+  Insert(MakeCollection("b1", "beta", 3));
+  std::vector<std::string> got;
+  for (int i = 0; i < 6; ++i) {
+    auto a = Claim(Req(absl::StrCat("agent", i), {0}));
+    ASSERT_TRUE(a) << i;
+    got.push_back(a->collection_id());
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"a1", "b1", "a1", "b1", "a2", "b1"}));
+}
+
 TEST_P(StoreConformanceTest, ALeaseCarriesTheLaunchSelectorOfItsCaseElseOfItsOperator) {
   NewCollection c = MakeCollection("launch", "alpha", 2);
   c.spec.mutable_operators(0)->set_launch("all");
