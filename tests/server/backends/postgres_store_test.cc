@@ -105,6 +105,17 @@ class PostgresStoreTest : public ::testing::Test {
     return it == counted.end() ? 0 : std::get<1>(it->second);
   }
 
+  // Brings a fresh schema to `version` as the migrator of that version did,
+  // for tests of what a later migration makes of the data stored then.
+  static void MigrateTo(pqxx::work& tx, int version) {
+    tx.exec(kPgCreateMigrations);
+    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
+      if (m.version > version) break;
+      tx.exec(m.sql);
+      tx.exec_params(kPgRecordMigration, m.version, m.name);
+    }
+  }
+
   RealClock clock_;  // the stores': retry backoff, deadlines, listener reconnects
   std::unique_ptr<PgTestSchema> pg_;
 };
@@ -180,12 +191,7 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
   {
     pqxx::connection conn(pg_->url());
     pqxx::work tx(conn);
-    tx.exec(kPgCreateMigrations);
-    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
-      if (m.version > 2) break;
-      tx.exec(m.sql);
-      tx.exec_params(kPgRecordMigration, m.version, m.name);
-    }
+    MigrateTo(tx, 2);
     // As version 2 stored them: c1 (cap 2) with one leased and two queued
     // jobs, c2 finished.
     for (const char* c : {"c1", "c2"}) {
@@ -224,12 +230,7 @@ TEST_F(PostgresStoreTest, UpgradeTo23MovesEveryFigureIntoItsRoundExactly) {
   {
     pqxx::connection conn(pg_->url());
     pqxx::work tx(conn);
-    tx.exec(kPgCreateMigrations);
-    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
-      if (m.version > 4) break;
-      tx.exec(m.sql);
-      tx.exec_params(kPgRecordMigration, m.version, m.name);
-    }
+    MigrateTo(tx, 4);
     NewCollection n = MakeCollection("c1", "alpha", 0);
     tx.exec_params(
         "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, created_ms) "
@@ -321,12 +322,7 @@ TEST_F(PostgresStoreTest, TheClaimFunctionHasOneDefinitionWhateverVersionTheData
   {
     pqxx::connection conn(pg_->url());
     pqxx::work tx(conn);
-    tx.exec(kPgCreateMigrations);
-    for (const Migration& m : EmbeddedMigrations(SqlDialect::kPostgres)) {
-      if (m.version > 3) break;
-      tx.exec(m.sql);
-      tx.exec_params(kPgRecordMigration, m.version, m.name);
-    }
+    MigrateTo(tx, 3);
     // What version 3 defined (its signature; the body does not matter here).
     tx.exec(
         "CREATE FUNCTION npuperf_claim(p_collection text, p_skip_locked boolean, p_agent text, "
