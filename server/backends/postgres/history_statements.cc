@@ -21,7 +21,9 @@ constexpr PgStatement kHistoryStatements[] = {
     {"round_get", "SELECT " NPUPERF_PG_ROUND_COLUMNS " FROM rounds r WHERE r.id = $1"},
     {"round_labels", "SELECT key, value FROM collection_labels WHERE collection_id = $1"},
     {"round_list",
-     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", (r.figures ->> $1)::double precision FROM rounds r "
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS
+     ", CASE WHEN $1::text <> '' THEN (r.figures ->> $1)::double "
+     "precision END FROM rounds r "
      "WHERE r.team = $2 AND r.id > $3 AND r.created_ms >= $4 "
      "AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR r.case_id = $6) AND "
      "($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR r.created_ms < $8) "
@@ -29,7 +31,9 @@ constexpr PgStatement kHistoryStatements[] = {
          "$11") " ORDER BY r.id LIMIT $10"},
     // The same, newest first: $3 is an upper bound on ids (0: none).
     {"round_list_desc",
-     "SELECT " NPUPERF_PG_ROUND_COLUMNS ", (r.figures ->> $1)::double precision FROM rounds r "
+     "SELECT " NPUPERF_PG_ROUND_COLUMNS
+     ", CASE WHEN $1::text <> '' THEN (r.figures ->> $1)::double "
+     "precision END FROM rounds r "
      "WHERE r.team = $2 AND ($3::bigint = 0 OR r.id < $3) AND "
      "r.created_ms >= $4 AND ($5::text = '' OR r.operator_name = $5) AND ($6::text = '' OR "
      "r.case_id = $6) AND ($7::text = '' OR r.collection_id = $7) AND ($8::bigint = 0 OR "

@@ -123,7 +123,7 @@ absl::StatusOr<std::string> PgFiguresJson(
     if (!std::isfinite(value)) {
       return absl::InvalidArgumentError(absl::StrCat("metric ", name, " must be a finite number"));
     }
-    j[name] = value;  // shortest round-trip form: reads back bit for bit
+    j[name] = value;  // nlohmann prints a double that reads back bit for bit
   }
   return j.dump();
 }

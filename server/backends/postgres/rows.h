@@ -35,7 +35,7 @@ v1::DeviceStatus PgDeviceFromRow(const pqxx::row& row, bool agent_online);
 std::string PgLabelsJson(const std::map<std::string, std::string>& labels);
 std::string PgIntArray(const std::vector<int>& values);
 // A round's figures (rounds.figures, migration 0023) as a JSON object of
-// name -> number in shortest round-trip form (exact; a repeated name keeps
+// name -> number in a round-trip form (exact but for -0; a repeated name keeps
 // its last value, like SQLite's INSERT OR REPLACE). INVALID_ARGUMENT naming
 // the first figure that is NaN or infinite, which JSON cannot hold.
 absl::StatusOr<std::string> PgFiguresJson(

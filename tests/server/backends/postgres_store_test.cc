@@ -279,6 +279,17 @@ TEST_F(PostgresStoreTest, UpgradeTo23MovesEveryFigureIntoItsRoundExactly) {
   EXPECT_EQ(tx.exec("SELECT figures FROM rounds WHERE case_id = 'case1'")[0][0].as<std::string>(),
             "{}");
   EXPECT_TRUE(tx.exec("SELECT to_regclass('round_metrics') IS NULL")[0][0].as<bool>());
+  // Both constraints hold for what is written from now on: figures are an
+  // object of numbers (not an array of them, not null), durations finite.
+  for (const char* bad :
+       {R"({"a": [1]})", R"({"a": []})", R"({"a": null})", R"({"a": "1"})", "[1]"}) {
+    EXPECT_THROW(tx.exec_params("UPDATE rounds SET figures = $1::jsonb WHERE case_id = 'case1'",
+                                std::string(bad)),
+                 pqxx::check_violation)
+        << bad;
+  }
+  EXPECT_THROW(tx.exec("UPDATE rounds SET kernel_time_us = 'Infinity' WHERE case_id = 'case1'"),
+               pqxx::check_violation);
 }
 
 // Migration 0024: a round's evidence and figures are compressed with lz4, not
@@ -311,6 +322,13 @@ TEST_F(PostgresStoreTest, ARoundsEvidenceIsCompressedWithLz4) {
       "SELECT pg_column_compression(evidence), pg_column_compression(figures) FROM rounds")[0];
   EXPECT_EQ(row[0].as<std::string>(""), "lz4");
   EXPECT_EQ(row[1].as<std::string>(""), "lz4");
+  // The columns', not the server's default_toast_compression.
+  EXPECT_EQ(
+      tx.exec("SELECT string_agg(attname || '=' || attcompression::text, ',' ORDER BY attname) "
+              "FROM pg_attribute WHERE attrelid = 'rounds'::regclass AND attname IN "
+              "('evidence', 'figures')")[0][0]
+          .as<std::string>(),
+      "evidence=l,figures=l");
 }
 
 // npuperf_claim has one definition (migrations/postgres/definitions/), run
