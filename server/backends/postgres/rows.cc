@@ -39,31 +39,33 @@ v1::Collection PgCollectionFromRow(const pqxx::row& row) {
 }
 
 v1::Job PgJobFromRow(const pqxx::row& row) {
+  // By position, in NPUPERF_PG_JOB_COLUMNS order: a lookup by name is a scan
+  // of the column names (libpq's PQfnumber) for every field of every row.
   v1::Job j;
-  j.set_id(row["id"].as<int64_t>());
-  j.set_collection_id(row["collection_id"].as<std::string>());
-  j.set_operator_name(row["operator_name"].as<std::string>());
-  j.set_case_id(row["case_id"].as<std::string>());
-  j.set_op_name(row["op_name"].as<std::string>());
-  j.set_state(static_cast<v1::JobState>(row["state"].as<int>()));
-  j.set_attempt(row["attempt"].as<int>());
-  j.set_max_attempts(row["max_attempts"].as<int>());
-  if (!row["agent_id"].is_null()) {
+  j.set_id(row[0].as<int64_t>());
+  j.set_collection_id(row[1].as<std::string>());
+  j.set_operator_name(row[2].as<std::string>());
+  j.set_case_id(row[3].as<std::string>());
+  j.set_op_name(row[4].as<std::string>());
+  j.set_state(static_cast<v1::JobState>(row[5].as<int>()));
+  j.set_attempt(row[6].as<int>());
+  j.set_max_attempts(row[7].as<int>());
+  if (!row[8].is_null()) {
     auto* p = j.mutable_placement();
-    p->set_agent_id(row["agent_id"].as<std::string>());
-    p->set_host(row["host"].as<std::string>(""));
-    p->set_device_id(row["device_id"].as<int>(0));
-    p->set_soc(row["soc"].as<std::string>(""));
+    p->set_agent_id(row[8].as<std::string>());
+    p->set_host(row[9].as<std::string>(""));
+    p->set_device_id(row[10].as<int>(0));
+    p->set_soc(row[11].as<std::string>(""));
   }
-  if (!row["progress"].is_null()) j.mutable_progress()->ParseFromString(PgBlob(row["progress"]));
-  j.set_reason(row["reason"].as<std::string>());
-  if (!row["round_id"].is_null()) j.set_round_id(row["round_id"].as<int64_t>());
-  if (!row["kernel_time_us"].is_null()) j.set_kernel_time_us(row["kernel_time_us"].as<double>());
-  if (!row["bound_label"].is_null()) j.set_bound_label(row["bound_label"].as<std::string>());
-  SetTime(row["queued_ms"], j.mutable_queued_at());
-  SetTime(row["started_ms"], j.mutable_started_at());
-  SetTime(row["finished_ms"], j.mutable_finished_at());
-  if (!row["discovery"].is_null()) j.mutable_discovery()->ParseFromString(PgBlob(row["discovery"]));
+  if (!row[12].is_null()) j.mutable_progress()->ParseFromString(PgBlob(row[12]));
+  j.set_reason(row[13].as<std::string>());
+  if (!row[14].is_null()) j.set_round_id(row[14].as<int64_t>());
+  if (!row[15].is_null()) j.set_kernel_time_us(row[15].as<double>());
+  if (!row[16].is_null()) j.set_bound_label(row[16].as<std::string>());
+  SetTime(row[17], j.mutable_queued_at());
+  SetTime(row[18], j.mutable_started_at());
+  SetTime(row[19], j.mutable_finished_at());
+  if (!row[20].is_null()) j.mutable_discovery()->ParseFromString(PgBlob(row[20]));
   return j;
 }
 

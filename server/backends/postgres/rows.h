@@ -24,6 +24,7 @@ std::string PgBlob(const pqxx::field& f);
 pqxx::binarystring PgBytes(const std::string& bytes);
 
 v1::Collection PgCollectionFromRow(const pqxx::row& row);
+// A job from a row of NPUPERF_PG_JOB_COLUMNS, in that order.
 v1::Job PgJobFromRow(const pqxx::row& row);
 // with_evidence_json=false leaves evidence.evidence_json empty (list views).
 v1::Round PgRoundFromRow(const pqxx::row& row, bool with_evidence_json);

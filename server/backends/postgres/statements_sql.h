@@ -32,6 +32,7 @@ std::span<const PgStatement> HistoryStatements();
 #define NPUPERF_PG_COLLECTION_COLUMNS_WITHOUT_SPEC                                   \
   "id, team, ''::bytea AS spec, state, idempotency_key, cancel_reason, created_ms, " \
   "finished_ms"
+// PgJobFromRow (rows.cc) reads these by position: change both together.
 #define NPUPERF_PG_JOB_COLUMNS                                                                   \
   "id, collection_id, operator_name, case_id, op_name, state, attempt, max_attempts, agent_id, " \
   "host, device_id, soc, progress, reason, round_id, kernel_time_us, bound_label, queued_ms, "   \

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
+#include "server/core/job_state.h"
 #include "tests/server/store/store_conformance.h"
 
 namespace npuperf::server {
@@ -55,6 +56,56 @@ TEST_P(StoreConformanceTest, InsertCollectionAndIdempotencyKey) {
   EXPECT_TRUE(store_->GetCollection("alpha", "c1").ok());
   EXPECT_TRUE(store_->GetCollection("", "c3").ok());
   EXPECT_TRUE(absl::IsNotFound(store_->GetCollection("beta", "c1").status()));
+}
+
+// Every field of a job as a page of its collection gives it, each from the
+// write that set it: the queue, the claim (placement, start), a progress
+// report, a result (round, figures, finish).
+TEST_P(StoreConformanceTest, ACollectionPageCarriesEveryFieldOfItsJobs) {
+  Insert(MakeCollection("c1", "alpha", 2));  // queued at 1000
+  auto a = Claim(Req("a1", {3}, 2000, "Ascend910B3"));
+  ASSERT_TRUE(a);
+  v1::JobProgress p;
+  p.set_phase(v1::JOB_PHASE_METRIC_RUN);
+  p.set_step(4);
+  p.set_step_count(7);
+  p.set_detail("Memory");
+  ASSERT_TRUE(store_->RecordProgress("a1", Ref(*a), p, 2100, kTtl).ok());
+  auto b = Claim(Req("a2", {5}, 2200));
+  ASSERT_TRUE(b);
+  ASSERT_OK_AND_ASSIGN(
+      ack, store_->RecordResult(Result(*b, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000, 12.5, "a2")));
+  const int64_t round = ack.round_id;
+  ASSERT_GT(round, 0);
+  ASSERT_OK_AND_ASSIGN(page, store_->GetCollectionPage("alpha", "c1", 0, 10));
+  ASSERT_EQ(page.jobs_size(), 2);
+  const bool a_first = page.jobs(0).id() == a->job_id();
+  const v1::Job& running = page.jobs(a_first ? 0 : 1);
+  const v1::Job& done = page.jobs(a_first ? 1 : 0);
+  auto ms = [](const google::protobuf::Timestamp& t) {
+    return google::protobuf::util::TimeUtil::TimestampToMilliseconds(t);
+  };
+  EXPECT_EQ(
+      absl::StrCat(running.id(), " ", running.collection_id(), " ", running.operator_name(), " ",
+                   running.case_id(), " ", running.op_name(), " ", JobStateName(running.state()),
+                   " ", running.attempt(), "/", running.max_attempts()),
+      absl::StrCat(a->job_id(), " c1 op_a ", a->case_id(), " OpA running 1/1"));
+  EXPECT_EQ(absl::StrCat(running.placement().agent_id(), " ", running.placement().host(), " ",
+                         running.placement().device_id(), " ", running.placement().soc()),
+            "a1 host-a1 3 Ascend910B3");
+  EXPECT_EQ(running.progress().SerializeAsString(), p.SerializeAsString());
+  EXPECT_EQ(running.round_id(), 0);
+  EXPECT_EQ(ms(running.finished_at()), 0);
+  EXPECT_EQ(absl::StrCat(ms(running.queued_at()), " ", ms(running.started_at())), "1000 2000");
+  EXPECT_EQ(absl::StrCat(JobStateName(done.state()), " ", done.placement().agent_id(), " ",
+                         done.placement().host(), " ", done.placement().device_id(), " ",
+                         done.placement().soc()),
+            "succeeded a2 host-a2 5 Ascend910B2");
+  EXPECT_EQ(absl::StrCat(done.round_id(), " ", done.kernel_time_us(), " ", done.bound_label()),
+            absl::StrCat(round, " 12.5 compute"));
+  EXPECT_EQ(
+      absl::StrCat(ms(done.queued_at()), " ", ms(done.started_at()), " ", ms(done.finished_at())),
+      "1000 2200 3000");
 }
 
 TEST_P(StoreConformanceTest, ListCollectionsFiltersAndPages) {
