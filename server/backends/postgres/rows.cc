@@ -13,8 +13,11 @@ namespace {
 
 using google::protobuf::util::TimeUtil;
 
-void SetTime(const pqxx::field& f, google::protobuf::Timestamp* out) {
-  if (!f.is_null()) *out = TimeUtil::MillisecondsToTimestamp(f.as<int64_t>());
+// Sets a time field of m from a column of milliseconds. NULL leaves it unset,
+// so the field is absent rather than 1970-01-01 (mutable_* would create it).
+template <typename Message>
+void SetTime(const pqxx::field& f, Message& m, google::protobuf::Timestamp* (Message::*field)()) {
+  if (!f.is_null()) *(m.*field)() = TimeUtil::MillisecondsToTimestamp(f.as<int64_t>());
 }
 
 }  // namespace
@@ -33,8 +36,8 @@ v1::Collection PgCollectionFromRow(const pqxx::row& row) {
     c.set_idempotency_key(row["idempotency_key"].as<std::string>());
   }
   c.set_cancel_reason(row["cancel_reason"].as<std::string>());
-  SetTime(row["created_ms"], c.mutable_created_at());
-  SetTime(row["finished_ms"], c.mutable_finished_at());
+  SetTime(row["created_ms"], c, &v1::Collection::mutable_created_at);
+  SetTime(row["finished_ms"], c, &v1::Collection::mutable_finished_at);
   return c;
 }
 
@@ -62,9 +65,9 @@ v1::Job PgJobFromRow(const pqxx::row& row) {
   if (!row[14].is_null()) j.set_round_id(row[14].as<int64_t>());
   if (!row[15].is_null()) j.set_kernel_time_us(row[15].as<double>());
   if (!row[16].is_null()) j.set_bound_label(row[16].as<std::string>());
-  SetTime(row[17], j.mutable_queued_at());
-  SetTime(row[18], j.mutable_started_at());
-  SetTime(row[19], j.mutable_finished_at());
+  SetTime(row[17], j, &v1::Job::mutable_queued_at);
+  SetTime(row[18], j, &v1::Job::mutable_started_at);
+  SetTime(row[19], j, &v1::Job::mutable_finished_at);
   if (!row[20].is_null()) j.mutable_discovery()->ParseFromString(PgBlob(row[20]));
   return j;
 }

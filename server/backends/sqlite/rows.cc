@@ -7,9 +7,15 @@
 namespace npuperf::server {
 namespace {
 
-void SetTime(SQLite::Statement& q, const char* column, google::protobuf::Timestamp* out) {
+// Sets a time field of m from a column of milliseconds. NULL leaves it unset,
+// so the field is absent rather than 1970-01-01 (mutable_* would create it).
+template <typename Message>
+void SetTime(SQLite::Statement& q, const char* column, Message& m,
+             google::protobuf::Timestamp* (Message::*field)()) {
   SQLite::Column c = q.getColumn(column);
-  if (!c.isNull()) *out = google::protobuf::util::TimeUtil::MillisecondsToTimestamp(c.getInt64());
+  if (!c.isNull()) {
+    *(m.*field)() = google::protobuf::util::TimeUtil::MillisecondsToTimestamp(c.getInt64());
+  }
 }
 
 }  // namespace
@@ -44,8 +50,8 @@ v1::Collection CollectionFromRow(SQLite::Statement& q) {
     c.set_idempotency_key(q.getColumn("idempotency_key").getString());
   }
   c.set_cancel_reason(q.getColumn("cancel_reason").getString());
-  SetTime(q, "created_ms", c.mutable_created_at());
-  SetTime(q, "finished_ms", c.mutable_finished_at());
+  SetTime(q, "created_ms", c, &v1::Collection::mutable_created_at);
+  SetTime(q, "finished_ms", c, &v1::Collection::mutable_finished_at);
   return c;
 }
 
@@ -76,9 +82,9 @@ v1::Job JobFromRow(SQLite::Statement& q) {
   }
   if (!q.getColumn("bound_label").isNull())
     j.set_bound_label(q.getColumn("bound_label").getString());
-  SetTime(q, "queued_ms", j.mutable_queued_at());
-  SetTime(q, "started_ms", j.mutable_started_at());
-  SetTime(q, "finished_ms", j.mutable_finished_at());
+  SetTime(q, "queued_ms", j, &v1::Job::mutable_queued_at);
+  SetTime(q, "started_ms", j, &v1::Job::mutable_started_at);
+  SetTime(q, "finished_ms", j, &v1::Job::mutable_finished_at);
   if (!q.getColumn("discovery").isNull()) {
     j.mutable_discovery()->ParseFromString(BlobOf(q.getColumn("discovery")));
   }

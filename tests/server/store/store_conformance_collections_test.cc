@@ -95,7 +95,8 @@ TEST_P(StoreConformanceTest, ACollectionPageCarriesEveryFieldOfItsJobs) {
             "a1 host-a1 3 Ascend910B3");
   EXPECT_EQ(running.progress().SerializeAsString(), p.SerializeAsString());
   EXPECT_EQ(running.round_id(), 0);
-  EXPECT_EQ(ms(running.finished_at()), 0);
+  EXPECT_FALSE(running.has_finished_at()) << "unset, not 1970-01-01";
+  EXPECT_FALSE(page.has_finished_at());
   EXPECT_EQ(absl::StrCat(ms(running.queued_at()), " ", ms(running.started_at())), "1000 2000");
   EXPECT_EQ(absl::StrCat(JobStateName(done.state()), " ", done.placement().agent_id(), " ",
                          done.placement().host(), " ", done.placement().device_id(), " ",
