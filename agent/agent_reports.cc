@@ -22,10 +22,7 @@ bool Permanent(const absl::Status& s) {
 
 // Statuses that say nothing about the result but that the server cannot be
 // reached (or will not hear this agent): no other result would fare better.
-bool Unreachable(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) ||
-         absl::IsUnauthenticated(s);
-}
+bool Unreachable(const absl::Status& s) { return ServerWentAway(s) || absl::IsUnauthenticated(s); }
 
 }  // namespace
 

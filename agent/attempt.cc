@@ -205,10 +205,8 @@ absl::StatusOr<v1::ReportResultRequest> Attempt::Measure(const fs::path& dir,
   auto op_dir = PrepareBundle(dir / assignment_.operator_name());
   times->bundle = SecondsBetween(bundle_started, services_.clock.MonotonicNow());
   if (!op_dir.ok()) {
-    const absl::Status& s = op_dir.status();
-    bundle_unreachable_ =
-        absl::IsUnavailable(s) || absl::IsCancelled(s) || absl::IsDeadlineExceeded(s);
-    return s;
+    bundle_unreachable_ = ServerWentAway(op_dir.status());
+    return op_dir.status();
   }
   auto progress = [this](const v1::JobProgress& p) { SendProgress(p); };
   JobContext ctx{assignment_, *op_dir, dir / "session", progress, &cancel_, &times->job, dir};

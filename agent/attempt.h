@@ -102,8 +102,8 @@ class Attempt {
   const AttemptServices& services_;
   const v1::JobAssignment assignment_;
   // The bundle's download failed as the server went away or was unreachable
-  // (UNAVAILABLE, CANCELLED, DEADLINE_EXCEEDED): the attempt is reported
-  // INTERRUPTED. The job's thread only.
+  // (ServerWentAway): the attempt is reported INTERRUPTED. The job's thread
+  // only.
   bool bundle_unreachable_ = false;
   // Set by Stop; polled by the job runner.
   std::atomic<bool> cancel_{false};

@@ -180,4 +180,8 @@ absl::Status ServerChannel::RunSession(
   return FromGrpcStatus(stream->Finish());
 }
 
+bool ServerWentAway(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s);
+}
+
 }  // namespace npuperf::agent

@@ -15,6 +15,11 @@
 
 namespace npuperf::agent {
 
+// Whether a call's status says the server went away or could not be reached
+// (UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED: a restart, a network fault)
+// rather than anything it answered about the request.
+bool ServerWentAway(const absl::Status& s);
+
 // The only gRPC code of the agent: AgentService calls with the bearer token
 // and a deadline on each (the injected clock's SystemNow plus the call's
 // budget), statuses mapped back to absl. Thread-safe (gRPC stubs are).
