@@ -23,13 +23,15 @@ bool PgPool::HasFreeSlot() const {
   return false;
 }
 
-absl::StatusOr<PgPool::Slot*> PgPool::Acquire() {
+absl::StatusOr<PgPool::Slot*> PgPool::Acquire(int64_t timeout_s) {
   Slot* slot = nullptr;
   {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(this, &PgPool::HasFreeSlot));
     for (Slot& s : slots_) {
-      if (!s.busy) {
+      if (s.busy) continue;
+      if (slot == nullptr) slot = &s;  // the first free one, unless one fits
+      if (s.conn != nullptr && s.statement_timeout_s == timeout_s) {
         slot = &s;
         break;
       }
@@ -48,21 +50,21 @@ absl::StatusOr<PgPool::Slot*> PgPool::Acquire() {
   }
 }
 
-absl::Status PgPool::ApplyDeadline(Slot& slot, absl::string_view what) {
+absl::StatusOr<int64_t> PgPool::WantedTimeout(absl::string_view what) const {
   const absl::Time deadline = DbDeadlineScope::Current();
-  int64_t seconds = 0;  // none
-  if (deadline != absl::InfiniteFuture()) {
-    const absl::Duration left = deadline - absl::FromChrono(clock_.SystemNow());
-    if (left <= absl::ZeroDuration()) {
-      return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
-    }
-    seconds = absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+  if (deadline == absl::InfiniteFuture()) return 0;  // none
+  const absl::Duration left = deadline - absl::FromChrono(clock_.SystemNow());
+  if (left <= absl::ZeroDuration()) {
+    return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
   }
-  if (seconds == slot.statement_timeout_s) return absl::OkStatus();
+  return absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+}
+
+void PgPool::ApplyTimeout(Slot& slot, int64_t timeout_s) {
+  if (timeout_s == slot.statement_timeout_s) return;
   // Session level, outside any transaction: it stays until the next change.
-  slot.conn->set_variable("statement_timeout", absl::StrCat(seconds * 1000));
-  slot.statement_timeout_s = seconds;
-  return absl::OkStatus();
+  slot.conn->set_variable("statement_timeout", absl::StrCat(timeout_s * 1000));
+  slot.statement_timeout_s = timeout_s;
 }
 
 void PgPool::Release(Slot* slot, bool discard) {

@@ -30,6 +30,7 @@
 #if NPUPERF_WITH_POSTGRES
 #include <pqxx/pqxx>
 
+#include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #endif
 
@@ -566,6 +567,58 @@ TEST_F(PostgresStoreTest, DeadlinesAreReadFromTheStoresClock) {
     auto got = (*store)->GetCollection("", "c1");
     EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
   }
+}
+
+// Every transaction runs under its own call's statement timeout, whichever
+// pooled connection it gets, and a connection already set to that timeout is
+// preferred over resetting another (issue 36: calls of different deadlines
+// kept resetting it, a round trip each): with one connection left at 5 s and
+// one at none, calls of either kind take the one that fits.
+TEST_F(PostgresStoreTest, EachCallGetsItsOwnTimeoutAndAConnectionThatHasItAlready) {
+  ASSERT_NE(Open(), nullptr);  // migrates the schema the pool prepares its statements for
+  testing::FakeClock fake;
+  PgPool pool(pg_->url(), 3, fake);
+  const absl::Time in_5s = absl::FromChrono(fake.SystemNow()) + absl::Seconds(5);
+  const absl::Time in_9s = absl::FromChrono(fake.SystemNow()) + absl::Seconds(9);
+  // (statement_timeout as SHOW prints it, backend pid) of a call under `deadline`.
+  auto call = [&](absl::Time deadline, const std::function<void()>& inside = {}) {
+    DbDeadlineScope scope(deadline);
+    return pool.Run("show", [&](pqxx::work& tx) -> absl::StatusOr<std::pair<std::string, int>> {
+      if (inside) inside();
+      return std::make_pair(tx.exec1("SHOW statement_timeout")[0].as<std::string>(),
+                            tx.exec1("SELECT pg_backend_pid()")[0].as<int>());
+    });
+  };
+  absl::StatusOr<std::pair<std::string, int>> none_inside;
+  auto five = call(in_5s, [&] { none_inside = call(absl::InfiniteFuture()); });
+  ASSERT_TRUE(five.ok()) << five.status();
+  ASSERT_TRUE(none_inside.ok()) << none_inside.status();
+  EXPECT_EQ(five->first, "5s");
+  EXPECT_EQ(none_inside->first, "0");
+  ASSERT_NE(five->second, none_inside->second) << "two calls at once, two connections";
+  for (int round = 0; round < 2; ++round) {
+    auto none = call(absl::InfiniteFuture());
+    ASSERT_TRUE(none.ok()) << none.status();
+    EXPECT_EQ(*none, *none_inside) << "round " << round << ": the connection without a timeout";
+    auto again = call(in_5s);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *five) << "round " << round << ": the connection at 5 s";
+  }
+  // No connection fits: one of them is set, and the next call of the old
+  // kind is set back.
+  auto nine = call(in_9s);
+  ASSERT_TRUE(nine.ok()) << nine.status();
+  EXPECT_EQ(nine->first, "9s");
+  auto none = call(absl::InfiniteFuture());
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->first, "0");
+  auto again = call(in_5s);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->first, "5s");
+  fake.Advance(std::chrono::seconds(3));  // 2 s left of the 5
+  auto later = call(in_5s);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->first, "2s");
 }
 
 // The listener waits its reconnect backoff (200 ms after a lost connection)
