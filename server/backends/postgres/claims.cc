@@ -346,32 +346,37 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
                     {"attempt", ref.attempt},
                     {"secret", Sha256Hex(ref.lease_secret)}});
   }
-  return pool_->Run("renew leases", [&](pqxx::work& tx) -> absl::StatusOr<LeaseRenewal> {
-    // (job, token, attempt, secret sha256) -> its collection was cancelled
-    using Key = std::tuple<int64_t, int64_t, int, std::string>;
-    std::map<Key, bool> renewed;
-    for (const auto& row :
-         tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump(),
-                          LeaseRenewalThreshold(now_ms, lease_ttl_ms))) {
-      renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
-                  row[3].as<std::string>()}] = row[4].as<bool>();
-    }
-    LeaseRenewal out;
-    for (const auto& ref : running) {
-      auto it = renewed.find(
-          Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)});
-      if (it == renewed.end()) {
-        const auto lease = PgLoadLease(tx, ref.job_id);
-        out.dropped.push_back(
-            {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
-                        : AgentRefusal::kUnknownJob});
-        continue;
-      }
-      out.renewed.push_back(ref);
-      if (it->second) out.cancelled.push_back(ref);
-    }
-    return out;
-  });
+  // Autocommit: the renewal is one statement (safe to rerun: it renews the
+  // same leases again), and the lookups after it only say why a lease was
+  // not renewed, so BEGIN and COMMIT would be two round trips for nothing on
+  // every heartbeat of every agent.
+  return pool_->RunAutocommit(
+      "renew leases", [&](pqxx::nontransaction& tx) -> absl::StatusOr<LeaseRenewal> {
+        // (job, token, attempt, secret sha256) -> its collection was cancelled
+        using Key = std::tuple<int64_t, int64_t, int, std::string>;
+        std::map<Key, bool> renewed;
+        for (const auto& row :
+             tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump(),
+                              LeaseRenewalThreshold(now_ms, lease_ttl_ms))) {
+          renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
+                      row[3].as<std::string>()}] = row[4].as<bool>();
+        }
+        LeaseRenewal out;
+        for (const auto& ref : running) {
+          auto it = renewed.find(
+              Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)});
+          if (it == renewed.end()) {
+            const auto lease = PgLoadLease(tx, ref.job_id);
+            out.dropped.push_back(
+                {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
+                            : AgentRefusal::kUnknownJob});
+            continue;
+          }
+          out.renewed.push_back(ref);
+          if (it->second) out.cancelled.push_back(ref);
+        }
+        return out;
+      });
 }
 
 absl::StatusOr<LeaseRenewal> PostgresStore::AdoptAttempts(const std::string& agent_id,

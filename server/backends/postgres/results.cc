@@ -160,13 +160,21 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& agent_id,
                                                    const AttemptRef& ref,
                                                    const v1::JobProgress& progress, int64_t now_ms,
                                                    int64_t lease_ttl_ms) {
+  // The common case first: one statement, no collection lock, and no
+  // BEGIN and COMMIT round trips (it is its own transaction, and a rerun
+  // after a serialization failure writes the same report again).
+  absl::StatusOr<std::optional<bool>> common = pool_->RunAutocommit(
+      "record progress", [&](pqxx::nontransaction& tx) -> absl::StatusOr<std::optional<bool>> {
+        auto running = tx.exec_prepared(
+            "progress_running", PgBytes(progress.SerializeAsString()), now_ms + lease_ttl_ms,
+            ref.job_id, ref.fencing_token, ref.attempt, replica_id_, agent_id,
+            Sha256Hex(ref.lease_secret), static_cast<int>(v1::COLLECTION_STATE_RUNNING));
+        if (running.empty()) return std::nullopt;
+        return !running[0][0].as<std::string>("").empty();
+      });
+  if (!common.ok()) return common.status();
+  if (common->has_value()) return **common;
   return pool_->Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
-    // The common case first: one statement, no collection lock.
-    auto running = tx.exec_prepared("progress_running", PgBytes(progress.SerializeAsString()),
-                                    now_ms + lease_ttl_ms, ref.job_id, ref.fencing_token,
-                                    ref.attempt, replica_id_, agent_id, Sha256Hex(ref.lease_secret),
-                                    static_cast<int>(v1::COLLECTION_STATE_RUNNING));
-    if (!running.empty()) return !running[0][0].as<std::string>("").empty();
     const CollectionLock lock = LockJobCollection(tx, ref.job_id);
     const std::optional<bool> cancel = lock.cancelled;
     if (!cancel) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
