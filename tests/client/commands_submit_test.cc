@@ -214,11 +214,15 @@ TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
   args_.batch_dir = base.string();
   args_.manifest = true;
   args_.op_name_map = (dir_.path() / "map.json").string();
-  Upload a, b;
+  // The bundles upload at once (in either order), and both before the submit.
+  Upload first, second;
+  Writer* first_stream = UploadStream(&first);  // outside the sequence: the two interleave
+  Writer* second_stream = UploadStream(&second);
   v1::SubmitCollectionRequest sent;
   ::testing::InSequence in_order;
-  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&a)));
-  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _)).WillOnce(Return(UploadStream(&b)));
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _))
+      .WillOnce(Return(first_stream))
+      .WillOnce(Return(second_stream));
   EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
       .WillOnce(DoAll(::testing::SaveArg<1>(&sent),
                       Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_SUCCEEDED)))));
@@ -227,8 +231,12 @@ TEST_F(SubmitTest, ABatchWithManifestsTakesEveryOperatorDirectoryInOrder) {
   std::ostringstream out, err;
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk) << err.str();
   EXPECT_EQ(nlohmann::json::parse(out.str())["state"], "COLLECTION_STATE_SUCCEEDED");
+  const bool a_first = first.header.name() == "a_op";
+  const Upload& a = a_first ? first : second;
+  const Upload& b = a_first ? second : first;
   EXPECT_EQ(a.header.name(), "a_op");
   EXPECT_EQ(b.header.name(), "b_op");
+  EXPECT_NE(a.header.sha256(), b.header.sha256());
   const auto& spec = sent.spec();
   EXPECT_EQ(spec.kind(), v1::COLLECTION_KIND_MANIFEST);
   ASSERT_EQ(spec.operators_size(), 2);
@@ -301,11 +309,45 @@ TEST_F(SubmitTest, AFailedUploadNamesTheDirectoryAndSubmitsNothing) {
   Upload upload;
   EXPECT_CALL(m.collections(), UploadBundleRaw(_, _))
       .WillOnce(Return(UploadStream(
-          &upload, grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, "bundle over 64 MiB"))));
+          &upload, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "not a tar archive"))));
+  std::ostringstream out, err;
+  EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
+  EXPECT_EQ(err.str(), "npuperf: INVALID_ARGUMENT: upload " + args_.operator_dirs[0] +
+                           ": not a tar archive\n");
+}
+
+// Bundles upload two at a time, the server's default per-team limit; an
+// upload refused as over the team's limit (a lower limit, a teammate's
+// upload) is tried once more on its own, after the others.
+TEST_F(SubmitTest, AnUploadOverTheTeamsLimitIsTriedOnceMoreAlone) {
+  const grpc::Status busy(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "team default has 2 uploads in progress");
+  {
+    MockSession m;
+    Upload refused, again;
+    Writer* refused_stream = UploadStream(&refused, busy);
+    Writer* again_stream = UploadStream(&again);
+    ::testing::InSequence in_order;
+    EXPECT_CALL(m.collections(), UploadBundleRaw(_, _))
+        .WillOnce(Return(refused_stream))
+        .WillOnce(Return(again_stream));
+    EXPECT_CALL(m.collections(), SubmitCollection(_, _, _))
+        .WillOnce(Reply(Submitted(OneJobCollection(v1::COLLECTION_STATE_QUEUED))));
+    EXPECT_CALL(m.collections(), GetCollection(_, _, _))
+        .WillOnce(Reply(Page(OneJobCollection(v1::COLLECTION_STATE_QUEUED))));
+    std::ostringstream out, err;
+    EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitOk) << err.str();
+    EXPECT_EQ(again.header.sha256(), refused.header.sha256()) << "the same bundle, resent";
+  }
+  MockSession m;
+  Upload refused, again;
+  EXPECT_CALL(m.collections(), UploadBundleRaw(_, _))
+      .WillOnce(Return(UploadStream(&refused, busy)))
+      .WillOnce(Return(UploadStream(&again, busy)));
   std::ostringstream out, err;
   EXPECT_EQ(RunSubmit(m.session(), args_, out, err), kExitError);
   EXPECT_EQ(err.str(), "npuperf: RESOURCE_EXHAUSTED: upload " + args_.operator_dirs[0] +
-                           ": bundle over 64 MiB\n");
+                           ": team default has 2 uploads in progress\n");
 }
 
 TEST_F(SubmitTest, LocalMistakesFailBeforeAnyCall) {
