@@ -46,17 +46,26 @@ std::string KeyPrefix(const std::string& team, const v1::CollectionSpec& spec) {
   return text;
 }
 
-// The key from the prefix and the operator's shape, with the job's launch
-// (the launch map's entry for its case, else the operator's launch) set into
-// the shape. Length-prefixed fields: no two different tuples give the same
-// bytes.
-std::string KeyOf(const std::string& prefix, v1::OperatorSpec& shape, const v1::OperatorSpec& op,
-                  const NewJob& job) {
+// The launch of job: the launch map's entry for its case, else the
+// operator's launch.
+const std::string& LaunchOf(const v1::OperatorSpec& op, const NewJob& job) {
   const auto launch = op.launch_map().find(job.case_id);
-  shape.set_launch(launch != op.launch_map().end() ? launch->second : op.launch());
+  return launch != op.launch_map().end() ? launch->second : op.launch();
+}
+
+// The operator's shape with `launch` set into it, as bytes.
+std::string ShapeBytes(v1::OperatorSpec& shape, const std::string& launch) {
+  shape.set_launch(launch);
+  return Bytes(shape);
+}
+
+// The key from the prefix, the operator's shape bytes (with the job's
+// launch) and the job. Length-prefixed fields: no two different tuples give
+// the same bytes.
+std::string KeyOf(const std::string& prefix, const std::string& shape, const NewJob& job) {
   std::string text = prefix;
-  for (const std::string& part : {Bytes(shape), job.case_id, job.op_name}) {
-    absl::StrAppend(&text, part.size(), ":", part);
+  for (const std::string* part : {&shape, &job.case_id, &job.op_name}) {
+    absl::StrAppend(&text, part->size(), ":", *part);
   }
   return Sha256Hex(text).substr(0, 32);
 }
@@ -66,7 +75,7 @@ std::string KeyOf(const std::string& prefix, v1::OperatorSpec& shape, const v1::
 std::string DurationKey(const std::string& team, const v1::CollectionSpec& spec,
                         const v1::OperatorSpec& op, const NewJob& job) {
   v1::OperatorSpec shape = KeyShape(op);
-  return KeyOf(KeyPrefix(team, spec), shape, op, job);
+  return KeyOf(KeyPrefix(team, spec), ShapeBytes(shape, LaunchOf(op, job)), job);
 }
 
 void SetDurationKeys(const std::string& team, const v1::CollectionSpec& spec,
@@ -74,16 +83,24 @@ void SetDurationKeys(const std::string& team, const v1::CollectionSpec& spec,
   struct Operator {
     const v1::OperatorSpec* spec;
     v1::OperatorSpec shape;
+    // The shape's bytes for each launch its jobs have: serialised once per
+    // launch, not once per job (issue 36: a tenth of a 100,000-job submit).
+    std::map<std::string, std::string> bytes_by_launch;
   };
   std::map<std::string, Operator> by_name;
   for (const auto& op : spec.operators())
-    by_name.insert_or_assign(op.name(), Operator{&op, KeyShape(op)});
+    by_name.insert_or_assign(op.name(), Operator{&op, KeyShape(op), {}});
   const std::string prefix = KeyPrefix(team, spec);
   for (NewJob& job : *jobs) {
-    const auto op = by_name.find(job.operator_name);
-    if (op != by_name.end()) {
-      job.duration_key = KeyOf(prefix, op->second.shape, *op->second.spec, job);
+    const auto it = by_name.find(job.operator_name);
+    if (it == by_name.end()) continue;
+    Operator& op = it->second;
+    const std::string& launch = LaunchOf(*op.spec, job);
+    auto bytes = op.bytes_by_launch.find(launch);
+    if (bytes == op.bytes_by_launch.end()) {
+      bytes = op.bytes_by_launch.emplace(launch, ShapeBytes(op.shape, launch)).first;
     }
+    job.duration_key = KeyOf(prefix, bytes->second, job);
   }
 }
 
