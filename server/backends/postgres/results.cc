@@ -72,12 +72,13 @@ std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r,
 }
 
 // After a job ended or was requeued: the collection's state, recounted
-// unless it stays RUNNING (ResultKeepsCollectionRunning).
+// unless it stays RUNNING (ResultKeepsCollectionRunning; others_unfinished as
+// job_finish returned it).
 void RefreshAfterResult(pqxx::work& tx, const std::string& collection_id, v1::JobState next,
-                        int64_t now_ms, bool cancelled, std::optional<v1::CollectionState> stored) {
+                        int64_t now_ms, bool cancelled, std::optional<v1::CollectionState> stored,
+                        bool others_unfinished) {
   if (stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next) &&
-      ResultKeepsCollectionRunning(
-          stored, next, tx.exec_prepared1("collection_unfinished", collection_id)[0].as<bool>())) {
+      ResultKeepsCollectionRunning(stored, next, others_unfinished)) {
     return;
   }
   PgRefreshCollectionState(tx, collection_id, now_ms, cancelled, stored);
@@ -122,16 +123,18 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
     }
     ack.round_id = *round;
   }
-  tx.exec_prepared("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
-                   r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
-                   d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
-                   r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
-                   ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
-                   notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
+  const pqxx::row finished =
+      tx.exec_prepared1("job_finish", static_cast<int>(d.next), d.reason, ack.round_id,
+                        r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
+                        d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
+                        r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
+                        ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
+                        notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
   if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
     tx.exec_prepared("job_discovery_set", PgBytes(r.discovery->SerializeAsString()), r.ref.job_id);
   }
-  RefreshAfterResult(tx, ack.collection_id, d.next, r.now_ms, cancelled, lock.state);
+  RefreshAfterResult(tx, ack.collection_id, d.next, r.now_ms, cancelled, lock.state,
+                     finished[0].as<bool>());
   return ack;
 }
 

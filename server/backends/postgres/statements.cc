@@ -324,16 +324,18 @@ constexpr PgStatement kQueueStatements[] = {
      "WHERE j.id = $1 AND j.attempt = $2 AND j.state IN " NPUPERF_PG_LIVE
      " ON CONFLICT (job_id) DO NOTHING RETURNING id"},
     {"round_discard", "DELETE FROM rounds WHERE id = $1"},
-    // Whether a collection still has queued or live jobs (its collection_queue
-    // row, kept by the job trigger): a RUNNING collection whose job just ended
-    // stays RUNNING while it has, without counting all its jobs.
-    {"collection_unfinished",
-     "SELECT EXISTS (SELECT 1 FROM collection_queue WHERE collection_id = $1 AND queued + live > "
-     "0)"},
     // The job's new state, the applied update (idempotency), the event and
     // the wake-up of other replicas (its device is free, or the job queued
     // again; $15 is our replica id) in one statement. $3 is the round id, 0
     // for none; $16 the time of a success, 0 for none (run_ms, migration 0009).
+    // Returns whether the collection ($13) has other queued or live jobs
+    // (ResultKeepsCollectionRunning), from its collection_queue row as it was
+    // before this statement (the trigger's update of it for this job is not
+    // visible here): the job was live then, so others remain when more than
+    // one was counted. Under the collection's row lock, which every path that
+    // ends or removes a job of it takes, that count is current (a claim moves
+    // a job from queued to live, and keeps the sum); it saves the separate
+    // read after the update, a round trip per result (issue 36).
     {"job_finish",
      "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
      "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
@@ -344,7 +346,8 @@ constexpr PgStatement kQueueStatements[] = {
      "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
      "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
      "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
-     "'job_result', $14 FROM f, n"},
+     "'job_result', $14 FROM f, n RETURNING EXISTS (SELECT 1 FROM collection_queue WHERE "
+     "collection_id = $13 AND queued + live > 1)"},
     // Placement history (migration 0009): the newest $2 device times of each
     // duration key in $1 (a text[] literal of hex keys).
     {"recent_run_times",
