@@ -122,7 +122,12 @@ v1::Heartbeat VirtualAgent::BuildHeartbeat() {
     info->set_device_id(d.id);
     info->set_soc(options_.soc);
     info->set_state(d.busy ? v1::DEVICE_STATE_BUSY : v1::DEVICE_STATE_IDLE);
-    if (!d.busy) continue;
+    // As npuperf-agent: a job whose result is on its way is no longer
+    // running (the agent spools the result, ends the job, and its reporter
+    // sends it). Listing it made the server answer with a kill for every
+    // result it had applied before the heartbeat came: thousands a window,
+    // each a lease lookup, that a real fleet does not cost.
+    if (!d.busy || d.reporting) continue;
     auto* j = hb.add_running_jobs();
     j->set_job_id(d.job.job_id());
     j->set_attempt(d.job.attempt());
