@@ -117,11 +117,17 @@ auto PgPool::RunIn(absl::string_view what, F&& body, bool retry_unique, bool rer
   absl::Status last = absl::UnavailableError(std::string(what));
   bool fresh_used = false;
   for (int attempt = 1; attempt <= kMaxAttempts; ++attempt) {
-    // Read before every attempt: a rerun after a backoff has less time.
-    absl::StatusOr<int64_t> timeout = WantedTimeout(what);
-    if (!timeout.ok()) return timeout.status();
-    auto slot = Acquire(*timeout);
+    // Read before every attempt (a rerun after a backoff has less time), and
+    // again once a connection is free: waiting for one counts too.
+    absl::StatusOr<int64_t> wanted = WantedTimeout(what);
+    if (!wanted.ok()) return wanted.status();
+    auto slot = Acquire(*wanted);
     if (!slot.ok()) return slot.status();
+    const absl::StatusOr<int64_t> timeout = WantedTimeout(what);
+    if (!timeout.ok()) {
+      Release(*slot, false);
+      return timeout.status();
+    }
     try {
       ApplyTimeout(**slot, *timeout);
       decltype(body(std::declval<Tx&>())) result;

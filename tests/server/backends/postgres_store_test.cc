@@ -621,6 +621,33 @@ TEST_F(PostgresStoreTest, EachCallGetsItsOwnTimeoutAndAConnectionThatHasItAlread
   EXPECT_EQ(later->first, "2s");
 }
 
+// Waiting for a free connection counts against the call's deadline: a call
+// with 5 s left that waits while the only connection is busy and the clock
+// moves 3 s runs under a 2 s timeout.
+TEST_F(PostgresStoreTest, WaitingForAConnectionCountsAgainstTheDeadline) {
+  ASSERT_NE(Open(), nullptr);
+  testing::FakeClock fake;
+  PgPool pool(pg_->url(), 1, fake);
+  const absl::Time in_5s = absl::FromChrono(fake.SystemNow()) + absl::Seconds(5);
+  std::future<absl::StatusOr<std::string>> waiting;
+  auto held = pool.Run("hold", [&](pqxx::work&) -> absl::Status {
+    waiting = std::async(std::launch::async, [&] {
+      DbDeadlineScope scope(in_5s);
+      return pool.Run("show", [](pqxx::work& tx) -> absl::StatusOr<std::string> {
+        return tx.exec1("SHOW statement_timeout")[0].as<std::string>();
+      });
+    });
+    // Real time for the other thread to start waiting for the connection.
+    Wall().SleepFor(std::chrono::milliseconds(200));
+    fake.Advance(std::chrono::seconds(3));
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(held.ok()) << held;
+  const absl::StatusOr<std::string> shown = waiting.get();
+  ASSERT_TRUE(shown.ok()) << shown.status();
+  EXPECT_EQ(*shown, "2s");
+}
+
 // The listener waits its reconnect backoff (200 ms after a lost connection)
 // on the store's Clock: with a FakeClock it stays down until the clock has
 // moved 200 ms, then listens again and wakes its waiters once.
