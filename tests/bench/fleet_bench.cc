@@ -345,6 +345,18 @@ void PrintBreakdown(const Point& p) {
     std::printf("        %5.2f calls %6.3f ms  %s\n", st.calls / jobs, st.total_ms / jobs,
                 st.query.substr(0, 110).c_str());
   }
+  // Every statement is a round trip; these carry no work of their own (the
+  // transactions' BEGIN and COMMIT, the pool's statement timeouts).
+  double begins = 0, commits = 0, sets = 0;
+  for (const auto& st : p.statements) {
+    if (st.query == "BEGIN") begins += st.calls;
+    if (st.query == "COMMIT") commits += st.calls;
+    if (absl::StartsWith(st.query, "SET statement_timeout")) sets += st.calls;
+  }
+  std::printf(
+      "      per job, round trips: %.1f statements, of which BEGIN %.2f, COMMIT %.2f, SET "
+      "statement_timeout %.2f\n",
+      calls / jobs, begins / jobs, commits / jobs, sets / jobs);
   std::fflush(stdout);
 }
 
