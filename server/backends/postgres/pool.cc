@@ -57,7 +57,9 @@ absl::StatusOr<int64_t> PgPool::WantedTimeout(absl::string_view what) const {
   if (left <= absl::ZeroDuration()) {
     return absl::DeadlineExceededError(absl::StrCat(what, ": the call's deadline has passed"));
   }
-  return absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+  const int64_t seconds = absl::ToInt64Seconds(absl::Ceil(left, absl::Seconds(1)));
+  if (seconds <= kExactTimeoutS) return seconds;
+  return (seconds + kTimeoutStepS - 1) / kTimeoutStepS * kTimeoutStepS;
 }
 
 void PgPool::ApplyTimeout(Slot& slot, int64_t timeout_s) {

@@ -46,8 +46,9 @@ class PgPool {
   // first waits a random backoff of up to 2, 4, 8, 16, then 32 ms
   // (clock.SleepFor), so colliding transactions spread apart.
   // Under a DbDeadlineScope the statements stop at its deadline (rounded up
-  // to the next whole second): DEADLINE_EXCEEDED, never rerun, and nothing
-  // is started once it has passed.
+  // to the next whole second, and beyond 10 s to the next multiple of 5 s:
+  // WantedTimeout): DEADLINE_EXCEEDED, never rerun, and nothing is started
+  // once it has passed.
   template <typename F>
   auto Run(absl::string_view what, F&& body, bool retry_unique = false)
       -> decltype(body(std::declval<pqxx::work&>())) {
@@ -87,9 +88,15 @@ class PgPool {
 
   bool HasFreeSlot() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The statement_timeout, in whole seconds (0: none), for the current
-  // DbDeadlineScope: what is left by clock_, rounded up. DEADLINE_EXCEEDED
-  // when the deadline has passed.
+  // DbDeadlineScope: what is left by clock_, rounded up to whole seconds,
+  // and beyond kExactTimeoutS up to a multiple of kTimeoutStepS, so that
+  // calls of similar deadlines (an agent's 15 s reports, its 20 s long polls
+  // at any point of their wait) want the same few values and find a
+  // connection already set (fleet_bench: 2.3 SETs a job with whole seconds
+  // alone). DEADLINE_EXCEEDED when the deadline has passed.
   absl::StatusOr<int64_t> WantedTimeout(absl::string_view what) const;
+  static constexpr int64_t kExactTimeoutS = 10;
+  static constexpr int64_t kTimeoutStepS = 5;
   // Borrows a free slot, opening its connection if needed. Prefers an open
   // one whose statement_timeout is timeout_s already: calls of different
   // deadlines (agents' reports, long polls, streams without one) otherwise

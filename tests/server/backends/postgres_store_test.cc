@@ -569,8 +569,9 @@ TEST_F(PostgresStoreTest, DeadlinesAreReadFromTheStoresClock) {
   }
 }
 
-// Every transaction runs under its own call's statement timeout, whichever
-// pooled connection it gets, and a connection already set to that timeout is
+// Every transaction runs under its own call's statement timeout (whole
+// seconds, and beyond 10 s a multiple of 5 s), whichever pooled connection
+// it gets, and a connection already set to that timeout is
 // preferred over resetting another (issue 36: calls of different deadlines
 // kept resetting it, a round trip each): with one connection left at 5 s and
 // one at none, calls of either kind take the one that fits.
@@ -615,6 +616,19 @@ TEST_F(PostgresStoreTest, EachCallGetsItsOwnTimeoutAndAConnectionThatHasItAlread
   auto again = call(in_5s);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->first, "5s");
+  // Beyond 10 s, a multiple of 5 s: an agent's 15 s reports and its 20 s
+  // long polls, at any point of their wait, want 15 or 20.
+  for (const auto& [left, shown] :
+       std::vector<std::pair<absl::Duration, std::string>>{{absl::Seconds(10), "10s"},
+                                                           {absl::Milliseconds(10'001), "15s"},
+                                                           {absl::Seconds(14), "15s"},
+                                                           {absl::Seconds(15), "15s"},
+                                                           {absl::Milliseconds(15'500), "20s"},
+                                                           {absl::Seconds(20), "20s"}}) {
+    auto got = call(absl::FromChrono(fake.SystemNow()) + left);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->first, shown) << left;
+  }
   fake.Advance(std::chrono::seconds(3));  // 2 s left of the 5
   auto later = call(in_5s);
   ASSERT_TRUE(later.ok()) << later.status();
