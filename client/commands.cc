@@ -8,12 +8,12 @@
 #include "absl/strings/str_split.h"
 #include "client/discover_commands.h"
 #include "client/format.h"
-#include "client/parallel.h"
 #include "common/bundle_tar.h"
 #include "common/keepalive.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "evidence/cases.h"
+#include "evidence/parallel.h"
 #include "grpcpp/create_channel.h"
 #include "nlohmann/json.hpp"
 
@@ -112,7 +112,7 @@ absl::StatusOr<std::vector<fs::path>> OperatorDirs(const SubmitArgs& a) {
 // the CLI's own time in a submit of ten 10,000-case operators (issue 36).
 // Two: the machine's cores in CI, and the server's default
 // --max-uploads-per-team.
-constexpr size_t kParallelOperators = 2;
+constexpr int kParallelOperators = 2;
 
 // The operator in dir: its names and cases; its bundle comes later (UploadAll).
 absl::StatusOr<v1::OperatorSpec> ReadOperator(const SubmitArgs& a, const OpNameMap& map,
@@ -151,7 +151,8 @@ absl::StatusOr<v1::OperatorSpec> ReadOperator(const SubmitArgs& a, const OpNameM
 // teammate's upload) is tried once more alone, after the others.
 absl::StatusOr<std::vector<std::string>> UploadAll(Session& s, const std::vector<fs::path>& dirs) {
   std::vector<absl::StatusOr<std::string>> shas(dirs.size(), absl::UnknownError("not uploaded"));
-  RunParallel(dirs.size(), kParallelOperators, [&](size_t i) { shas[i] = Upload(s, dirs[i]); });
+  evidence::ForEachIndex(dirs.size(), kParallelOperators,
+                         [&](size_t i) { shas[i] = Upload(s, dirs[i]); });
   std::vector<std::string> out;
   for (size_t i = 0; i < dirs.size(); ++i) {
     if (absl::IsResourceExhausted(shas[i].status())) shas[i] = Upload(s, dirs[i]);
@@ -169,8 +170,8 @@ absl::Status BuildOperators(Session& s, const SubmitArgs& a, v1::CollectionSpec*
   auto map = ReadOpNameMap(a.op_name_map);
   if (!map.ok()) return map.status();
   std::vector<absl::StatusOr<v1::OperatorSpec>> ops(dirs->size(), absl::UnknownError("not read"));
-  RunParallel(dirs->size(), kParallelOperators,
-              [&](size_t i) { ops[i] = ReadOperator(a, *map, (*dirs)[i]); });
+  evidence::ForEachIndex(dirs->size(), kParallelOperators,
+                         [&](size_t i) { ops[i] = ReadOperator(a, *map, (*dirs)[i]); });
   for (const auto& op : ops) {
     if (!op.ok()) return op.status();
   }
