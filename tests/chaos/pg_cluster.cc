@@ -1,8 +1,6 @@
 #include "tests/chaos/pg_cluster.h"
 
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,21 +25,6 @@ std::string FindPgBin() {
   return found.empty() ? "" : found.back();
 }
 
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 }  // namespace
 
 PgCluster::~PgCluster() { Stop(); }
@@ -62,7 +45,7 @@ int PgCluster::Run(const std::string& binary, const std::vector<std::string>& ar
 absl::Status PgCluster::Start() {
   bin_ = FindPgBin();
   if (bin_.empty()) return absl::NotFoundError("PostgreSQL server binaries not found");
-  port_ = FreePort();
+  port_ = testing::RestartablePort();  // restarted on it (RestartImmediate)
   const bool root = ::geteuid() == 0;
   if (root) {
     const passwd* pw = ::getpwnam("postgres");

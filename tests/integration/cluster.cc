@@ -1,13 +1,6 @@
 #include "tests/integration/cluster.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
-#include <random>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -46,37 +39,6 @@ std::vector<std::string> Cluster::ServerArgv(const std::string& listen) const {
   return argv;
 }
 
-namespace {
-
-// A free loopback port below the kernel's ephemeral range, or 0 (let the
-// server pick) when none is found. A server on a port it picked itself is
-// in that range, and while a test restarts it on the same port, any process's
-// outbound connection (another test's database or gRPC client) may be given
-// that port as its own: the restart then fails with "address already in use"
-// (seen in CI). Ports below the range are never handed out that way.
-int StablePort() {
-  int low = 32768;
-  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
-  if (low <= 2048) return 0;
-  std::mt19937 pick(std::random_device{}());
-  std::uniform_int_distribution<int> port(std::max(1024, low - 16384), low - 1);
-  for (int tries = 0; tries < 50; ++tries) {
-    const int p = port(pick);
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return 0;
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(p));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    ::close(fd);
-    if (free) return p;
-  }
-  return 0;
-}
-
-}  // namespace
-
 void Cluster::Start(const std::string& devices, const std::vector<std::string>& server_flags) {
   server_flags_ = server_flags;
   absl::StatusOr<std::string> line = absl::UnknownError("not started");
@@ -84,7 +46,7 @@ void Cluster::Start(const std::string& devices, const std::vector<std::string>& 
   // in parallel): then another.
   for (int tries = 0; tries < 3 && !line.ok(); ++tries) {
     if (server != nullptr) server->Stop();
-    auto s = Process::Start(ServerArgv(absl::StrCat("127.0.0.1:", StablePort())),
+    auto s = Process::Start(ServerArgv(absl::StrCat("127.0.0.1:", RestartablePort())),
                             dir.path() / "server.log");
     ASSERT_TRUE(s.ok()) << s.status();
     server = *std::move(s);

@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -123,6 +125,27 @@ std::string AddressAfter(const std::string& line, const std::string& marker) {
   std::string rest = line.substr(at + marker.size());
   rest.erase(0, rest.find_first_not_of(' '));
   return rest.substr(0, rest.find_first_of(" ,"));
+}
+
+int RestartablePort() {
+  int low = 32768;
+  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> low;
+  if (low <= 2048) return 0;
+  std::mt19937 pick(std::random_device{}());
+  std::uniform_int_distribution<int> port(std::max(1024, low - 16384), low - 1);
+  for (int tries = 0; tries < 50; ++tries) {
+    const int p = port(pick);
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 0;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(p));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return p;
+  }
+  return 0;
 }
 
 int ConnectTcp(const std::string& address) {

@@ -60,6 +60,16 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::filesy
 // The "HOST:PORT" that follows `marker` in a log line ("listening on 127.0.0.1:4242 ...").
 std::string AddressAfter(const std::string& line, const std::string& marker);
 
+// A free loopback port below the kernel's ephemeral range, for a server a
+// test restarts on the same port; 0 (let the server pick) when none is
+// found. A port the server picks itself (":0") is in that range, and while
+// the server is down, any process's outbound connection (another test's
+// database or gRPC client) may be given it as its own: the restart then
+// fails with "address already in use" (seen in CI). Ports below the range are
+// never handed out that way. Another test may still bind it first: a caller
+// that can, tries again with another.
+int RestartablePort();
+
 // A TCP connection to an IPv4 "HOST:PORT"; its fd, or -1.
 int ConnectTcp(const std::string& address);
 
