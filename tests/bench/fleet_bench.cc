@@ -331,10 +331,15 @@ void PrintBreakdown(const Point& p) {
     std::printf("      per job, statements: unknown (pg_stat_statements not loaded)\n");
     return;
   }
-  double calls = 0, total = 0;
+  // Every statement is a round trip; BEGIN, COMMIT and the pool's statement
+  // timeouts carry no work of their own.
+  double calls = 0, total = 0, begins = 0, commits = 0, sets = 0;
   for (const auto& st : p.statements) {
     calls += st.calls;
     total += st.total_ms;
+    if (st.query == "BEGIN") begins += st.calls;
+    if (st.query == "COMMIT") commits += st.calls;
+    if (absl::StartsWith(st.query, "SET statement_timeout")) sets += st.calls;
   }
   const size_t shown = std::min<size_t>(p.statements.size(), 12);
   std::printf(
@@ -344,14 +349,6 @@ void PrintBreakdown(const Point& p) {
     const fleet::Statement& st = p.statements[i];
     std::printf("        %5.2f calls %6.3f ms  %s\n", st.calls / jobs, st.total_ms / jobs,
                 st.query.substr(0, 110).c_str());
-  }
-  // Every statement is a round trip; these carry no work of their own (the
-  // transactions' BEGIN and COMMIT, the pool's statement timeouts).
-  double begins = 0, commits = 0, sets = 0;
-  for (const auto& st : p.statements) {
-    if (st.query == "BEGIN") begins += st.calls;
-    if (st.query == "COMMIT") commits += st.calls;
-    if (absl::StartsWith(st.query, "SET statement_timeout")) sets += st.calls;
   }
   std::printf(
       "      per job, round trips: %.1f statements, of which BEGIN %.2f, COMMIT %.2f, SET "
