@@ -250,6 +250,7 @@ absl::StatusOr<v1::RegisterAgentResponse> Scheduler::RegisterAgent(
   resp.set_agent_id(agent_id);
   resp.set_heartbeat_interval_ms(static_cast<int32_t>(options_.heartbeat_interval.count()));
   resp.set_lease_ttl_ms(static_cast<int32_t>(options_.lease_ttl.count()));
+  resp.set_progress_in_heartbeats(true);
   for (const auto& ref : adopted->renewed) {
     auto* d = resp.add_directives();
     d->set_job_id(ref.job_id);
@@ -280,9 +281,36 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
       store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, NowMs());
   if (!s.ok()) return s;
   ObserveHealth(agent->host(), hb.devices());
-  auto renewal = store_.RenewLeases(hb.agent_id(), RefsOf(hb.running_jobs()), NowMs(),
-                                    options_.lease_ttl.count());
+  // The progress the heartbeat carries first (it renews those leases too);
+  // RenewLeases then takes the rest, and says why a report was refused.
+  std::vector<ProgressReport> reports;
+  std::vector<AttemptRef> rest;
+  for (const v1::RunningJob& j : hb.running_jobs()) {
+    AttemptRef ref{j.job_id(), j.attempt(), j.fencing_token(), j.lease_secret()};
+    if (!j.has_progress() || j.result_pending()) {
+      rest.push_back(std::move(ref));
+      continue;
+    }
+    v1::JobProgress progress = j.progress();
+    progress.set_detail(CleanReportedText(progress.detail(), kMaxProgressDetailBytes));
+    reports.push_back({std::move(ref), std::move(progress)});
+  }
+  auto progressed =
+      store_.RecordProgressMany(hb.agent_id(), reports, NowMs(), options_.lease_ttl.count());
+  if (!progressed.ok()) return progressed.status();
+  for (const ProgressReport& r : reports) {
+    const bool stored =
+        std::any_of(progressed->renewed.begin(), progressed->renewed.end(),
+                    [&r](const AttemptRef& done) { return done.job_id == r.ref.job_id; });
+    if (!stored) rest.push_back(r.ref);
+  }
+  auto renewal = rest.empty()
+                     ? absl::StatusOr<LeaseRenewal>(LeaseRenewal())
+                     : store_.RenewLeases(hb.agent_id(), rest, NowMs(), options_.lease_ttl.count());
   if (!renewal.ok()) return renewal.status();
+  for (const AttemptRef& ref : progressed->renewed) JobChanged(StoreChange::kUpdated, ref.job_id);
+  renewal->cancelled.insert(renewal->cancelled.end(), progressed->cancelled.begin(),
+                            progressed->cancelled.end());
   agents_.Count("AgentSession", renewal->dropped);
   v1::AgentSessionResponse resp;
   for (const auto& refused : renewal->dropped) {

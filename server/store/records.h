@@ -213,7 +213,15 @@ struct RefusedAttempt {
   AgentRefusal reason = AgentRefusal::kStaleLease;
 };
 
-// What RenewLeases and AdoptAttempts did with the listed attempts.
+// A progress report of one attempt (Store::RecordProgressMany: the reports
+// a heartbeat carries).
+struct ProgressReport {
+  AttemptRef ref;
+  v1::JobProgress progress;
+};
+
+// What RenewLeases, AdoptAttempts and RecordProgressMany did with the listed
+// attempts.
 struct LeaseRenewal {
   std::vector<AttemptRef> renewed;  // renewed (adopted), in the order given
   std::vector<RefusedAttempt> dropped;

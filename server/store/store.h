@@ -247,6 +247,18 @@ class Store {
   virtual absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                               const v1::JobProgress& progress, int64_t now_ms,
                                               int64_t lease_ttl_ms) = 0;
+  // Records the progress of several attempts of agent_id at once, each as
+  // RecordProgress would (LEASED -> RUNNING, the lease renewed, the
+  // collection's state kept true), in one write where their collections are
+  // RUNNING (issue 36: the reports a heartbeat carries, instead of one call
+  // and one write per report). A refused attempt (unknown job, stale or
+  // foreign lease, wrong secret) is skipped and nothing of it is stored; of
+  // a job named twice only the last report counts. Returns the stored ones as renewed, in the order
+  // given, and those of them whose collection was cancelled; `dropped` stays empty (the caller asks
+  // RenewLeases why the rest were refused).
+  virtual absl::StatusOr<LeaseRenewal> RecordProgressMany(
+      const std::string& agent_id, const std::vector<ProgressReport>& reports, int64_t now_ms,
+      int64_t lease_ttl_ms) = 0;
   // Applies a finished attempt exactly once per update_uuid. Success stores
   // the round and its metrics with the job transition in one transaction;
   // failure requeues while attempts remain (and retryable) or fails the job.

@@ -108,6 +108,9 @@ class PostgresStore final : public Store {
   absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;
+  absl::StatusOr<LeaseRenewal> RecordProgressMany(const std::string& agent_id,
+                                                  const std::vector<ProgressReport>& reports,
+                                                  int64_t now_ms, int64_t lease_ttl_ms) override;
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
   absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
   absl::StatusOr<StateCounts> CountByState() override;
@@ -168,6 +171,11 @@ class PostgresStore final : public Store {
       const std::string& team, const std::vector<std::string>& case_keys) override;
 
  private:
+  // RecordProgress's path under the collection's lock (a collection not
+  // stored as RUNNING, or a refusal to explain).
+  absl::StatusOr<bool> RecordProgressLocked(const std::string& agent_id, const AttemptRef& ref,
+                                            const v1::JobProgress& progress, int64_t now_ms,
+                                            int64_t lease_ttl_ms);
   using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
 
   PostgresStore(const std::string& url, Clock& clock, int pool_size);

@@ -1,12 +1,15 @@
 // PostgresStore: progress and results of attempts (RecordProgress,
 // RecordResult).
+#include <map>
 #include <optional>
 #include <string>
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/sha256.h"
+#include "nlohmann/json.hpp"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
@@ -177,6 +180,71 @@ absl::StatusOr<bool> PostgresStore::RecordProgress(const std::string& agent_id,
       });
   if (!common.ok()) return common.status();
   if (common->has_value()) return **common;
+  return RecordProgressLocked(agent_id, ref, progress, now_ms, lease_ttl_ms);
+}
+
+absl::StatusOr<LeaseRenewal> PostgresStore::RecordProgressMany(
+    const std::string& agent_id, const std::vector<ProgressReport>& reports, int64_t now_ms,
+    int64_t lease_ttl_ms) {
+  if (reports.empty()) return LeaseRenewal();
+  // The newest report of each job (a heartbeat names a job once; the JSON
+  // must not, or one row would be written twice), in job order.
+  std::map<int64_t, const ProgressReport*> newest;
+  for (const ProgressReport& r : reports) newest[r.ref.job_id] = &r;
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [id, r] : newest) {
+    rows.push_back({{"id", id},
+                    {"token", r->ref.fencing_token},
+                    {"attempt", r->ref.attempt},
+                    {"secret", Sha256Hex(r->ref.lease_secret)},
+                    {"progress", absl::BytesToHexString(r->progress.SerializeAsString())}});
+  }
+  // One statement for every report whose collection is RUNNING, in
+  // autocommit like progress_running (a rerun writes the same reports).
+  struct Held {
+    bool cancelled = false;
+    bool written = false;
+  };
+  absl::StatusOr<std::map<int64_t, Held>> held = pool_->RunAutocommit(
+      "record progress", [&](pqxx::nontransaction& tx) -> absl::StatusOr<std::map<int64_t, Held>> {
+        std::map<int64_t, Held> out;
+        for (const auto& row :
+             tx.exec_prepared("progress_many", rows.dump(), now_ms + lease_ttl_ms, agent_id,
+                              static_cast<int>(v1::COLLECTION_STATE_RUNNING), replica_id_)) {
+          out[row[0].as<int64_t>()] = {row[1].as<bool>(), row[2].as<bool>()};
+        }
+        return out;
+      });
+  if (!held.ok()) return held.status();
+  LeaseRenewal out;
+  for (const ProgressReport& r : reports) {
+    if (newest[r.ref.job_id] != &r) continue;
+    auto it = held->find(r.ref.job_id);
+    if (it == held->end()) continue;  // refused: nothing written
+    std::optional<bool> cancel;
+    if (it->second.written) {
+      cancel = it->second.cancelled;
+    } else {
+      // Not a RUNNING collection's, or a result overtook it: the locked path decides.
+      absl::StatusOr<bool> locked =
+          RecordProgressLocked(agent_id, r.ref, r.progress, now_ms, lease_ttl_ms);
+      if (locked.ok()) {
+        cancel = *locked;
+      } else if (!AgentRefusalOf(locked.status())) {
+        return locked.status();
+      }
+    }
+    if (!cancel) continue;
+    out.renewed.push_back(r.ref);
+    if (*cancel) out.cancelled.push_back(r.ref);
+  }
+  return out;
+}
+
+absl::StatusOr<bool> PostgresStore::RecordProgressLocked(const std::string& agent_id,
+                                                         const AttemptRef& ref,
+                                                         const v1::JobProgress& progress,
+                                                         int64_t now_ms, int64_t lease_ttl_ms) {
   return pool_->Run("record progress", [&](pqxx::work& tx) -> absl::StatusOr<bool> {
     const CollectionLock lock = LockJobCollection(tx, ref.job_id);
     const std::optional<bool> cancel = lock.cancelled;

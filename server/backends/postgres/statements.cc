@@ -275,6 +275,30 @@ constexpr PgStatement kQueueStatements[] = {
      "WITH p AS (" NPUPERF_PG_PROGRESS_SET " FROM collections c WHERE " NPUPERF_PG_PROGRESS_LEASE
      " AND c.id = jobs.collection_id AND c.state = $9 RETURNING c.cancel_reason), n AS (SELECT "
      "pg_notify('npuperf_updates', $6) FROM p) SELECT p.cancel_reason FROM p, n"},
+    // The progress reports a heartbeat carries (issue 36), each written as
+    // progress_running writes one: $1 the reports as JSON (id, token,
+    // attempt, secret: the sha256 hex, progress: the serialized JobProgress in
+    // hex), $2 the new lease expiry, $3 the agent, $4 COLLECTION_STATE_RUNNING,
+    // $5 our replica id (one notification however many rows). A row per
+    // report whose lease is held: whether its collection was cancelled, and
+    // whether it was written (not when its collection is not stored as
+    // RUNNING, or a result overtook it: the caller's locked path decides). No
+    // row: refused (RenewLeases says why), nothing written.
+    {"progress_many",
+     "WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id bigint, token bigint, "
+     "attempt integer, secret text, progress text)), h AS (SELECT j.id, r.token, r.attempt, "
+     "r.secret, r.progress, c.state = $4 AS running, c.cancel_reason <> '' AS cancelled FROM jobs "
+     "j JOIN r ON j.id = r.id AND j.fencing_token = r.token AND j.attempt = r.attempt AND "
+     "j.agent_id = $3 AND j.state IN " NPUPERF_PG_LIVE
+     " AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = r.secret) JOIN collections c "
+     "ON c.id = j.collection_id), p AS (UPDATE jobs SET state = 3, progress = decode(h.progress, "
+     "'hex'), lease_expires_ms = $2 FROM h WHERE h.running AND jobs.id = h.id AND "
+     "jobs.fencing_token = h.token AND jobs.attempt = h.attempt AND jobs.agent_id = $3 AND "
+     "jobs.state IN " NPUPERF_PG_LIVE
+     " AND (jobs.lease_secret_sha256 IS NULL OR jobs.lease_secret_sha256 = h.secret) RETURNING "
+     "jobs.id), n AS (SELECT pg_notify('npuperf_updates', $5) FROM (SELECT 1 FROM p LIMIT 1) "
+     "one) SELECT h.id, h.cancelled, EXISTS (SELECT 1 FROM p WHERE p.id = h.id) FROM h, (SELECT "
+     "count(*) FROM n) k"},
     // The progress and the wake-up of other replicas' watchers ($6 is our
     // replica id); no row (and no notification) unless it is the lease of
     // agent $7 with the secret whose sha256 is $8.

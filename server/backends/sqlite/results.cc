@@ -1,5 +1,7 @@
 // SqliteStore: progress and results of attempts (RecordProgress,
 // RecordResult).
+#include <map>
+
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
@@ -17,28 +19,61 @@ absl::StatusOr<bool> SqliteStore::RecordProgress(const std::string& agent_id, co
   absl::MutexLock lock(&mu_);
   try {
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
-    const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
-    if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
-    if (auto why = CheckLease(*lease, ref, agent_id)) return LeaseRefused(*why, ref);
-    const std::string blob = progress.SerializeAsString();
-    SQLite::Statement q(
-        *db_,
-        "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
-        "RETURNING collection_id");
-    q.bind(1, kRunning);
-    q.bind(2, blob.data(), static_cast<int>(blob.size()));
-    q.bind(3, now_ms + lease_ttl_ms);
-    q.bind(4, ref.job_id);
-    q.executeStep();
-    const std::string collection_id = q.getColumn(0).getString();
-    q.reset();
-    const bool cancel = CollectionCancelled(collection_id);
-    RefreshCollectionState(collection_id, now_ms);
-    tx.commit();
+    absl::StatusOr<bool> cancel = StoreProgress(agent_id, ref, progress, now_ms, lease_ttl_ms);
+    if (cancel.ok()) tx.commit();
     return cancel;
   } catch (...) {
     return CurrentSqliteError("record progress");
   }
+}
+
+absl::StatusOr<LeaseRenewal> SqliteStore::RecordProgressMany(
+    const std::string& agent_id, const std::vector<ProgressReport>& reports, int64_t now_ms,
+    int64_t lease_ttl_ms) {
+  if (reports.empty()) return LeaseRenewal();
+  absl::MutexLock lock(&mu_);
+  try {
+    // One transaction: one commit (one fsync) for the whole heartbeat.
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    LeaseRenewal out;
+    std::map<int64_t, const ProgressReport*> last;  // a job named twice: its last report
+    for (const ProgressReport& r : reports) last[r.ref.job_id] = &r;
+    for (const ProgressReport& r : reports) {
+      if (last[r.ref.job_id] != &r) continue;
+      absl::StatusOr<bool> cancel =
+          StoreProgress(agent_id, r.ref, r.progress, now_ms, lease_ttl_ms);
+      if (!cancel.ok() && !AgentRefusalOf(cancel.status())) return cancel.status();
+      if (!cancel.ok()) continue;  // refused: nothing of it was written
+      out.renewed.push_back(r.ref);
+      if (*cancel) out.cancelled.push_back(r.ref);
+    }
+    tx.commit();
+    return out;
+  } catch (...) {
+    return CurrentSqliteError("record progress");
+  }
+}
+
+absl::StatusOr<bool> SqliteStore::StoreProgress(const std::string& agent_id, const AttemptRef& ref,
+                                                const v1::JobProgress& progress, int64_t now_ms,
+                                                int64_t lease_ttl_ms) {
+  const std::optional<LeaseFacts> lease = LoadLease(ref.job_id);
+  if (!lease) return LeaseRefused(AgentRefusal::kUnknownJob, ref);
+  if (auto why = CheckLease(*lease, ref, agent_id)) return LeaseRefused(*why, ref);
+  const std::string blob = progress.SerializeAsString();
+  SQLite::Statement q(*db_,
+                      "UPDATE jobs SET state = ?, progress = ?, lease_expires_ms = ? WHERE id = ? "
+                      "RETURNING collection_id");
+  q.bind(1, kRunning);
+  q.bind(2, blob.data(), static_cast<int>(blob.size()));
+  q.bind(3, now_ms + lease_ttl_ms);
+  q.bind(4, ref.job_id);
+  q.executeStep();
+  const std::string collection_id = q.getColumn(0).getString();
+  q.reset();
+  const bool cancel = CollectionCancelled(collection_id);
+  RefreshCollectionState(collection_id, now_ms);
+  return cancel;
 }
 
 absl::StatusOr<ResultAck> SqliteStore::RecordResult(const AttemptResult& r) {

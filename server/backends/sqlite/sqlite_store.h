@@ -98,6 +98,9 @@ class SqliteStore final : public Store {
   absl::StatusOr<bool> RecordProgress(const std::string& agent_id, const AttemptRef& ref,
                                       const v1::JobProgress& progress, int64_t now_ms,
                                       int64_t lease_ttl_ms) override;
+  absl::StatusOr<LeaseRenewal> RecordProgressMany(const std::string& agent_id,
+                                                  const std::vector<ProgressReport>& reports,
+                                                  int64_t now_ms, int64_t lease_ttl_ms) override;
   absl::StatusOr<ResultAck> RecordResult(const AttemptResult& result) override;
   absl::StatusOr<std::vector<ExpiredLease>> ExpireLeases(int64_t now_ms, int32_t max_lost) override;
   absl::StatusOr<StateCounts> CountByState() override;
@@ -233,6 +236,13 @@ class SqliteStore final : public Store {
   // claims.
   const v1::CollectionSpec* CachedSpec(const std::string& collection_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Progress (results.cc), inside the caller's transaction: stores one
+  // report and refreshes its collection; returns whether the collection was
+  // cancelled, or the refusal (nothing stored then).
+  absl::StatusOr<bool> StoreProgress(const std::string& agent_id, const AttemptRef& ref,
+                                     const v1::JobProgress& progress, int64_t now_ms,
+                                     int64_t lease_ttl_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Result stages (results.cc), inside the result's transaction.
   absl::StatusOr<ResultAck> ApplyResult(const AttemptResult& r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

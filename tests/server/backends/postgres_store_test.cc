@@ -506,6 +506,46 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
   ASSERT_TRUE(waits_for(b.updates(), updated, absl::Seconds(3))) << "B's watchers were not woken";
   EXPECT_LT(absl::FromChrono(Wall().SystemNow()) - sent, absl::Seconds(2));
   EXPECT_EQ(b.changes().version(), claimable) << "progress frees nothing to claim";
+  // The same for the progress a heartbeat carries (one statement for many jobs).
+  const uint64_t again = b.updates().version();
+  ProgressReport report{{p.job_id(), p.attempt(), p.fencing_token(), p.lease_secret()}, {}};
+  report.progress.set_phase(v1::JOB_PHASE_METRIC_RUN);
+  auto stored = store_a->RecordProgressMany("a1", {report}, ToUnixMillis(clock.SystemNow()), kTtl);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->renewed.size(), 1u);
+  ASSERT_TRUE(waits_for(b.updates(), again, absl::Seconds(3)))
+      << "B's watchers were not woken by a heartbeat's progress";
+}
+
+// A heartbeat's progress for a collection not stored as RUNNING (one an older
+// server left otherwise) takes the locked path, which recounts the collection.
+TEST_F(PostgresStoreTest, HeartbeatProgressOfACollectionNotStoredRunningRecountsIt) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  ASSERT_TRUE(a);
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec("UPDATE collections SET state = " +
+            std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
+    tx.commit();
+  }
+  ProgressReport report{Ref(*a), {}};
+  report.progress.set_step(4);
+  auto stored = store->RecordProgressMany("a1", {report}, 2100, kTtl);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_EQ(stored->renewed.size(), 1u);
+  auto c = store->GetCollection("", "c1");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->state(), v1::COLLECTION_STATE_RUNNING);
+  v1::Job job;
+  for (const v1::Job& j : c->jobs()) {
+    if (j.id() == a->job_id()) job = j;
+  }
+  EXPECT_EQ(job.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job.progress().step(), 4);
 }
 
 // Style R9: a call's deadline carries into the database. A cancel that has

@@ -282,5 +282,74 @@ TEST_F(SchedulerTest, ProgressWakesWatchersButNotLeaseWaiters) {
   EXPECT_GT(scheduler_.updates().version(), updated + 1);
 }
 
+// Progress carried by a heartbeat (issue 36) counts as a ReportProgress of it: the job runs, its
+// progress shows, watchers wake; a stale lease's report is refused with a KILL directive and
+// stores nothing; a cancelled collection's job gets its CancelJob; a bad phase is refused by
+// name. The server says so at registration.
+TEST_F(SchedulerTest, ProgressInAHeartbeatIsStoredAsAReportOfIt) {
+  v1::RegisterAgentRequest req;
+  req.set_host("h1");
+  req.set_boot_id("boot");
+  req.set_instance_id("i-h1");
+  auto* dev = req.add_devices();
+  dev->set_device_id(0);
+  dev->set_soc("Ascend910B2");
+  auto registered_or = scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), req);
+  ASSERT_TRUE(registered_or.ok()) << registered_or.status();
+  const auto& registered = *registered_or;
+  EXPECT_TRUE(registered.progress_in_heartbeats());
+  const std::string id = Submit(2);
+  const std::string agent = Register("h1");
+  auto a = Lease(agent, 0);
+  auto b = Lease(agent, 1);
+  ASSERT_TRUE(a && b);
+  const uint64_t updated = scheduler_.updates().version();
+  v1::Heartbeat hb;
+  hb.set_agent_id(agent);
+  v1::RunningJob ra = RunningOf(*a);
+  ra.mutable_progress()->set_phase(v1::JOB_PHASE_METRIC_RUN);
+  ra.mutable_progress()->set_step(3);
+  ra.mutable_progress()->set_detail("Memory\x01");
+  v1::RunningJob rb = RunningOf(*b);
+  rb.set_fencing_token(b->fencing_token() + 1);  // not its lease
+  rb.mutable_progress()->set_step(5);
+  *hb.add_running_jobs() = ra;
+  *hb.add_running_jobs() = rb;
+  auto resp_or = scheduler_.Heartbeat(As(agent), hb);
+  ASSERT_TRUE(resp_or.ok()) << resp_or.status();
+  const auto& resp = *resp_or;
+  ASSERT_EQ(resp.directives_size(), 1);
+  EXPECT_EQ(resp.directives(0).job_id(), b->job_id());
+  EXPECT_EQ(resp.directives(0).action(), v1::JobDirective::ACTION_KILL);
+  EXPECT_EQ(resp.cancels_size(), 0);
+  EXPECT_GT(scheduler_.updates().version(), updated);
+  auto c_or = store_->GetCollection("team", id);
+  ASSERT_TRUE(c_or.ok()) << c_or.status();
+  const auto& c = *c_or;
+  for (const v1::Job& j : c.jobs()) {
+    if (j.id() == a->job_id()) {
+      EXPECT_EQ(j.state(), v1::JOB_STATE_RUNNING);
+      EXPECT_EQ(j.progress().step(), 3);
+      EXPECT_EQ(j.progress().detail(), "Memory?") << "cleaned as a ReportProgress detail is";
+    } else {
+      EXPECT_EQ(j.state(), v1::JOB_STATE_LEASED);
+      EXPECT_EQ(j.progress().step(), 0);
+    }
+  }
+  ASSERT_TRUE(scheduler_.Cancel("team", id, "user asked").ok());
+  hb.clear_running_jobs();
+  *hb.add_running_jobs() = ra;
+  auto cancelled_or = scheduler_.Heartbeat(As(agent), hb);
+  ASSERT_TRUE(cancelled_or.ok()) << cancelled_or.status();
+  const auto& cancelled = *cancelled_or;
+  ASSERT_GE(cancelled.cancels_size(), 1);
+  EXPECT_EQ(cancelled.cancels(0).job_id(), a->job_id());
+  hb.mutable_running_jobs(0)->mutable_progress()->set_phase(static_cast<v1::JobPhase>(99));
+  auto bad = scheduler_.Heartbeat(As(agent), hb);
+  ASSERT_TRUE(absl::IsInvalidArgument(bad.status())) << bad.status();
+  EXPECT_EQ(Fields(bad.status()),
+            std::vector<std::string>{"heartbeat.running_jobs[0].progress.phase"});
+}
+
 }  // namespace
 }  // namespace npuperf::server

@@ -88,6 +88,61 @@ TEST_P(StoreConformanceTest, ProgressOfARunningCollectionDoesNotWaitForTheCollec
 #endif
 }
 
+// The reports one heartbeat carries, in one call (issue 36): each held one is stored as
+// RecordProgress would store it (RUNNING, the progress, a renewed lease); a refused one stores
+// nothing and is left out, for RenewLeases to explain; of a job named twice the last counts.
+TEST_P(StoreConformanceTest, ProgressOfOneHeartbeatIsStoredForEveryHeldLeaseItNames) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  Insert(MakeCollection("c2", "alpha", 2));
+  auto a = Claim(Req("a1", {0}));
+  auto b = Claim(Req("a1", {1}));
+  auto c = Claim(Req("a2", {2}));
+  ASSERT_TRUE(a && b && c);
+  ASSERT_TRUE(store_->CancelCollection("alpha", b->collection_id(), "user", 2050).ok());
+  auto report = [](const AttemptRef& ref, int step) {
+    ProgressReport r{ref, {}};
+    r.progress.set_phase(v1::JOB_PHASE_METRIC_RUN);
+    r.progress.set_step(step);
+    return r;
+  };
+  AttemptRef wrong = Ref(*a);
+  wrong.lease_secret = "not-it";
+  AttemptRef stale = Ref(*b);
+  stale.fencing_token -= 1;
+  AttemptRef unknown = Ref(*a);
+  unknown.job_id = 999'999;
+  const int64_t now = 2000 + kTtl - 1;
+  ASSERT_OK_AND_ASSIGN(
+      r, store_->RecordProgressMany(
+             "a1",
+             {report(wrong, 9), report(Ref(*a), 3), report(unknown, 4), report(Ref(*c), 5),
+              report(Ref(*b), 1), report(stale, 8), report(Ref(*b), 6)},
+             now, kTtl));
+  ASSERT_EQ(r.renewed.size(), 2u);
+  EXPECT_EQ(r.renewed[0].job_id, a->job_id());
+  EXPECT_EQ(r.renewed[1].job_id, b->job_id());
+  ASSERT_EQ(r.cancelled.size(), 1u);
+  EXPECT_EQ(r.cancelled[0].job_id, b->job_id());
+  EXPECT_TRUE(r.dropped.empty());
+  const v1::Job ja = JobOf(a->collection_id(), a->job_id());
+  EXPECT_EQ(ja.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(ja.progress().step(), 3);
+  EXPECT_EQ(ja.progress().phase(), v1::JOB_PHASE_METRIC_RUN);
+  EXPECT_EQ(JobOf(b->collection_id(), b->job_id()).progress().step(), 6);
+  // Another agent's lease: nothing of it was written.
+  const v1::Job jc = JobOf(c->collection_id(), c->job_id());
+  EXPECT_EQ(jc.state(), v1::JOB_STATE_LEASED);
+  EXPECT_EQ(jc.progress().step(), 0);
+  // a's and b's leases were renewed from `now`; c's was not.
+  ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0].job_id, c->job_id());
+  ASSERT_OK_AND_ASSIGN(later, store_->ExpireLeases(now + kTtl + 1, 3));
+  EXPECT_EQ(later.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(none, store_->RecordProgressMany("a1", {}, 5000, kTtl));
+  EXPECT_TRUE(none.renewed.empty() && none.cancelled.empty());
+}
+
 // ---- Results ----
 
 TEST_P(StoreConformanceTest, SuccessStoresExactlyOneRound) {
