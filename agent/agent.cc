@@ -128,6 +128,7 @@ bool Agent::Register(const std::atomic<bool>& stop) {
     last_contact_ = clock_.MonotonicNow();
     heartbeat_ms_ = std::max(100, resp->heartbeat_interval_ms());
   }
+  progress_.SetViaHeartbeats(resp->progress_in_heartbeats());
   ApplyDirectives(resp->directives());
   {
     absl::MutexLock lock(&mu_);
@@ -160,6 +161,7 @@ void Agent::SessionLoop(const std::atomic<bool>& stop) {
       interval = std::chrono::milliseconds(heartbeat_ms_);
     }
     const auto started = clock_.MonotonicNow();
+    progress_.RetakeAll();  // the last session may have lost its last heartbeats
     absl::Status s =
         channel_.RunSession([this] { return BuildHeartbeat(); },
                             [this](const v1::AgentSessionResponse& r) { OnSessionResponse(r); },
@@ -406,7 +408,12 @@ HealthInputs Agent::Health() {
 
 v1::Heartbeat Agent::BuildHeartbeat() {
   v1::Heartbeat hb;
-  for (auto& j : RunningJobs()) *hb.add_running_jobs() = j;
+  for (auto& j : RunningJobs()) {
+    if (!j.result_pending()) {
+      if (auto p = progress_.Take(j.job_id(), j.attempt())) *j.mutable_progress() = *std::move(p);
+    }
+    *hb.add_running_jobs() = std::move(j);
+  }
   absl::MutexLock lock(&mu_);
   hb.set_agent_id(agent_id_);
   for (int d : options_.devices) FillDeviceInfo(d, hb.add_devices());

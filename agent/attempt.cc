@@ -172,6 +172,8 @@ void Attempt::Run(std::unique_ptr<DeviceLease> lease) {
   const auto spool_started = clock.MonotonicNow();
   const std::string outcome = Keep(result, reason);
   times.spool = SecondsBetween(spool_started, clock.MonotonicNow());
+  // A report a heartbeat has not taken yet says nothing the result does not.
+  services_.progress.Forget(a.job_id(), a.attempt());
   // Nothing of the job may outlive it: not a daemon, not a fork bomb, not a
   // writer into its scratch directory.
   services_.containment.Reclaim(a.device_id(), cgroup.ok() ? *std::move(cgroup) : nullptr);

@@ -25,8 +25,42 @@ void ProgressSender::Post(const v1::ReportProgressRequest& req, Answer answer) {
 }
 
 void ProgressSender::SendNow(const v1::ReportProgressRequest& req, const Answer& answer) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (via_heartbeats_) {
+      Entry& e = entries_[{req.job_id(), req.attempt()}];
+      e.waiting = req;
+      e.answer = answer;
+      return;
+    }
+  }
   Forget(req.job_id(), req.attempt());
   answer(send_(req));
+}
+
+void ProgressSender::SetViaHeartbeats(bool on) {
+  absl::MutexLock lock(&mu_);
+  via_heartbeats_ = on;
+  posted_ = true;  // the thread looks again: what waits may be due now
+}
+
+std::optional<v1::JobProgress> ProgressSender::Take(int64_t job_id, int32_t attempt) {
+  absl::MutexLock lock(&mu_);
+  if (!via_heartbeats_) return std::nullopt;
+  auto it = entries_.find({job_id, attempt});
+  if (it == entries_.end() || !it->second.waiting) return std::nullopt;
+  Entry& e = it->second;
+  e.taken = *std::move(e.waiting);
+  e.waiting.reset();
+  return e.taken->progress();
+}
+
+void ProgressSender::RetakeAll() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [key, e] : entries_) {
+    if (!e.waiting && e.taken) e.waiting = *std::move(e.taken);
+    e.taken.reset();
+  }
 }
 
 void ProgressSender::Forget(int64_t job_id, int32_t attempt) {
@@ -42,6 +76,7 @@ void ProgressSender::Forget(int64_t job_id, int32_t attempt) {
 
 std::optional<ProgressSender::Key> ProgressSender::Due(Clock::MonotonicTime now,
                                                        std::optional<Clock::MonotonicTime>* next) {
+  if (via_heartbeats_) return std::nullopt;  // the heartbeats take them
   for (const auto& [key, e] : entries_) {
     if (!e.waiting || e.in_flight) continue;
     const Clock::MonotonicTime at = e.last_sent ? *e.last_sent + interval_ : now;

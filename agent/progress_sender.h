@@ -37,6 +37,17 @@ namespace npuperf::agent {
 //   flight; after it returns, that attempt's answer is never called again.
 // Each answer (the lease is gone, the collection was cancelled) goes to the
 // attempt's callback, on the thread that sent it.
+//
+// A server that reads progress from heartbeats (SetViaHeartbeats(true), from
+// the registration's answer) needs no call per report: then Post and SendNow
+// only keep each attempt's newest report, the agent's heartbeat Takes it, and
+// the thread sends nothing. Each heartbeat carries every attempt's news in
+// one message and the server stores them in one write (issue 36). The
+// heartbeat's answer says what a report's answer would (a KILL directive for a
+// lease that is gone, a CancelJob), so no answer callback is called; a
+// report still waiting when its attempt ends is dropped by Forget (the result
+// says more), and the first report waits for the next heartbeat (one period,
+// 1 s by default) instead of going at once.
 // Thread-safe. The destructor sends nothing more and joins the thread.
 class ProgressSender {
  public:
@@ -53,10 +64,21 @@ class ProgressSender {
   void SendNow(const v1::ReportProgressRequest& req, const Answer& answer);
   void Forget(int64_t job_id, int32_t attempt);
 
+  // Whether reports go with the heartbeats (see above). Switching back sends
+  // the reports kept by then through the thread.
+  void SetViaHeartbeats(bool on);
+  // Heartbeat mode: the attempt's newest report not yet taken, else nullopt.
+  std::optional<v1::JobProgress> Take(int64_t job_id, int32_t attempt);
+  // Heartbeat mode: every attempt's last taken report is due again unless a
+  // newer one waits (a new session: the old one may have lost its last
+  // heartbeats).
+  void RetakeAll();
+
  private:
   using Key = std::pair<int64_t, int32_t>;  // job, attempt
   struct Entry {
     std::optional<v1::ReportProgressRequest> waiting;
+    std::optional<v1::ReportProgressRequest> taken;  // heartbeat mode: the last one taken
     Answer answer;
     std::optional<Clock::MonotonicTime> last_sent;
     bool in_flight = false;
@@ -75,6 +97,7 @@ class ProgressSender {
   std::map<Key, Entry> entries_ ABSL_GUARDED_BY(mu_);
   bool posted_ ABSL_GUARDED_BY(mu_) = false;  // since the thread last looked
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool via_heartbeats_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -298,6 +298,51 @@ TEST_F(AgentTest, CancelDirectiveStopsTheRunningJobAndItIsReportedCancelled) {
   EXPECT_TRUE(locker_.held().empty());
 }
 
+// A server that reads progress from heartbeats (issue 36) gets no ReportProgress call: the next
+// heartbeat carries the job's newest report, the one after it nothing new, and the result still
+// goes on its own.
+TEST_F(AgentTest, ProgressRidesOnTheHeartbeatsWhenTheServerReadsItThere) {
+  server_.SetProgressInHeartbeats(true);
+  CacheBundle();
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
+  server_.Queue(Job(7, 0));
+  StartAgent({0});
+  ASSERT_TRUE(fake_.AwaitHangsParked(1));
+  ASSERT_TRUE(server_.AwaitSessions(1));
+  auto carried = [this](size_t from) {
+    std::vector<std::string> out;
+    const auto beats = server_.heartbeats();
+    for (size_t i = from; i < beats.size(); ++i) {
+      for (const auto& j : beats[i].running_jobs()) {
+        out.push_back(absl::StrCat(j.job_id(), ":", j.has_progress() ? j.progress().phase() : -1));
+      }
+    }
+    return out;
+  };
+  // The job is running (its runner parked): its report waits for the next heartbeat.
+  size_t seen = server_.heartbeats().size();
+  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
+  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  EXPECT_THAT(carried(0),
+              ::testing::Contains(absl::StrCat("7:", static_cast<int>(v1::JOB_PHASE_TIMING_RUN))));
+  seen = server_.heartbeats().size();
+  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
+  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  EXPECT_THAT(carried(seen), ElementsAre("7:-1")) << "no news: no progress";
+
+  v1::AgentSessionResponse cancel;
+  auto* c = cancel.add_cancels();
+  c->set_job_id(7);
+  c->set_fencing_token(47);
+  server_.Push(cancel);
+  ASSERT_TRUE(server_.AwaitDelivered());
+  clock_.Advance(kCancelPoll);
+  ASSERT_TRUE(server_.AwaitResults(1));
+  StopAgent();
+  EXPECT_TRUE(server_.progress().empty()) << "no ReportProgress call";
+  EXPECT_EQ(server_.results()[0].outcome(), v1::ATTEMPT_OUTCOME_CANCELLED);
+}
+
 // Results spooled before a restart are resent, in job order, with their own
 // update uuid. An unreachable server (UNAVAILABLE) holds the queue until the
 // backoff; a permanent refusal drops that result and the queue goes on

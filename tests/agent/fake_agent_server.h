@@ -130,6 +130,13 @@ class FakeAgentServer {
   }
   std::vector<v1::LeaseJobRequest> leases() { return Copy(&FakeAgentServer::leases_); }
   std::vector<v1::ReportProgressRequest> progress() { return Copy(&FakeAgentServer::progress_); }
+  std::vector<v1::Heartbeat> heartbeats() { return Copy(&FakeAgentServer::heartbeats_); }
+  // Registrations are answered with progress_in_heartbeats = on (default off:
+  // a server that predates it).
+  void SetProgressInHeartbeats(bool on) {
+    absl::MutexLock lock(&mu_);
+    progress_in_heartbeats_ = on;
+  }
   std::vector<v1::ReportResultRequest> results() { return Copy(&FakeAgentServer::results_); }
   std::vector<Clock::SystemTime> register_deadlines() {
     return Copy(&FakeAgentServer::register_deadlines_);
@@ -229,6 +236,7 @@ class FakeAgentServer {
     register_deadlines_.push_back(ctx.deadline());
     resp->set_agent_id(kFakeAgentId);
     resp->set_heartbeat_interval_ms(kFakeHeartbeatMs);
+    resp->set_progress_in_heartbeats(progress_in_heartbeats_);
     for (const auto& j : req.running_jobs()) {
       auto* d = resp->add_directives();
       d->set_job_id(j.job_id());
@@ -368,6 +376,7 @@ class FakeAgentServer {
   std::vector<v1::ReportProgressRequest> progress_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::ReportResultRequest> results_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::Heartbeat> heartbeats_ ABSL_GUARDED_BY(mu_);
+  bool progress_in_heartbeats_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Session> sessions_ ABSL_GUARDED_BY(mu_);
   int kills_ ABSL_GUARDED_BY(mu_) = 0;
   int downloads_ ABSL_GUARDED_BY(mu_) = 0;

@@ -4,6 +4,7 @@
 #include "agent/progress_sender.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,39 @@ TEST_F(ProgressSenderTest, TheServersAnswerReachesTheAttempt) {
   std::vector<std::string> answers = Answers();
   std::sort(answers.begin(), answers.end());
   EXPECT_EQ(answers, (std::vector<std::string>{"FAILED_PRECONDITION", "cancel"}));
+}
+
+// With a server that reads progress from heartbeats nothing is sent: each heartbeat takes the
+// newest report of an attempt once, SendNow's included; a new session takes the last ones again;
+// Forget drops what waits; switching back sends what waits through the thread.
+TEST_F(ProgressSenderTest, ViaHeartbeatsNothingIsSentAndEachHeartbeatTakesTheNewestOnce) {
+  sender_.SetViaHeartbeats(true);
+  auto detail = [](const std::optional<v1::JobProgress>& p) {
+    return p ? p->detail() : std::string("none");
+  };
+  Post(7, "preparing");
+  Post(7, "run 1");
+  Post(8, "warm-up");
+  Settle();
+  EXPECT_EQ(detail(sender_.Take(7, 1)), "run 1");
+  EXPECT_EQ(detail(sender_.Take(7, 1)), "none") << "taken once";
+  EXPECT_EQ(detail(sender_.Take(9, 1)), "none") << "unknown attempt";
+  sender_.RetakeAll();  // a new session: the last ones are due again
+  EXPECT_EQ(detail(sender_.Take(7, 1)), "run 1");
+  sender_.SendNow(Report(7, "uploading"), [](const absl::StatusOr<v1::ReportProgressResponse>&) {
+    ADD_FAILURE() << "no answer comes in heartbeat mode";
+  });
+  EXPECT_EQ(detail(sender_.Take(7, 1)), "uploading");
+  Post(7, "late");
+  sender_.Forget(7, 1);
+  EXPECT_EQ(detail(sender_.Take(7, 1)), "none") << "forgotten with its attempt";
+  clock_.Advance(kInterval);
+  Settle();
+  EXPECT_TRUE(AwaitSent(0).empty());
+  EXPECT_TRUE(Answers().empty());
+  sender_.SetViaHeartbeats(false);  // job 8's report still waits: it goes now
+  EXPECT_EQ(AwaitSent(1), std::vector<std::string>{"8:warm-up"});
+  EXPECT_EQ(detail(sender_.Take(8, 1)), "none") << "only heartbeats of that mode take";
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ std::string Operator(const std::string& name) {
 
 TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   Cluster c;
-  c.Start("0-3");
+  // The job's progress goes with the agent's heartbeats (docs/api.md, "Progress in heartbeats"):
+  // a heartbeat every 100 ms, so this job of about a second shows a phase.
+  c.Start("0-3", {"--heartbeat-ms", "100"});
   auto r = c.Cli({"--format", "json", "submit", "--quick", Operator("inplace_add_rmsnorm"),
                   "--op-name", kRmsNormKernel, "--repeats", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err << "\nagent log:\n" << c.agent->Log();
@@ -34,8 +36,7 @@ TEST(EndToEndTest, QuickSubmitStoresTheKernelTime) {
   EXPECT_EQ(job.op_name(), kRmsNormKernel);
   EXPECT_GT(job.kernel_time_us(), 0.5);
   EXPECT_LT(job.kernel_time_us(), 10'000);
-  // The agent sends an attempt's progress at most once a second (the newest phase then), and the
-  // report just before the result always: some phase of the running job shows.
+  // Each heartbeat carries the attempt's newest phase: some phase of the running job shows.
   EXPECT_TRUE(absl::StrContains(r.err, "running preparing") ||
               absl::StrContains(r.err, "running preflight") ||
               absl::StrContains(r.err, "running warm_up") ||
