@@ -294,6 +294,10 @@ void Print(const Point& p) {
       static_cast<long long>(p.errors.progress_errors),
       static_cast<long long>(p.errors.session_ends), static_cast<long long>(p.errors.cancels),
       static_cast<long long>(p.errors.kills), static_cast<long long>(p.errors.kills_running));
+  if (p.errors.progress_in_heartbeats > 0) {
+    std::printf("      progress in heartbeats: %lld reports over the run, no ReportProgress call\n",
+                static_cast<long long>(p.errors.progress_in_heartbeats));
+  }
   if (!p.errors.first_error.empty()) {
     std::printf("      first error: %s\n", p.errors.first_error.substr(0, 300).c_str());
   }

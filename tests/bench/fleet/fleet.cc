@@ -90,6 +90,7 @@ FleetErrors Fleet::errors() const {
     sum.kills += e.kills;
     sum.kills_running += e.kills_running;
     sum.cancels += e.cancels;
+    sum.progress_in_heartbeats += e.progress_in_heartbeats;
     if (sum.first_error.empty()) sum.first_error = e.first_error;
   }
   return sum;

@@ -56,6 +56,9 @@ struct FleetErrors {
   int64_t kills_running = 0;
   int64_t cancels = 0;      // cancels pushed on the session or by ReportProgress
   std::string first_error;  // the first failed call's status, for the figures
+  // Not an error: progress reports sent in heartbeats, not by ReportProgress
+  // (a server that reads them there).
+  int64_t progress_in_heartbeats = 0;
 };
 
 // Many virtual agents in one process over the real AgentService protocol:

@@ -62,6 +62,7 @@ absl::Status VirtualAgent::Register() {
   agent_id_ = resp->agent_id();
   started_ms_ = ToUnixMillis(clock_.SystemNow());  // update uuids unique across fleets
   heartbeat_ms_ = std::max(100, resp->heartbeat_interval_ms());
+  progress_in_heartbeats_ = resp->progress_in_heartbeats();
   return absl::OkStatus();
 }
 
@@ -117,7 +118,7 @@ v1::Heartbeat VirtualAgent::BuildHeartbeat() {
   v1::Heartbeat hb;
   hb.set_agent_id(agent_id_);
   absl::MutexLock lock(&mu_);
-  for (const Device& d : devices_) {
+  for (Device& d : devices_) {
     auto* info = hb.add_devices();
     info->set_device_id(d.id);
     info->set_soc(options_.soc);
@@ -134,6 +135,11 @@ v1::Heartbeat VirtualAgent::BuildHeartbeat() {
     j->set_fencing_token(d.job.fencing_token());
     j->set_device_id(d.id);
     j->set_lease_secret(d.job.lease_secret());
+    if (d.news) {
+      *j->mutable_progress() = *std::move(d.news);
+      d.news.reset();
+      ++errors_.progress_in_heartbeats;
+    }
   }
   return hb;
 }
@@ -223,19 +229,23 @@ void VirtualAgent::Assigned(const v1::JobAssignment& a, Clock::MonotonicTime cal
 
 void VirtualAgent::SendProgress(int slot, int step) {
   v1::ReportProgressRequest req;
+  auto* p = req.mutable_progress();
+  p->set_phase(v1::JOB_PHASE_TIMING_RUN);
+  p->set_detail("fleet");
   {
     absl::MutexLock lock(&mu_);
-    const Device& d = devices_[static_cast<size_t>(slot)];
+    Device& d = devices_[static_cast<size_t>(slot)];
     if (!d.busy) return;
+    if (progress_in_heartbeats_) {
+      d.news = *p;
+      return;
+    }
     req.set_job_id(d.job.job_id());
     req.set_attempt(d.job.attempt());
     req.set_fencing_token(d.job.fencing_token());
     req.set_lease_secret(d.job.lease_secret());
   }
   req.set_agent_id(agent_id_);
-  auto* p = req.mutable_progress();
-  p->set_phase(v1::JOB_PHASE_TIMING_RUN);
-  p->set_detail("fleet");
   auto resp = channel_.ReportProgress(req);
   if (!resp.ok() || resp->cancel_requested()) {
     absl::MutexLock lock(&mu_);
@@ -282,6 +292,7 @@ void VirtualAgent::Release(int slot) {
   d.busy = false;
   d.reporting = false;
   d.record = -1;
+  d.news.reset();
 }
 
 }  // namespace npuperf::fleet

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +26,9 @@ namespace npuperf::fleet {
 // loop (one LeaseJob long-poll at a time offering every free device; a
 // finished job's device is offered at once; agent i starts polling i/agents
 // of a job duration late, so the fleet is not in step). A leased job's progress reports
-// and result are queued on the shared Reporter for when they fall due.
+// and result are queued on the shared Reporter for when they fall due; the
+// reports go with the next heartbeat when the server reads them there
+// (RegisterAgentResponse.progress_in_heartbeats), as npuperf-agent sends them.
 // Thread-safe.
 class VirtualAgent {
  public:
@@ -51,6 +54,9 @@ class VirtualAgent {
     bool reporting = false;  // its result is being sent
     v1::JobAssignment job;   // when busy
     int64_t record = -1;     // JobLog id, when busy
+    // Its newest progress not yet sent, when the server reads progress from
+    // heartbeats (the next heartbeat takes it, as npuperf-agent's does).
+    std::optional<v1::JobProgress> news;
   };
 
   void SessionLoop();
@@ -75,6 +81,7 @@ class VirtualAgent {
   agent::ServerChannel channel_;
   std::string agent_id_;
   int heartbeat_ms_ = 1000;
+  bool progress_in_heartbeats_ = false;  // the registration's answer
   int64_t started_ms_ = 0;
 
   absl::Mutex mu_;
