@@ -24,6 +24,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/channel_tls.h"
 #include "agent/constants.h"
@@ -363,7 +364,11 @@ int main(int argc, char** argv) {
   using namespace npuperf;
   using namespace npuperf::agent;
   UseUtf8PathNames();  // bundles may hold non-ASCII names (libarchive reads LC_CTYPE)
-  RouteGrpcLogs();     // gRPC's own lines in the agent's log format, escaped
+  // Debian's Abseil is built without NDEBUG, so every Mutex lock also fed its deadlock
+  // detector (a lock graph and stack traces; about 3 % of the server's CPU in fleet_bench,
+  // issue 36). The tests keep it on, where it finds lock-order inversions.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  RouteGrpcLogs();  // gRPC's own lines in the agent's log format, escaped
   HardenAgentProcess();
   sigset_t signals;
   sigemptyset(&signals);

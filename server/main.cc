@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/synchronization/mutex.h"
 #include "common/bundle_tar.h"
 #include "common/clock.h"
 #include "common/grpc_log.h"
@@ -260,6 +261,10 @@ int TokenCreate(const std::string& db, PrincipalKind kind, const std::string& na
 int main(int argc, char** argv) {
   using namespace npuperf::server;
   npuperf::UseUtf8PathNames();  // uploaded bundles may hold non-ASCII names (libarchive)
+  // Debian's Abseil is built without NDEBUG, so every Mutex lock also fed its deadlock
+  // detector (a lock graph and stack traces; about 3 % of the server's CPU in fleet_bench,
+  // issue 36). The tests keep it on, where it finds lock-order inversions.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Before any thread starts, so that every thread inherits the mask.
   const sigset_t signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
