@@ -27,6 +27,14 @@ inline constexpr int32_t kMaxUnplaceableScan = 10'000;
 // DownloadBundle: bytes per streamed chunk.
 inline constexpr size_t kBundleChunkBytes = 1 << 20;
 
+// AgentSession: the store work of one heartbeat stops after this long (a
+// stream has no deadline of its own), as an agent's unary call does (its
+// deadline, agent/constants.h kRpcDeadline): one stuck heartbeat never holds
+// a database connection for good, and its statement timeout is the one the
+// agents' reports want, so the pool finds connections already set (issue
+// 36).
+inline constexpr std::chrono::seconds kHeartbeatDbDeadline{15};
+
 // Lease secrets: random bytes per lease (64 hex digits).
 inline constexpr size_t kLeaseSecretBytes = 32;
 

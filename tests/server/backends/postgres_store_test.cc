@@ -17,11 +17,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 #include "gtest/gtest.h"
 #include "prometheus/registry.h"
 #include "server/backends/factory.h"
 #include "server/backends/postgres/statements.h"
+#include "server/core/constants.h"
 #include "server/core/scheduler.h"
+#include "server/service/agent_service.h"
 #include "server/store/db_deadline.h"
 #include "server/store/migrator.h"
 #include "tests/fakes/fake_clock.h"
@@ -515,6 +522,70 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
   ASSERT_EQ(stored->renewed.size(), 1u);
   ASSERT_TRUE(waits_for(b.updates(), again, absl::Seconds(3)))
       << "B's watchers were not woken by a heartbeat's progress";
+}
+
+// An AgentSession stream has no deadline of its own: each heartbeat's store work stops after
+// kHeartbeatDbDeadline (server/core/constants.h), so a heartbeat that a lock blocks ends the
+// stream with DEADLINE_EXCEEDED instead of holding its database connection for good.
+TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  // The service's clock runs kHeartbeatDbDeadline - 1 s behind the wall, which the pool reads:
+  // a heartbeat's deadline is one real second away.
+  testing::FakeClock service_clock(Wall().SystemNow() - kHeartbeatDbDeadline +
+                                   std::chrono::seconds(1));
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler scheduler(*store, service_clock, metrics, SchedulerOptions());
+  Authenticator auth(*store, {}, /*required=*/false);
+  std::atomic<bool> stopping{false};
+  AgentServiceImpl service(scheduler, ServiceContext{auth, metrics, service_clock}, stopping);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = v1::AgentService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  v1::RegisterAgentRequest reg;
+  reg.set_host("h1");
+  reg.set_boot_id("boot");
+  reg.set_instance_id("i1");
+  auto* dev = reg.add_devices();
+  dev->set_device_id(0);
+  dev->set_soc("Ascend910B2");
+  v1::RegisterAgentResponse registered;
+  grpc::ClientContext reg_ctx;
+  ASSERT_TRUE(stub->RegisterAgent(&reg_ctx, reg, &registered).ok());
+  // Another transaction holds the agent's row: the heartbeat's first statement waits for it.
+  // Should the heartbeat wait for good after all, the lock is let go after 20 s.
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec_params("SELECT id FROM agents WHERE id = $1 FOR UPDATE", registered.agent_id());
+  std::atomic<bool> answered{false};
+  std::atomic<bool> let_go{false};
+  std::thread release([&] {
+    for (int i = 0; i < 200 && !answered.load(); ++i)
+      Wall().SleepFor(std::chrono::milliseconds(100));
+    let_go = !answered.load();
+    holder.abort();
+  });
+  grpc::ClientContext session_ctx;
+  auto session = stub->AgentSession(&session_ctx);
+  v1::AgentSessionRequest beat;
+  beat.mutable_heartbeat()->set_agent_id(registered.agent_id());
+  *beat.mutable_heartbeat()->add_devices() = *dev;
+  ASSERT_TRUE(session->Write(beat));
+  v1::AgentSessionResponse resp;
+  EXPECT_FALSE(session->Read(&resp)) << "the heartbeat was answered";
+  session->WritesDone();
+  const grpc::Status s = session->Finish();
+  answered = true;
+  release.join();
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  EXPECT_FALSE(let_go.load()) << "the heartbeat waited until the lock was let go";
+  server->Shutdown();
 }
 
 // A heartbeat's progress for a collection not stored as RUNNING (one an older
