@@ -1,11 +1,8 @@
 #include "server/service/agent_service.h"
 
-#include <algorithm>
-
 #include "server/core/constants.h"
 #include "server/core/job_rules.h"
 #include "server/service/peer_certificate.h"
-#include "server/store/db_deadline.h"
 
 namespace npuperf::server {
 
@@ -59,8 +56,7 @@ grpc::Status AgentServiceImpl::AgentSession(
   return ServeAgent("AgentSession", ctx, [&](const AgentIdentity& who) -> absl::Status {
     v1::AgentSessionRequest req;
     while (!stopping_ && stream->Read(&req)) {
-      DbDeadlineScope beat(std::min<Clock::SystemTime>(
-          ctx->deadline(), sc_.clock.SystemNow() + kHeartbeatDbDeadline));
+      MessageDeadlineScope beat(*ctx, sc_.clock, kHeartbeatDbDeadline);
       auto resp = scheduler_.Heartbeat(who, req.heartbeat());
       if (!resp.ok()) return resp.status();
       if (!stream->Write(*resp)) break;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -90,6 +91,19 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
   CountFinished(sc, method, started, status.code());
   return ToGrpcStatus(status);
 }
+
+// For one message of a stream, which often has no deadline: the store work
+// it causes stops at the stream's deadline or after `limit`, whichever comes
+// first (R9; AgentSession's heartbeats). Scoped like DbDeadlineScope.
+class MessageDeadlineScope {
+ public:
+  MessageDeadlineScope(const grpc::ServerContext& ctx, Clock& clock,
+                       std::chrono::milliseconds limit)
+      : scope_(std::min<Clock::SystemTime>(ctx.deadline(), clock.SystemNow() + limit)) {}
+
+ private:
+  DbDeadlineScope scope_;
+};
 
 // Serve for a unary call whose domain answer is the response itself: call
 // maps the principal to absl::StatusOr<Resp>, copied into *resp when OK.
