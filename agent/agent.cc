@@ -183,6 +183,9 @@ void Agent::OnSessionResponse(const v1::AgentSessionResponse& response) {
     absl::MutexLock lock(&mu_);
     last_contact_ = clock_.MonotonicNow();
   }
+  // This session's server may not be the one that registered us (replicas
+  // behind a load balancer, some not yet upgraded).
+  progress_.SetViaHeartbeats(response.progress_in_heartbeats());
   ApplyDirectives(response.directives());
   for (const auto& c : response.cancels()) {
     CancelJob(c.job_id(), StopReason::kCancelled, c.reason());

@@ -40,6 +40,14 @@ void ProgressSender::SendNow(const v1::ReportProgressRequest& req, const Answer&
 
 void ProgressSender::SetViaHeartbeats(bool on) {
   absl::MutexLock lock(&mu_);
+  if (via_heartbeats_ && !on) {
+    // The server that answered reads no progress from heartbeats: what they
+    // took may be lost, so the thread sends it (unless something newer waits).
+    for (auto& [key, e] : entries_) {
+      if (!e.waiting && e.taken) e.waiting = *std::move(e.taken);
+      e.taken.reset();
+    }
+  }
   via_heartbeats_ = on;
   posted_ = true;  // the thread looks again: what waits may be due now
 }

@@ -64,8 +64,10 @@ class ProgressSender {
   void SendNow(const v1::ReportProgressRequest& req, const Answer& answer);
   void Forget(int64_t job_id, int32_t attempt);
 
-  // Whether reports go with the heartbeats (see above). Switching back sends
-  // the reports kept by then through the thread.
+  // Whether reports go with the heartbeats (see above): from the
+  // registration's answer and every heartbeat's. Switching back sends the
+  // reports kept by then through the thread, the last ones the heartbeats
+  // took included (a replica that ignores them may have dropped them).
   void SetViaHeartbeats(bool on);
   // Heartbeat mode: the attempt's newest report not yet taken, else nullopt.
   std::optional<v1::JobProgress> Take(int64_t job_id, int32_t attempt);

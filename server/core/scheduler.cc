@@ -1,6 +1,8 @@
 #include "server/core/scheduler.h"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/random/random.h"
@@ -31,6 +33,18 @@ namespace npuperf::server {
 namespace {
 
 // The attempts a heartbeat or registration names, as the store takes them.
+// A progress report as stored: its detail cleaned like any text an agent
+// reports, fields this server does not know dropped (they would be stored
+// as sent), and an unknown phase (a newer agent's, in a heartbeat) stored as
+// unspecified rather than failing the heartbeat of every other job.
+v1::JobProgress CleanProgress(const v1::JobProgress& reported) {
+  v1::JobProgress p = reported;
+  p.DiscardUnknownFields();
+  p.set_detail(CleanReportedText(p.detail(), kMaxProgressDetailBytes));
+  if (!v1::JobPhase_IsValid(p.phase())) p.set_phase(v1::JOB_PHASE_UNSPECIFIED);
+  return p;
+}
+
 std::vector<AttemptRef> RefsOf(const google::protobuf::RepeatedPtrField<v1::RunningJob>& jobs) {
   std::vector<AttemptRef> refs;
   for (const auto& j : jobs) {
@@ -291,28 +305,32 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
       rest.push_back(std::move(ref));
       continue;
     }
-    v1::JobProgress progress = j.progress();
-    progress.set_detail(CleanReportedText(progress.detail(), kMaxProgressDetailBytes));
-    reports.push_back({std::move(ref), std::move(progress)});
+    reports.push_back({std::move(ref), CleanProgress(j.progress())});
   }
   auto progressed =
       store_.RecordProgressMany(hb.agent_id(), reports, NowMs(), options_.lease_ttl.count());
   if (!progressed.ok()) return progressed.status();
+  using Key = std::tuple<int64_t, int32_t, int64_t, std::string>;
+  std::set<Key> stored;
+  for (const AttemptRef& ref : progressed->renewed) {
+    JobChanged(StoreChange::kUpdated, ref.job_id);  // watchers see it
+    stored.insert({ref.job_id, ref.attempt, ref.fencing_token, ref.lease_secret});
+  }
   for (const ProgressReport& r : reports) {
-    const bool stored =
-        std::any_of(progressed->renewed.begin(), progressed->renewed.end(),
-                    [&r](const AttemptRef& done) { return done.job_id == r.ref.job_id; });
-    if (!stored) rest.push_back(r.ref);
+    const AttemptRef& ref = r.ref;
+    if (!stored.contains({ref.job_id, ref.attempt, ref.fencing_token, ref.lease_secret})) {
+      rest.push_back(ref);
+    }
   }
   auto renewal = rest.empty()
                      ? absl::StatusOr<LeaseRenewal>(LeaseRenewal())
                      : store_.RenewLeases(hb.agent_id(), rest, NowMs(), options_.lease_ttl.count());
   if (!renewal.ok()) return renewal.status();
-  for (const AttemptRef& ref : progressed->renewed) JobChanged(StoreChange::kUpdated, ref.job_id);
   renewal->cancelled.insert(renewal->cancelled.end(), progressed->cancelled.begin(),
                             progressed->cancelled.end());
   agents_.Count("AgentSession", renewal->dropped);
   v1::AgentSessionResponse resp;
+  resp.set_progress_in_heartbeats(true);
   for (const auto& refused : renewal->dropped) {
     auto* d = resp.add_directives();
     d->set_job_id(refused.ref.job_id);
@@ -445,8 +463,7 @@ absl::StatusOr<bool> Scheduler::ReportProgress(const AgentIdentity& who,
   }
   auto agent = agents_.Authorize(who, req.agent_id(), "ReportProgress");
   if (!agent.ok()) return agent.status();
-  v1::JobProgress progress = req.progress();
-  progress.set_detail(CleanReportedText(progress.detail(), kMaxProgressDetailBytes));
+  const v1::JobProgress progress = CleanProgress(req.progress());
   auto cancel = store_.RecordProgress(
       req.agent_id(), {req.job_id(), req.attempt(), req.fencing_token(), req.lease_secret()},
       progress, NowMs(), options_.lease_ttl.count());

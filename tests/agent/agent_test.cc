@@ -343,6 +343,33 @@ TEST_F(AgentTest, ProgressRidesOnTheHeartbeatsWhenTheServerReadsItThere) {
   EXPECT_EQ(server_.results()[0].outcome(), v1::ATTEMPT_OUTCOME_CANCELLED);
 }
 
+// A session whose server reads no progress from heartbeats (an older replica behind the same
+// address, in a rolling upgrade) says so in its answers: the agent goes back to ReportProgress and
+// sends the report the heartbeat had carried, which that server ignored.
+TEST_F(AgentTest, AServerThatIgnoresHeartbeatProgressGetsItByReportProgressAgain) {
+  server_.SetProgressInHeartbeats(true);
+  CacheBundle();
+  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
+  server_.Queue(Job(7, 0));
+  StartAgent({0});
+  ASSERT_TRUE(fake_.AwaitHangsParked(1));
+  ASSERT_TRUE(server_.AwaitSessions(1));
+  size_t seen = server_.heartbeats().size();
+  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
+  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  EXPECT_TRUE(server_.progress().empty());
+  server_.SetProgressInHeartbeats(false);  // the next answer comes from an older replica
+  seen = server_.heartbeats().size();
+  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
+  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  ASSERT_TRUE(server_.AwaitDelivered());
+  ASSERT_TRUE(server_.AwaitProgress(1));
+  const auto sent = server_.progress();
+  EXPECT_EQ(sent[0].job_id(), 7);
+  EXPECT_EQ(sent[0].progress().phase(), v1::JOB_PHASE_TIMING_RUN);
+  StopAgent();
+}
+
 // Results spooled before a restart are resent, in job order, with their own
 // update uuid. An unreachable server (UNAVAILABLE) holds the queue until the
 // backoff; a permanent refusal drops that result and the queue goes on

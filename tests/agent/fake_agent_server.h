@@ -93,6 +93,7 @@ class FakeAgentServer {
   // Sends r on the current session stream.
   void Push(v1::AgentSessionResponse r) {
     absl::MutexLock lock(&mu_);
+    r.set_progress_in_heartbeats(progress_in_heartbeats_);
     sessions_.back().inbox.push_back(std::move(r));
   }
   // The current session stream fails: reads end, writes fail, UNAVAILABLE.
@@ -109,6 +110,7 @@ class FakeAgentServer {
   bool AwaitRegistrations(size_t n) { return AwaitCount(&registrations_, n); }
   bool AwaitResults(size_t n) { return AwaitCount(&results_, n); }
   bool AwaitHeartbeats(size_t n) { return AwaitCount(&heartbeats_, n); }
+  bool AwaitProgress(size_t n) { return AwaitCount(&progress_, n); }
   bool AwaitSessions(size_t n) { return AwaitCount(&sessions_, n); }
   bool AwaitKills(int n) {
     absl::MutexLock lock(&mu_);
@@ -131,8 +133,8 @@ class FakeAgentServer {
   std::vector<v1::LeaseJobRequest> leases() { return Copy(&FakeAgentServer::leases_); }
   std::vector<v1::ReportProgressRequest> progress() { return Copy(&FakeAgentServer::progress_); }
   std::vector<v1::Heartbeat> heartbeats() { return Copy(&FakeAgentServer::heartbeats_); }
-  // Registrations are answered with progress_in_heartbeats = on (default off:
-  // a server that predates it).
+  // Registrations and heartbeats are answered with progress_in_heartbeats =
+  // on (default off: a server that predates it).
   void SetProgressInHeartbeats(bool on) {
     absl::MutexLock lock(&mu_);
     progress_in_heartbeats_ = on;
@@ -275,6 +277,7 @@ class FakeAgentServer {
     s.heartbeats.push_back(m.heartbeat());
     heartbeats_.push_back(m.heartbeat());
     v1::AgentSessionResponse answer;
+    answer.set_progress_in_heartbeats(progress_in_heartbeats_);
     for (const auto& j : m.heartbeat().running_jobs()) {
       if (j.result_pending()) continue;
       if (!Expired(j.job_id())) {

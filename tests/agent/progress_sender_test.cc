@@ -169,5 +169,20 @@ TEST_F(ProgressSenderTest, ViaHeartbeatsNothingIsSentAndEachHeartbeatTakesTheNew
   EXPECT_EQ(detail(sender_.Take(8, 1)), "none") << "only heartbeats of that mode take";
 }
 
+// Back from heartbeat mode (a session answered by a server that ignores heartbeat progress),
+// the last report a heartbeat took is sent again, unless a newer one waits.
+TEST_F(ProgressSenderTest, LeavingHeartbeatModeSendsWhatTheHeartbeatsTook) {
+  sender_.SetViaHeartbeats(true);
+  Post(7, "run 1");
+  Post(8, "run 1");
+  ASSERT_TRUE(sender_.Take(7, 1));
+  ASSERT_TRUE(sender_.Take(8, 1));
+  Post(8, "run 2");
+  sender_.SetViaHeartbeats(false);
+  std::vector<std::string> sent = AwaitSent(2);
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(sent, (std::vector<std::string>{"7:run 1", "8:run 2"}));
+}
+
 }  // namespace
 }  // namespace npuperf::agent
