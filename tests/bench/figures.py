@@ -55,8 +55,12 @@ def find(pattern, lines):
 
 def verdict(fig, new):
     old = fig.get("value")
-    if not isinstance(old, (int, float)) or old == 0:
+    if not isinstance(old, (int, float)):
         return "new", None
+    if old == 0:  # no ratio; any rise of a figure accepted at 0 (calls that went away) shows
+        if new == 0:
+            return "same", None
+        return ("WORSE" if fig["better"] == "lower" else "better"), None
     ratio = new / old
     tolerance = float(fig.get("tolerance", 0.10))
     worse = ratio < 1 - tolerance if fig["better"] == "higher" else ratio > 1 + tolerance
