@@ -108,6 +108,22 @@ class AgentTest : public ::testing::Test {
     run_.join();
   }
 
+  // Job 7 (fencing token 47) parked in its timing run on device 0, the agent's session open.
+  void StartParkedJob() {
+    CacheBundle();
+    fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
+    server_.Queue(Job(7, 0));
+    StartAgent({0});
+    ASSERT_TRUE(fake_.AwaitHangsParked(1));
+    ASSERT_TRUE(server_.AwaitSessions(1));
+  }
+  // One heartbeat period on the clock, and the heartbeat it brings.
+  void NextHeartbeat() {
+    const size_t seen = server_.heartbeats().size();
+    clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
+    ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  }
+
   fs::path work() const { return dir_.path() / "work"; }
   double JobsTotal(const std::string& outcome) {
     return metrics_.jobs.Add({{"outcome", outcome}}).Value();
@@ -269,12 +285,7 @@ TEST_F(AgentTest, ABundleDownloadCutByTheServerGoingAwayIsAnInterruptionNotAFail
 }
 
 TEST_F(AgentTest, CancelDirectiveStopsTheRunningJobAndItIsReportedCancelled) {
-  CacheBundle();
-  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
-  server_.Queue(Job(7, 0));
-  StartAgent({0});
-  ASSERT_TRUE(fake_.AwaitHangsParked(1));
-  ASSERT_TRUE(server_.AwaitSessions(1));
+  ASSERT_NO_FATAL_FAILURE(StartParkedJob());
 
   v1::AgentSessionResponse cancel;
   auto* c = cancel.add_cancels();
@@ -303,12 +314,7 @@ TEST_F(AgentTest, CancelDirectiveStopsTheRunningJobAndItIsReportedCancelled) {
 // goes on its own.
 TEST_F(AgentTest, ProgressRidesOnTheHeartbeatsWhenTheServerReadsItThere) {
   server_.SetProgressInHeartbeats(true);
-  CacheBundle();
-  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
-  server_.Queue(Job(7, 0));
-  StartAgent({0});
-  ASSERT_TRUE(fake_.AwaitHangsParked(1));
-  ASSERT_TRUE(server_.AwaitSessions(1));
+  ASSERT_NO_FATAL_FAILURE(StartParkedJob());
   auto carried = [this](size_t from) {
     std::vector<std::string> out;
     const auto beats = server_.heartbeats();
@@ -320,14 +326,11 @@ TEST_F(AgentTest, ProgressRidesOnTheHeartbeatsWhenTheServerReadsItThere) {
     return out;
   };
   // The job is running (its runner parked): its report waits for the next heartbeat.
-  size_t seen = server_.heartbeats().size();
-  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
-  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  ASSERT_NO_FATAL_FAILURE(NextHeartbeat());
   EXPECT_THAT(carried(0),
               ::testing::Contains(absl::StrCat("7:", static_cast<int>(v1::JOB_PHASE_TIMING_RUN))));
-  seen = server_.heartbeats().size();
-  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
-  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  const size_t seen = server_.heartbeats().size();
+  ASSERT_NO_FATAL_FAILURE(NextHeartbeat());
   EXPECT_THAT(carried(seen), ElementsAre("7:-1")) << "no news: no progress";
 
   v1::AgentSessionResponse cancel;
@@ -348,20 +351,11 @@ TEST_F(AgentTest, ProgressRidesOnTheHeartbeatsWhenTheServerReadsItThere) {
 // sends the report the heartbeat had carried, which that server ignored.
 TEST_F(AgentTest, AServerThatIgnoresHeartbeatProgressGetsItByReportProgressAgain) {
   server_.SetProgressInHeartbeats(true);
-  CacheBundle();
-  fake_.On(Fake::HasArg("--task-time=on"), Fake::Hang());
-  server_.Queue(Job(7, 0));
-  StartAgent({0});
-  ASSERT_TRUE(fake_.AwaitHangsParked(1));
-  ASSERT_TRUE(server_.AwaitSessions(1));
-  size_t seen = server_.heartbeats().size();
-  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
-  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  ASSERT_NO_FATAL_FAILURE(StartParkedJob());
+  ASSERT_NO_FATAL_FAILURE(NextHeartbeat());
   EXPECT_TRUE(server_.progress().empty());
   server_.SetProgressInHeartbeats(false);  // the next answer comes from an older replica
-  seen = server_.heartbeats().size();
-  clock_.Advance(std::chrono::milliseconds(kFakeHeartbeatMs));
-  ASSERT_TRUE(server_.AwaitHeartbeats(seen + 1));
+  ASSERT_NO_FATAL_FAILURE(NextHeartbeat());
   ASSERT_TRUE(server_.AwaitDelivered());
   ASSERT_TRUE(server_.AwaitProgress(1));
   const auto sent = server_.progress();

@@ -71,7 +71,7 @@ class SchedulerFixture : public ::testing::Test {
     return out;
   }
 
-  std::string Register(const std::string& host) {
+  static v1::RegisterAgentRequest RegisterRequest(const std::string& host) {
     v1::RegisterAgentRequest req;
     req.set_host(host);
     req.set_boot_id("boot");
@@ -82,7 +82,11 @@ class SchedulerFixture : public ::testing::Test {
       dev->set_soc("Ascend910B2");
       dev->set_state(v1::DEVICE_STATE_IDLE);
     }
-    auto resp = scheduler_.RegisterAgent(AgentIdentity::ForHost(host), req);
+    return req;
+  }
+
+  std::string Register(const std::string& host) {
+    auto resp = scheduler_.RegisterAgent(AgentIdentity::ForHost(host), RegisterRequest(host));
     EXPECT_TRUE(resp.ok()) << resp.status();
     if (!resp.ok()) return "";
     hosts_[resp->agent_id()] = host;

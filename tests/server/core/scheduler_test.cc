@@ -287,14 +287,8 @@ TEST_F(SchedulerTest, ProgressWakesWatchersButNotLeaseWaiters) {
 // stores nothing; a cancelled collection's job gets its CancelJob; an unknown phase is stored as
 // unspecified. The server says so at registration and in every answer.
 TEST_F(SchedulerTest, ProgressInAHeartbeatIsStoredAsAReportOfIt) {
-  v1::RegisterAgentRequest req;
-  req.set_host("h1");
-  req.set_boot_id("boot");
-  req.set_instance_id("i-h1");
-  auto* dev = req.add_devices();
-  dev->set_device_id(0);
-  dev->set_soc("Ascend910B2");
-  auto registered_or = scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), req);
+  auto registered_or =
+      scheduler_.RegisterAgent(AgentIdentity::ForHost("h1"), RegisterRequest("h1"));
   ASSERT_TRUE(registered_or.ok()) << registered_or.status();
   const auto& registered = *registered_or;
   EXPECT_TRUE(registered.progress_in_heartbeats());
