@@ -32,7 +32,6 @@
 namespace npuperf::server {
 namespace {
 
-// The attempts a heartbeat or registration names, as the store takes them.
 // A progress report as stored: its detail cleaned like any text an agent
 // reports, fields this server does not know dropped (they would be stored
 // as sent), and an unknown phase (a newer agent's, in a heartbeat) stored as
@@ -45,6 +44,7 @@ v1::JobProgress CleanProgress(const v1::JobProgress& reported) {
   return p;
 }
 
+// The attempts a heartbeat or registration names, as the store takes them.
 std::vector<AttemptRef> RefsOf(const google::protobuf::RepeatedPtrField<v1::RunningJob>& jobs) {
   std::vector<AttemptRef> refs;
   for (const auto& j : jobs) {
