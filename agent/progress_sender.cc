@@ -25,14 +25,14 @@ void ProgressSender::Post(const v1::ReportProgressRequest& req, Answer answer) {
 }
 
 void ProgressSender::SendNow(const v1::ReportProgressRequest& req, const Answer& answer) {
+  bool via_heartbeats;
   {
     absl::MutexLock lock(&mu_);
-    if (via_heartbeats_) {
-      Entry& e = entries_[{req.job_id(), req.attempt()}];
-      e.waiting = req;
-      e.answer = answer;
-      return;
-    }
+    via_heartbeats = via_heartbeats_;
+  }
+  if (via_heartbeats) {
+    Post(req, answer);  // the next heartbeat takes it
+    return;
   }
   Forget(req.job_id(), req.attempt());
   answer(send_(req));
@@ -40,14 +40,9 @@ void ProgressSender::SendNow(const v1::ReportProgressRequest& req, const Answer&
 
 void ProgressSender::SetViaHeartbeats(bool on) {
   absl::MutexLock lock(&mu_);
-  if (via_heartbeats_ && !on) {
-    // The server that answered reads no progress from heartbeats: what they
-    // took may be lost, so the thread sends it (unless something newer waits).
-    for (auto& [key, e] : entries_) {
-      if (!e.waiting && e.taken) e.waiting = *std::move(e.taken);
-      e.taken.reset();
-    }
-  }
+  // The server that answered reads no progress from heartbeats: what they
+  // took may be lost, so the thread sends it (unless something newer waits).
+  if (via_heartbeats_ && !on) RetakeLocked();
   via_heartbeats_ = on;
   posted_ = true;  // the thread looks again: what waits may be due now
 }
@@ -65,6 +60,10 @@ std::optional<v1::JobProgress> ProgressSender::Take(int64_t job_id, int32_t atte
 
 void ProgressSender::RetakeAll() {
   absl::MutexLock lock(&mu_);
+  RetakeLocked();
+}
+
+void ProgressSender::RetakeLocked() {
   for (auto& [key, e] : entries_) {
     if (!e.waiting && e.taken) e.waiting = *std::move(e.taken);
     e.taken.reset();

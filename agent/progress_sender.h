@@ -87,6 +87,8 @@ class ProgressSender {
   };
 
   void Loop();
+  // Every attempt's last taken report waits again, unless a newer one does.
+  void RetakeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The entry whose report is due now; else nullopt, and when the next one
   // is due (nullopt: no report waits).
   std::optional<Key> Due(Clock::MonotonicTime now, std::optional<Clock::MonotonicTime>* next)

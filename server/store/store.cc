@@ -1,9 +1,11 @@
 // The Store's conveniences over its bundle methods (tests and tools hold
 // bundles in memory; the server streams them, core/bundles.h) and ClaimJobs,
-// and the key check both backends' RecentRunTimes share.
+// and the key check both backends' RecentRunTimes share, and the reports
+// both backends' RecordProgressMany write.
 #include "server/store/store.h"
 
 #include <algorithm>
+#include <map>
 
 namespace npuperf::server {
 
@@ -21,6 +23,16 @@ absl::StatusOr<bool> Store::PutBundle(const std::string& team, const std::string
     return content.substr(at, static_cast<size_t>(max));
   };
   return StoreBundle(b);
+}
+
+std::vector<const ProgressReport*> LastReportPerJob(const std::vector<ProgressReport>& reports) {
+  std::map<int64_t, const ProgressReport*> last;
+  for (const ProgressReport& r : reports) last[r.ref.job_id] = &r;
+  std::vector<const ProgressReport*> out;
+  for (const ProgressReport& r : reports) {
+    if (last[r.ref.job_id] == &r) out.push_back(&r);
+  }
+  return out;
 }
 
 std::vector<std::string> DurationKeysToAsk(const std::vector<std::string>& keys) {

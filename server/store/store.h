@@ -47,6 +47,10 @@ absl::Status CheckClaimSecrets(const ClaimRequest& req);
 // tenant-chosen names is one bound parameter, never spliced SQL.
 std::string JsonStringArray(const std::vector<std::string>& names);
 
+// The reports RecordProgressMany stores (both backends): each job's last,
+// in the order given (a job named twice in one heartbeat is written once).
+std::vector<const ProgressReport*> LastReportPerJob(const std::vector<ProgressReport>& reports);
+
 // Where every durable fact of the server lives (style.md §4, seam 1).
 // Methods are domain operations; each is atomic. Exceptions never leave a
 // Store: backend errors become statuses (R3): busy/serialization ->
@@ -253,9 +257,10 @@ class Store {
   // RUNNING (issue 36: the reports a heartbeat carries, instead of one call
   // and one write per report). A refused attempt (unknown job, stale or
   // foreign lease, wrong secret) is skipped and nothing of it is stored; of
-  // a job named twice only the last report counts. Returns the stored ones as renewed, in the order
-  // given, and those of them whose collection was cancelled; `dropped` stays empty (the caller asks
-  // RenewLeases why the rest were refused).
+  // a job named twice only the last report counts (LastReportPerJob).
+  // Returns the stored ones as renewed, in the order given, and those of
+  // them whose collection was cancelled; `dropped` stays empty (the caller
+  // asks RenewLeases why the rest were refused).
   virtual absl::StatusOr<LeaseRenewal> RecordProgressMany(
       const std::string& agent_id, const std::vector<ProgressReport>& reports, int64_t now_ms,
       int64_t lease_ttl_ms) = 0;

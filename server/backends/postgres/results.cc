@@ -187,13 +187,12 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RecordProgressMany(
     const std::string& agent_id, const std::vector<ProgressReport>& reports, int64_t now_ms,
     int64_t lease_ttl_ms) {
   if (reports.empty()) return LeaseRenewal();
-  // The newest report of each job (a heartbeat names a job once; the JSON
-  // must not, or one row would be written twice), in job order.
-  std::map<int64_t, const ProgressReport*> newest;
-  for (const ProgressReport& r : reports) newest[r.ref.job_id] = &r;
+  // Each job once (the JSON must not name one twice, or its row would be
+  // written twice).
+  const std::vector<const ProgressReport*> last = LastReportPerJob(reports);
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [id, r] : newest) {
-    rows.push_back({{"id", id},
+  for (const ProgressReport* r : last) {
+    rows.push_back({{"id", r->ref.job_id},
                     {"token", r->ref.fencing_token},
                     {"attempt", r->ref.attempt},
                     {"secret", Sha256Hex(r->ref.lease_secret)},
@@ -217,9 +216,8 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RecordProgressMany(
       });
   if (!held.ok()) return held.status();
   LeaseRenewal out;
-  for (const ProgressReport& r : reports) {
-    if (newest[r.ref.job_id] != &r) continue;
-    auto it = held->find(r.ref.job_id);
+  for (const ProgressReport* r : last) {
+    auto it = held->find(r->ref.job_id);
     if (it == held->end()) continue;  // refused: nothing written
     std::optional<bool> cancel;
     if (it->second.written) {
@@ -227,7 +225,7 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RecordProgressMany(
     } else {
       // Not a RUNNING collection's, or a result overtook it: the locked path decides.
       absl::StatusOr<bool> locked =
-          RecordProgressLocked(agent_id, r.ref, r.progress, now_ms, lease_ttl_ms);
+          RecordProgressLocked(agent_id, r->ref, r->progress, now_ms, lease_ttl_ms);
       if (locked.ok()) {
         cancel = *locked;
       } else if (!AgentRefusalOf(locked.status())) {
@@ -235,8 +233,8 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RecordProgressMany(
       }
     }
     if (!cancel) continue;
-    out.renewed.push_back(r.ref);
-    if (*cancel) out.cancelled.push_back(r.ref);
+    out.renewed.push_back(r->ref);
+    if (*cancel) out.cancelled.push_back(r->ref);
   }
   return out;
 }

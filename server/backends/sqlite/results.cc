@@ -1,7 +1,5 @@
 // SqliteStore: progress and results of attempts (RecordProgress,
 // RecordResult).
-#include <map>
-
 #include "SQLiteCpp/Database.h"
 #include "SQLiteCpp/Statement.h"
 #include "SQLiteCpp/Transaction.h"
@@ -36,16 +34,13 @@ absl::StatusOr<LeaseRenewal> SqliteStore::RecordProgressMany(
     // One transaction: one commit (one fsync) for the whole heartbeat.
     SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     LeaseRenewal out;
-    std::map<int64_t, const ProgressReport*> last;  // a job named twice: its last report
-    for (const ProgressReport& r : reports) last[r.ref.job_id] = &r;
-    for (const ProgressReport& r : reports) {
-      if (last[r.ref.job_id] != &r) continue;
+    for (const ProgressReport* r : LastReportPerJob(reports)) {
       absl::StatusOr<bool> cancel =
-          StoreProgress(agent_id, r.ref, r.progress, now_ms, lease_ttl_ms);
+          StoreProgress(agent_id, r->ref, r->progress, now_ms, lease_ttl_ms);
       if (!cancel.ok() && !AgentRefusalOf(cancel.status())) return cancel.status();
       if (!cancel.ok()) continue;  // refused: nothing of it was written
-      out.renewed.push_back(r.ref);
-      if (*cancel) out.cancelled.push_back(r.ref);
+      out.renewed.push_back(r->ref);
+      if (*cancel) out.cancelled.push_back(r->ref);
     }
     tx.commit();
     return out;
