@@ -5,6 +5,7 @@
 
 #include "common/status_util.h"
 #include "gtest/gtest.h"
+#include "server/core/limits.h"
 #include "tests/server/core/scheduler_fixture.h"
 
 namespace npuperf::server {
@@ -304,6 +305,10 @@ TEST_F(SchedulerTest, ProgressInAHeartbeatIsStoredAsAReportOfIt) {
   ra.mutable_progress()->set_phase(v1::JOB_PHASE_METRIC_RUN);
   ra.mutable_progress()->set_step(3);
   ra.mutable_progress()->set_detail("Memory\x01");
+  ra.mutable_progress()
+      ->GetReflection()
+      ->MutableUnknownFields(ra.mutable_progress())
+      ->AddLengthDelimited(999, std::string(1000, 'x'));  // not ours
   v1::RunningJob rb = RunningOf(*b);
   rb.set_fencing_token(b->fencing_token() + 1);  // not its lease
   rb.mutable_progress()->set_step(5);
@@ -325,6 +330,8 @@ TEST_F(SchedulerTest, ProgressInAHeartbeatIsStoredAsAReportOfIt) {
       EXPECT_EQ(j.state(), v1::JOB_STATE_RUNNING);
       EXPECT_EQ(j.progress().step(), 3);
       EXPECT_EQ(j.progress().detail(), "Memory?") << "cleaned as a ReportProgress detail is";
+      EXPECT_EQ(j.progress().GetReflection()->GetUnknownFields(j.progress()).field_count(), 0)
+          << "fields the server does not know are dropped";
     } else {
       EXPECT_EQ(j.state(), v1::JOB_STATE_LEASED);
       EXPECT_EQ(j.progress().step(), 0);
@@ -339,6 +346,17 @@ TEST_F(SchedulerTest, ProgressInAHeartbeatIsStoredAsAReportOfIt) {
   ASSERT_GE(cancelled.cancels_size(), 1);
   EXPECT_EQ(cancelled.cancels(0).job_id(), a->job_id());
   EXPECT_TRUE(cancelled.progress_in_heartbeats());
+  // A detail over the limit is cut to it, as a ReportProgress detail is.
+  hb.mutable_running_jobs(0)->mutable_progress()->set_detail(
+      std::string(kMaxProgressDetailBytes + 100, 'd'));
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  auto cut = store_->GetCollection("team", id);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  for (const v1::Job& j : cut->jobs()) {
+    if (j.id() == a->job_id()) {
+      EXPECT_EQ(j.progress().detail().size(), kMaxProgressDetailBytes);
+    }
+  }
   // A phase this server does not know (a newer agent's) fails no heartbeat: it is stored as
   // unspecified, with the rest of the report.
   hb.mutable_running_jobs(0)->mutable_progress()->set_phase(static_cast<v1::JobPhase>(99));
