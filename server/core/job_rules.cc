@@ -40,6 +40,13 @@ JobDecision DecideResult(const AttemptResult& r, const JobFacts& job) {
   return d;
 }
 
+std::optional<JobDecision> DecideSuccessOfPlainJob(const AttemptResult& r) {
+  if (r.outcome != v1::ATTEMPT_OUTCOME_SUCCEEDED || r.discovery) return std::nullopt;
+  JobFacts plain;
+  plain.attempt = r.ref.attempt;
+  return DecideResult(r, plain);
+}
+
 int64_t LeaseRenewalThreshold(int64_t now_ms, int64_t lease_ttl_ms) {
   return now_ms + lease_ttl_ms / 2;
 }

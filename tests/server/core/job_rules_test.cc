@@ -43,6 +43,35 @@ TEST(DecideResultTest, ASucceededAttemptSucceedsUnlessItRanTheWrongProtocol) {
   EXPECT_EQ(stray.next, v1::JOB_STATE_FAILED) << "a table from a job that is not discovery";
 }
 
+// What PostgreSQL's one-call path applies without reading the job: the
+// decision DecideResult makes for that success whatever the job's counts and
+// cancellation, as long as the job is not a discovery job (which the store
+// checks); any other result is left to DecideResult.
+TEST(DecideResultTest, ASuccessOfAPlainJobIsDecidedBeforeTheJobIsRead) {
+  const AttemptResult success = Outcome(v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  const std::optional<JobDecision> plain = DecideSuccessOfPlainJob(success);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->next, v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(plain->reason, "");
+  EXPECT_FALSE(plain->lost);
+  for (JobFacts job : {Job(1, 1), Job(3, 3, 2), Job(2, 5, 1)}) {
+    for (bool cancelled : {false, true}) {
+      job.cancelled = cancelled;
+      const JobDecision d = DecideResult(success, job);
+      EXPECT_EQ(d.next, plain->next);
+      EXPECT_EQ(d.reason, plain->reason);
+      EXPECT_EQ(d.lost, plain->lost);
+    }
+  }
+  AttemptResult with_table = success;
+  with_table.discovery = v1::DiscoveryResult();
+  EXPECT_FALSE(DecideSuccessOfPlainJob(with_table));
+  for (auto outcome : {v1::ATTEMPT_OUTCOME_FAILED, v1::ATTEMPT_OUTCOME_CANCELLED,
+                       v1::ATTEMPT_OUTCOME_INTERRUPTED, v1::ATTEMPT_OUTCOME_UNSPECIFIED}) {
+    EXPECT_FALSE(DecideSuccessOfPlainJob(Outcome(outcome, true))) << outcome;
+  }
+}
+
 TEST(DecideResultTest, ARetryableFailureRequeuesUntilTheBudgetIsSpent) {
   const AttemptResult failed = Outcome(v1::ATTEMPT_OUTCOME_FAILED, /*retryable=*/true);
   EXPECT_EQ(DecideResult(failed, Job(1, 2)).next, v1::JOB_STATE_QUEUED);
