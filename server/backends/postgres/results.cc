@@ -67,11 +67,16 @@ bool StoresRound(const AttemptResult& r) {
 std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r,
                                        const std::string& figures) {
   if (!StoresRound(r)) return std::nullopt;
-  auto row = tx.exec_prepared("round_insert_ahead", r.ref.job_id, r.ref.attempt,
-                              r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
-                              PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures);
-  if (row.empty()) return std::nullopt;
-  return row[0][0].as<int64_t>();
+  const pqxx::row row = tx.exec_prepared1(
+      "round_insert_ahead", r.ref.job_id, r.ref.attempt, r.evidence.duration().aggregate_us(),
+      r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures);
+  if (row[0].is_null()) return std::nullopt;
+  return row[0].as<int64_t>();
+}
+
+// The detail of a result's job_result event.
+std::string ResultEventDetail(const JobDecision& d) {
+  return absl::StrCat(JobStateName(d.next), " ", d.reason);
 }
 
 // After a job ended or was requeued: the collection's state, recounted
@@ -131,8 +136,8 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
                         r.evidence.duration().aggregate_us(), r.evidence.bound().label(),
                         d.next == v1::JOB_STATE_QUEUED ? int64_t{0} : r.now_ms, d.lost ? 1 : 0,
                         r.ref.job_id, r.update_uuid, facts.attempt, r.ref.fencing_token, r.now_ms,
-                        ack.collection_id, absl::StrCat(JobStateName(d.next), " ", d.reason),
-                        notify_payload, d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
+                        ack.collection_id, ResultEventDetail(d), notify_payload,
+                        d.next == v1::JOB_STATE_SUCCEEDED ? r.now_ms : int64_t{0});
   if (d.next == v1::JOB_STATE_SUCCEEDED && r.discovery) {
     tx.exec_prepared("job_discovery_set", PgBytes(r.discovery->SerializeAsString()), r.ref.job_id);
   }
@@ -141,23 +146,35 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
   return ack;
 }
 
-// The round goes in first, outside the locks (issue 36: every result of a
-// collection waited for the round insert of the one before it); the checks
-// under the locks decide. A round they did not keep is removed in the same
-// transaction, so no other session ever sees it; a refusal (an error) rolls
-// it back with everything else.
+// The general path. The round goes in first, outside the locks (issue 36:
+// every result of a collection waited for the round insert of the one before
+// it); the checks under the locks decide. A round they did not keep is
+// removed in the same transaction, so no other session ever sees it; a
+// refusal (an error) rolls it back with everything else.
 absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
-                                      const std::string& notify_payload) {
-  std::string figures;
-  if (StoresRound(r)) {
-    absl::StatusOr<std::string> json = PgFiguresJson(r.metrics);
-    if (!json.ok()) return json.status();
-    figures = *std::move(json);
-  }
+                                      const std::string& notify_payload,
+                                      const std::string& figures) {
   const std::optional<int64_t> ahead = StoreRoundAhead(tx, r, figures);
   absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, figures, ahead);
   if (ahead && ack.ok() && ack->round_id != *ahead) tx.exec_prepared0("round_discard", *ahead);
   return ack;
+}
+
+// The common result in one call (npuperf_result, in autocommit): a success
+// `d` (DecideSuccessOfPlainJob) on a current lease that leaves its collection
+// RUNNING. Its ack, or nullopt when the general path must decide: nothing was
+// written then.
+std::optional<ResultAck> ApplyInOneCall(pqxx::nontransaction& tx, const AttemptResult& r,
+                                        const JobDecision& d, const std::string& notify_payload,
+                                        const std::string& figures) {
+  const pqxx::row row = tx.exec_prepared1(
+      "result_one_call", r.ref.job_id, r.ref.attempt, r.ref.fencing_token, r.agent_id,
+      Sha256Hex(r.ref.lease_secret), r.update_uuid, r.evidence.duration().aggregate_us(),
+      r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures,
+      static_cast<int>(d.next), d.reason, static_cast<int>(v1::COLLECTION_STATE_RUNNING),
+      ResultEventDetail(d), notify_payload);
+  if (row[0].as<std::string>() != "applied") return std::nullopt;
+  return ResultAck{row[1].as<int64_t>(), false, row[2].as<std::string>()};
 }
 
 }  // namespace
@@ -264,8 +281,24 @@ absl::StatusOr<bool> PostgresStore::RecordProgressLocked(const std::string& agen
 }
 
 absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
+  std::string figures;
+  if (StoresRound(r)) {
+    absl::StatusOr<std::string> json = PgFiguresJson(r.metrics);
+    if (!json.ok()) return json.status();
+    figures = *std::move(json);
+  }
+  if (const std::optional<JobDecision> d = DecideSuccessOfPlainJob(r)) {
+    absl::StatusOr<std::optional<ResultAck>> one = pool_->RunAutocommit(
+        "record result", [&](pqxx::nontransaction& tx) -> absl::StatusOr<std::optional<ResultAck>> {
+          return ApplyInOneCall(tx, r, *d, replica_id_, figures);
+        });
+    if (one.ok() && one->has_value()) return **one;
+    // UNAVAILABLE: a broken connection, the call may have committed. The
+    // general path runs on a fresh one and finds the update if it did.
+    if (!one.ok() && !absl::IsUnavailable(one.status())) return one.status();
+  }
   return pool_->Run("record result",
-                    [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_); });
+                    [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_, figures); });
 }
 
 }  // namespace npuperf::server

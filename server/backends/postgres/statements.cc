@@ -332,46 +332,24 @@ constexpr PgStatement kQueueStatements[] = {
     // The candidate table of a succeeded discovery job (job_finish has set its state).
     {"job_discovery_set", "UPDATE jobs SET discovery = $1 WHERE id = $2"},
     {"result_seen", "SELECT job_id, round_id FROM result_updates WHERE update_uuid = $1"},
-    // A success's round and figures, stored before any lock is taken (issue
-    // 36: under the collection's row lock every result of a collection waited
-    // for the one before it to insert its 100 figures). Its columns come from
-    // the job, whose attempt must still be $2 and live; no row when it is not,
-    // or when the job has its round already (ON CONFLICT waits for a
-    // concurrent resend of the same result and yields to it). Whether the
-    // round stays is decided under the locks (ApplyResult); round_discard
-    // removes it otherwise, before anyone else can see it. $7 is the round's
-    // figures, a JSON object name -> number (migration 0023).
-    {"round_insert_ahead",
-     "INSERT INTO rounds (collection_id, job_id, attempt, team, operator_name, case_id, "
-     "kernel_time_us, bound_label, evidence, created_ms, figures) SELECT j.collection_id, j.id, "
-     "j.attempt, j.team, j.operator_name, j.case_id, $3, $4, $5, $6, $7::jsonb FROM jobs j "
-     "WHERE j.id = $1 AND j.attempt = $2 AND j.state IN " NPUPERF_PG_LIVE
-     " ON CONFLICT (job_id) DO NOTHING RETURNING id"},
+    // A success's round and figures, stored before any lock is taken; the
+    // round's id, NULL when the job's attempt moved on or it has its round
+    // (migrations/postgres/definitions/npuperf_round_ahead.sql).
+    {"round_insert_ahead", "SELECT npuperf_round_ahead($1, $2, $3, $4, $5, $6, $7::jsonb)"},
     {"round_discard", "DELETE FROM rounds WHERE id = $1"},
     // The job's new state, the applied update (idempotency), the event and
-    // the wake-up of other replicas (its device is free, or the job queued
-    // again; $15 is our replica id) in one statement. $3 is the round id, 0
-    // for none; $16 the time of a success, 0 for none (run_ms, migration 0009).
-    // Returns whether the collection ($13) has other queued or live jobs
-    // (ResultKeepsCollectionRunning), from its collection_queue row as it was
-    // before this statement (the trigger's update of it for this job is not
-    // visible here): the job was live then, so others remain when more than
-    // one was counted. Under the collection's row lock, which every path that
-    // ends or removes a job of it takes, that count is current (a claim moves
-    // a job from queued to live, and keeps the sum); it saves the separate
-    // read after the update, a round trip per result (issue 36).
+    // the wake-up of other replicas in one statement; whether the collection
+    // ($13) has other queued or live jobs
+    // (migrations/postgres/definitions/npuperf_job_finish.sql).
     {"job_finish",
-     "WITH f AS (UPDATE jobs SET state = $1, reason = $2, round_id = NULLIF($3::bigint, 0), "
-     "kernel_time_us = CASE WHEN $3::bigint > 0 THEN $4::double precision END, bound_label = "
-     "CASE WHEN $3::bigint > 0 THEN $5::text END, lease_expires_ms = NULL, finished_ms = "
-     "NULLIF($6::bigint, 0), lost_count = lost_count + $7, run_ms = NULLIF($16::bigint, 0) - "
-     "leased_ms WHERE id = $8 RETURNING id), "
-     "u AS (INSERT INTO result_updates (update_uuid, job_id, attempt, fencing_token, round_id, "
-     "applied_ms) VALUES ($9, $8, $10, $11, NULLIF($3::bigint, 0), $12)), "
-     "n AS (SELECT pg_notify('npuperf_jobs', $15)) "
-     "INSERT INTO events (at_ms, collection_id, job_id, kind, detail) SELECT $12, $13, f.id, "
-     "'job_result', $14 FROM f, n RETURNING EXISTS (SELECT 1 FROM collection_queue WHERE "
-     "collection_id = $13 AND queued + live > 1)"},
+     "SELECT npuperf_job_finish($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+     "$16)"},
+    // The common result (a success on a current lease that leaves its
+    // collection RUNNING) in one call: 'applied', or 'general' with nothing
+    // written (migrations/postgres/definitions/npuperf_result.sql).
+    {"result_one_call",
+     "SELECT outcome, round_id, collection_id FROM npuperf_result($1, $2, $3, $4, $5, $6, $7, $8, "
+     "$9, $10, $11::jsonb, $12, $13, $14, $15, $16)"},
     // Placement history (migration 0009): the newest $2 device times of each
     // duration key in $1 (a text[] literal of hex keys).
     {"recent_run_times",

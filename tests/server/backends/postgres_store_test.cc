@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
@@ -374,6 +375,168 @@ TEST_F(PostgresStoreTest, TheClaimFunctionHasOneDefinitionWhateverVersionTheData
   auto again = Open();
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(claim_signatures(), std::vector<int>({10}));
+}
+
+// npuperf_result applies a common success in one call (issue 36): it must
+// leave every row the general path leaves. The first of two jobs takes the
+// one call, the collection's last the general path; their rows differ only
+// in ids and times.
+TEST_F(PostgresStoreTest, ASuccessInOneCallLeavesTheRowsOfTheGeneralPath) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  auto b = *store->ClaimJob(Req("a1", {1}, 2100), ChooseClaim);
+  ASSERT_TRUE(a && b);
+  auto one = store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  auto general = store->RecordResult(Result(*b, "u-b", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5100));
+  ASSERT_TRUE(one.ok() && general.ok()) << one.status() << general.status();
+  pqxx::connection conn(pg_->url());
+  pqxx::nontransaction tx(conn);
+  // What one job's result left, with its own round, times and ids named.
+  const auto rows = [&](int64_t job, int64_t round, int64_t now, int64_t leased) {
+    const std::string j = std::to_string(job);
+    const std::string r = std::to_string(round);
+    auto q = [&](const std::string& sql) {
+      std::string out;
+      for (const auto& row : tx.exec(sql)) {
+        for (const auto& field : row) absl::StrAppend(&out, field.c_str(), "|");
+        out += "\n";
+      }
+      return out;
+    };
+    std::string all = q("SELECT state, reason, round_id = " + r +
+                        ", kernel_time_us, bound_label, "
+                        "lease_expires_ms IS NULL, finished_ms = " +
+                        std::to_string(now) + ", run_ms = " + std::to_string(now - leased) +
+                        ", lost_count, progress IS NULL FROM jobs WHERE id = " + j);
+    all += q("SELECT attempt, fencing_token, round_id = " + r +
+             ", applied_ms = " + std::to_string(now) + " FROM result_updates WHERE job_id = " + j);
+    all += q("SELECT collection_id, detail, at_ms = " + std::to_string(now) +
+             " FROM events WHERE kind = 'job_result' AND job_id = " + j);
+    all += q("SELECT collection_id, job_id = " + j +
+             ", team, operator_name, kernel_time_us, "
+             "bound_label, created_ms = " +
+             std::to_string(now) +
+             ", figures::text, "
+             "length(evidence) > 0 FROM rounds WHERE id = " +
+             r);
+    return all;
+  };
+  const std::string by_one_call = rows(a->job_id(), one->round_id, 5000, 2000);
+  EXPECT_EQ(by_one_call, rows(b->job_id(), general->round_id, 5100, 2100));
+  EXPECT_TRUE(absl::StrContains(by_one_call, "c1|succeeded |t|")) << by_one_call;
+  EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 2);
+  EXPECT_EQ(tx.exec("SELECT state FROM collections WHERE id = 'c1'")[0][0].as<int>(),
+            static_cast<int>(v1::COLLECTION_STATE_SUCCEEDED));
+}
+
+// The one-call path reads, without a lock, whether its job is the last of
+// the collection, and again under the collection's lock: two last results
+// that both passed the first read (both saw two live jobs) are serialized by
+// the lock, and the second, seeing the first's finish, leaves it to the
+// general path, which ends the collection.
+TEST_F(PostgresStoreTest, TwoLastResultsThatRaceEndTheirCollection) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  auto b = *store->ClaimJob(Req("a1", {1}, 2100), ChooseClaim);
+  ASSERT_TRUE(a && b);
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
+  auto ra = std::async(std::launch::async, [&] {
+    return store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  });
+  auto rb = std::async(std::launch::async, [&] {
+    return store->RecordResult(Result(*b, "u-b", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  });
+  // Both wait for the collection's lock, past their first read.
+  pqxx::connection watch(pg_->url());
+  int waiting = 0;
+  for (int i = 0; i < 500 && waiting < 2; ++i) {
+    pqxx::nontransaction tx(watch);
+    waiting = tx.exec(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                    "query LIKE '%npuperf_result%'")[0][0]
+                  .as<int>();
+    if (waiting < 2) Wall().SleepFor(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(waiting, 2);
+  holder.abort();
+  auto got_a = ra.get();
+  auto got_b = rb.get();
+  ASSERT_TRUE(got_a.ok() && got_b.ok()) << got_a.status() << got_b.status();
+  EXPECT_GT(got_a->round_id, 0);
+  EXPECT_GT(got_b->round_id, 0);
+  auto c = store->GetCollection("", "c1");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->state(), v1::COLLECTION_STATE_SUCCEEDED);
+}
+
+// The one-call path stores its round before it takes the locks; a lease that
+// expires in between (ExpireLeases does not change the token: the next claim
+// does) is seen under the locks, and the result is refused with no round left.
+TEST_F(PostgresStoreTest, AResultWhoseLeaseExpiresWhileItWaitsForTheLockIsRefused) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 3)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  ASSERT_TRUE(a);
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
+  auto result = std::async(std::launch::async, [&] {
+    return store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  });
+  pqxx::connection watch(pg_->url());
+  int waiting = 0;
+  for (int i = 0; i < 500 && waiting < 1; ++i) {
+    pqxx::nontransaction tx(watch);
+    waiting = tx.exec(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                    "query LIKE '%npuperf_result%'")[0][0]
+                  .as<int>();
+    if (waiting < 1) Wall().SleepFor(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(waiting, 1);
+  // What ExpireLeases writes for a lease it takes back, under the collection's lock.
+  holder.exec(
+      "UPDATE jobs SET state = 1, lease_expires_ms = NULL, lost_count = lost_count + 1 "
+      "WHERE id = " +
+      std::to_string(a->job_id()));
+  holder.commit();
+  auto got = result.get();
+  EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << got.status();
+  pqxx::nontransaction tx(watch);
+  EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
+  EXPECT_EQ(
+      tx.exec("SELECT state FROM jobs WHERE id = " + std::to_string(a->job_id()))[0][0].as<int>(),
+      static_cast<int>(v1::JOB_STATE_QUEUED));
+}
+
+// A collection not stored as RUNNING (left so by an older server) is never
+// kept as it is by the one-call path: its result takes the general path,
+// which recounts it.
+TEST_F(PostgresStoreTest, AResultOfACollectionNotStoredRunningRecountsIt) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 3)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  ASSERT_TRUE(a);
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec("UPDATE collections SET state = " +
+            std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
+    tx.commit();
+  }
+  auto got = store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  ASSERT_TRUE(got.ok()) << got.status();
+  auto c = store->GetCollection("", "c1");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->state(), v1::COLLECTION_STATE_RUNNING);
 }
 
 // Eight threads on two replicas race to claim from collections with small

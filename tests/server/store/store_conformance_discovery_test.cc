@@ -70,7 +70,9 @@ TEST_P(StoreConformanceTest, DiscoveryJobStoresItsCandidateTableAndNoRound) {
 }
 
 TEST_P(StoreConformanceTest, ADiscoveryJobReportingEvidenceFailsForGood) {
-  Insert(DiscoveryCollection("c1", 1));
+  // Two jobs: a success that leaves its collection RUNNING is PostgreSQL's
+  // one-call path (npuperf_result), which must see the job is discovery.
+  Insert(DiscoveryCollection("c1", 2));
   auto a = Claim(Req("a1", {0}));
   ASSERT_TRUE(a);
   ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED)));

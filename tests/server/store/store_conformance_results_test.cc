@@ -211,34 +211,118 @@ TEST_P(StoreConformanceTest, AResultNamingTheLiveAttemptButRefusedStoresNoRound)
   EXPECT_EQ(RoundCount("alpha"), 1u);
 }
 
+// The same checks while the collection has other unfinished jobs: PostgreSQL
+// applies such a success in one call (npuperf_result, issue 36), which must
+// refuse, answer a resend and keep the collection's state exactly as the
+// general path does for a collection's last job.
+TEST_P(StoreConformanceTest, ASuccessAmongUnfinishedJobsIsCheckedLikeAnyResult) {
+  Insert(MakeCollection("c1", "alpha", 3));
+  auto a = Claim(Req("a1", {0}));
+  auto b = Claim(Req("a1", {1}));
+  ASSERT_TRUE(a && b);
+  AttemptResult wrong_secret = Result(*a, "impostor", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  wrong_secret.ref.lease_secret = "guessed";
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RecordResult(wrong_secret).status()));
+  AttemptResult wrong_agent = Result(*a, "other", v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000, 9.0, "a2");
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RecordResult(wrong_agent).status()));
+  AttemptResult no_agent = Result(*a, "nobody", v1::ATTEMPT_OUTCOME_SUCCEEDED, 3000, 9.0, "");
+  EXPECT_TRUE(absl::IsPermissionDenied(store_->RecordResult(no_agent).status()));
+  AttemptResult stale = Result(*a, "stale", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  stale.ref.fencing_token -= 1;
+  EXPECT_TRUE(absl::IsFailedPrecondition(store_->RecordResult(stale).status()));
+  AttemptResult later = Result(*a, "later", v1::ATTEMPT_OUTCOME_SUCCEEDED);
+  later.ref.attempt += 1;
+  EXPECT_TRUE(absl::IsFailedPrecondition(store_->RecordResult(later).status()));
+  EXPECT_EQ(RoundCount("alpha"), 0u);
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_LEASED);
+
+  ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED)));
+  EXPECT_FALSE(ack.duplicate);
+  EXPECT_GT(ack.round_id, 0);
+  EXPECT_EQ(ack.collection_id, "c1");
+  ASSERT_OK_AND_ASSIGN(again,
+                       store_->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED)));
+  EXPECT_TRUE(again.duplicate);
+  EXPECT_EQ(again.round_id, ack.round_id);
+  // The update's uuid again, for another job: refused, and b is untouched.
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      store_->RecordResult(Result(*b, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED)).status()));
+  EXPECT_EQ(JobOf("c1", b->job_id()).state(), v1::JOB_STATE_LEASED);
+  const v1::Job ja = JobOf("c1", a->job_id());
+  EXPECT_EQ(ja.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(ja.reason(), "");
+  EXPECT_EQ(ja.round_id(), ack.round_id);
+  EXPECT_DOUBLE_EQ(ja.kernel_time_us(), 12.5);
+  EXPECT_EQ(ja.bound_label(), "compute");
+  ASSERT_OK_AND_ASSIGN(round, store_->GetRound("alpha", ack.round_id));
+  EXPECT_EQ(round.job_id(), a->job_id());
+  EXPECT_EQ(round.attempt(), a->attempt());
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_RUNNING);
+  // The device is free again.
+  auto c = Claim(Req("a1", {0}, 4000));
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(store_->RecordResult(Result(*b, "u-b", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000)).ok());
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_RUNNING);
+  // The last one ends the collection.
+  ASSERT_TRUE(store_->RecordResult(Result(*c, "u-c", v1::ATTEMPT_OUTCOME_SUCCEEDED, 6000)).ok());
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_SUCCEEDED);
+  EXPECT_EQ(RoundCount("alpha"), 3u);
+}
+
+// A success after its collection was cancelled still counts (DecideResult),
+// and the collection ends CANCELLED with its last live job, whichever path
+// each result takes.
+TEST_P(StoreConformanceTest, SuccessesAfterACancelAreKeptAndTheLastEndsTheCollectionCancelled) {
+  Insert(MakeCollection("c1", "alpha", 4));
+  auto a = Claim(Req("a1", {0}));
+  auto b = Claim(Req("a1", {1}));
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(store_->CancelCollection("alpha", "c1", "user", 2500).ok());
+  ASSERT_OK_AND_ASSIGN(ack, store_->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED)));
+  EXPECT_GT(ack.round_id, 0);
+  EXPECT_EQ(JobOf("c1", a->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_RUNNING);
+  ASSERT_TRUE(store_->RecordResult(Result(*b, "u-b", v1::ATTEMPT_OUTCOME_SUCCEEDED, 3100)).ok());
+  EXPECT_EQ(JobOf("c1", b->job_id()).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(StateOf("c1"), v1::COLLECTION_STATE_CANCELLED);
+  EXPECT_EQ(RoundCount("alpha"), 2u);
+}
+
 // Many replicas' resends of one success, all at once: one round, every ack
 // names it (the round each stored ahead is kept once and discarded or
-// never written by the rest).
+// never written by the rest). Of the collection's only job (the general
+// path) and of one of two (PostgreSQL's one-call path, npuperf_result).
 TEST_P(StoreConformanceTest, ConcurrentResendsOfOneSuccessStoreOneRound) {
   UseSqliteFile();
-  Insert(MakeCollection("c1", "alpha", 1));
-  auto a = Claim(Req("a1", {0}));
-  ASSERT_TRUE(a);
   ASSERT_OK_AND_ASSIGN(second, OpenStore());
-  std::vector<std::future<absl::StatusOr<ResultAck>>> acks;
-  for (int i = 0; i < 8; ++i) {
-    Store* store = i % 2 == 0 ? store_.get() : second.get();
-    acks.push_back(std::async(std::launch::async, [store, &a] {
-      return store->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED));
-    }));
+  for (int jobs : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat(jobs, " jobs"));
+    const std::string id = absl::StrCat("c", jobs);
+    Insert(MakeCollection(id, "alpha", jobs));
+    auto a = Claim(Req("a1", {0}, 2000 * jobs));
+    ASSERT_TRUE(a);
+    std::vector<std::future<absl::StatusOr<ResultAck>>> acks;
+    for (int i = 0; i < 8; ++i) {
+      Store* store = i % 2 == 0 ? store_.get() : second.get();
+      acks.push_back(std::async(std::launch::async, [store, &a, jobs] {
+        return store->RecordResult(
+            Result(*a, absl::StrCat("u", jobs), v1::ATTEMPT_OUTCOME_SUCCEEDED, 2000 * jobs + 1));
+      }));
+    }
+    std::set<int64_t> rounds;
+    int originals = 0;
+    for (auto& f : acks) {
+      absl::StatusOr<ResultAck> ack = f.get();
+      ASSERT_TRUE(ack.ok()) << ack.status();
+      rounds.insert(ack->round_id);
+      if (!ack->duplicate) ++originals;
+    }
+    EXPECT_EQ(originals, 1);
+    ASSERT_EQ(rounds.size(), 1u);
+    EXPECT_GT(*rounds.begin(), 0);
+    EXPECT_EQ(JobOf(id, a->job_id()).round_id(), *rounds.begin());
   }
-  std::set<int64_t> rounds;
-  int originals = 0;
-  for (auto& f : acks) {
-    absl::StatusOr<ResultAck> ack = f.get();
-    ASSERT_TRUE(ack.ok()) << ack.status();
-    rounds.insert(ack->round_id);
-    if (!ack->duplicate) ++originals;
-  }
-  EXPECT_EQ(originals, 1);
-  ASSERT_EQ(rounds.size(), 1u);
-  EXPECT_GT(*rounds.begin(), 0);
-  EXPECT_EQ(RoundCount("alpha"), 1u);
+  EXPECT_EQ(RoundCount("alpha"), 2u);
 }
 
 TEST_P(StoreConformanceTest, FailureRequeuesWhileAttemptsRemain) {
