@@ -1,7 +1,7 @@
 // store_bench: Store throughput and scheduler latency on both backends (issue 5 benchmarks).
 //
 //   store_bench [--jobs=2000] [--threads=2] [--claim-batch=8] [--latency-iters=200]
-//               [--xreplica-iters=50] [--big=10000,100000]
+//               [--xreplica-iters=50] [--big=10000,100000] [--backends=sqlite,postgres]
 //
 // Claims: `jobs` queued jobs in collections of 8 (cap 8), claimed by
 // `threads` threads for agents with 8 idle devices each, until every job is
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -367,7 +368,12 @@ void BenchPostgres(const std::string& base, int jobs, int threads, int batch, in
 int main(int argc, char** argv) {
   int jobs = 2000, threads = 2, batch = 8, latency_iters = 200, xreplica_iters = 50;
   std::vector<int> big_sizes = {10'000, 100'000};
+  bool sqlite = true, postgres = true;
   for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--backends=", 11) == 0) {  // --backends=postgres: one of them
+      sqlite = absl::StrContains(argv[i] + 11, "sqlite");
+      postgres = absl::StrContains(argv[i] + 11, "postgres");
+    }
     if (std::strncmp(argv[i], "--jobs=", 7) == 0) jobs = std::atoi(argv[i] + 7);
     if (std::strncmp(argv[i], "--threads=", 10) == 0) threads = std::atoi(argv[i] + 10);
     if (std::strncmp(argv[i], "--claim-batch=", 14) == 0) {
@@ -386,7 +392,7 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());
   fs::create_directories(dir);
-  {
+  if (sqlite) {
     auto store = npuperf::server::SqliteStore::Open((dir / "bench.db").string());
     if (!store.ok()) return 1;
     npuperf::server::Print("sqlite", npuperf::server::Run(**store, jobs, threads, batch));
@@ -395,7 +401,10 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(dir);
 #if NPUPERF_WITH_POSTGRES
-  if (const char* url = std::getenv("NPUPERF_TEST_PG_URL"); url != nullptr && *url != '\0') {
+  const char* url = std::getenv("NPUPERF_TEST_PG_URL");
+  if (!postgres) {
+    // --backends without postgres: nothing to print
+  } else if (url != nullptr && *url != '\0') {
     npuperf::server::BenchPostgres(url, jobs, threads, batch, latency_iters, xreplica_iters,
                                    big_sizes);
   } else {
