@@ -125,6 +125,22 @@ class PostgresStoreTest : public ::testing::Test {
     }
   }
 
+  // Waits (up to 5 s) until n npuperf_result calls wait for a lock; the
+  // number seen last.
+  int AwaitOneCallResultsWaiting(int n) {
+    pqxx::connection watch(pg_->url());
+    int waiting = 0;
+    for (int i = 0; i < 500 && waiting < n; ++i) {
+      pqxx::nontransaction tx(watch);
+      waiting = tx.exec(
+                      "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                      "query LIKE '%npuperf_result%'")[0][0]
+                    .as<int>();
+      if (waiting < n) Wall().SleepFor(std::chrono::milliseconds(10));
+    }
+    return waiting;
+  }
+
   RealClock clock_;  // the stores': retry backoff, deadlines, listener reconnects
   std::unique_ptr<PgTestSchema> pg_;
 };
@@ -453,17 +469,7 @@ TEST_F(PostgresStoreTest, TwoLastResultsThatRaceEndTheirCollection) {
     return store->RecordResult(Result(*b, "u-b", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
   });
   // Both wait for the collection's lock, past their first read.
-  pqxx::connection watch(pg_->url());
-  int waiting = 0;
-  for (int i = 0; i < 500 && waiting < 2; ++i) {
-    pqxx::nontransaction tx(watch);
-    waiting = tx.exec(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
-                    "query LIKE '%npuperf_result%'")[0][0]
-                  .as<int>();
-    if (waiting < 2) Wall().SleepFor(std::chrono::milliseconds(10));
-  }
-  EXPECT_EQ(waiting, 2);
+  EXPECT_EQ(AwaitOneCallResultsWaiting(2), 2);
   holder.abort();
   auto got_a = ra.get();
   auto got_b = rb.get();
@@ -490,17 +496,7 @@ TEST_F(PostgresStoreTest, AResultWhoseLeaseExpiresWhileItWaitsForTheLockIsRefuse
   auto result = std::async(std::launch::async, [&] {
     return store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
   });
-  pqxx::connection watch(pg_->url());
-  int waiting = 0;
-  for (int i = 0; i < 500 && waiting < 1; ++i) {
-    pqxx::nontransaction tx(watch);
-    waiting = tx.exec(
-                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
-                    "query LIKE '%npuperf_result%'")[0][0]
-                  .as<int>();
-    if (waiting < 1) Wall().SleepFor(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(waiting, 1);
+  ASSERT_EQ(AwaitOneCallResultsWaiting(1), 1);
   // What ExpireLeases writes for a lease it takes back, under the collection's lock.
   holder.exec(
       "UPDATE jobs SET state = 1, lease_expires_ms = NULL, lost_count = lost_count + 1 "
@@ -509,6 +505,7 @@ TEST_F(PostgresStoreTest, AResultWhoseLeaseExpiresWhileItWaitsForTheLockIsRefuse
   holder.commit();
   auto got = result.get();
   EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << got.status();
+  pqxx::connection watch(pg_->url());
   pqxx::nontransaction tx(watch);
   EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
   EXPECT_EQ(
