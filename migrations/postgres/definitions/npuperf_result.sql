@@ -57,11 +57,12 @@ BEGIN
          EXISTS (SELECT 1 FROM collection_queue cq WHERE cq.collection_id = q.collection_id
                  AND cq.queued + cq.live > 1) AS others
   INTO j FROM jobs q WHERE q.id = p_job FOR NO KEY UPDATE OF q;
-  IF NOT FOUND OR NOT (j.state IN (2, 3) AND j.fencing_token = p_token AND j.attempt = p_attempt
-                       AND p_agent <> '' AND j.agent_id = p_agent
-                       AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = p_secret_sha256)
-                       AND j.op_name <> '' AND j.collection_id = coll
-                       AND c.state = p_running_state AND NOT j.applied AND j.others) THEN
+  -- IS NOT TRUE, not NOT: a NULL anywhere (a job without a holder) must refuse, not apply.
+  IF NOT FOUND OR (j.state IN (2, 3) AND j.fencing_token = p_token AND j.attempt = p_attempt
+                   AND p_agent <> '' AND j.agent_id = p_agent
+                   AND (j.lease_secret_sha256 IS NULL OR j.lease_secret_sha256 = p_secret_sha256)
+                   AND j.op_name <> '' AND j.collection_id = coll
+                   AND c.state = p_running_state AND NOT j.applied AND j.others) IS NOT TRUE THEN
     DELETE FROM rounds WHERE id = r;
     outcome := 'general';
     RETURN NEXT;

@@ -513,6 +513,30 @@ TEST_F(PostgresStoreTest, AResultWhoseLeaseExpiresWhileItWaitsForTheLockIsRefuse
       static_cast<int>(v1::JOB_STATE_QUEUED));
 }
 
+// The one call's checks are NULL-safe: a live job stored without a holder
+// (no path writes one; a damaged or hand-edited row) is refused, not
+// finished, and keeps no round.
+TEST_F(PostgresStoreTest, ALiveJobWithoutAHolderIsRefusedByTheOneCall) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 3)).ok());
+  auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
+  ASSERT_TRUE(a);
+  pqxx::connection conn(pg_->url());
+  {
+    pqxx::work tx(conn);
+    tx.exec("UPDATE jobs SET agent_id = NULL WHERE id = " + std::to_string(a->job_id()));
+    tx.commit();
+  }
+  auto got = store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
+  EXPECT_TRUE(absl::IsPermissionDenied(got.status())) << got.status();
+  pqxx::nontransaction tx(conn);
+  EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
+  EXPECT_EQ(
+      tx.exec("SELECT state FROM jobs WHERE id = " + std::to_string(a->job_id()))[0][0].as<int>(),
+      static_cast<int>(v1::JOB_STATE_LEASED));
+}
+
 // A collection not stored as RUNNING (left so by an older server) is never
 // kept as it is by the one-call path: its result takes the general path,
 // which recounts it.
