@@ -125,6 +125,25 @@ class PostgresStoreTest : public ::testing::Test {
     }
   }
 
+  // Runs one write of the test's own (a row no store path would leave) and
+  // commits it.
+  void ExecSql(const std::string& sql) {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    tx.exec(sql);
+    tx.commit();
+  }
+
+  // A refused result left nothing: no round, and the job in `state`.
+  void ExpectNoRoundAndJobIn(int64_t job_id, v1::JobState state) {
+    pqxx::connection conn(pg_->url());
+    pqxx::nontransaction tx(conn);
+    EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
+    EXPECT_EQ(
+        tx.exec("SELECT state FROM jobs WHERE id = " + std::to_string(job_id))[0][0].as<int>(),
+        static_cast<int>(state));
+  }
+
   // Waits (up to 5 s) until n npuperf_result calls wait for a lock; the
   // number seen last.
   int AwaitOneCallResultsWaiting(int n) {
@@ -505,12 +524,7 @@ TEST_F(PostgresStoreTest, AResultWhoseLeaseExpiresWhileItWaitsForTheLockIsRefuse
   holder.commit();
   auto got = result.get();
   EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << got.status();
-  pqxx::connection watch(pg_->url());
-  pqxx::nontransaction tx(watch);
-  EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
-  EXPECT_EQ(
-      tx.exec("SELECT state FROM jobs WHERE id = " + std::to_string(a->job_id()))[0][0].as<int>(),
-      static_cast<int>(v1::JOB_STATE_QUEUED));
+  ExpectNoRoundAndJobIn(a->job_id(), v1::JOB_STATE_QUEUED);
 }
 
 // The one call's checks are NULL-safe: a live job stored without a holder
@@ -522,19 +536,10 @@ TEST_F(PostgresStoreTest, ALiveJobWithoutAHolderIsRefusedByTheOneCall) {
   ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 3)).ok());
   auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
   ASSERT_TRUE(a);
-  pqxx::connection conn(pg_->url());
-  {
-    pqxx::work tx(conn);
-    tx.exec("UPDATE jobs SET agent_id = NULL WHERE id = " + std::to_string(a->job_id()));
-    tx.commit();
-  }
+  ExecSql("UPDATE jobs SET agent_id = NULL WHERE id = " + std::to_string(a->job_id()));
   auto got = store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
   EXPECT_TRUE(absl::IsPermissionDenied(got.status())) << got.status();
-  pqxx::nontransaction tx(conn);
-  EXPECT_EQ(tx.exec("SELECT count(*) FROM rounds")[0][0].as<int>(), 0);
-  EXPECT_EQ(
-      tx.exec("SELECT state FROM jobs WHERE id = " + std::to_string(a->job_id()))[0][0].as<int>(),
-      static_cast<int>(v1::JOB_STATE_LEASED));
+  ExpectNoRoundAndJobIn(a->job_id(), v1::JOB_STATE_LEASED);
 }
 
 // A collection not stored as RUNNING (left so by an older server) is never
@@ -546,13 +551,8 @@ TEST_F(PostgresStoreTest, AResultOfACollectionNotStoredRunningRecountsIt) {
   ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 3)).ok());
   auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
   ASSERT_TRUE(a);
-  {
-    pqxx::connection conn(pg_->url());
-    pqxx::work tx(conn);
-    tx.exec("UPDATE collections SET state = " +
-            std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
-    tx.commit();
-  }
+  ExecSql("UPDATE collections SET state = " +
+          std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
   auto got = store->RecordResult(Result(*a, "u-a", v1::ATTEMPT_OUTCOME_SUCCEEDED, 5000));
   ASSERT_TRUE(got.ok()) << got.status();
   auto c = store->GetCollection("", "c1");
@@ -780,13 +780,8 @@ TEST_F(PostgresStoreTest, HeartbeatProgressOfACollectionNotStoredRunningRecounts
   ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 2)).ok());
   auto a = *store->ClaimJob(Req("a1", {0}), ChooseClaim);
   ASSERT_TRUE(a);
-  {
-    pqxx::connection conn(pg_->url());
-    pqxx::work tx(conn);
-    tx.exec("UPDATE collections SET state = " +
-            std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
-    tx.commit();
-  }
+  ExecSql("UPDATE collections SET state = " +
+          std::to_string(static_cast<int>(v1::COLLECTION_STATE_QUEUED)) + " WHERE id = 'c1'");
   ProgressReport report{Ref(*a), {}};
   report.progress.set_step(4);
   auto stored = store->RecordProgressMany("a1", {report}, 2100, kTtl);
