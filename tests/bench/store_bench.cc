@@ -388,6 +388,10 @@ int main(int argc, char** argv) {
         big_sizes.push_back(std::atoi(std::string(n).c_str()));
     }
   }
+  if (!sqlite && !postgres) {  // a misspelt --backends must not run nothing and say nothing
+    std::fprintf(stderr, "store_bench: --backends names neither sqlite nor postgres\n");
+    return 2;
+  }
   std::printf("claims ask for up to %d jobs each (--claim-batch, 1..8)\n", batch);
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / absl::StrCat("npuperf-store-bench-", getpid());
