@@ -52,8 +52,9 @@ std::vector<OfferedDevice> SqliteStore::FreeDevices(const ClaimRequest& req) {
   // killed predecessor's lease still holds (issue #18's chaos soak).
   SQLite::Statement busy(
       *db_,
-      // The live states as literals: jobs_live_by_agent / jobs_live_by_host
-      // (migration 0018) are partial indexes on them.
+      // The live states as literals: jobs_one_lease_per_device (agent_id
+      // first; migrations 0002, 0025) and jobs_live_by_host (0018) are
+      // partial indexes on them.
       "SELECT device_id FROM jobs WHERE (agent_id = ? OR (? <> '' AND host = ?)) "
       "AND state IN (2, 3)");
   static_assert(kLeased == 2 && kRunning == 3);
