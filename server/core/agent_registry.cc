@@ -31,6 +31,12 @@ absl::Status AgentRegistry::Register(const AgentIdentity& who, const std::string
     });
   }
   Cache(agent_id, req);
+  {
+    // UpsertAgent wrote last_seen and exactly the registered devices.
+    absl::MutexLock lock(&mu_);
+    if (seen_.size() >= kMaxCachedAgents) seen_.clear();
+    seen_[agent_id] = SeenWrite::Of(req.devices(), now_ms);
+  }
   return absl::OkStatus();
 }
 
@@ -77,7 +83,28 @@ void AgentRegistry::Count(const char* method, const std::vector<RefusedAttempt>&
 
 void AgentRegistry::Forget(const std::vector<std::string>& agent_ids) {
   absl::MutexLock lock(&mu_);
-  for (const auto& id : agent_ids) agents_.erase(id);
+  for (const auto& id : agent_ids) {
+    agents_.erase(id);
+    seen_.erase(id);
+  }
+}
+
+bool AgentRegistry::SeenWriteDue(const v1::Heartbeat& hb, int64_t now_ms, int64_t refresh_ms) {
+  absl::MutexLock lock(&mu_);
+  auto it = seen_.find(hb.agent_id());
+  return server::SeenWriteDue(it == seen_.end() ? nullptr : &it->second, hb, now_ms, refresh_ms);
+}
+
+void AgentRegistry::SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok) {
+  absl::MutexLock lock(&mu_);
+  if (!ok) {
+    seen_.erase(hb.agent_id());
+    return;
+  }
+  if (seen_.size() >= kMaxCachedAgents) seen_.clear();
+  SeenWrite& w = seen_[hb.agent_id()];
+  w.at_ms = now_ms;
+  for (const v1::DeviceInfo& d : hb.devices()) w.states[d.device_id()] = d.state();
 }
 
 void AgentRegistry::Cache(const std::string& agent_id, v1::RegisterAgentRequest info) {

@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "npuperf/v1/agent_service.pb.h"
 #include "server/core/agent_identity.h"
+#include "server/core/agent_rules.h"
 #include "server/core/metrics.h"
 #include "server/store/store.h"
 
@@ -44,6 +45,13 @@ class AgentRegistry {
   // Drops pruned agents from the cache.
   void Forget(const std::vector<std::string>& agent_ids);
 
+  // Whether hb must write its agent's last-seen time and device states
+  // (agent_rules.h SeenWriteDue, against what this server last wrote).
+  bool SeenWriteDue(const v1::Heartbeat& hb, int64_t now_ms, int64_t refresh_ms);
+  // Remembers that hb's devices were written at now_ms; ok false forgets what
+  // was written (the next heartbeat writes).
+  void SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok);
+
  private:
   void Cache(const std::string& agent_id, v1::RegisterAgentRequest info);
 
@@ -51,6 +59,9 @@ class AgentRegistry {
   ServerMetrics& metrics_;
   absl::Mutex mu_;
   std::map<std::string, v1::RegisterAgentRequest> agents_ ABSL_GUARDED_BY(mu_);
+  // What this server last wrote of each agent's last-seen time and devices
+  // (Register, Heartbeat); bounded like agents_.
+  std::map<std::string, SeenWrite> seen_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace npuperf::server

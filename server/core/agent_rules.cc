@@ -1,9 +1,12 @@
 #include "server/core/agent_rules.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/constants.h"
 #include "server/core/limits.h"
 
 namespace npuperf::server {
@@ -181,6 +184,31 @@ v1::ListAgentsResponse ViewAgents(std::vector<AgentRecord> agents, const AgentsV
     *resp.add_agents() = std::move(a);
   }
   return resp;
+}
+
+SeenWrite SeenWrite::Of(const google::protobuf::RepeatedPtrField<v1::DeviceInfo>& devices,
+                        int64_t now_ms) {
+  SeenWrite w;
+  w.at_ms = now_ms;
+  for (const v1::DeviceInfo& d : devices) w.states[d.device_id()] = d.state();
+  return w;
+}
+
+bool SeenWriteDue(const SeenWrite* last, const v1::Heartbeat& hb, int64_t now_ms,
+                  int64_t refresh_ms) {
+  if (last == nullptr) return true;
+  // A clock stepped back counts as due: the write is what was always done.
+  if (now_ms - last->at_ms >= refresh_ms || now_ms < last->at_ms) return true;
+  for (const v1::DeviceInfo& d : hb.devices()) {
+    auto it = last->states.find(d.device_id());
+    if (it == last->states.end() || it->second != d.state()) return true;
+  }
+  return false;
+}
+
+int64_t SeenRefreshMs(int64_t agent_retention_ms) {
+  const int64_t refresh = std::chrono::milliseconds(kAgentSeenRefresh).count();
+  return std::max<int64_t>(1, std::min(refresh, agent_retention_ms / 4));
 }
 
 }  // namespace npuperf::server

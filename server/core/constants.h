@@ -41,6 +41,10 @@ inline constexpr size_t kLeaseSecretBytes = 32;
 // The scheduler's cache of registrations by agent id: cleared when it would
 // grow past this (every miss reads the store).
 inline constexpr size_t kMaxCachedAgents = 10'000;
+// A heartbeat that changes no device state writes its agent's last-seen time
+// at most this often (and at most a quarter of --agent-retention apart):
+// agent_rules.h SeenWriteDue.
+inline constexpr std::chrono::seconds kAgentSeenRefresh{10};
 // The reaper prunes at most this many long-unseen agents per round.
 inline constexpr int32_t kAgentPruneBatch = 1000;
 

@@ -291,9 +291,15 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
   if (!agent.ok()) return agent.status();
   const std::vector<FieldViolation> bad = ValidateHeartbeat(hb, *agent);
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
-  absl::Status s =
-      store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, NowMs());
-  if (!s.ok()) return s;
+  // Only a change of a device's state, or a last-seen time kAgentSeenRefresh
+  // old, is written (agent_rules.h SeenWriteDue).
+  const int64_t now_ms = NowMs();
+  if (agents_.SeenWriteDue(hb, now_ms, SeenRefreshMs(options_.agent_retention.count()))) {
+    absl::Status s =
+        store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, now_ms);
+    agents_.SeenWritten(hb, now_ms, s.ok());
+    if (!s.ok()) return s;
+  }
   ObserveHealth(agent->host(), hb.devices());
   // The progress the heartbeat carries first (it renews those leases too);
   // RenewLeases then takes the rest, and says why a report was refused.

@@ -67,5 +67,44 @@ TEST(ViewAgentsTest, DevelopmentModeSeesEverything) {
   EXPECT_EQ(seen.agents(0).devices(1).job_id(), 8);
 }
 
+v1::Heartbeat BeatWith(v1::DeviceState d0, v1::DeviceState d1) {
+  v1::Heartbeat hb;
+  hb.set_agent_id("a");
+  auto* a = hb.add_devices();
+  a->set_device_id(0);
+  a->set_state(d0);
+  auto* b = hb.add_devices();
+  b->set_device_id(1);
+  b->set_state(d1);
+  return hb;
+}
+
+TEST(SeenWriteDueTest, AHeartbeatWritesOnlyWhatChangedOrWhatIsOld) {
+  const v1::Heartbeat idle = BeatWith(v1::DEVICE_STATE_IDLE, v1::DEVICE_STATE_IDLE);
+  const SeenWrite written = SeenWrite::Of(idle.devices(), 1'000);
+  EXPECT_TRUE(SeenWriteDue(nullptr, idle, 1'000, 10'000)) << "nothing remembered: write";
+  EXPECT_FALSE(SeenWriteDue(&written, idle, 1'000, 10'000));
+  EXPECT_FALSE(SeenWriteDue(&written, idle, 10'999, 10'000)) << "younger than the refresh";
+  EXPECT_TRUE(SeenWriteDue(&written, idle, 11'000, 10'000)) << "as old as the refresh";
+  EXPECT_TRUE(SeenWriteDue(&written, idle, 999, 10'000)) << "a clock stepped back";
+  EXPECT_TRUE(
+      SeenWriteDue(&written, BeatWith(v1::DEVICE_STATE_IDLE, v1::DEVICE_STATE_BUSY), 1'001, 10'000))
+      << "a device changed state";
+  v1::Heartbeat more = idle;
+  more.add_devices()->set_device_id(2);
+  EXPECT_TRUE(SeenWriteDue(&written, more, 1'001, 10'000)) << "a device never written";
+  v1::Heartbeat fewer = idle;
+  fewer.mutable_devices()->RemoveLast();
+  EXPECT_FALSE(SeenWriteDue(&written, fewer, 1'001, 10'000)) << "a device not listed is kept";
+}
+
+TEST(SeenWriteDueTest, TheRefreshIsTenSecondsOrAQuarterOfAShorterRetention) {
+  EXPECT_EQ(SeenRefreshMs(7LL * 24 * 3600 * 1000), 10'000);
+  EXPECT_EQ(SeenRefreshMs(40'000), 10'000);
+  EXPECT_EQ(SeenRefreshMs(8'000), 2'000);
+  EXPECT_EQ(SeenRefreshMs(0), 1);
+  EXPECT_EQ(SeenRefreshMs(-5), 1);
+}
+
 }  // namespace
 }  // namespace npuperf::server

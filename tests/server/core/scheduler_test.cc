@@ -4,6 +4,7 @@
 #include <future>
 
 #include "common/status_util.h"
+#include "google/protobuf/util/time_util.h"
 #include "gtest/gtest.h"
 #include "server/core/limits.h"
 #include "tests/server/core/scheduler_fixture.h"
@@ -135,6 +136,72 @@ TEST_F(SchedulerTest, CancelStopsQueuedJobsAndPushesRunningOnes) {
   EXPECT_EQ(resp->cancels(0).job_id(), running->job_id());
   EXPECT_TRUE(
       absl::IsNotFound(scheduler_.Cancel("other-team", submitted->first.id(), "").status()));
+}
+
+// What ListAgents says of agent's last-seen time (ms) and device 1's state.
+std::pair<int64_t, std::string> SeenOf(Store& store, const std::string& agent) {
+  auto agents = store.ListAgents();
+  EXPECT_TRUE(agents.ok()) << agents.status();
+  for (const AgentRecord& a : *agents) {
+    if (a.status.agent_id() != agent) continue;
+    return {google::protobuf::util::TimeUtil::TimestampToMilliseconds(a.status.last_seen()),
+            a.status.devices(1).state()};
+  }
+  ADD_FAILURE() << "no agent " << agent;
+  return {};
+}
+
+TEST_F(SchedulerTest, AHeartbeatWritesTheAgentOnlyWhenADeviceChangesOrItsLastSeenIsOld) {
+  const std::string agent = Register("h1");
+  const int64_t registered = SeenOf(*store_, agent).first;
+  v1::Heartbeat hb;
+  hb.set_agent_id(agent);
+  for (int d = 0; d < 2; ++d) {
+    auto* dev = hb.add_devices();
+    dev->set_device_id(d);
+    dev->set_soc("Ascend910B2");
+    dev->set_state(v1::DEVICE_STATE_IDLE);
+  }
+  clock_.Advance(seconds(9));
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  EXPECT_EQ(SeenOf(*store_, agent).first, registered) << "nothing changed within 10 s";
+  hb.mutable_devices(1)->set_state(v1::DEVICE_STATE_UNHEALTHY);
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  EXPECT_EQ(SeenOf(*store_, agent), std::make_pair(registered + 9'000, std::string("unhealthy")))
+      << "a device changed: written at once";
+  clock_.Advance(seconds(9));
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  EXPECT_EQ(SeenOf(*store_, agent).first, registered + 9'000);
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  EXPECT_EQ(SeenOf(*store_, agent).first, registered + 19'000) << "10 s since the last write";
+}
+
+// An agent that heartbeats is never pruned, however short the retention.
+class ShortRetentionTest : public SchedulerFixture {
+ protected:
+  ShortRetentionTest() : SchedulerFixture(WithRetention()) {}
+  static SchedulerOptions WithRetention() {
+    SchedulerOptions o = Options();
+    o.agent_retention = seconds(4);
+    return o;
+  }
+};
+
+TEST_F(ShortRetentionTest, AHeartbeatingAgentIsWrittenOftenEnoughNotToBePruned) {
+  const std::string agent = Register("h1");
+  v1::Heartbeat hb;
+  hb.set_agent_id(agent);
+  for (int beat = 0; beat < 12; ++beat) {
+    clock_.Advance(seconds(1));
+    ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok()) << "beat " << beat;
+    ASSERT_TRUE(scheduler_.PruneAgents().ok());
+    ASSERT_EQ(store_->ListAgents()->size(), 1u) << "pruned after beat " << beat;
+  }
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(scheduler_.PruneAgents().ok());
+  EXPECT_TRUE(store_->ListAgents()->empty()) << "silent for longer than the retention";
+  EXPECT_TRUE(absl::IsNotFound(scheduler_.Heartbeat(As(agent), hb).status()));
 }
 
 TEST_F(SchedulerTest, ShapeChecksOfAgentRequests) {
