@@ -104,7 +104,8 @@ void AgentRegistry::SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok
   if (seen_.size() >= kMaxCachedAgents) seen_.clear();
   SeenWrite& w = seen_[hb.agent_id()];
   w.at_ms = now_ms;
-  for (const v1::DeviceInfo& d : hb.devices()) w.states[d.device_id()] = d.state();
+  for (const v1::DeviceInfo& d : hb.devices())
+    w.states[d.device_id()] = StoredDeviceState(d.state());
 }
 
 void AgentRegistry::Cache(const std::string& agent_id, v1::RegisterAgentRequest info) {

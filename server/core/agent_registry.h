@@ -48,8 +48,9 @@ class AgentRegistry {
   // Whether hb must write its agent's last-seen time and device states
   // (agent_rules.h SeenWriteDue, against what this server last wrote).
   bool SeenWriteDue(const v1::Heartbeat& hb, int64_t now_ms, int64_t refresh_ms);
-  // Remembers that hb's devices were written at now_ms; ok false forgets what
-  // was written (the next heartbeat writes).
+  // Remembers that hb's devices were written at now_ms (as
+  // StoredDeviceState); ok false forgets what was written (the next
+  // heartbeat writes).
   void SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok);
 
  private:

@@ -194,6 +194,10 @@ SeenWrite SeenWrite::Of(const google::protobuf::RepeatedPtrField<v1::DeviceInfo>
   return w;
 }
 
+v1::DeviceState StoredDeviceState(v1::DeviceState reported) {
+  return reported == v1::DEVICE_STATE_BUSY ? v1::DEVICE_STATE_IDLE : reported;
+}
+
 bool SeenWriteDue(const SeenWrite* last, const v1::Heartbeat& hb, int64_t now_ms,
                   int64_t refresh_ms) {
   if (last == nullptr) return true;
@@ -201,7 +205,7 @@ bool SeenWriteDue(const SeenWrite* last, const v1::Heartbeat& hb, int64_t now_ms
   if (now_ms - last->at_ms >= refresh_ms || now_ms < last->at_ms) return true;
   for (const v1::DeviceInfo& d : hb.devices()) {
     auto it = last->states.find(d.device_id());
-    if (it == last->states.end() || it->second != d.state()) return true;
+    if (it == last->states.end() || it->second != StoredDeviceState(d.state())) return true;
   }
   return false;
 }

@@ -31,7 +31,7 @@ std::vector<FieldViolation> ValidateHeartbeat(const v1::Heartbeat& hb,
                                               const v1::RegisterAgentRequest& registered);
 
 // What the server last wrote of an agent from its registration or a
-// heartbeat: when, and each device's state (by device id).
+// heartbeat: when, and each device's stored state (by device id).
 struct SeenWrite {
   int64_t at_ms = 0;
   std::map<int32_t, v1::DeviceState> states;
@@ -40,10 +40,20 @@ struct SeenWrite {
                       int64_t now_ms);
 };
 
+// The state a heartbeat stores of a device it reports in `reported`: BUSY
+// ("running one of this agent's jobs") is stored as IDLE. Whether a device
+// runs one of our jobs is its live lease, which every reader of the stored
+// state asks first (DeviceStatusName: ListAgents, the device gauges,
+// confirmations' free devices); storing the flip at every job's start and
+// end was a write per job (issue 36), and a BUSY left stored after the job
+// would show a device busy that no lease holds.
+v1::DeviceState StoredDeviceState(v1::DeviceState reported);
+
 // Whether a heartbeat must write its agent's last-seen time and device states
-// (Store::UpdateDevices): when nothing is remembered (`last` null: another
-// replica's session, a restart), when a device it lists is in a state other
-// than the remembered one, or when the last write is refresh_ms old or more.
+// (Store::UpdateDevices, each as StoredDeviceState): when nothing is
+// remembered (`last` null: another replica's session, a restart), when a
+// device it lists would be stored in a state other than the remembered one,
+// or when the last write is refresh_ms old or more.
 // Otherwise the write changes nothing but last_seen, by less than refresh_ms:
 // it was a statement a second per agent (issue 36: about 0.8 a job in
 // fleet_bench, the fourth costliest, and 2,500 a second for 10,000 idle

@@ -27,13 +27,15 @@ inline constexpr int32_t kMaxUnplaceableScan = 10'000;
 // DownloadBundle: bytes per streamed chunk.
 inline constexpr size_t kBundleChunkBytes = 1 << 20;
 
-// AgentSession: the store work of one heartbeat stops after this long (a
-// stream has no deadline of its own), as an agent's unary call does (its
-// deadline, agent/constants.h kRpcDeadline): one stuck heartbeat never holds
-// a database connection for good, and its statement timeout is the one the
-// agents' reports want, so the pool finds connections already set (issue
-// 36).
-inline constexpr std::chrono::seconds kHeartbeatDbDeadline{15};
+// The store work of one heartbeat of an AgentSession, and of one look of a
+// LeaseJob long poll, stops after this long (or at the call's deadline, when
+// sooner), as an agent's unary call does (its deadline, agent/constants.h
+// kRpcDeadline). A stream has no deadline of its own: one stuck heartbeat
+// never holds a database connection for good. And the statement timeout is
+// the one the agents' reports want, so the pool finds connections already
+// set: a long poll's deadline is its wait plus a margin, and its looks wanted
+// 25, 20, 15 s as the wait went on, each a SET round trip (issue 36).
+inline constexpr std::chrono::seconds kAgentStoreDeadline{15};
 
 // Lease secrets: random bytes per lease (64 hex digits).
 inline constexpr size_t kLeaseSecretBytes = 32;

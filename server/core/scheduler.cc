@@ -28,6 +28,7 @@
 #include "server/core/placement.h"
 #include "server/core/request_rules.h"
 #include "server/core/submission.h"
+#include "server/store/db_deadline.h"
 
 namespace npuperf::server {
 namespace {
@@ -291,12 +292,13 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
   if (!agent.ok()) return agent.status();
   const std::vector<FieldViolation> bad = ValidateHeartbeat(hb, *agent);
   if (!bad.empty()) return InvalidArgumentWithFields(bad);
-  // Only a change of a device's state, or a last-seen time kAgentSeenRefresh
-  // old, is written (agent_rules.h SeenWriteDue).
+  // Only a change of a device's stored state, or a last-seen time
+  // kAgentSeenRefresh old, is written (agent_rules.h SeenWriteDue).
   const int64_t now_ms = NowMs();
   if (agents_.SeenWriteDue(hb, now_ms, SeenRefreshMs(options_.agent_retention.count()))) {
-    absl::Status s =
-        store_.UpdateDevices(hb.agent_id(), {hb.devices().begin(), hb.devices().end()}, now_ms);
+    std::vector<v1::DeviceInfo> devices(hb.devices().begin(), hb.devices().end());
+    for (v1::DeviceInfo& d : devices) d.set_state(StoredDeviceState(d.state()));
+    absl::Status s = store_.UpdateDevices(hb.agent_id(), devices, now_ms);
     agents_.SeenWritten(hb, now_ms, s.ok());
     if (!s.ok()) return s;
   }
@@ -419,8 +421,13 @@ absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
     // canaries from then on (the quarantines are cached).
     claim->devices = health_.Placeable(claim->devices);
     // Nothing placeable (every offered device quarantined): wait as for no job.
-    auto got = claim->devices.empty() ? absl::StatusOr<Leases>(Leases())
-                                      : store_.ClaimJobs(*claim, ChooseClaim);
+    absl::StatusOr<Leases> got = Leases();
+    if (!claim->devices.empty()) {
+      // Each look stops at the call's deadline or kAgentStoreDeadline on.
+      DbDeadlineScope look(std::min(DbDeadlineScope::Current(),
+                                    absl::FromChrono(clock_.SystemNow() + kAgentStoreDeadline)));
+      got = store_.ClaimJobs(*claim, ChooseClaim);
+    }
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();
     if (got.ok() && !got->empty()) {
       for (const v1::JobAssignment& a : *got) {

@@ -709,14 +709,14 @@ TEST_F(PostgresStoreTest, ProgressOnOneReplicaWakesWatchersOnAnother) {
 }
 
 // An AgentSession stream has no deadline of its own: each heartbeat's store work stops after
-// kHeartbeatDbDeadline (server/core/constants.h), so a heartbeat that a lock blocks ends the
+// kAgentStoreDeadline (server/core/constants.h), so a heartbeat that a lock blocks ends the
 // stream with DEADLINE_EXCEEDED instead of holding its database connection for good.
 TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  // The service's clock runs kHeartbeatDbDeadline - 1 s behind the wall, which the pool reads:
+  // The service's clock runs kAgentStoreDeadline - 1 s behind the wall, which the pool reads:
   // a heartbeat's deadline is one real second away.
-  testing::FakeClock service_clock(Wall().SystemNow() - kHeartbeatDbDeadline +
+  testing::FakeClock service_clock(Wall().SystemNow() - kAgentStoreDeadline +
                                    std::chrono::seconds(1));
   prometheus::Registry registry;
   ServerMetrics metrics(registry);
@@ -759,7 +759,10 @@ TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   auto session = stub->AgentSession(&session_ctx);
   v1::AgentSessionRequest beat;
   beat.mutable_heartbeat()->set_agent_id(registered.agent_id());
+  // A device state other than the registered one: the heartbeat writes the agent's row
+  // (agent_rules.h SeenWriteDue).
   *beat.mutable_heartbeat()->add_devices() = *dev;
+  beat.mutable_heartbeat()->mutable_devices(0)->set_state(v1::DEVICE_STATE_UNHEALTHY);
   ASSERT_TRUE(session->Write(beat));
   v1::AgentSessionResponse resp;
   EXPECT_FALSE(session->Read(&resp)) << "the heartbeat was answered";
@@ -770,6 +773,61 @@ TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
   EXPECT_FALSE(let_go.load()) << "the heartbeat waited until the lock was let go";
   server->Shutdown();
+}
+
+// A LeaseJob long poll's deadline is its wait plus a margin; each of its looks
+// runs its claim under kAgentStoreDeadline (or the call's deadline, when
+// sooner), so the pool sets the agents' one statement timeout (issue 36) and
+// a claim that a lock blocks stops after it, not at the end of the call.
+TEST_F(PostgresStoreTest, ALongPollsClaimStopsAtTheAgentStoreDeadline) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->InsertCollection(MakeCollection("c1", "alpha", 1)).ok());
+  // The scheduler's clock runs kAgentStoreDeadline - 1 s behind the wall, which the pool
+  // reads: a look's deadline is one real second away, the call's 25.
+  testing::FakeClock scheduler_clock(Wall().SystemNow() - kAgentStoreDeadline +
+                                     std::chrono::seconds(1));
+  prometheus::Registry registry;
+  ServerMetrics metrics(registry);
+  Scheduler scheduler(*store, scheduler_clock, metrics, SchedulerOptions());
+  v1::RegisterAgentRequest reg;
+  reg.set_host("h1");
+  reg.set_boot_id("boot");
+  reg.set_instance_id("i1");
+  auto* dev = reg.add_devices();
+  dev->set_device_id(0);
+  dev->set_soc("Ascend910B2");
+  dev->set_state(v1::DEVICE_STATE_IDLE);
+  const AgentIdentity h1 = AgentIdentity::ForHost("h1");
+  auto registered = scheduler.RegisterAgent(h1, reg);
+  ASSERT_TRUE(registered.ok()) << registered.status();
+  // Another transaction holds the collection's row: the claim waits for it. Should the claim
+  // wait for good after all, the lock is let go after 20 s.
+  pqxx::connection conn(pg_->url());
+  pqxx::work holder(conn);
+  holder.exec("SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
+  std::atomic<bool> answered{false};
+  std::atomic<bool> let_go{false};
+  std::thread release([&] {
+    for (int i = 0; i < 200 && !answered.load(); ++i)
+      Wall().SleepFor(std::chrono::milliseconds(100));
+    let_go = !answered.load();
+    holder.abort();
+  });
+  v1::LeaseJobRequest lease;
+  lease.set_agent_id(registered->agent_id());
+  auto* offered = lease.add_free_devices();
+  offered->set_device_id(0);
+  offered->set_soc("Ascend910B2");
+  absl::StatusOr<std::optional<v1::JobAssignment>> got;
+  {
+    DbDeadlineScope call(absl::FromChrono(Wall().SystemNow()) + absl::Seconds(25));
+    got = scheduler.LeaseJob(h1, lease, [] { return false; });
+  }
+  answered = true;
+  release.join();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
+  EXPECT_FALSE(let_go.load()) << "the claim waited until the lock was let go";
 }
 
 // A heartbeat's progress for a collection not stored as RUNNING (one an older

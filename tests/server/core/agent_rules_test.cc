@@ -87,15 +87,26 @@ TEST(SeenWriteDueTest, AHeartbeatWritesOnlyWhatChangedOrWhatIsOld) {
   EXPECT_FALSE(SeenWriteDue(&written, idle, 10'999, 10'000)) << "younger than the refresh";
   EXPECT_TRUE(SeenWriteDue(&written, idle, 11'000, 10'000)) << "as old as the refresh";
   EXPECT_TRUE(SeenWriteDue(&written, idle, 999, 10'000)) << "a clock stepped back";
-  EXPECT_TRUE(
-      SeenWriteDue(&written, BeatWith(v1::DEVICE_STATE_IDLE, v1::DEVICE_STATE_BUSY), 1'001, 10'000))
+  EXPECT_TRUE(SeenWriteDue(
+      &written, BeatWith(v1::DEVICE_STATE_IDLE, v1::DEVICE_STATE_EXTERNALLY_LOCKED), 1'001, 10'000))
       << "a device changed state";
+  EXPECT_FALSE(
+      SeenWriteDue(&written, BeatWith(v1::DEVICE_STATE_BUSY, v1::DEVICE_STATE_IDLE), 1'001, 10'000))
+      << "BUSY (one of our jobs: its lease says so) is stored as IDLE";
   v1::Heartbeat more = idle;
   more.add_devices()->set_device_id(2);
   EXPECT_TRUE(SeenWriteDue(&written, more, 1'001, 10'000)) << "a device never written";
   v1::Heartbeat fewer = idle;
   fewer.mutable_devices()->RemoveLast();
   EXPECT_FALSE(SeenWriteDue(&written, fewer, 1'001, 10'000)) << "a device not listed is kept";
+}
+
+TEST(SeenWriteDueTest, OnlyBusyIsStoredAsAnotherState) {
+  EXPECT_EQ(StoredDeviceState(v1::DEVICE_STATE_BUSY), v1::DEVICE_STATE_IDLE);
+  for (v1::DeviceState s : {v1::DEVICE_STATE_UNSPECIFIED, v1::DEVICE_STATE_IDLE,
+                            v1::DEVICE_STATE_EXTERNALLY_LOCKED, v1::DEVICE_STATE_UNHEALTHY}) {
+    EXPECT_EQ(StoredDeviceState(s), s);
+  }
 }
 
 TEST(SeenWriteDueTest, TheRefreshIsTenSecondsOrAQuarterOfAShorterRetention) {

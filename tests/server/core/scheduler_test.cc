@@ -172,9 +172,17 @@ TEST_F(SchedulerTest, AHeartbeatWritesTheAgentOnlyWhenADeviceChangesOrItsLastSee
   clock_.Advance(seconds(9));
   ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
   EXPECT_EQ(SeenOf(*store_, agent).first, registered + 9'000);
+  // BUSY is stored as IDLE (agent_rules.h StoredDeviceState): no write, and
+  // no device shown busy without a lease.
+  hb.mutable_devices(0)->set_state(v1::DEVICE_STATE_BUSY);
+  ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
+  EXPECT_EQ(SeenOf(*store_, agent).first, registered + 9'000);
   clock_.Advance(seconds(1));
   ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
   EXPECT_EQ(SeenOf(*store_, agent).first, registered + 19'000) << "10 s since the last write";
+  auto agents = store_->ListAgents();
+  ASSERT_TRUE(agents.ok());
+  EXPECT_EQ((*agents)[0].status.devices(0).state(), "idle") << "reported BUSY, but no lease";
 }
 
 // An agent that heartbeats is never pruned, however short the retention.
