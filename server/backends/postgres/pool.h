@@ -89,7 +89,9 @@ class PgPool {
   bool HasFreeSlot() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The statement_timeout, in whole seconds (0: none), for the current
   // DbDeadlineScope: what is left by clock_, rounded up to whole seconds,
-  // and beyond kExactTimeoutS up to a multiple of kTimeoutStepS, so that
+  // and beyond kExactTimeoutS, less kTimeoutToleranceMs, up to a multiple of
+  // kTimeoutStepS (a statement may end up to a second before a long deadline,
+  // or up to 5 s after it), so that
   // calls of similar deadlines (an agent's 15 s reports, its 20 s long polls
   // at any point of their wait) want the same few values and find a
   // connection already set (fleet_bench: 2.3 SETs a job with whole seconds
@@ -97,6 +99,7 @@ class PgPool {
   absl::StatusOr<int64_t> WantedTimeout(absl::string_view what) const;
   static constexpr int64_t kExactTimeoutS = 10;
   static constexpr int64_t kTimeoutStepS = 5;
+  static constexpr int64_t kTimeoutToleranceMs = 1'000;
   // Borrows a free slot, opening its connection if needed. Prefers an open
   // one whose statement_timeout is timeout_s already: calls of different
   // deadlines (agents' reports, long polls, streams without one) otherwise

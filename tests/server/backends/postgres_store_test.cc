@@ -964,14 +964,17 @@ TEST_F(PostgresStoreTest, EachCallGetsItsOwnTimeoutAndAConnectionThatHasItAlread
   auto again = call(in_5s);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->first, "5s");
-  // Beyond 10 s, a multiple of 5 s: an agent's 15 s reports and its 20 s
-  // long polls, at any point of their wait, want 15 or 20.
+  // Beyond 10 s, less up to a second, a multiple of 5 s: an agent's 15 s
+  // calls, which gRPC delivers with a little more than 15 s left, want 15.
   for (const auto& [left, shown] :
        std::vector<std::pair<absl::Duration, std::string>>{{absl::Seconds(10), "10s"},
-                                                           {absl::Milliseconds(10'001), "15s"},
+                                                           {absl::Milliseconds(10'001), "10s"},
+                                                           {absl::Milliseconds(11'001), "15s"},
                                                            {absl::Seconds(14), "15s"},
                                                            {absl::Seconds(15), "15s"},
-                                                           {absl::Milliseconds(15'500), "20s"},
+                                                           {absl::Milliseconds(15'050), "15s"},
+                                                           {absl::Seconds(16), "15s"},
+                                                           {absl::Milliseconds(16'001), "20s"},
                                                            {absl::Seconds(20), "20s"}}) {
     auto got = call(absl::FromChrono(fake.SystemNow()) + left);
     ASSERT_TRUE(got.ok()) << got.status();
