@@ -337,43 +337,53 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
                                                         int64_t now_ms, int64_t lease_ttl_ms) {
   if (running.empty()) return LeaseRenewal();
   // Every named lease in one statement (fleet_bench: two round trips per
-  // running job on every heartbeat were PostgreSQL's largest cost); only a
-  // lease it did not renew is looked up, to say why.
+  // running job on every heartbeat were PostgreSQL's largest cost), with the
+  // facts of each one it did not renew, to say why. Named once each: the
+  // statement joins the references with its held leases.
+  using Key = std::tuple<int64_t, int64_t, int, std::string>;  // job, token, attempt, secret sha
+  std::set<Key> named;
   nlohmann::json refs = nlohmann::json::array();
   for (const auto& ref : running) {
+    Key key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)};
+    if (!named.insert(key).second) continue;
     refs.push_back({{"id", ref.job_id},
                     {"token", ref.fencing_token},
                     {"attempt", ref.attempt},
-                    {"secret", Sha256Hex(ref.lease_secret)}});
+                    {"secret", std::get<3>(key)}});
   }
-  // Autocommit: the renewal is one statement (safe to rerun: it renews the
-  // same leases again), and the lookups after it only say why a lease was
-  // not renewed, so BEGIN and COMMIT would be two round trips for nothing on
-  // every heartbeat of every agent.
+  // Autocommit: the renewal is one statement, safe to rerun (it renews the
+  // same leases again), so BEGIN and COMMIT would be two round trips for
+  // nothing on every heartbeat of every agent.
   return pool_->RunAutocommit(
       "renew leases", [&](pqxx::nontransaction& tx) -> absl::StatusOr<LeaseRenewal> {
-        // (job, token, attempt, secret sha256) -> its collection was cancelled
-        using Key = std::tuple<int64_t, int64_t, int, std::string>;
-        std::map<Key, bool> renewed;
+        struct Named {
+          bool held = false;
+          bool cancelled = false;         // held: its collection was cancelled
+          std::optional<LeaseFacts> job;  // not held: its job's lease; nullopt: no such job
+        };
+        std::map<Key, Named> found;
         for (const auto& row :
              tx.exec_prepared("lease_renew_all", now_ms + lease_ttl_ms, agent_id, refs.dump(),
                               LeaseRenewalThreshold(now_ms, lease_ttl_ms))) {
-          renewed[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
-                      row[3].as<std::string>()}] = row[4].as<bool>();
+          Named n;
+          n.held = row[4].as<bool>();
+          n.cancelled = n.held && row[5].as<bool>(false);
+          if (!n.held && row[6].as<bool>()) n.job = PgLeaseFactsFromRow(row, 7);
+          found[Key{row[0].as<int64_t>(), row[1].as<int64_t>(), row[2].as<int>(),
+                    row[3].as<std::string>()}] = std::move(n);
         }
         LeaseRenewal out;
         for (const auto& ref : running) {
-          auto it = renewed.find(
-              Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)});
-          if (it == renewed.end()) {
-            const auto lease = PgLoadLease(tx, ref.job_id);
+          const Named& n =
+              found[Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)}];
+          if (!n.held) {
             out.dropped.push_back(
-                {ref, lease ? CheckLease(*lease, ref, agent_id).value_or(AgentRefusal::kStaleLease)
+                {ref, n.job ? CheckLease(*n.job, ref, agent_id).value_or(AgentRefusal::kStaleLease)
                             : AgentRefusal::kUnknownJob});
             continue;
           }
           out.renewed.push_back(ref);
-          if (it->second) out.cancelled.push_back(ref);
+          if (n.cancelled) out.cancelled.push_back(ref);
         }
         return out;
       });

@@ -51,6 +51,10 @@ void PgAddEvent(pqxx::transaction_base& tx, int64_t now_ms, const std::string& c
 // The job's lease as stored (for CheckLease: why a conditional write of it
 // matched no row); nullopt for an unknown job.
 std::optional<LeaseFacts> PgLoadLease(pqxx::transaction_base& tx, int64_t job_id);
+// The lease facts in row's columns from `at` on, in lease_facts' order (state,
+// attempt, fencing_token, agent_id, host, lease_expires_ms,
+// lease_secret_sha256).
+LeaseFacts PgLeaseFactsFromRow(const pqxx::row& row, int at);
 // Derives the collection's state from its jobs again.
 // REQUIRES: the collection row is locked by tx (FOR UPDATE), so the count
 // sees every earlier commit and two replicas cannot both miss each other.

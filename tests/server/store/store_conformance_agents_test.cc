@@ -156,6 +156,27 @@ TEST_P(StoreConformanceTest, OneHeartbeatRenewsEveryLeaseItNames) {
   EXPECT_TRUE(none.renewed.empty() && none.dropped.empty());
 }
 
+// A heartbeat may name a lease more than once (a confused or hostile agent): each mention is
+// answered, and the statement joins each distinct lease once, however many times it is named.
+TEST_P(StoreConformanceTest, AHeartbeatNamingALeaseManyTimesIsAnsweredForEachMention) {
+  Insert(MakeCollection("c1", "alpha", 1));
+  auto a = Claim(Req("a1", {0}));
+  ASSERT_TRUE(a);
+  AttemptRef wrong = Ref(*a);
+  wrong.lease_secret = "not-it";
+  std::vector<AttemptRef> named;
+  for (int i = 0; i < 1024; ++i) named.push_back(i % 2 == 0 ? Ref(*a) : wrong);
+  ASSERT_OK_AND_ASSIGN(r, store_->RenewLeases("a1", named, 2000 + kTtl - 1, kTtl));
+  EXPECT_EQ(r.renewed.size(), 512u);
+  ASSERT_EQ(r.dropped.size(), 512u);
+  for (const RefusedAttempt& d : r.dropped) EXPECT_EQ(d.reason, AgentRefusal::kBadSecret);
+  // A finished job's lease is refused as stale, from the same statement.
+  ASSERT_TRUE(store_->RecordResult(Result(*a, "u1", v1::ATTEMPT_OUTCOME_SUCCEEDED)).ok());
+  ASSERT_OK_AND_ASSIGN(after, store_->RenewLeases("a1", {Ref(*a)}, 2000 + kTtl, kTtl));
+  ASSERT_EQ(after.dropped.size(), 1u);
+  EXPECT_EQ(after.dropped[0].reason, AgentRefusal::kStaleLease);
+}
+
 // ---- Pruning ----
 
 TEST_P(StoreConformanceTest, PruneAgentsKeepsRecentAndLeaseHolders) {
