@@ -1,5 +1,7 @@
 // PostgresStore: agents and their devices (registration, heartbeats, the
 // listing, pruning).
+#include <map>
+
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_cat.h"
@@ -53,12 +55,15 @@ absl::StatusOr<std::vector<AgentRecord>> PostgresStore::ListAgents() {
     Out out;
     for (const auto& row : tx.exec_prepared("agents_list"))
       out.push_back({PgAgentFromRow(row), {}});
-    for (auto& agent : out) {
+    std::map<std::string, AgentRecord*> by_id;
+    for (auto& agent : out) by_id[agent.status.agent_id()] = &agent;
+    for (const auto& row : tx.exec_prepared("agents_devices")) {
+      auto it = by_id.find(row[5].as<std::string>());
+      if (it == by_id.end()) continue;  // an agent registered after the list was read
+      AgentRecord& agent = *it->second;
       const bool online = agent.status.state() == "online";  // 'online' or 'lost'
-      for (const auto& row : tx.exec_prepared("agent_devices", agent.status.agent_id())) {
-        *agent.status.add_devices() = PgDeviceFromRow(row, online);
-        agent.job_teams.push_back(row[4].as<std::string>(""));
-      }
+      *agent.status.add_devices() = PgDeviceFromRow(row, online);
+      agent.job_teams.push_back(row[4].as<std::string>(""));
     }
     return out;
   });

@@ -1,6 +1,8 @@
 // Store conformance: the lease rule on agent identity and secrets (every
 // write about a lease names its holder and presents its secret), devices as
 // registered, and pruning long-unseen agents. Both backends.
+#include <map>
+
 #include "google/protobuf/util/time_util.h"
 #include "server/core/job_rules.h"
 #include "tests/server/store/store_conformance.h"
@@ -97,6 +99,40 @@ TEST_P(StoreConformanceTest, DevicesAreExactlyTheRegisteredOnes) {
   ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 1), 300).ok());
   ASSERT_OK_AND_ASSIGN(again, store_->ListAgents());
   EXPECT_EQ(again[0].status.devices_size(), 1);
+}
+
+// ListAgents gives every agent its own devices, in device order, each with its own live job
+// (PostgreSQL reads all of them in one statement and sorts them out).
+TEST_P(StoreConformanceTest, ListAgentsGivesEachAgentItsOwnDevicesAndJobs) {
+  ASSERT_TRUE(store_->UpsertAgent("z-agent", AgentInfo("h1", "boot1", 3), 100).ok());
+  ASSERT_TRUE(store_->UpsertAgent("a-agent", AgentInfo("h2", "boot2", 1), 100).ok());
+  ASSERT_TRUE(store_->UpsertAgent("m-agent", AgentInfo("h3", "boot3", 2), 100).ok());
+  Insert(MakeCollection("c1", "alpha", 2));
+  ClaimRequest req = Req("z-agent", {2});
+  req.host = "h1";
+  auto a = Claim(req);
+  ASSERT_TRUE(a);
+  ClaimRequest other = Req("m-agent", {0});
+  other.host = "h3";
+  auto b = Claim(other);
+  ASSERT_TRUE(b);
+  ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());
+  ASSERT_EQ(agents.size(), 3u);
+  std::map<std::string, const AgentRecord*> by_id;
+  for (const AgentRecord& r : agents) by_id[r.status.agent_id()] = &r;
+  ASSERT_EQ(by_id.size(), 3u);
+  const v1::AgentStatus& z = by_id["z-agent"]->status;
+  ASSERT_EQ(z.devices_size(), 3);
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(z.devices(d).device_id(), d);
+  EXPECT_EQ(z.devices(2).job_id(), a->job_id());
+  EXPECT_EQ(z.devices(0).job_id(), 0);
+  EXPECT_EQ(by_id["z-agent"]->job_teams, (std::vector<std::string>{"", "", "alpha"}));
+  ASSERT_EQ(by_id["a-agent"]->status.devices_size(), 1);
+  EXPECT_EQ(by_id["a-agent"]->status.devices(0).state(), "idle");
+  const v1::AgentStatus& m = by_id["m-agent"]->status;
+  ASSERT_EQ(m.devices_size(), 2);
+  EXPECT_EQ(m.devices(0).job_id(), b->job_id());
+  EXPECT_EQ(m.devices(1).job_id(), 0);
 }
 
 // A heartbeat of a 4-device agent: the agent seen, only changed states
