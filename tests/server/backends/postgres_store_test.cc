@@ -56,6 +56,36 @@ RealClock& Wall() {
 // (queued, live, first job) per collection.
 using Counts = std::map<std::string, std::tuple<int, int, int64_t>>;
 
+// Another transaction holds the rows `lock_sql` (a SELECT ... FOR UPDATE) locks, until
+// Release(), or for 20 s at most should the code under test wait for good after all.
+class HeldRowLock {
+ public:
+  HeldRowLock(const std::string& url, const std::string& lock_sql) : conn_(url), holder_(conn_) {
+    holder_.exec(lock_sql);
+    release_ = std::thread([this] {
+      for (int i = 0; i < 200 && !answered_.load(); ++i)
+        Wall().SleepFor(std::chrono::milliseconds(100));
+      let_go_ = !answered_.load();
+      holder_.abort();
+    });
+  }
+  ~HeldRowLock() { Release(); }
+
+  // The code under test answered: the lock goes. True when it had gone already, after 20 s.
+  bool Release() {
+    answered_ = true;
+    if (release_.joinable()) release_.join();
+    return let_go_.load();
+  }
+
+ private:
+  pqxx::connection conn_;
+  pqxx::work holder_;
+  std::atomic<bool> answered_{false};
+  std::atomic<bool> let_go_{false};
+  std::thread release_;
+};
+
 class PostgresStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -743,18 +773,8 @@ TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   grpc::ClientContext reg_ctx;
   ASSERT_TRUE(stub->RegisterAgent(&reg_ctx, reg, &registered).ok());
   // Another transaction holds the agent's row: the heartbeat's first statement waits for it.
-  // Should the heartbeat wait for good after all, the lock is let go after 20 s.
-  pqxx::connection conn(pg_->url());
-  pqxx::work holder(conn);
-  holder.exec_params("SELECT id FROM agents WHERE id = $1 FOR UPDATE", registered.agent_id());
-  std::atomic<bool> answered{false};
-  std::atomic<bool> let_go{false};
-  std::thread release([&] {
-    for (int i = 0; i < 200 && !answered.load(); ++i)
-      Wall().SleepFor(std::chrono::milliseconds(100));
-    let_go = !answered.load();
-    holder.abort();
-  });
+  HeldRowLock held(pg_->url(),
+                   "SELECT id FROM agents WHERE id = '" + registered.agent_id() + "' FOR UPDATE");
   grpc::ClientContext session_ctx;
   auto session = stub->AgentSession(&session_ctx);
   v1::AgentSessionRequest beat;
@@ -768,10 +788,8 @@ TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   EXPECT_FALSE(session->Read(&resp)) << "the heartbeat was answered";
   session->WritesDone();
   const grpc::Status s = session->Finish();
-  answered = true;
-  release.join();
+  EXPECT_FALSE(held.Release()) << "the heartbeat waited until the lock was let go";
   EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
-  EXPECT_FALSE(let_go.load()) << "the heartbeat waited until the lock was let go";
   server->Shutdown();
 }
 
@@ -801,19 +819,8 @@ TEST_F(PostgresStoreTest, ALongPollsClaimStopsAtTheAgentStoreDeadline) {
   const AgentIdentity h1 = AgentIdentity::ForHost("h1");
   auto registered = scheduler.RegisterAgent(h1, reg);
   ASSERT_TRUE(registered.ok()) << registered.status();
-  // Another transaction holds the collection's row: the claim waits for it. Should the claim
-  // wait for good after all, the lock is let go after 20 s.
-  pqxx::connection conn(pg_->url());
-  pqxx::work holder(conn);
-  holder.exec("SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
-  std::atomic<bool> answered{false};
-  std::atomic<bool> let_go{false};
-  std::thread release([&] {
-    for (int i = 0; i < 200 && !answered.load(); ++i)
-      Wall().SleepFor(std::chrono::milliseconds(100));
-    let_go = !answered.load();
-    holder.abort();
-  });
+  // Another transaction holds the collection's row: the claim waits for it.
+  HeldRowLock held(pg_->url(), "SELECT id FROM collections WHERE id = 'c1' FOR UPDATE");
   v1::LeaseJobRequest lease;
   lease.set_agent_id(registered->agent_id());
   auto* offered = lease.add_free_devices();
@@ -824,10 +831,8 @@ TEST_F(PostgresStoreTest, ALongPollsClaimStopsAtTheAgentStoreDeadline) {
     DbDeadlineScope call(absl::FromChrono(Wall().SystemNow()) + absl::Seconds(25));
     got = scheduler.LeaseJob(h1, lease, [] { return false; });
   }
-  answered = true;
-  release.join();
+  EXPECT_FALSE(held.Release()) << "the claim waited until the lock was let go";
   EXPECT_TRUE(absl::IsDeadlineExceeded(got.status())) << got.status();
-  EXPECT_FALSE(let_go.load()) << "the claim waited until the lock was let go";
 }
 
 // A heartbeat's progress for a collection not stored as RUNNING (one an older
