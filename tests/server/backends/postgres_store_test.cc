@@ -56,6 +56,18 @@ RealClock& Wall() {
 // (queued, live, first job) per collection.
 using Counts = std::map<std::string, std::tuple<int, int, int64_t>>;
 
+// The registration of host h1's agent with one Ascend910B2 device, 0.
+v1::RegisterAgentRequest OneDeviceAgent() {
+  v1::RegisterAgentRequest reg;
+  reg.set_host("h1");
+  reg.set_boot_id("boot");
+  reg.set_instance_id("i1");
+  auto* dev = reg.add_devices();
+  dev->set_device_id(0);
+  dev->set_soc("Ascend910B2");
+  return reg;
+}
+
 // Another transaction holds the rows `lock_sql` (a SELECT ... FOR UPDATE) locks, until
 // Release(), or for 20 s at most should the code under test wait for good after all.
 class HeldRowLock {
@@ -762,13 +774,8 @@ TEST_F(PostgresStoreTest, AHeartbeatsStatementsStopAtTheHeartbeatsOwnDeadline) {
   ASSERT_NE(server, nullptr);
   auto stub = v1::AgentService::NewStub(
       grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
-  v1::RegisterAgentRequest reg;
-  reg.set_host("h1");
-  reg.set_boot_id("boot");
-  reg.set_instance_id("i1");
-  auto* dev = reg.add_devices();
-  dev->set_device_id(0);
-  dev->set_soc("Ascend910B2");
+  const v1::RegisterAgentRequest reg = OneDeviceAgent();
+  const v1::DeviceInfo* dev = &reg.devices(0);
   v1::RegisterAgentResponse registered;
   grpc::ClientContext reg_ctx;
   ASSERT_TRUE(stub->RegisterAgent(&reg_ctx, reg, &registered).ok());
@@ -808,14 +815,8 @@ TEST_F(PostgresStoreTest, ALongPollsClaimStopsAtTheAgentStoreDeadline) {
   prometheus::Registry registry;
   ServerMetrics metrics(registry);
   Scheduler scheduler(*store, scheduler_clock, metrics, SchedulerOptions());
-  v1::RegisterAgentRequest reg;
-  reg.set_host("h1");
-  reg.set_boot_id("boot");
-  reg.set_instance_id("i1");
-  auto* dev = reg.add_devices();
-  dev->set_device_id(0);
-  dev->set_soc("Ascend910B2");
-  dev->set_state(v1::DEVICE_STATE_IDLE);
+  v1::RegisterAgentRequest reg = OneDeviceAgent();
+  reg.mutable_devices(0)->set_state(v1::DEVICE_STATE_IDLE);
   const AgentIdentity h1 = AgentIdentity::ForHost("h1");
   auto registered = scheduler.RegisterAgent(h1, reg);
   ASSERT_TRUE(registered.ok()) << registered.status();
