@@ -424,8 +424,7 @@ absl::StatusOr<std::vector<v1::JobAssignment>> Scheduler::LeaseJobs(
     absl::StatusOr<Leases> got = Leases();
     if (!claim->devices.empty()) {
       // Each look stops at the call's deadline or kAgentStoreDeadline on.
-      DbDeadlineScope look(std::min(DbDeadlineScope::Current(),
-                                    absl::FromChrono(clock_.SystemNow() + kAgentStoreDeadline)));
+      DbDeadlineScope look(DbDeadlineScope::Within(clock_.SystemNow(), kAgentStoreDeadline));
       got = store_.ClaimJobs(*claim, ChooseClaim);
     }
     if (!got.ok() && !absl::IsAborted(got.status())) return got.status();

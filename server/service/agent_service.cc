@@ -56,7 +56,7 @@ grpc::Status AgentServiceImpl::AgentSession(
   return ServeAgent("AgentSession", ctx, [&](const AgentIdentity& who) -> absl::Status {
     v1::AgentSessionRequest req;
     while (!stopping_ && stream->Read(&req)) {
-      MessageDeadlineScope beat(*ctx, sc_.clock, kAgentStoreDeadline);
+      MessageDeadlineScope beat(sc_.clock, kAgentStoreDeadline);
       auto resp = scheduler_.Heartbeat(who, req.heartbeat());
       if (!resp.ok()) return resp.status();
       if (!stream->Write(*resp)) break;

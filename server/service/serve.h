@@ -93,13 +93,13 @@ grpc::Status Serve(ServiceContext& sc, const char* method, grpc::ServerContext* 
 }
 
 // For one message of a stream, which often has no deadline: the store work
-// it causes stops at the stream's deadline or after `limit`, whichever comes
-// first (R9; AgentSession's heartbeats). Scoped like DbDeadlineScope.
+// it causes stops at the stream's deadline (Serve's scope) or after `limit`,
+// whichever comes first (R9; AgentSession's heartbeats). Scoped like
+// DbDeadlineScope; the service's way to DbDeadlineScope::Within.
 class MessageDeadlineScope {
  public:
-  MessageDeadlineScope(const grpc::ServerContext& ctx, Clock& clock,
-                       std::chrono::milliseconds limit)
-      : scope_(std::min<Clock::SystemTime>(ctx.deadline(), clock.SystemNow() + limit)) {}
+  MessageDeadlineScope(Clock& clock, std::chrono::milliseconds limit)
+      : scope_(DbDeadlineScope::Within(clock.SystemNow(), limit)) {}
 
  private:
   DbDeadlineScope scope_;

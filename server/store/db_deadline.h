@@ -6,6 +6,7 @@
 // makes run on one thread, and the Store seam has no per-call context to
 // carry it (threading a deadline through its 30 methods would cost more than
 // this one scope). Code outside any scope (the reaper, tools) has no deadline.
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -28,6 +29,13 @@ class DbDeadlineScope {
 
   // The innermost scope's deadline on this thread; InfiniteFuture when none.
   static absl::Time Current() { return current_; }
+  // Current(), or `limit` after `now` when that is sooner: the deadline of one
+  // step of a longer call (a heartbeat of an AgentSession stream, which often
+  // has no deadline; a look of a LeaseJob long poll).
+  static absl::Time Within(std::chrono::system_clock::time_point now,
+                           std::chrono::milliseconds limit) {
+    return std::min(current_, absl::FromChrono(now + limit));
+  }
 
  private:
   const absl::Time previous_;
