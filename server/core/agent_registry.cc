@@ -95,17 +95,18 @@ bool AgentRegistry::SeenWriteDue(const v1::Heartbeat& hb, int64_t now_ms, int64_
   return server::SeenWriteDue(it == seen_.end() ? nullptr : &it->second, hb, now_ms, refresh_ms);
 }
 
-void AgentRegistry::SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok) {
+void AgentRegistry::SeenWritten(const std::string& agent_id,
+                                const std::vector<v1::DeviceInfo>& written, int64_t now_ms,
+                                bool ok) {
   absl::MutexLock lock(&mu_);
   if (!ok) {
-    seen_.erase(hb.agent_id());
+    seen_.erase(agent_id);
     return;
   }
   if (seen_.size() >= kMaxCachedAgents) seen_.clear();
-  SeenWrite& w = seen_[hb.agent_id()];
+  SeenWrite& w = seen_[agent_id];
   w.at_ms = now_ms;
-  for (const v1::DeviceInfo& d : hb.devices())
-    w.states[d.device_id()] = StoredDeviceState(d.state());
+  for (const v1::DeviceInfo& d : written) w.states[d.device_id()] = d.state();
 }
 
 void AgentRegistry::Cache(const std::string& agent_id, v1::RegisterAgentRequest info) {

@@ -48,10 +48,11 @@ class AgentRegistry {
   // Whether hb must write its agent's last-seen time and device states
   // (agent_rules.h SeenWriteDue, against what this server last wrote).
   bool SeenWriteDue(const v1::Heartbeat& hb, int64_t now_ms, int64_t refresh_ms);
-  // Remembers that hb's devices were written at now_ms (as
-  // StoredDeviceState); ok false forgets what was written (the next
-  // heartbeat writes).
-  void SeenWritten(const v1::Heartbeat& hb, int64_t now_ms, bool ok);
+  // Remembers that agent_id's `written` devices (the states stored) were
+  // written at now_ms; ok false forgets what was written (the next heartbeat
+  // writes).
+  void SeenWritten(const std::string& agent_id, const std::vector<v1::DeviceInfo>& written,
+                   int64_t now_ms, bool ok);
 
  private:
   void Cache(const std::string& agent_id, v1::RegisterAgentRequest info);

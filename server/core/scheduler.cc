@@ -299,7 +299,7 @@ absl::StatusOr<v1::AgentSessionResponse> Scheduler::Heartbeat(const AgentIdentit
     std::vector<v1::DeviceInfo> devices(hb.devices().begin(), hb.devices().end());
     for (v1::DeviceInfo& d : devices) d.set_state(StoredDeviceState(d.state()));
     absl::Status s = store_.UpdateDevices(hb.agent_id(), devices, now_ms);
-    agents_.SeenWritten(hb, now_ms, s.ok());
+    agents_.SeenWritten(hb.agent_id(), devices, now_ms, s.ok());
     if (!s.ok()) return s;
   }
   ObserveHealth(agent->host(), hb.devices());
