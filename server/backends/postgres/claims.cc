@@ -341,10 +341,13 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
   // facts of each one it did not renew, to say why. Named once each: the
   // statement joins the references with its held leases.
   using Key = std::tuple<int64_t, int64_t, int, std::string>;  // job, token, attempt, secret sha
+  std::vector<Key> keys;                                       // keys[i]: running[i]'s
+  keys.reserve(running.size());
   std::set<Key> named;
   nlohmann::json refs = nlohmann::json::array();
   for (const auto& ref : running) {
-    Key key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)};
+    const Key& key =
+        keys.emplace_back(ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret));
     if (!named.insert(key).second) continue;
     refs.push_back({{"id", ref.job_id},
                     {"token", ref.fencing_token},
@@ -373,9 +376,9 @@ absl::StatusOr<LeaseRenewal> PostgresStore::RenewLeases(const std::string& agent
                     row[3].as<std::string>()}] = std::move(n);
         }
         LeaseRenewal out;
-        for (const auto& ref : running) {
-          const Named& n =
-              found[Key{ref.job_id, ref.fencing_token, ref.attempt, Sha256Hex(ref.lease_secret)}];
+        for (size_t i = 0; i < running.size(); ++i) {
+          const AttemptRef& ref = running[i];
+          const Named& n = found[keys[i]];
           if (!n.held) {
             out.dropped.push_back(
                 {ref, n.job ? CheckLease(*n.job, ref, agent_id).value_or(AgentRefusal::kStaleLease)

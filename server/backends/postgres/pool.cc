@@ -64,7 +64,7 @@ absl::StatusOr<int64_t> PgPool::WantedTimeout(absl::string_view what) const {
   // timeout was 20 s while heartbeats and long polls wanted 15 (a SET each
   // way, about 1.2 a job in fleet_bench).
   const int64_t tolerated = absl::ToInt64Seconds(
-      absl::Ceil(left - kTimeoutToleranceMs * absl::Milliseconds(1), absl::Seconds(1)));
+      absl::Ceil(left - absl::Milliseconds(kTimeoutToleranceMs), absl::Seconds(1)));
   return (tolerated + kTimeoutStepS - 1) / kTimeoutStepS * kTimeoutStepS;
 }
 
