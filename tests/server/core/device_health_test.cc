@@ -23,13 +23,10 @@ class DeviceHealthTest : public SchedulerFixture {
 
   // A heartbeat of agent with device 0 reading `health` (device 1 OK).
   void Heartbeat(const std::string& agent, const std::string& health) {
-    v1::Heartbeat hb;
-    hb.set_agent_id(agent);
+    v1::Heartbeat hb = IdleHeartbeat(agent);
     for (int d = 0; d < 2; ++d) {
-      auto* dev = hb.add_devices();
-      dev->set_device_id(d);
-      dev->set_soc("Ascend910B2");
-      dev->set_state(d == 0 && health != "OK" ? v1::DEVICE_STATE_UNHEALTHY : v1::DEVICE_STATE_IDLE);
+      auto* dev = hb.mutable_devices(d);
+      if (d == 0 && health != "OK") dev->set_state(v1::DEVICE_STATE_UNHEALTHY);
       dev->mutable_reading()->set_health(d == 0 ? health : "OK");
       dev->mutable_reading()->set_error_code(d == 0 && health != "OK" ? "80CB8002" : "NA");
     }

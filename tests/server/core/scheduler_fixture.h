@@ -85,6 +85,19 @@ class SchedulerFixture : public ::testing::Test {
     return req;
   }
 
+  // A heartbeat of agent listing its two devices (RegisterRequest's), IDLE.
+  static v1::Heartbeat IdleHeartbeat(const std::string& agent) {
+    v1::Heartbeat hb;
+    hb.set_agent_id(agent);
+    for (int d = 0; d < 2; ++d) {
+      auto* dev = hb.add_devices();
+      dev->set_device_id(d);
+      dev->set_soc("Ascend910B2");
+      dev->set_state(v1::DEVICE_STATE_IDLE);
+    }
+    return hb;
+  }
+
   std::string Register(const std::string& host) {
     auto resp = scheduler_.RegisterAgent(AgentIdentity::ForHost(host), RegisterRequest(host));
     EXPECT_TRUE(resp.ok()) << resp.status();

@@ -154,14 +154,7 @@ std::pair<int64_t, std::string> SeenOf(Store& store, const std::string& agent) {
 TEST_F(SchedulerTest, AHeartbeatWritesTheAgentOnlyWhenADeviceChangesOrItsLastSeenIsOld) {
   const std::string agent = Register("h1");
   const int64_t registered = SeenOf(*store_, agent).first;
-  v1::Heartbeat hb;
-  hb.set_agent_id(agent);
-  for (int d = 0; d < 2; ++d) {
-    auto* dev = hb.add_devices();
-    dev->set_device_id(d);
-    dev->set_soc("Ascend910B2");
-    dev->set_state(v1::DEVICE_STATE_IDLE);
-  }
+  v1::Heartbeat hb = IdleHeartbeat(agent);
   clock_.Advance(seconds(9));
   ASSERT_TRUE(scheduler_.Heartbeat(As(agent), hb).ok());
   EXPECT_EQ(SeenOf(*store_, agent).first, registered) << "nothing changed within 10 s";
