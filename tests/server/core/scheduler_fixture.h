@@ -89,12 +89,7 @@ class SchedulerFixture : public ::testing::Test {
   static v1::Heartbeat IdleHeartbeat(const std::string& agent) {
     v1::Heartbeat hb;
     hb.set_agent_id(agent);
-    for (int d = 0; d < 2; ++d) {
-      auto* dev = hb.add_devices();
-      dev->set_device_id(d);
-      dev->set_soc("Ascend910B2");
-      dev->set_state(v1::DEVICE_STATE_IDLE);
-    }
+    *hb.mutable_devices() = RegisterRequest("any").devices();
     return hb;
   }
 
