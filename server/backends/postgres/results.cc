@@ -60,16 +60,24 @@ bool StoresRound(const AttemptResult& r) {
   return r.outcome == v1::ATTEMPT_OUTCOME_SUCCEEDED && !r.discovery;
 }
 
-// Stores a success's round with its figures (round_insert_ahead; `figures`
-// from PgFiguresJson): its id, or nullopt when nothing was stored (not a
-// success, a candidate table, the job's attempt moved on, or the job has its
-// round already).
+// What a round stores of a result, made once per RecordResult (the one call,
+// the general path after it and every rerun write the same bytes): the
+// serialized evidence and the figures (PgFiguresJson). Empty when the result
+// stores no round (StoresRound).
+struct RoundBytes {
+  std::string evidence;
+  std::string figures;
+};
+
+// Stores a success's round (round_insert_ahead): its id, or nullopt when
+// nothing was stored (not a success, a candidate table, the job's attempt
+// moved on, or the job has its round already).
 std::optional<int64_t> StoreRoundAhead(pqxx::work& tx, const AttemptResult& r,
-                                       const std::string& figures) {
+                                       const RoundBytes& round) {
   if (!StoresRound(r)) return std::nullopt;
   const pqxx::row row = tx.exec_prepared1(
       "round_insert_ahead", r.ref.job_id, r.ref.attempt, r.evidence.duration().aggregate_us(),
-      r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures);
+      r.evidence.bound().label(), PgBytes(round.evidence), r.now_ms, round.figures);
   if (row[0].is_null()) return std::nullopt;
   return row[0].as<int64_t>();
 }
@@ -99,7 +107,7 @@ void RefreshAfterResult(pqxx::work& tx, const std::string& collection_id, v1::Jo
 // queued again).
 absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult& r,
                                             const std::string& notify_payload,
-                                            const std::string& figures,
+                                            const RoundBytes& round_bytes,
                                             std::optional<int64_t> ahead) {
   // Collection, then job: a concurrent resend of the same update (another
   // replica) waits here and then finds the update recorded below.
@@ -124,7 +132,7 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
   if (d.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
     // Not stored ahead only when a concurrent resend's round was in the way
     // and then rolled back: the job is locked and its lease current now.
-    const std::optional<int64_t> round = ahead ? ahead : StoreRoundAhead(tx, r, figures);
+    const std::optional<int64_t> round = ahead ? ahead : StoreRoundAhead(tx, r, round_bytes);
     if (!round) {
       return absl::InternalError(
           absl::StrCat("job ", r.ref.job_id, ": a round exists while its lease is current"));
@@ -152,10 +160,9 @@ absl::StatusOr<ResultAck> ApplyResultLocked(pqxx::work& tx, const AttemptResult&
 // removed in the same transaction, so no other session ever sees it; a
 // refusal (an error) rolls it back with everything else.
 absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
-                                      const std::string& notify_payload,
-                                      const std::string& figures) {
-  const std::optional<int64_t> ahead = StoreRoundAhead(tx, r, figures);
-  absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, figures, ahead);
+                                      const std::string& notify_payload, const RoundBytes& round) {
+  const std::optional<int64_t> ahead = StoreRoundAhead(tx, r, round);
+  absl::StatusOr<ResultAck> ack = ApplyResultLocked(tx, r, notify_payload, round, ahead);
   if (ahead && ack.ok() && ack->round_id != *ahead) tx.exec_prepared0("round_discard", *ahead);
   return ack;
 }
@@ -166,11 +173,11 @@ absl::StatusOr<ResultAck> ApplyResult(pqxx::work& tx, const AttemptResult& r,
 // written then.
 std::optional<ResultAck> ApplyInOneCall(pqxx::nontransaction& tx, const AttemptResult& r,
                                         const JobDecision& d, const std::string& notify_payload,
-                                        const std::string& figures) {
+                                        const RoundBytes& round) {
   const pqxx::row row = tx.exec_prepared1(
       "result_one_call", r.ref.job_id, r.ref.attempt, r.ref.fencing_token, r.agent_id,
       Sha256Hex(r.ref.lease_secret), r.update_uuid, r.evidence.duration().aggregate_us(),
-      r.evidence.bound().label(), PgBytes(r.evidence.SerializeAsString()), r.now_ms, figures,
+      r.evidence.bound().label(), PgBytes(round.evidence), r.now_ms, round.figures,
       static_cast<int>(d.next), d.reason, static_cast<int>(v1::COLLECTION_STATE_RUNNING),
       ResultEventDetail(d), notify_payload);
   if (row[0].as<std::string>() != "applied") return std::nullopt;
@@ -281,16 +288,17 @@ absl::StatusOr<bool> PostgresStore::RecordProgressLocked(const std::string& agen
 }
 
 absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
-  std::string figures;
+  RoundBytes round;
   if (StoresRound(r)) {
     absl::StatusOr<std::string> json = PgFiguresJson(r.metrics);
     if (!json.ok()) return json.status();
-    figures = *std::move(json);
+    round.figures = *std::move(json);
+    round.evidence = r.evidence.SerializeAsString();
   }
   if (const std::optional<JobDecision> d = DecideSuccessOfPlainJob(r)) {
     absl::StatusOr<std::optional<ResultAck>> one = pool_->RunAutocommit(
         "record result", [&](pqxx::nontransaction& tx) -> absl::StatusOr<std::optional<ResultAck>> {
-          return ApplyInOneCall(tx, r, *d, replica_id_, figures);
+          return ApplyInOneCall(tx, r, *d, replica_id_, round);
         });
     if (one.ok() && one->has_value()) return **one;
     // UNAVAILABLE: a broken connection, the call may have committed. The
@@ -298,7 +306,7 @@ absl::StatusOr<ResultAck> PostgresStore::RecordResult(const AttemptResult& r) {
     if (!one.ok() && !absl::IsUnavailable(one.status())) return one.status();
   }
   return pool_->Run("record result",
-                    [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_, figures); });
+                    [&](pqxx::work& tx) { return ApplyResult(tx, r, replica_id_, round); });
 }
 
 }  // namespace npuperf::server
