@@ -80,11 +80,10 @@ SqliteStore::ClaimHeads SqliteStore::LoadClaimHeads() {
     collection_active[active.getColumn(0).getString()] += active.getColumn(2).getInt();
     team_active[active.getColumn(1).getString()] += active.getColumn(2).getInt();
   }
-  SQLite::Statement q(*db_,
-                      "SELECT j.id, j.collection_id, j.team, j.priority, j.operator_name "
-                      "FROM jobs j WHERE j.id IN (SELECT MIN(id) FROM jobs WHERE state = ? "
-                      "GROUP BY collection_id) ORDER BY j.priority DESC, j.id");
-  q.bind(1, kQueued);
+  SQLite::Statement q(*db_, absl::StrCat(kQueueHeadsCte,
+                                         "SELECT j.id, j.collection_id, j.team, j.priority, "
+                                         "j.operator_name FROM heads h JOIN jobs j ON j.id = h.id "
+                                         "ORDER BY j.priority DESC, j.id"));
   ClaimHeads heads;
   while (q.executeStep()) {
     ClaimCandidate c;

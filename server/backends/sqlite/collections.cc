@@ -286,11 +286,14 @@ absl::StatusOr<std::map<std::string, std::vector<int64_t>>> SqliteStore::RecentR
 absl::StatusOr<std::vector<QueuedCount>> SqliteStore::CountQueuedByCollection(int32_t limit) {
   absl::MutexLock lock(&mu_);
   try {
-    SQLite::Statement q(*db_,
-                        "SELECT collection_id, COUNT(*), MIN(queued_ms) FROM jobs WHERE state = ? "
-                        "GROUP BY collection_id ORDER BY MIN(id) LIMIT ?");
-    q.bind(1, kQueued);
-    q.bind(2, limit);
+    // Each collection counted from its entries of jobs_queued_by_collection;
+    // its oldest queued job is its head (as PostgreSQL's queued_by_collection).
+    SQLite::Statement q(
+        *db_, absl::StrCat(kQueueHeadsCte,
+                           "SELECT h.cid, (SELECT COUNT(*) FROM jobs WHERE state = 1 AND "
+                           "collection_id = h.cid), j.queued_ms FROM heads h JOIN jobs j ON j.id = "
+                           "h.id ORDER BY h.id LIMIT ?"));
+    q.bind(1, limit);
     std::vector<QueuedCount> out;
     while (q.executeStep()) {
       out.push_back(

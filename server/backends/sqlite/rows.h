@@ -18,6 +18,19 @@ inline constexpr int kQueued = v1::JOB_STATE_QUEUED;
 inline constexpr int kLeased = v1::JOB_STATE_LEASED;
 inline constexpr int kRunning = v1::JOB_STATE_RUNNING;
 
+// The collections that have a queued job and the id of each one's oldest
+// queued job: a CTE `heads(cid, id)`, to be followed by a SELECT. It walks
+// jobs_queued_by_collection (migration 0026) one collection at a time, a seek
+// each, so its cost follows the collections with queued jobs, not every job
+// ever stored (a GROUP BY over jobs read them all: issue 36). The state is a
+// literal so that SQLite can prove the partial index applies.
+inline constexpr char kQueueHeadsCte[] =
+    "WITH RECURSIVE c(cid) AS (SELECT (SELECT MIN(collection_id) FROM jobs WHERE state = 1) "
+    "UNION ALL SELECT (SELECT MIN(collection_id) FROM jobs WHERE state = 1 AND collection_id > "
+    "c.cid) FROM c WHERE c.cid IS NOT NULL), heads(cid, id) AS (SELECT cid, (SELECT MIN(id) FROM "
+    "jobs WHERE state = 1 AND collection_id = c.cid) FROM c WHERE c.cid IS NOT NULL) ";
+static_assert(kQueued == 1, "kQueueHeadsCte spells the queued state as 1");
+
 inline constexpr char kCollectionColumns[] =
     "id, team, spec, state, idempotency_key, cancel_reason, created_ms, finished_ms";
 // The same with an empty spec (CollectionFromRow reads it as an empty spec).

@@ -201,6 +201,52 @@ TEST_P(StoreConformanceTest, AClaimOfSeveralStopsAtTheLastQueuedJob) {
   EXPECT_EQ(StateOf("two"), v1::COLLECTION_STATE_RUNNING);
 }
 
+// A backend may find the queue heads one collection at a time (SQLite walks
+// its index of queued jobs by collection id): every collection with a queued
+// job is still found, whatever sorts next to it (a collection with nothing
+// queued, one with a live job), and stands for its oldest queued job.
+TEST_P(StoreConformanceTest, EveryCollectionWithAQueuedJobIsAHeadByItsOldestQueuedJob) {
+  Insert(MakeCollection("m-first", "alpha", 2, /*priority=*/9));
+  Insert(MakeCollection("b-done", "alpha", 1, /*priority=*/8));
+  NewCollection later = MakeCollection("z-later", "alpha", 1);
+  later.now_ms = 3000;
+  Insert(later);
+  NewCollection rest = MakeCollection("a-rest", "alpha", 3, /*priority=*/7);
+  rest.now_ms = 4000;
+  Insert(rest);
+  auto ids_of = [&](const std::string& collection) {
+    const v1::Collection c = store_->GetCollection("", collection).value_or(v1::Collection());
+    std::vector<int64_t> ids;
+    for (const auto& j : c.jobs()) ids.push_back(j.id());
+    return ids;
+  };
+  const std::vector<int64_t> m = ids_of("m-first"), z = ids_of("z-later"), a = ids_of("a-rest");
+  ASSERT_EQ(a.size(), 3u);
+  int device = 0;  // each claim on a device of its own, for Finish's agent
+  auto claim = [&] { return Claim(Req("a1", {device++})); };
+  auto first = claim();  // m-first: one job finished, one live
+  ASSERT_TRUE(first);
+  Finish(*first, "u1", 2100, 10);
+  EXPECT_EQ(claim().value_or(v1::JobAssignment()).job_id(), m[1]);
+  auto done = claim();  // b-done: its only job finished
+  ASSERT_TRUE(done);
+  EXPECT_EQ(done->collection_id(), "b-done");
+  Finish(*done, "u2", 2200, 10);
+  EXPECT_EQ(claim().value_or(v1::JobAssignment()).job_id(), a[0]);  // a-rest: one live
+
+  ASSERT_OK_AND_ASSIGN(queued, store_->CountQueuedByCollection(10));
+  ASSERT_EQ(queued.size(), 2u);
+  EXPECT_EQ(absl::StrCat(queued[0].collection_id, " ", queued[0].queued, " ",
+                         queued[0].oldest_queued_ms, ", ", queued[1].collection_id, " ",
+                         queued[1].queued, " ", queued[1].oldest_queued_ms),
+            "z-later 1 3000, a-rest 2 4000");
+  std::vector<int64_t> got;
+  for (auto lease = claim(); lease; lease = claim()) got.push_back(lease->job_id());
+  EXPECT_EQ(got, (std::vector<int64_t>{a[1], a[2], z[0]}));
+  ASSERT_OK_AND_ASSIGN(none, store_->CountQueuedByCollection(10));
+  EXPECT_TRUE(none.empty());
+}
+
 TEST_P(StoreConformanceTest, AClaimWithAnEmptySecretIsRefusedAndLeasesNothing) {
   Insert(MakeCollection("c1", "alpha", 2));
   ClaimRequest req = Req("a1", {0, 1});
