@@ -15,6 +15,7 @@
 #include "SQLiteCpp/Transaction.h"
 #include "absl/strings/str_cat.h"
 #include "server/backends/sqlite/errors.h"
+#include "server/backends/sqlite/rows.h"
 #include "server/core/job_state.h"
 #include "server/store/migrator.h"
 
@@ -120,6 +121,26 @@ bool SqliteStore::CollectionCancelled(const std::string& collection_id) {
   SQLite::Statement c(*db_, "SELECT cancel_reason FROM collections WHERE id = ?");
   c.bind(1, collection_id);
   return c.executeStep() && !c.getColumn(0).getString().empty();
+}
+
+std::optional<v1::CollectionState> SqliteStore::StoredCollectionState(
+    const std::string& collection_id) {
+  SQLite::Statement c(*db_, "SELECT state FROM collections WHERE id = ?");
+  c.bind(1, collection_id);
+  if (!c.executeStep()) return std::nullopt;
+  return static_cast<v1::CollectionState>(c.getColumn(0).getInt());
+}
+
+bool SqliteStore::OthersUnfinished(const std::string& collection_id, int64_t job_id) {
+  SQLite::Statement q(*db_,
+                      "SELECT EXISTS (SELECT 1 FROM jobs WHERE collection_id = ? AND state IN "
+                      "(?, ?, ?) AND id <> ?)");
+  q.bind(1, collection_id);
+  q.bind(2, kQueued);
+  q.bind(3, kLeased);
+  q.bind(4, kRunning);
+  q.bind(5, job_id);
+  return q.executeStep() && q.getColumn(0).getInt() != 0;
 }
 
 std::optional<LeaseFacts> SqliteStore::LoadLease(int64_t job_id) {

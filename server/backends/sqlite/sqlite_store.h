@@ -189,6 +189,14 @@ class SqliteStore final : public Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a cancel was requested for the collection.
   bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The collection's state as stored; nullopt for an unknown collection.
+  std::optional<v1::CollectionState> StoredCollectionState(const std::string& collection_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a job of the collection other than job_id is queued or live: a
+  // few seeks of jobs_by_collection_state, where RefreshCollectionState
+  // counts every job of the collection.
+  bool OthersUnfinished(const std::string& collection_id, int64_t job_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The job's lease as stored (for CheckLease); nullopt for an unknown job.
   std::optional<LeaseFacts> LoadLease(int64_t job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
