@@ -286,13 +286,14 @@ absl::StatusOr<std::map<std::string, std::vector<int64_t>>> SqliteStore::RecentR
 absl::StatusOr<std::vector<QueuedCount>> SqliteStore::CountQueuedByCollection(int32_t limit) {
   absl::MutexLock lock(&mu_);
   try {
-    // Each collection counted from its entries of jobs_queued_by_collection;
-    // its oldest queued job is its head (as PostgreSQL's queued_by_collection).
-    SQLite::Statement q(
-        *db_, absl::StrCat(kQueueHeadsCte,
-                           "SELECT h.cid, (SELECT COUNT(*) FROM jobs WHERE state = 1 AND "
-                           "collection_id = h.cid), j.queued_ms FROM heads h JOIN jobs j ON j.id = "
-                           "h.id ORDER BY h.id LIMIT ?"));
+    // Each collection counted from the index alone; its oldest queued job is
+    // its head (as PostgreSQL's queued_by_collection).
+    SQLite::Statement q(*db_,
+                        absl::StrCat(kQueueHeadsCte,
+                                     "SELECT h.cid, (SELECT COUNT(*) FROM jobs INDEXED BY "
+                                     "jobs_by_collection_state WHERE collection_id = h.cid AND "
+                                     "state = 1), j.queued_ms FROM heads h JOIN jobs j ON j.id = "
+                                     "h.id ORDER BY h.id LIMIT ?"));
     q.bind(1, limit);
     std::vector<QueuedCount> out;
     while (q.executeStep()) {

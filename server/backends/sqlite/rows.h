@@ -22,13 +22,16 @@ inline constexpr int kRunning = v1::JOB_STATE_RUNNING;
 // queued job: a CTE `heads(cid, id)`, to be followed by a SELECT. It walks
 // jobs_queued_by_collection (migration 0026) one collection at a time, a seek
 // each, so its cost follows the collections with queued jobs, not every job
-// ever stored (a GROUP BY over jobs read them all: issue 36). The state is a
-// literal so that SQLite can prove the partial index applies.
+// ever stored (a GROUP BY over jobs read them all: issue 36). INDEXED BY,
+// because without ANALYZE's statistics SQLite walked jobs_by_lease instead, all
+// queued jobs a step; the state is a literal so that the partial index applies.
 inline constexpr char kQueueHeadsCte[] =
-    "WITH RECURSIVE c(cid) AS (SELECT (SELECT MIN(collection_id) FROM jobs WHERE state = 1) "
-    "UNION ALL SELECT (SELECT MIN(collection_id) FROM jobs WHERE state = 1 AND collection_id > "
-    "c.cid) FROM c WHERE c.cid IS NOT NULL), heads(cid, id) AS (SELECT cid, (SELECT MIN(id) FROM "
-    "jobs WHERE state = 1 AND collection_id = c.cid) FROM c WHERE c.cid IS NOT NULL) ";
+    "WITH RECURSIVE c(cid) AS (SELECT (SELECT MIN(collection_id) FROM jobs INDEXED BY "
+    "jobs_queued_by_collection WHERE state = 1) UNION ALL SELECT (SELECT MIN(collection_id) FROM "
+    "jobs INDEXED BY jobs_queued_by_collection WHERE state = 1 AND collection_id > c.cid) FROM c "
+    "WHERE c.cid IS NOT NULL), heads(cid, id) AS (SELECT cid, (SELECT MIN(id) FROM jobs INDEXED "
+    "BY jobs_by_collection_state WHERE collection_id = c.cid AND state = 1) FROM c WHERE c.cid IS "
+    "NOT NULL) ";
 static_assert(kQueued == 1, "kQueueHeadsCte spells the queued state as 1");
 
 inline constexpr char kCollectionColumns[] =
