@@ -4,15 +4,20 @@
 # (every example operator, 3 repeats, 1 warm-up) run ROUNDS times one after another. Prints the
 # CLI's wall time per batch (start to exit, waiting), jobs/s, and per job the agent RPCs the server
 # answered (ReportProgress, ReportResult, LeaseJob) and its CPU (server + agent, from /proc).
-# Usage: [AGENT=other/npuperf-agent] tests/bench/quick_batch_bench.sh [build dir] [rounds]
+# BACKLOG=N first queues a manifest of N cases for a SoC the agent does not have, so every batch
+# runs beside N queued jobs that no claim can take (a team's big manifest waiting for other
+# hardware; issue 36: each lease on SQLite read every queued job).
+# Usage: [AGENT=other/npuperf-agent] [BACKLOG=N] tests/bench/quick_batch_bench.sh [build dir] [rounds]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 ROUNDS=${2:-3}
 BIN=$BUILD/bin
 AGENT=${AGENT:-$BIN/npuperf-agent}  # another build's agent, to compare
+BACKLOG=${BACKLOG:-0}
 VAR=$(mktemp -d /tmp/npuperf-quick-batch.XXXXXX)
 . "$ROOT/tests/bench/processes.sh"  # PIDS, cleanup on exit, first_line
+. "$ROOT/tests/bench/manifests.sh"  # make_ops, EXAMPLE_OP_NAME
 cpu_seconds() {  # pid → user + system CPU seconds so far
   awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
 }
@@ -21,7 +26,8 @@ counter() {  # metric text, method → the request count of that method (every s
 }
 
 "$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --db "sqlite:$VAR/db" \
-  --insecure-no-auth >"$VAR/server.log" 2>&1 &
+  --insecure-no-auth --max-jobs-per-collection $(( BACKLOG > 100000 ? BACKLOG : 100000 )) \
+  --max-queued-jobs-per-team $(( BACKLOG + 100000 )) >"$VAR/server.log" 2>&1 &
 SERVER_PID=$!
 PIDS+=($SERVER_PID)
 export NPUPERF_SERVER=$(first_line "$VAR/server.log" "listening on")
@@ -38,6 +44,13 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
+if [ "$BACKLOG" -gt 0 ]; then
+  mapfile -t OPS < <(make_ops "$BACKLOG")
+  "$BIN/npuperf" submit --manifest --case-arg --case-id --no-wait --quick --label bench=backlog \
+    --soc Ascend310P3 --op-name "$EXAMPLE_OP_NAME" "${OPS[@]}" >/dev/null
+  echo "quick batch: beside $BACKLOG queued jobs for another SoC"
+fi
+
 fetch() { python3 -c "import urllib.request,sys; sys.stdout.write(urllib.request.urlopen('http://$METRICS/metrics').read().decode())" >"$1"; }
 fetch "$VAR/m0"
 CPU0_S=$(cpu_seconds $SERVER_PID)
@@ -48,7 +61,7 @@ for r in $(seq 1 "$ROUNDS"); do
   START=$(date +%s.%N)
   "$BIN/npuperf" --format json submit --batch "$ROOT/examples/ops" --quick --repeats 3 --warm-up 1 \
     --op-name-map "$ROOT/deploy/demo-op-names.json" --label bench=quick-batch >"$VAR/batch.json" \
-    2>"$VAR/cli.err"
+    2>"$VAR/cli.err" || { cat "$VAR/cli.err" >&2; exit 1; }
   END=$(date +%s.%N)
   N=$(python3 -c "import json; print(len(json.load(open('$VAR/batch.json'))['jobs']))")
   T=$(python3 -c "print($END - $START)")

@@ -25,25 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Operator directories holding n cases in all (at most 10,000 per operator, the server's
-# limit): the example operator's files and a generated manifest each. Prints their paths.
-make_ops() {  # n
-  local left=$1 k=0
-  while [ "$left" -gt 0 ]; do
-    local m=$(( left > 10000 ? 10000 : left )) op="$VAR/ops/n$1/op$k"
-    mkdir -p "$op"
-    cp "$ROOT/examples/ops/inplace_add_rmsnorm/"*.py "$op/"
-    python3 - "$m" "$k" "$op/PERFORMANCE_CASES.json" <<'EOF2'
-import json, sys
-n, k = int(sys.argv[1]), int(sys.argv[2])
-cases = [{"id": f"c{k}-{i}", "shape": f"[{16 + i % 4096}, 4096]", "dtype": "fp16"} for i in range(n)]
-json.dump({"schema_version": 1, "cases": cases}, open(sys.argv[3], "w"))
-EOF2
-    echo "$op"
-    left=$(( left - m )) k=$(( k + 1 ))
-  done
-}
-
+. "$ROOT/tests/bench/manifests.sh"  # make_ops, EXAMPLE_OP_NAME
 start_server() {  # db url
   "$BIN/npuperf-server" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 --db "$1" \
     --insecure-no-auth --upload-dir "$VAR/uploads" --max-jobs-per-collection 200000 \
@@ -68,7 +50,7 @@ bench() {  # backend db
       # The CLI's output goes to a file: the figure is the CLI's, not a reader's parse of it.
       t0=$(date +%s.%N)
       "$BIN/npuperf" --server "$addr" --format json submit --manifest --case-arg --case-id --no-wait --quick \
-        --op-name _Z26inplace_add_rmsnorm_kernelPDhS_S_S_ii --idempotency-key "bench-$1-$n-$r-$$" "${ops[@]}" \
+        --op-name "$EXAMPLE_OP_NAME" --idempotency-key "bench-$1-$n-$r-$$" "${ops[@]}" \
         >"$VAR/submit.json" 2>/dev/null
       t1=$(date +%s.%N)
       id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$VAR/submit.json")
