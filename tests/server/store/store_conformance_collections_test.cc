@@ -1,5 +1,6 @@
 // Store conformance: tokens, bundles, collections, agents and the state gauges (the fixture:
 // store_conformance.h). The suite's one INSTANTIATE_TEST_SUITE_P is at the end of this file.
+#include <map>
 #include <string>
 #include <utility>
 
@@ -202,6 +203,48 @@ TEST_P(StoreConformanceTest, CountByStateCountsJobsAgentsAndDevices) {
   EXPECT_EQ(counts.devices["busy"], 1);  // a1's device 0 holds the lease
   EXPECT_EQ(counts.devices["idle"], 2);  // a1's device 1, a3's device 0
   EXPECT_EQ(counts.devices["offline"], 1);
+}
+
+// The job counts (the state gauges) after every kind of transition equal a
+// recount of the jobs, and a state no job is in is absent: the specification
+// for a backend that keeps counts as jobs move rather than count them.
+TEST_P(StoreConformanceTest, CountByStateFollowsEveryJobTransition) {
+  Insert(MakeCollection("c1", "team", 4));
+  Insert(MakeCollection("c2", "team", 2));
+  auto stored = [&] {
+    std::map<v1::JobState, int64_t> n;
+    for (const auto& [state, count] : store_->CountByState().value_or(StateCounts()).jobs) {
+      if (count != 0) n[state] = count;
+    }
+    return n;
+  };
+  auto recount = [&] {
+    std::map<v1::JobState, int64_t> n;
+    for (const char* id : {"c1", "c2"}) {
+      const v1::Collection c = store_->GetCollection("", id).value_or(v1::Collection());
+      for (const auto& j : c.jobs()) ++n[j.state()];
+    }
+    return n;
+  };
+  EXPECT_EQ(stored(), recount()) << "inserted";
+  std::vector<v1::JobAssignment> leases;
+  for (int d = 0; d < 4; ++d) {
+    auto a = Claim(Req("a1", {d}));
+    ASSERT_TRUE(a) << d;
+    leases.push_back(*a);
+  }
+  EXPECT_EQ(stored(), recount()) << "leased";
+  ASSERT_TRUE(store_->RecordProgress("a1", Ref(leases[0]), v1::JobProgress(), 2100, kTtl).ok());
+  EXPECT_EQ(stored(), recount()) << "running";
+  Finish(leases[1], "u1", 2200, 10);
+  ASSERT_TRUE(store_->RecordResult(Result(leases[2], "u2", v1::ATTEMPT_OUTCOME_FAILED, 2300)).ok());
+  EXPECT_EQ(stored(), recount()) << "finished";
+  ASSERT_TRUE(store_->ExpireLeases(10 * kTtl + 10'000, /*max_lost=*/1).ok());
+  EXPECT_EQ(stored(), recount()) << "expired";
+  ASSERT_TRUE(store_->CancelCollection("team", "c2", "enough", 3000).ok());
+  EXPECT_EQ(stored(), recount()) << "cancelled";
+  EXPECT_EQ(stored().count(v1::JOB_STATE_LEASED), 0u);
+  EXPECT_EQ(stored()[v1::JOB_STATE_CANCELLED], 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformanceTest,
