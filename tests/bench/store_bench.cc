@@ -303,11 +303,26 @@ void LatencyBench(Store& a, Store& b, int iters, const char* what) {
   PrintLatency(what, SubmitToLease(a, sa, sb, iters));
 }
 
-void Print(const char* backend, const Figures& f) {
+// `what`: between the backend and the figures ("" for the first run).
+void Print(const char* backend, const Figures& f, const std::string& what = "") {
   std::printf(
-      "%-10s claims %5d in %6.2f s = %8.0f claims/s | rounds %5d in %6.2f s = %8.0f rounds/s\n",
-      backend, f.claims, f.claim_s, f.claims / f.claim_s, f.rounds, f.ingest_s,
+      "%-10s %sclaims %5d in %6.2f s = %8.0f claims/s | rounds %5d in %6.2f s = %8.0f rounds/s\n",
+      backend, what.c_str(), f.claims, f.claim_s, f.claims / f.claim_s, f.rounds, f.ingest_s,
       f.rounds / f.ingest_s);
+}
+
+// A collection of `jobs` cases of one operator, queued at 1 ms.
+NewCollection OneOperatorCollection(const std::string& id, const std::string& team, int jobs) {
+  NewCollection n;
+  n.id = id;
+  n.team = team;
+  auto* op = n.spec.add_operators();
+  op->set_name("op");
+  op->set_bundle_sha256(std::string(64, 'a'));
+  op->set_runner("run.py");
+  for (int j = 0; j < jobs; ++j) n.jobs.push_back({"op", absl::StrCat("case-", j), "K"});
+  n.now_ms = 1;
+  return n;
 }
 
 // The claims and results of Run again, beside one collection of `waiting`
@@ -316,24 +331,12 @@ void Print(const char* backend, const Figures& f) {
 // slowed down with a big one waiting; a manifest of 100,000 cases is one).
 void RunBesideAQueue(Store& store, const char* backend, int jobs, int threads, int batch,
                      int waiting) {
-  NewCollection n;
-  n.id = "waiting";
-  n.team = "waiting";
-  auto* op = n.spec.add_operators();
-  op->set_name("op");
-  op->set_bundle_sha256(std::string(64, 'a'));
-  op->set_runner("run.py");
-  for (int j = 0; j < waiting; ++j) n.jobs.push_back({"op", absl::StrCat("case-", j), "K"});
-  n.now_ms = 1;
+  const NewCollection n = OneOperatorCollection("waiting", "waiting", waiting);
   if (!store.InsertCollection(n).ok()) std::abort();
   const Figures f = Run(store, jobs, threads, batch, "again-", /*priority=*/1);
   // Out of the way of the latency bench's one-job collections.
   if (!store.CancelCollection(n.team, n.id, "bench", 2).ok()) std::abort();
-  std::printf(
-      "%-10s beside %7d queued jobs: claims %5d in %6.2f s = %8.0f claims/s | rounds %5d in "
-      "%6.2f s = %8.0f rounds/s\n",
-      backend, waiting, f.claims, f.claim_s, f.claims / f.claim_s, f.rounds, f.ingest_s,
-      f.rounds / f.ingest_s);
+  Print(backend, f, absl::StrFormat("beside %7d queued jobs: ", waiting));
 }
 
 #if NPUPERF_WITH_POSTGRES
@@ -341,15 +344,7 @@ void RunBesideAQueue(Store& store, const char* backend, int jobs, int threads, i
 // all of them queued (issue 18: 10,000 jobs <= 1 s and 100,000 <= 5 s to
 // submit, <= 2 s to cancel, on PostgreSQL).
 void BigCollection(Store& store, const char* backend, int jobs) {
-  NewCollection n;
-  n.id = absl::StrCat("big-", jobs);
-  n.team = "big";
-  auto* op = n.spec.add_operators();
-  op->set_name("op");
-  op->set_bundle_sha256(std::string(64, 'a'));
-  op->set_runner("run.py");
-  for (int j = 0; j < jobs; ++j) n.jobs.push_back({"op", absl::StrCat("case-", j), "K"});
-  n.now_ms = 1;
+  const NewCollection n = OneOperatorCollection(absl::StrCat("big-", jobs), "big", jobs);
   auto t0 = BenchClock().MonotonicNow();
   if (!store.InsertCollection(n).ok()) std::abort();
   const double submit_s = Since(t0);
