@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
@@ -277,9 +278,28 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
 absl::StatusOr<StateCounts> PostgresStore::CountByState() {
   return pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
     StateCounts out;
+    static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
+                  v1::COLLECTION_STATE_CANCELLED == 5);
+    std::vector<std::string> finished;
     for (const auto& row : tx.exec_prepared("count_jobs")) {
-      out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
+      if (!row[0].is_null()) {
+        finished.push_back(row[0].as<std::string>());
+        continue;
+      }
+      out.jobs[static_cast<v1::JobState>(row[1].as<int>())] = row[2].as<int64_t>();
     }
+    // A rerun of this transaction finds them counted: Add takes an id once.
+    const std::vector<std::string> uncounted = finished_jobs_.Uncounted(finished);
+    if (!uncounted.empty()) {
+      std::map<std::string, std::map<v1::JobState, int64_t>> counted;
+      for (const auto& row :
+           tx.exec_prepared("count_finished_jobs", nlohmann::json(uncounted).dump())) {
+        counted[row[0].as<std::string>()][static_cast<v1::JobState>(row[1].as<int>())] +=
+            row[2].as<int64_t>();
+      }
+      finished_jobs_.Add(uncounted, counted);
+    }
+    finished_jobs_.AddTo(&out.jobs);
     for (const auto& row : tx.exec_prepared("count_agents")) {
       out.agents[row[0].as<std::string>()] = row[1].as<int64_t>();
     }

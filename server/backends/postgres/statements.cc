@@ -371,7 +371,18 @@ constexpr PgStatement kQueueStatements[] = {
     {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
     {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
     // Gauges of /metrics.
-    {"count_jobs", "SELECT state, COUNT(*) FROM jobs GROUP BY state"},
+    // CountByState: in one snapshot, the jobs of each collection not finished
+    // by state (LATERAL: an index read per collection, never a pass over
+    // every job), and the finished collections (3, 4, 5: SUCCEEDED, FAILED,
+    // CANCELLED), whose jobs FinishedJobCounts counts once each.
+    {"count_jobs",
+     "SELECT NULL, j.state, SUM(j.n) FROM collections c CROSS JOIN LATERAL (SELECT state, "
+     "COUNT(*) AS n FROM jobs WHERE collection_id = c.id GROUP BY state) j WHERE c.state NOT IN "
+     "(3, 4, 5) GROUP BY j.state UNION ALL SELECT c.id, NULL, NULL FROM collections c WHERE "
+     "c.state IN (3, 4, 5)"},
+    {"count_finished_jobs",
+     "SELECT collection_id, state, COUNT(*) FROM jobs WHERE collection_id IN (SELECT "
+     "jsonb_array_elements_text($1::jsonb)) GROUP BY 1, 2"},
     {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},
     {"count_devices",
      "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "

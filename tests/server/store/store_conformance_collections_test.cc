@@ -247,6 +247,38 @@ TEST_P(StoreConformanceTest, CountByStateFollowsEveryJobTransition) {
   EXPECT_EQ(stored()[v1::JOB_STATE_CANCELLED], 2);
 }
 
+// The jobs of a finished collection never change again, so a backend may
+// count them once (FinishedJobCounts): a store beside many finished
+// collections counts them on its first refresh, one that finishes later is
+// added once, and a second store on the same database agrees.
+TEST_P(StoreConformanceTest, CountByStateCountsEachFinishedCollectionOnceAndStoresAgree) {
+  UseSqliteFile();
+  for (int i = 0; i < 300; ++i) {
+    const std::string id = absl::StrCat("f", i);
+    Insert(MakeCollection(id, "team", 1));
+    ASSERT_TRUE(store_->CancelCollection("team", id, "done", 1500).ok()) << id;
+  }
+  Insert(MakeCollection("live", "team", 2));
+  auto jobs = [](Store& store) {
+    std::string out;
+    for (const auto& [state, n] : store.CountByState().value_or(StateCounts()).jobs) {
+      if (n != 0) absl::StrAppend(&out, JobStateName(state), " ", n, " ");
+    }
+    return out;
+  };
+  EXPECT_EQ(jobs(*store_), "queued 2 cancelled 300 ");
+  for (int d = 0; d < 2; ++d) {
+    auto a = Claim(Req("a1", {d}));
+    ASSERT_TRUE(a) << d;
+    Finish(*a, absl::StrCat("u", d), 2100, 10);
+  }
+  EXPECT_EQ(StateOf("live"), v1::COLLECTION_STATE_SUCCEEDED);
+  EXPECT_EQ(jobs(*store_), "succeeded 2 cancelled 300 ");
+  EXPECT_EQ(jobs(*store_), "succeeded 2 cancelled 300 ");  // counted once
+  ASSERT_OK_AND_ASSIGN(other, OpenStore());
+  EXPECT_EQ(jobs(*other), "succeeded 2 cancelled 300 ");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreConformanceTest,
                          ::testing::Values(Backend::kSqlite, Backend::kPostgres),
                          [](const auto& param_info) {
