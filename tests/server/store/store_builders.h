@@ -58,6 +58,15 @@ inline ClaimRequest Req(const std::string& agent, std::vector<int> devices, int6
   return r;
 }
 
+// Req for an agent registered on `host` (UpsertAgent's), where Req makes up
+// "host-<agent>": the claims that must see the host's other leases.
+inline ClaimRequest ReqOnHost(const std::string& host, const std::string& agent,
+                              std::vector<int> devices, int64_t now_ms = 2000) {
+  ClaimRequest r = Req(agent, std::move(devices), now_ms);
+  r.host = host;
+  return r;
+}
+
 inline AttemptRef Ref(const v1::JobAssignment& a) {
   return {a.job_id(), a.attempt(), a.fencing_token(), a.lease_secret()};
 }

@@ -108,12 +108,10 @@ TEST_P(StoreConformanceTest, ListAgentsGivesEachAgentItsOwnDevicesAndJobs) {
   ASSERT_TRUE(store_->UpsertAgent("a-agent", AgentInfo("h2", "boot2", 1), 100).ok());
   ASSERT_TRUE(store_->UpsertAgent("m-agent", AgentInfo("h3", "boot3", 2), 100).ok());
   Insert(MakeCollection("c1", "alpha", 2));
-  ClaimRequest req = Req("z-agent", {2});
-  req.host = "h1";
+  ClaimRequest req = ReqOnHost("h1", "z-agent", {2});
   auto a = Claim(req);
   ASSERT_TRUE(a);
-  ClaimRequest other = Req("m-agent", {0});
-  other.host = "h3";
+  ClaimRequest other = ReqOnHost("h3", "m-agent", {0});
   auto b = Claim(other);
   ASSERT_TRUE(b);
   ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());

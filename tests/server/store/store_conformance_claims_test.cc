@@ -360,8 +360,7 @@ TEST_P(StoreConformanceTest, RenewLeasesReportsACancelToALeaseNotYetDue) {
 TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
   ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
   Insert(MakeCollection("c1", "alpha", 1));
-  ClaimRequest req = Req("a1", {0});
-  req.host = "h1";
+  ClaimRequest req = ReqOnHost("h1", "a1", {0});
   auto a = Claim(req);
   ASSERT_TRUE(a);
   ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 2), 2500).ok());
@@ -396,21 +395,17 @@ TEST_P(StoreConformanceTest, AdoptAttemptsOnReRegistration) {
 TEST_P(StoreConformanceTest, ARestartedAgentIsNotHandedItsPredecessorsLeasedDevice) {
   ASSERT_TRUE(store_->UpsertAgent("a1", AgentInfo("h1", "boot1", 2), 100).ok());
   Insert(MakeCollection("c1", "alpha", 4));
-  ClaimRequest first = Req("a1", {0});
-  first.host = "h1";
+  ClaimRequest first = ReqOnHost("h1", "a1", {0});
   auto a = Claim(first);
   ASSERT_TRUE(a);
   ASSERT_TRUE(store_->UpsertAgent("a1b", AgentInfo("h1", "boot1", 2), 2500).ok());
-  ClaimRequest restarted = Req("a1b", {0, 1}, 2600);
-  restarted.host = "h1";
+  ClaimRequest restarted = ReqOnHost("h1", "a1b", {0, 1}, 2600);
   auto b = Claim(restarted);
   ASSERT_TRUE(b);
   EXPECT_EQ(b->device_id(), 1) << "device 0 is still leased to the replaced instance";
-  ClaimRequest only0 = Req("a1b", {0}, 2700);
-  only0.host = "h1";
+  ClaimRequest only0 = ReqOnHost("h1", "a1b", {0}, 2700);
   EXPECT_FALSE(Claim(only0));
-  ClaimRequest elsewhere = Req("x", {0}, 2700);
-  elsewhere.host = "h2";
+  ClaimRequest elsewhere = ReqOnHost("h2", "x", {0}, 2700);
   EXPECT_TRUE(Claim(elsewhere));
   ASSERT_OK_AND_ASSIGN(expired, store_->ExpireLeases(2000 + kTtl + 1, 3));
   ASSERT_EQ(expired.size(), 1u);

@@ -156,8 +156,7 @@ TEST_P(StoreConformanceTest, AgentsAndDevices) {
   EXPECT_TRUE(absl::IsNotFound(store_->GetAgent("zz").status()));
   EXPECT_TRUE(absl::IsNotFound(store_->UpdateDevices("zz", {}, 1)));
   Insert(MakeCollection("c1", "alpha", 1));
-  ClaimRequest req = Req("a1", {1});
-  req.host = "h1";
+  ClaimRequest req = ReqOnHost("h1", "a1", {1});
   auto a = Claim(req);
   ASSERT_TRUE(a);
   ASSERT_OK_AND_ASSIGN(agents, store_->ListAgents());

@@ -31,9 +31,7 @@ struct FinishedJob {
 
 // Agent a1, registered on host h1, asking for work on `devices` at now_ms.
 ClaimRequest OnH1(std::vector<int> devices, int64_t now_ms) {
-  ClaimRequest req = Req("a1", std::move(devices), now_ms);
-  req.host = "h1";
-  return req;
+  return ReqOnHost("h1", "a1", std::move(devices), now_ms);
 }
 
 // Collections "ok", "bad" and "stop" of one job each, claimed by a1 (registered on h1 by the
