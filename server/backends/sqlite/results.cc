@@ -66,13 +66,11 @@ absl::StatusOr<bool> SqliteStore::StoreProgress(const std::string& agent_id, con
   q.executeStep();
   const std::string collection_id = q.getColumn(0).getString();
   q.reset();
-  const bool cancel = CollectionCancelled(collection_id);
+  const StoredCollection stored = LoadStoredCollection(collection_id);
   // Recounting a collection reads all its jobs: 15 ms a report in a
   // 100,000-job collection, under the store's lock (issue 36).
-  if (ProgressNeedsCollectionRefresh(StoredCollectionState(collection_id))) {
-    RefreshCollectionState(collection_id, now_ms);
-  }
-  return cancel;
+  if (ProgressNeedsCollectionRefresh(stored.state)) RefreshCollectionState(collection_id, now_ms);
+  return stored.cancelled;
 }
 
 absl::StatusOr<ResultAck> SqliteStore::RecordResult(const AttemptResult& r) {
@@ -91,7 +89,9 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   if (before->has_value()) return **before;
   auto job = LoadReportedJob(r);
   if (!job.ok()) return job.status();
-  job->facts.cancelled = CollectionCancelled(job->collection_id);
+  // Read once: FinishJob below changes the job, not the collection's row.
+  const StoredCollection stored = LoadStoredCollection(job->collection_id);
+  job->facts.cancelled = stored.cancelled;
   const JobDecision decision = DecideResult(r, job->facts);
   ResultAck ack{0, false, job->collection_id};
   if (decision.next == v1::JOB_STATE_SUCCEEDED && !r.discovery) {
@@ -102,9 +102,8 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
            absl::StrCat(JobStateName(decision.next), " ", decision.reason));
   // Recounted only when the result may change the collection's state (as
   // PostgreSQL's RefreshAfterResult).
-  const std::optional<v1::CollectionState> stored = StoredCollectionState(ack.collection_id);
-  if (!(stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(decision.next) &&
-        ResultKeepsCollectionRunning(stored, decision.next,
+  if (!(stored.state == v1::COLLECTION_STATE_RUNNING && IsTerminal(decision.next) &&
+        ResultKeepsCollectionRunning(stored.state, decision.next,
                                      OthersUnfinished(ack.collection_id, r.ref.job_id)))) {
     RefreshCollectionState(ack.collection_id, r.now_ms);
   }

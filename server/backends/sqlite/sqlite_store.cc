@@ -117,18 +117,12 @@ void SqliteStore::AddEvent(int64_t now_ms, const std::string& collection_id, int
   q.exec();
 }
 
-bool SqliteStore::CollectionCancelled(const std::string& collection_id) {
-  SQLite::Statement c(*db_, "SELECT cancel_reason FROM collections WHERE id = ?");
+SqliteStore::StoredCollection SqliteStore::LoadStoredCollection(const std::string& collection_id) {
+  SQLite::Statement c(*db_, "SELECT state, cancel_reason FROM collections WHERE id = ?");
   c.bind(1, collection_id);
-  return c.executeStep() && !c.getColumn(0).getString().empty();
-}
-
-std::optional<v1::CollectionState> SqliteStore::StoredCollectionState(
-    const std::string& collection_id) {
-  SQLite::Statement c(*db_, "SELECT state FROM collections WHERE id = ?");
-  c.bind(1, collection_id);
-  if (!c.executeStep()) return std::nullopt;
-  return static_cast<v1::CollectionState>(c.getColumn(0).getInt());
+  if (!c.executeStep()) return {};
+  return {static_cast<v1::CollectionState>(c.getColumn(0).getInt()),
+          !c.getColumn(1).getString().empty()};
 }
 
 bool SqliteStore::OthersUnfinished(const std::string& collection_id, int64_t job_id) {

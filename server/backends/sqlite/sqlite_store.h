@@ -188,11 +188,17 @@ class SqliteStore final : public Store {
   // Derives the collection's state from its jobs again.
   void RefreshCollectionState(const std::string& collection_id, int64_t now_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether a cancel was requested for the collection.
-  bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The collection's state as stored; nullopt for an unknown collection.
-  std::optional<v1::CollectionState> StoredCollectionState(const std::string& collection_id)
+  // A collection's row as a progress report or a result reads it.
+  struct StoredCollection {
+    std::optional<v1::CollectionState> state;  // nullopt: no such collection
+    bool cancelled = false;                    // a cancel was requested
+  };
+  StoredCollection LoadStoredCollection(const std::string& collection_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a cancel was requested for the collection.
+  bool CollectionCancelled(const std::string& collection_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return LoadStoredCollection(collection_id).cancelled;
+  }
   // Whether a job of the collection other than job_id is queued or live: a
   // few seeks of jobs_by_collection_state, where RefreshCollectionState
   // counts every job of the collection.
