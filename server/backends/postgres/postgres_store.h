@@ -9,7 +9,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
-#include "server/store/finished_job_counts.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -196,8 +195,6 @@ class PostgresStore final : public Store {
   static constexpr size_t kMaxCachedSpecs = 10'000;
   absl::Mutex specs_mu_;
   std::map<std::string, SpecPtr> specs_ ABSL_GUARDED_BY(specs_mu_);
-  // The jobs of finished collections, counted once (CountByState).
-  FinishedJobCounts finished_jobs_;
   const std::unique_ptr<PgPool> pool_;
   const std::unique_ptr<PgListener> listener_;
 };

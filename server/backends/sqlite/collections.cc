@@ -392,53 +392,46 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
   absl::MutexLock lock(&mu_);
   try {
     StateCounts out;
-    // In one statement (one snapshot): the jobs of the collections not
-    // finished by state, and the finished collections, whose jobs are
-    // counted once each (FinishedJobCounts). CROSS JOIN keeps collections
-    // the outer loop (SQLite scanned every job otherwise).
     static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
                   v1::COLLECTION_STATE_CANCELLED == 5);
+    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+    // The jobs of the collections that finished since the last refresh (all
+    // of them, once, after migration 0027) go into finished_job_counts, and
+    // the collections are marked counted. CROSS JOIN keeps collections the
+    // outer loop (SQLite scanned every job otherwise).
+    SQLite::Statement newly(
+        *db_,
+        "SELECT j.state, COUNT(*) FROM collections c INDEXED BY collections_uncounted CROSS JOIN "
+        "jobs j INDEXED BY jobs_by_collection_state ON j.collection_id = c.id WHERE c.state IN "
+        "(3, 4, 5) AND c.jobs_counted = 0 GROUP BY j.state");
+    std::vector<std::pair<int, int64_t>> counted;
+    while (newly.executeStep()) {
+      counted.emplace_back(newly.getColumn(0).getInt(), newly.getColumn(1).getInt64());
+    }
+    SQLite::Statement add(*db_,
+                          "INSERT INTO finished_job_counts (state, jobs) VALUES (?, ?) ON "
+                          "CONFLICT (state) DO UPDATE SET jobs = jobs + excluded.jobs");
+    for (const auto& [state, n] : counted) {
+      add.bind(1, state);
+      add.bind(2, n);
+      add.exec();
+      add.reset();
+    }
+    db_->exec(
+        "UPDATE collections INDEXED BY collections_uncounted SET jobs_counted = 1 WHERE state IN "
+        "(3, 4, 5) AND jobs_counted = 0");
+    // Then the jobs of the collections not finished, by state, and the
+    // counted ones.
     SQLite::Statement jobs(
         *db_,
-        "SELECT NULL, j.state, COUNT(*) FROM collections c CROSS JOIN jobs j INDEXED BY "
-        "jobs_by_collection_state ON j.collection_id = c.id WHERE c.state NOT IN (3, 4, 5) GROUP "
-        "BY j.state UNION ALL SELECT c.id, NULL, NULL FROM collections c WHERE c.state IN (3, 4, "
-        "5)");
-    std::vector<std::string> finished;
+        "SELECT state, SUM(jobs) FROM (SELECT j.state, COUNT(*) AS jobs FROM collections c "
+        "INDEXED BY collections_unfinished CROSS JOIN jobs j INDEXED BY jobs_by_collection_state "
+        "ON j.collection_id = c.id WHERE c.state NOT IN (3, 4, 5) GROUP BY j.state UNION ALL "
+        "SELECT state, jobs FROM finished_job_counts) GROUP BY state");
     while (jobs.executeStep()) {
-      if (!jobs.getColumn(0).isNull()) {
-        finished.push_back(jobs.getColumn(0).getString());
-        continue;
-      }
-      out.jobs[static_cast<v1::JobState>(jobs.getColumn(1).getInt())] =
-          jobs.getColumn(2).getInt64();
+      out.jobs[static_cast<v1::JobState>(jobs.getColumn(0).getInt())] =
+          jobs.getColumn(1).getInt64();
     }
-    const std::vector<std::string> uncounted = finished_jobs_.Uncounted(finished);
-    std::map<std::string, std::map<v1::JobState, int64_t>> counted;
-    auto read = [&counted](SQLite::Statement& q) {
-      while (q.executeStep()) {
-        counted[q.getColumn(0).getString()][static_cast<v1::JobState>(q.getColumn(1).getInt())] +=
-            q.getColumn(2).getInt64();
-      }
-      q.reset();
-    };
-    if (uncounted.size() <= 256) {  // those finished since the last refresh: a seek each
-      SQLite::Statement q(*db_,
-                          "SELECT collection_id, state, COUNT(*) FROM jobs INDEXED BY "
-                          "jobs_by_collection_state WHERE collection_id = ? GROUP BY state");
-      for (const std::string& id : uncounted) {
-        q.bind(1, id);
-        read(q);
-      }
-    } else {  // this store's first refresh: every finished collection in one pass
-      SQLite::Statement q(
-          *db_,
-          "SELECT j.collection_id, j.state, COUNT(*) FROM collections c CROSS "
-          "JOIN jobs j ON j.collection_id = c.id WHERE c.state IN (3, 4, 5) GROUP BY 1, 2");
-      read(q);
-    }
-    finished_jobs_.Add(uncounted, counted);
-    finished_jobs_.AddTo(&out.jobs);
     SQLite::Statement agents(*db_, "SELECT state, COUNT(*) FROM agents GROUP BY state");
     while (agents.executeStep()) {
       out.agents[agents.getColumn(0).getString()] = agents.getColumn(1).getInt64();
@@ -453,6 +446,7 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
           devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
           devices.getColumn(2).getInt() != 0)] += devices.getColumn(3).getInt64();
     }
+    tx.commit();
     return out;
   } catch (...) {
     return CurrentSqliteError("count by state");

@@ -10,7 +10,6 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "server/core/job_rules.h"
-#include "server/store/finished_job_counts.h"
 #include "server/store/store.h"
 
 namespace SQLite {
@@ -279,8 +278,6 @@ class SqliteStore final : public Store {
 
   absl::Mutex mu_;
   const std::unique_ptr<SQLite::Database> db_ ABSL_PT_GUARDED_BY(mu_);
-  // The jobs of finished collections, counted once (CountByState).
-  FinishedJobCounts finished_jobs_;
   // Cleared (between claims) when it would exceed kMaxCachedSpecs.
   static constexpr size_t kMaxCachedSpecs = 10'000;
   std::map<std::string, std::unique_ptr<v1::CollectionSpec>> specs_ ABSL_GUARDED_BY(mu_);

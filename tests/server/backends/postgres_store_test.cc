@@ -307,6 +307,78 @@ TEST_F(PostgresStoreTest, UpgradeFromVersion2CountsExistingJobs) {
   EXPECT_EQ(Live("c1"), 2);
 }
 
+// The jobs by state, as CountByState gives them, and the same counted from
+// the jobs themselves.
+std::map<v1::JobState, int64_t> JobCounts(Store& store) {
+  std::map<v1::JobState, int64_t> out;
+  for (const auto& [state, n] : store.CountByState().value_or(StateCounts()).jobs) {
+    if (n != 0) out[state] = n;
+  }
+  return out;
+}
+
+// Collections stored finished before migration 0027 (or by a replica of an
+// older version during an upgrade) are not marked counted: the first
+// refresh after it counts their jobs once, beside a collection still live.
+TEST_F(PostgresStoreTest, UpgradeTo27CountsTheJobsOfCollectionsFinishedBeforeOnce) {
+  {
+    pqxx::connection conn(pg_->url());
+    pqxx::work tx(conn);
+    MigrateTo(tx, 26);
+    for (int i = 0; i < 3; ++i) {
+      NewCollection n = MakeCollection(absl::StrCat("c", i), "alpha", 0);
+      tx.exec_params(
+          "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, created_ms) "
+          "VALUES ($1, 'alpha', $2, $3, 0, 2, 1000)",
+          n.id, pqxx::binarystring(n.spec.SerializeAsString()), i == 2 ? 1 : 3 + i);
+    }
+    tx.exec(
+        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
+        "max_attempts, queued_ms) VALUES ('c0', 'alpha', 0, 'op', 'a', 'Op', 4, 1, 1000), ('c0', "
+        "'alpha', 0, 'op', 'b', 'Op', 5, 1, 1000), ('c1', 'alpha', 0, 'op', 'a', 'Op', 5, 1, "
+        "1000), ('c2', 'alpha', 0, 'op', 'a', 'Op', 1, 1, 1000)");
+    tx.commit();
+  }
+  auto store = Open();  // migrates to the newest version
+  ASSERT_NE(store, nullptr);
+  const std::map<v1::JobState, int64_t> want = {
+      {v1::JOB_STATE_QUEUED, 1}, {v1::JOB_STATE_SUCCEEDED, 1}, {v1::JOB_STATE_FAILED, 2}};
+  EXPECT_EQ(JobCounts(*store), want);
+  EXPECT_EQ(JobCounts(*store), want) << "counted once";
+  EXPECT_EQ(Query("SELECT id, 0, 0, 0 FROM collections WHERE state IN (3, 4, 5) AND NOT "
+                  "jobs_counted")
+                .size(),
+            0u);
+  auto other = Open();
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(JobCounts(*other), want) << "a second replica";
+}
+
+// Replicas refreshing at the same time count each finished collection once:
+// one counts it, the other counts it live until that commits, and both then
+// agree with the jobs themselves.
+TEST_F(PostgresStoreTest, ReplicasRefreshingTogetherCountEachFinishedCollectionOnce) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  for (int i = 0; i < 200; ++i) {
+    const std::string id = absl::StrCat("f", i);
+    ASSERT_TRUE(a->InsertCollection(MakeCollection(id, "team", 2)).ok());
+    ASSERT_TRUE(a->CancelCollection("team", id, "done", 1500).ok()) << id;
+  }
+  std::vector<std::map<v1::JobState, int64_t>> seen(8);
+  std::vector<std::thread> refreshes;
+  for (int t = 0; t < 8; ++t) {
+    refreshes.emplace_back([&, t] { seen[t] = JobCounts(t % 2 == 0 ? *a : *b); });
+  }
+  for (auto& t : refreshes) t.join();
+  const std::map<v1::JobState, int64_t> want = {{v1::JOB_STATE_CANCELLED, 400}};
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(seen[t], want) << "refresh " << t;
+  EXPECT_EQ(JobCounts(*a), want);
+  EXPECT_EQ(JobCounts(*b), want);
+}
+
 // Migration 0023 moves every figure of round_metrics into its round's
 // figures, bit for bit: the shortest double above 0.3, the smallest
 // subnormal, the most negative finite double, and a NaN stored before 0005

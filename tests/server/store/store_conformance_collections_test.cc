@@ -246,10 +246,10 @@ TEST_P(StoreConformanceTest, CountByStateFollowsEveryJobTransition) {
   EXPECT_EQ(stored()[v1::JOB_STATE_CANCELLED], 2);
 }
 
-// The jobs of a finished collection never change again, so a backend may
-// count them once (FinishedJobCounts): a store beside many finished
-// collections counts them on its first refresh, one that finishes later is
-// added once, and a second store on the same database agrees.
+// The jobs of a finished collection never change again, so they are counted
+// once, in the database (migration 0027): the first refresh beside many
+// finished collections counts them, one that finishes later is added once,
+// and a second store on the same database agrees.
 TEST_P(StoreConformanceTest, CountByStateCountsEachFinishedCollectionOnceAndStoresAgree) {
   UseSqliteFile();
   for (int i = 0; i < 300; ++i) {
