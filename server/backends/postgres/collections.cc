@@ -275,16 +275,23 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
 }
 
 absl::StatusOr<StateCounts> PostgresStore::CountByState() {
+  static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
+                v1::COLLECTION_STATE_CANCELLED == 5);
+  // The collections that finished since the last refresh (all of them, once,
+  // after migration 0027), a batch a statement, each its own transaction: a
+  // long first pass keeps what it counted even if a later batch fails.
+  constexpr int kCountBatch = 1000;
+  for (;;) {
+    absl::StatusOr<int64_t> counted = pool_->RunAutocommit(
+        "count finished jobs", [&](pqxx::nontransaction& tx) -> absl::StatusOr<int64_t> {
+          return tx.exec_prepared1("count_newly_finished", kCountBatch)[0].as<int64_t>();
+        });
+    if (!counted.ok()) return counted.status();
+    if (*counted < kCountBatch) break;
+  }
   return pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
     StateCounts out;
-    static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
-                  v1::COLLECTION_STATE_CANCELLED == 5);
-    // The collections that finished since the last refresh (all of them,
-    // once, after migration 0027), in batches; a batch another replica holds
-    // is counted live below.
-    constexpr int kCountBatch = 1000;
-    while (tx.exec_prepared1("count_newly_finished", kCountBatch)[0].as<int64_t>() == kCountBatch) {
-    }
+    // Those still not counted (another replica holds them) are counted live.
     for (const auto& row : tx.exec_prepared("count_jobs")) {
       out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
     }

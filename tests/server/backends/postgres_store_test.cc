@@ -319,7 +319,8 @@ std::map<v1::JobState, int64_t> JobCounts(Store& store) {
 
 // Collections stored finished before migration 0027 (or by a replica of an
 // older version during an upgrade) are not marked counted: the first
-// refresh after it counts their jobs once, beside a collection still live.
+// refresh after it counts their jobs once, in batches, beside a collection
+// still live.
 TEST_F(PostgresStoreTest, UpgradeTo27CountsTheJobsOfCollectionsFinishedBeforeOnce) {
   {
     pqxx::connection conn(pg_->url());
@@ -337,12 +338,22 @@ TEST_F(PostgresStoreTest, UpgradeTo27CountsTheJobsOfCollectionsFinishedBeforeOnc
         "max_attempts, queued_ms) VALUES ('c0', 'alpha', 0, 'op', 'a', 'Op', 4, 1, 1000), ('c0', "
         "'alpha', 0, 'op', 'b', 'Op', 5, 1, 1000), ('c1', 'alpha', 0, 'op', 'a', 'Op', 5, 1, "
         "1000), ('c2', 'alpha', 0, 'op', 'a', 'Op', 1, 1, 1000)");
+    // More than one batch of count_newly_finished: 2,500 cancelled ones.
+    tx.exec(
+        "INSERT INTO collections (id, team, spec, state, priority, max_concurrent, created_ms) "
+        "SELECT 'b' || g, 'alpha', '\\x', 5, 0, 2, 1000 FROM generate_series(1, 2500) g");
+    tx.exec(
+        "INSERT INTO jobs (collection_id, team, priority, operator_name, case_id, op_name, state, "
+        "max_attempts, queued_ms) SELECT 'b' || g, 'alpha', 0, 'op', 'a', 'Op', 6, 1, 1000 FROM "
+        "generate_series(1, 2500) g");
     tx.commit();
   }
   auto store = Open();  // migrates to the newest version
   ASSERT_NE(store, nullptr);
-  const std::map<v1::JobState, int64_t> want = {
-      {v1::JOB_STATE_QUEUED, 1}, {v1::JOB_STATE_SUCCEEDED, 1}, {v1::JOB_STATE_FAILED, 2}};
+  const std::map<v1::JobState, int64_t> want = {{v1::JOB_STATE_QUEUED, 1},
+                                                {v1::JOB_STATE_SUCCEEDED, 1},
+                                                {v1::JOB_STATE_FAILED, 2},
+                                                {v1::JOB_STATE_CANCELLED, 2500}};
   EXPECT_EQ(JobCounts(*store), want);
   EXPECT_EQ(JobCounts(*store), want) << "counted once";
   EXPECT_EQ(Query("SELECT id, 0, 0, 0 FROM collections WHERE state IN (3, 4, 5) AND NOT "
