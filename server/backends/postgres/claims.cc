@@ -33,6 +33,8 @@ using SpecPtr = std::shared_ptr<const v1::CollectionSpec>;
 // cancelled or drained (another replica took its last job) is dropped and
 // the chooser asked again.
 constexpr int kMaxClaimRounds = 16;
+// Picks a statement of a claim of one job (ChooseAndLease).
+constexpr int kPicksPerCall = 4;
 
 // What a claim works on: the free devices and the queue heads.
 struct ClaimView {
@@ -173,34 +175,44 @@ Result AssignmentFrom(const pqxx::row& row, int at, const ClaimRequest& req,
   return a;
 }
 
-// Leases the candidate's oldest queued job on `device` with `secret`;
-// nullopt when its collection is cancelled, at its cap, drained, or
-// (skip_locked) held by another claim.
-Result TakeLease(pqxx::transaction_base& tx, const ClaimRequest& req, const ClaimCandidate& c,
-                 const OfferedDevice& device, const std::string& secret, bool skip_locked) {
-  // npuperf_claim() (migration 0003) checks the cap and cancellation under
-  // the collection's row lock and leases its oldest queued job, in one call.
-  const pqxx::row row =
-      tx.exec_prepared1("claim_take", c.collection_id, skip_locked, req.agent_id, req.host,
-                        device.device_id, device.soc, req.now_ms + req.lease_ttl_ms, req.now_ms,
-                        static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(secret));
-  return AssignmentFrom(row, 0, req, c, device, secret);
-}
-
-// Asks the chooser and tries its pick, up to kMaxClaimRounds times.
+// Asks the chooser again and again, each time as if its picks so far had
+// failed, and leases the first pick that can be leased (npuperf_claim_first:
+// kPicksPerCall picks a statement, so a pick whose collection turns out
+// capped, cancelled, drained or locked costs no round trip; issue 36). Only
+// the claim's first pick waits for its collection's lock: a claim that lost
+// a race does not queue behind every busy collection in turn. The picks
+// tried are dropped from `view`.
 Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
                       const std::string& secret, const ClaimChooser& choose, ClaimView& view) {
-  for (int round = 0; round < kMaxClaimRounds && !view.candidates.empty(); ++round) {
-    auto choice = choose(view.candidates, view.offered, req.agent_labels);
-    if (!choice) return Result();
-    // Waiting for a collection's lock only in the first round keeps a claim
-    // that lost a race from queueing behind every busy collection in turn.
-    auto lease = TakeLease(tx, req, view.candidates[choice->first], view.offered[choice->second],
-                           secret, /*skip_locked=*/round > 0);
-    if (lease) return lease;
-    // Cancelled, at its cap, drained or locked: ask the chooser again
-    // without it.
-    DropCandidate(view, choice->first);
+  struct Pick {
+    ClaimCandidate candidate;
+    SpecPtr spec;  // keeps candidate.spec alive
+    OfferedDevice device;
+  };
+  for (int tried = 0; tried < kMaxClaimRounds && !view.candidates.empty();) {
+    std::vector<Pick> picks;
+    nlohmann::json plan = nlohmann::json::array();
+    while (static_cast<int>(picks.size()) < kPicksPerCall &&
+           tried + static_cast<int>(picks.size()) < kMaxClaimRounds && !view.candidates.empty()) {
+      auto choice = choose(view.candidates, view.offered, req.agent_labels);
+      if (!choice) break;
+      const OfferedDevice& device = view.offered[choice->second];
+      plan.push_back({{"coll", view.candidates[choice->first].collection_id},
+                      {"device", device.device_id},
+                      {"soc", device.soc}});
+      picks.push_back({view.candidates[choice->first], view.specs[choice->first], device});
+      DropCandidate(view, choice->first);
+    }
+    if (picks.empty()) break;
+    const pqxx::row row =
+        tx.exec_prepared1("claim_take_first", plan.dump(), /*wait_first=*/tried == 0, req.agent_id,
+                          req.host, req.now_ms + req.lease_ttl_ms, req.now_ms,
+                          static_cast<int>(v1::COLLECTION_STATE_RUNNING), Sha256Hex(secret));
+    const int n = row[0].as<int>();
+    if (n >= 0 && n < static_cast<int>(picks.size())) {
+      return AssignmentFrom(row, 1, req, picks[n].candidate, picks[n].device, secret);
+    }
+    tried += static_cast<int>(picks.size());
   }
   return Result();
 }

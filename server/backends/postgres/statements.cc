@@ -225,8 +225,10 @@ constexpr PgStatement kQueueStatements[] = {
     // Specs of collections (a JSON array of ids) the claim has not cached.
     {"claim_specs",
      "SELECT id, spec FROM collections WHERE id IN (SELECT jsonb_array_elements_text($1::jsonb))"},
-    // $10: the sha256 of the lease's secret (migration 0004).
-    {"claim_take", "SELECT * FROM npuperf_claim($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"},
+    // A claim of one job: the first of the chooser's picks ($1, a JSON array
+    // of {"coll", "device", "soc"}) that leases; $2: whether the first pick
+    // waits for its collection's lock; $8: the sha256 of the lease's secret.
+    {"claim_take_first", "SELECT * FROM npuperf_claim_first($1, $2, $3, $4, $5, $6, $7, $8)"},
     // Several leases of one claim in one statement (issue 36), in plan order:
     // $1 is a JSON array of {"n", "coll", "device", "soc", "secret"}; each row
     // is n and what npuperf_claim() returned for it. A collection another

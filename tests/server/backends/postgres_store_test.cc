@@ -537,6 +537,44 @@ TEST_F(PostgresStoreTest, TheClaimFunctionHasOneDefinitionWhateverVersionTheData
   EXPECT_EQ(claim_signatures(), std::vector<int>({10}));
 }
 
+// A claim of one job tries the chooser's picks in turn until one leases,
+// several in one statement (npuperf_claim_first): with a chooser that
+// ignores caps, six collections at their cap of 1 come first (more picks
+// than one statement sends), then one below it, which leases. When every
+// pick fails, nothing is leased and nothing is left locked.
+TEST_F(PostgresStoreTest, AClaimOfOneJobTriesTheChoosersPicksInTurnUntilOneLeases) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 7; ++i) {
+    ASSERT_TRUE(
+        store->InsertCollection(MakeCollection(absl::StrCat("c", i), "alpha", 2, 0, /*cap=*/1))
+            .ok());
+  }
+  for (int i = 0; i < 6; ++i) {  // the queue's order: c0 .. c5, one live job each
+    auto a = store->ClaimJob(Req("a1", {i}), ChooseClaim);
+    ASSERT_TRUE(a.ok() && a->has_value()) << i;
+    EXPECT_EQ((*a)->collection_id(), absl::StrCat("c", i));
+  }
+  const ClaimChooser ignores_caps =
+      [](const std::vector<ClaimCandidate>& candidates, const std::vector<OfferedDevice>& devices,
+         const std::map<std::string, std::string>&) -> std::optional<std::pair<size_t, size_t>> {
+    if (candidates.empty() || devices.empty()) return std::nullopt;
+    return std::make_pair(size_t{0}, size_t{0});
+  };
+  auto seventh = store->ClaimJob(Req("a1", {6}), ignores_caps);
+  ASSERT_TRUE(seventh.ok() && seventh->has_value()) << seventh.status();
+  EXPECT_EQ((*seventh)->collection_id(), "c6");
+  auto none = store->ClaimJob(Req("a1", {7}), ignores_caps);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value()) << "every collection is at its cap";
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(Live(absl::StrCat("c", i)), 1) << i;
+  // No lock outlived the claims: a claim that waits for its first pick's
+  // lock still gets an answer (c0's cap).
+  auto again = store->ClaimJob(Req("a2", {0}), ChooseClaim);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->has_value());
+}
+
 // npuperf_result applies a common success in one call (issue 36): it must
 // leave every row the general path leaves. The first of two jobs takes the
 // one call, the collection's last the general path; their rows differ only
