@@ -277,33 +277,42 @@ absl::StatusOr<std::vector<CancelOrder>> PostgresStore::CancelCollection(const s
 absl::StatusOr<StateCounts> PostgresStore::CountByState() {
   static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
                 v1::COLLECTION_STATE_CANCELLED == 5);
-  // The collections that finished since the last refresh (all of them, once,
-  // after migration 0027), a batch a statement, each its own transaction: a
-  // long first pass keeps what it counted even if a later batch fails.
-  constexpr int kCountBatch = 1000;
-  for (;;) {
-    absl::StatusOr<int64_t> counted = pool_->RunAutocommit(
+  // The finished collections are counted a batch a statement: the first
+  // batch with the read, any more each in its own transaction, so a long
+  // first pass (every collection finished before migration 0027) keeps what
+  // it counted even if a later batch fails.
+  constexpr int kCountBatch = 1000;  // NPUPERF_PG_COUNT_NEWLY_FINISHED's LIMIT
+  int64_t counted = 0;
+  absl::StatusOr<StateCounts> counts =
+      pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
+        StateCounts out;
+        for (const auto& row : tx.exec_prepared("count_jobs")) {
+          if (row[0].is_null()) {
+            counted = row[1].as<int64_t>();
+          } else {
+            out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
+          }
+        }
+        for (const auto& row : tx.exec_prepared("count_agents")) {
+          out.agents[row[0].as<std::string>()] = row[1].as<int64_t>();
+        }
+        for (const auto& row : tx.exec_prepared("count_devices")) {
+          out.devices[DeviceStatusName(row[0].as<bool>(), row[1].as<int>(), row[2].as<bool>())] +=
+              row[3].as<int64_t>();
+        }
+        return out;
+      });
+  if (!counts.ok()) return counts;
+  // A full batch: more may wait (the counts above are exact either way).
+  while (counted == kCountBatch) {
+    absl::StatusOr<int64_t> more = pool_->RunAutocommit(
         "count finished jobs", [&](pqxx::nontransaction& tx) -> absl::StatusOr<int64_t> {
-          return tx.exec_prepared1("count_newly_finished", kCountBatch)[0].as<int64_t>();
+          return tx.exec_prepared1("count_newly_finished")[0].as<int64_t>();
         });
-    if (!counted.ok()) return counted.status();
-    if (*counted < kCountBatch) break;
+    if (!more.ok()) return more.status();
+    counted = *more;
   }
-  return pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
-    StateCounts out;
-    // Those still not counted (another replica holds them) are counted live.
-    for (const auto& row : tx.exec_prepared("count_jobs")) {
-      out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
-    }
-    for (const auto& row : tx.exec_prepared("count_agents")) {
-      out.agents[row[0].as<std::string>()] = row[1].as<int64_t>();
-    }
-    for (const auto& row : tx.exec_prepared("count_devices")) {
-      out.devices[DeviceStatusName(row[0].as<bool>(), row[1].as<int>(), row[2].as<bool>())] +=
-          row[3].as<int64_t>();
-    }
-    return out;
-  });
+  return counts;
 }
 
 }  // namespace npuperf::server

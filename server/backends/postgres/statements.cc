@@ -373,30 +373,24 @@ constexpr PgStatement kQueueStatements[] = {
     {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
     {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
     // Gauges of /metrics.
-    // CountByState (migration 0027). First the finished collections not
-    // counted yet, up to $1 of them, skipping those another replica is
-    // counting: their jobs added to finished_job_counts (in state order, the
-    // lock order of its rows) and the collections marked, in one statement.
-    // Returns how many were counted.
-    {"count_newly_finished",
-     "WITH n AS (SELECT id FROM collections WHERE state IN (3, 4, 5) AND NOT jobs_counted LIMIT $1 "
-     "FOR UPDATE SKIP LOCKED), j AS (SELECT j.state, SUM(j.n) AS jobs FROM n CROSS JOIN LATERAL "
-     "(SELECT state, COUNT(*) AS n FROM jobs WHERE collection_id = n.id GROUP BY state) j GROUP BY "
-     "j.state), a AS (INSERT INTO finished_job_counts AS f (state, jobs) SELECT state, jobs FROM j "
-     "ORDER BY state ON CONFLICT (state) DO UPDATE SET jobs = f.jobs + EXCLUDED.jobs), m AS "
-     "(UPDATE collections c SET jobs_counted = true FROM n WHERE c.id = n.id) SELECT COUNT(*) FROM "
-     "n"},
-    // Then, in one snapshot, the jobs by state: of the collections not
-    // finished and of the finished ones not counted yet (LATERAL with its
-    // own GROUP BY, which PostgreSQL cannot flatten into a join: an index
-    // read per collection, never a pass over every job), and the counted.
-    {"count_jobs",
-     "SELECT state, SUM(n) FROM (SELECT j.state, j.n FROM collections c CROSS JOIN LATERAL "
-     "(SELECT state, COUNT(*) AS n FROM jobs WHERE collection_id = c.id GROUP BY state) j "
-     "WHERE c.state NOT IN (3, 4, 5) UNION ALL SELECT j.state, j.n FROM collections c CROSS JOIN "
-     "LATERAL (SELECT state, COUNT(*) AS n FROM jobs WHERE collection_id = c.id GROUP BY state) j "
-     "WHERE c.state IN (3, 4, 5) AND NOT c.jobs_counted UNION ALL SELECT state, jobs FROM "
-     "finished_job_counts) x GROUP BY state"},
+    // CountByState (migration 0027), in one statement: the finished
+    // collections not counted yet counted (NPUPERF_PG_COUNT_NEWLY_FINISHED;
+    // a row with a NULL state says how many), and in the statement's
+    // snapshot, from before those writes, the jobs by state of the
+    // collections not finished, of the finished ones not counted (these
+    // included, and those another replica holds), and the counted. LATERAL
+    // with its own GROUP BY, which PostgreSQL cannot flatten into a join: an
+    // index read per collection, never a pass over every job.
+    {"count_jobs", NPUPERF_PG_COUNT_NEWLY_FINISHED
+     "SELECT NULL::integer, COUNT(*) FROM n UNION ALL SELECT state, SUM(n) FROM (SELECT j.state, "
+     "j.n FROM collections c CROSS JOIN LATERAL (SELECT state, COUNT(*) AS n FROM jobs WHERE "
+     "collection_id = c.id GROUP BY state) j WHERE c.state NOT IN (3, 4, 5) UNION ALL SELECT "
+     "j.state, j.n FROM collections c CROSS JOIN LATERAL (SELECT state, COUNT(*) AS n FROM jobs "
+     "WHERE collection_id = c.id GROUP BY state) j WHERE c.state IN (3, 4, 5) AND NOT "
+     "c.jobs_counted UNION ALL SELECT state, jobs FROM finished_job_counts) x GROUP BY state"},
+    // The same first step alone, when a refresh counted a full batch: it
+    // returns how many it counted.
+    {"count_newly_finished", NPUPERF_PG_COUNT_NEWLY_FINISHED "SELECT COUNT(*) FROM n"},
     {"count_agents", "SELECT state, COUNT(*) FROM agents GROUP BY state"},
     {"count_devices",
      "SELECT a.state = 'online', d.state, EXISTS (SELECT 1 FROM jobs j WHERE j.agent_id = "
