@@ -14,7 +14,8 @@
 -- once, before it holds any lock).
 -- Returns one row: n, the index of the pick that leased, and npuperf_claim()'s lease; or n = -1 and
 -- outcome 'none' when no pick leased. The locks of the picks that did not lease are held until the
--- statement ends, as in claim_take_many.
+-- transaction ends: the caller runs it in autocommit (postgres/claims.cc, ClaimJobs), so until the
+-- statement ends, as claim_take_many.
 CREATE OR REPLACE FUNCTION npuperf_claim_first(p_plan jsonb, p_wait_first boolean, p_agent text,
                                                p_host text, p_expires_ms bigint, p_now_ms bigint,
                                                p_running_state integer, p_secret_sha256 text)

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 #include "server/backends/postgres/pool.h"
 #include "server/backends/postgres/postgres_store.h"
 #include "server/backends/postgres/rows.h"
@@ -281,14 +282,13 @@ absl::StatusOr<StateCounts> PostgresStore::CountByState() {
   // batch with the read, any more each in its own transaction, so a long
   // first pass (every collection finished before migration 0027) keeps what
   // it counted even if a later batch fails.
-  constexpr int kCountBatch = 1000;  // NPUPERF_PG_COUNT_NEWLY_FINISHED's LIMIT
-  int64_t counted = 0;
+  bool full_batch = false;
   absl::StatusOr<StateCounts> counts =
       pool_->Run("count by state", [&](pqxx::work& tx) -> absl::StatusOr<StateCounts> {
         StateCounts out;
         for (const auto& row : tx.exec_prepared("count_jobs")) {
           if (row[0].is_null()) {
-            counted = row[1].as<int64_t>();
+            full_batch = row[1].as<int>() != 0;
           } else {
             out.jobs[static_cast<v1::JobState>(row[0].as<int>())] = row[1].as<int64_t>();
           }
@@ -302,15 +302,19 @@ absl::StatusOr<StateCounts> PostgresStore::CountByState() {
         }
         return out;
       });
-  if (!counts.ok()) return counts;
-  // A full batch: more may wait (the counts above are exact either way).
-  while (counted == kCountBatch) {
-    absl::StatusOr<int64_t> more = pool_->RunAutocommit(
-        "count finished jobs", [&](pqxx::nontransaction& tx) -> absl::StatusOr<int64_t> {
-          return tx.exec_prepared1("count_newly_finished")[0].as<int64_t>();
+  // More may wait after a full batch. The counts above are exact either way,
+  // so a failed batch is left to the next refresh, not reported.
+  while (counts.ok() && full_batch) {
+    absl::StatusOr<bool> full = pool_->RunAutocommit(
+        "count finished jobs", [&](pqxx::nontransaction& tx) -> absl::StatusOr<bool> {
+          return tx.exec_prepared1("count_newly_finished")[0].as<int>() != 0;
         });
-    if (!more.ok()) return more.status();
-    counted = *more;
+    if (!full.ok()) {
+      LogWarning("postgres",
+                 absl::StrCat("counting finished collections: ", full.status().ToString()));
+      break;
+    }
+    full_batch = *full;
   }
   return counts;
 }

@@ -104,8 +104,9 @@ std::span<const PgStatement> HistoryStatements();
   "jobs.id = $3 AND jobs.fencing_token = $4 AND jobs.attempt = $5 AND jobs.agent_id = $7 " \
   "AND jobs.state IN " NPUPERF_PG_LIVE " AND " NPUPERF_PG_SECRET("$8")
 // CountByState's first step (migration 0027): of the finished collections
-// not counted yet, up to 1,000 (kCountBatch in postgres/collections.cc; a
-// literal, not a parameter, so the statement is planned once), skipping those another replica is
+// not counted yet, up to 1,000 (a literal, not a parameter, so the
+// statement is planned once; NPUPERF_PG_COUNT_BATCH_FULL says whether it
+// took that many), skipping those another replica is
 // counting (n), the jobs added to finished_job_counts in state order, the lock order of its rows,
 // and the collections marked counted. A statement that starts with it sees none of these writes:
 // its snapshot is the one before them.
@@ -117,3 +118,4 @@ std::span<const PgStatement> HistoryStatements();
   "j.state), a AS (INSERT INTO finished_job_counts AS f (state, jobs) SELECT state, jobs FROM j " \
   "ORDER BY state ON CONFLICT (state) DO UPDATE SET jobs = f.jobs + EXCLUDED.jobs), m AS "        \
   "(UPDATE collections c SET jobs_counted = true FROM n WHERE c.id = n.id) "
+#define NPUPERF_PG_COUNT_BATCH_FULL "(COUNT(*) >= 1000)::integer"

@@ -388,40 +388,55 @@ absl::StatusOr<std::vector<CancelOrder>> SqliteStore::CancelCollection(const std
   }
 }
 
+void SqliteStore::CountNewlyFinished() {
+  SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement newly(
+      *db_,
+      "SELECT j.state, COUNT(*) FROM collections c INDEXED BY collections_uncounted CROSS JOIN "
+      "jobs j INDEXED BY jobs_by_collection_state ON j.collection_id = c.id WHERE c.state IN "
+      "(3, 4, 5) AND c.jobs_counted = 0 GROUP BY j.state");
+  std::vector<std::pair<int, int64_t>> counted;
+  while (newly.executeStep()) {
+    counted.emplace_back(newly.getColumn(0).getInt(), newly.getColumn(1).getInt64());
+  }
+  SQLite::Statement add(*db_,
+                        "INSERT INTO finished_job_counts (state, jobs) VALUES (?, ?) ON "
+                        "CONFLICT (state) DO UPDATE SET jobs = jobs + excluded.jobs");
+  for (const auto& [state, n] : counted) {
+    add.bind(1, state);
+    add.bind(2, n);
+    add.exec();
+    add.reset();
+  }
+  db_->exec(
+      "UPDATE collections INDEXED BY collections_uncounted SET jobs_counted = 1 WHERE state IN "
+      "(3, 4, 5) AND jobs_counted = 0");
+  tx.commit();
+}
+
 absl::StatusOr<StateCounts> SqliteStore::CountByState() {
   absl::MutexLock lock(&mu_);
   try {
     StateCounts out;
     static_assert(v1::COLLECTION_STATE_SUCCEEDED == 3 && v1::COLLECTION_STATE_FAILED == 4 &&
                   v1::COLLECTION_STATE_CANCELLED == 5);
-    SQLite::Transaction tx(*db_, SQLite::TransactionBehavior::IMMEDIATE);
     // The jobs of the collections that finished since the last refresh (all
     // of them, once, after migration 0027) go into finished_job_counts, and
-    // the collections are marked counted. CROSS JOIN keeps collections the
-    // outer loop (SQLite scanned every job otherwise).
-    SQLite::Statement newly(
-        *db_,
-        "SELECT j.state, COUNT(*) FROM collections c INDEXED BY collections_uncounted CROSS JOIN "
-        "jobs j INDEXED BY jobs_by_collection_state ON j.collection_id = c.id WHERE c.state IN "
-        "(3, 4, 5) AND c.jobs_counted = 0 GROUP BY j.state");
-    std::vector<std::pair<int, int64_t>> counted;
-    while (newly.executeStep()) {
-      counted.emplace_back(newly.getColumn(0).getInt(), newly.getColumn(1).getInt64());
-    }
-    SQLite::Statement add(*db_,
-                          "INSERT INTO finished_job_counts (state, jobs) VALUES (?, ?) ON "
-                          "CONFLICT (state) DO UPDATE SET jobs = jobs + excluded.jobs");
-    for (const auto& [state, n] : counted) {
-      add.bind(1, state);
-      add.bind(2, n);
-      add.exec();
-      add.reset();
-    }
-    db_->exec(
-        "UPDATE collections INDEXED BY collections_uncounted SET jobs_counted = 1 WHERE state IN "
-        "(3, 4, 5) AND jobs_counted = 0");
-    // Then the jobs of the collections not finished, by state, and the
-    // counted ones.
+    // the collections are marked counted, in one write transaction, taken
+    // only when there are some (another process may share the file). CROSS
+    // JOIN keeps collections the outer loop (SQLite scanned every job
+    // otherwise). This connection is the file's only writer and mu_ is held,
+    // so nothing finishes between that write and the read below.
+    bool uncounted = false;
+    {
+      SQLite::Statement any(*db_,
+                            "SELECT EXISTS (SELECT 1 FROM collections INDEXED BY "
+                            "collections_uncounted WHERE state IN (3, 4, 5) AND jobs_counted = 0)");
+      uncounted = any.executeStep() && any.getColumn(0).getInt() != 0;
+    }  // finalized before the write transaction
+    if (uncounted) CountNewlyFinished();
+    // The jobs of the collections not finished, by state, and the counted
+    // ones.
     SQLite::Statement jobs(
         *db_,
         "SELECT state, SUM(jobs) FROM (SELECT j.state, COUNT(*) AS jobs FROM collections c "
@@ -446,7 +461,6 @@ absl::StatusOr<StateCounts> SqliteStore::CountByState() {
           devices.getColumn(0).getInt() != 0, devices.getColumn(1).getInt(),
           devices.getColumn(2).getInt() != 0)] += devices.getColumn(3).getInt64();
     }
-    tx.commit();
     return out;
   } catch (...) {
     return CurrentSqliteError("count by state");

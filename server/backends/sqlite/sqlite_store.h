@@ -272,6 +272,10 @@ class SqliteStore final : public Store {
   // returns the round id.
   int64_t InsertRound(const AttemptResult& r, const ReportedJob& job)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds the jobs of the finished collections not counted yet to
+  // finished_job_counts and marks them counted, in one transaction
+  // (CountByState, migration 0027).
+  void CountNewlyFinished() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes the decision to the job and records the update as applied.
   void FinishJob(const AttemptResult& r, const JobDecision& d, int attempt, int64_t round_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
