@@ -45,7 +45,11 @@ bool ProgressNeedsCollectionRefresh(std::optional<v1::CollectionState> stored) {
 
 bool ResultKeepsCollectionRunning(std::optional<v1::CollectionState> stored, v1::JobState next,
                                   bool others_unfinished) {
-  return stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next) && others_unfinished;
+  return ResultMayKeepCollectionRunning(stored, next) && others_unfinished;
+}
+
+bool ResultMayKeepCollectionRunning(std::optional<v1::CollectionState> stored, v1::JobState next) {
+  return stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next);
 }
 
 const char* JobStateName(v1::JobState state) {

@@ -41,6 +41,10 @@ bool ProgressNeedsCollectionRefresh(std::optional<v1::CollectionState> stored);
 // 100,000-job batch counted 100,000 index entries per result).
 bool ResultKeepsCollectionRunning(std::optional<v1::CollectionState> stored, v1::JobState next,
                                   bool others_unfinished);
+// The part of that rule that needs no read: whether such a result may keep
+// its collection RUNNING at all (ResultKeepsCollectionRunning is this and
+// others_unfinished). The SQLite store reads others_unfinished only then.
+bool ResultMayKeepCollectionRunning(std::optional<v1::CollectionState> stored, v1::JobState next);
 
 // Lower-case name for logs and metrics labels ("queued", "leased", ...).
 const char* JobStateName(v1::JobState state);

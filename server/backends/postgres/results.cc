@@ -93,10 +93,7 @@ std::string ResultEventDetail(const JobDecision& d) {
 void RefreshAfterResult(pqxx::work& tx, const std::string& collection_id, v1::JobState next,
                         int64_t now_ms, bool cancelled, std::optional<v1::CollectionState> stored,
                         bool others_unfinished) {
-  if (stored == v1::COLLECTION_STATE_RUNNING && IsTerminal(next) &&
-      ResultKeepsCollectionRunning(stored, next, others_unfinished)) {
-    return;
-  }
+  if (ResultKeepsCollectionRunning(stored, next, others_unfinished)) return;
   PgRefreshCollectionState(tx, collection_id, now_ms, cancelled, stored);
 }
 

@@ -100,11 +100,11 @@ absl::StatusOr<ResultAck> SqliteStore::ApplyResult(const AttemptResult& r) {
   FinishJob(r, decision, job->facts.attempt, ack.round_id);
   AddEvent(r.now_ms, ack.collection_id, r.ref.job_id, EventKind::kJobResult,
            absl::StrCat(JobStateName(decision.next), " ", decision.reason));
-  // Recounted only when the result may change the collection's state (as
-  // PostgreSQL's RefreshAfterResult).
-  if (!(stored.state == v1::COLLECTION_STATE_RUNNING && IsTerminal(decision.next) &&
-        ResultKeepsCollectionRunning(stored.state, decision.next,
-                                     OthersUnfinished(ack.collection_id, r.ref.job_id)))) {
+  // Recounted only when the result may change the collection's state
+  // (ResultKeepsCollectionRunning, as PostgreSQL's RefreshAfterResult),
+  // reading the other jobs only when the rule needs them.
+  if (!ResultMayKeepCollectionRunning(stored.state, decision.next) ||
+      !OthersUnfinished(ack.collection_id, r.ref.job_id)) {
     RefreshCollectionState(ack.collection_id, r.now_ms);
   }
   tx.commit();

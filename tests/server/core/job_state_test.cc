@@ -119,6 +119,7 @@ TEST(JobStateTest, AJobEndingBesideAnUnfinishedOneLeavesTheCollectionRunning) {
         }
       }
       EXPECT_TRUE(ResultKeepsCollectionRunning(v1::COLLECTION_STATE_RUNNING, ended, true));
+      EXPECT_TRUE(ResultMayKeepCollectionRunning(v1::COLLECTION_STATE_RUNNING, ended));
     }
   }
   // The last unfinished job ended: the collection may now be terminal.
@@ -131,6 +132,10 @@ TEST(JobStateTest, AJobEndingBesideAnUnfinishedOneLeavesTheCollectionRunning) {
   EXPECT_FALSE(ResultKeepsCollectionRunning(std::nullopt, v1::JOB_STATE_SUCCEEDED, true));
   EXPECT_FALSE(
       ResultKeepsCollectionRunning(v1::COLLECTION_STATE_QUEUED, v1::JOB_STATE_FAILED, true));
+  // The part without the read says no to the same cases it can see alone.
+  EXPECT_FALSE(ResultMayKeepCollectionRunning(v1::COLLECTION_STATE_RUNNING, v1::JOB_STATE_QUEUED));
+  EXPECT_FALSE(ResultMayKeepCollectionRunning(std::nullopt, v1::JOB_STATE_SUCCEEDED));
+  EXPECT_FALSE(ResultMayKeepCollectionRunning(v1::COLLECTION_STATE_QUEUED, v1::JOB_STATE_FAILED));
 }
 
 }  // namespace
