@@ -373,23 +373,22 @@ constexpr PgStatement kQueueStatements[] = {
     {"jobs_notify", "SELECT pg_notify('npuperf_jobs', $1)"},
     {"updates_notify", "SELECT pg_notify('npuperf_updates', $1)"},
     // Gauges of /metrics.
-    // CountByState (migration 0027), in one statement: the finished
-    // collections not counted yet counted (NPUPERF_PG_COUNT_NEWLY_FINISHED;
-    // a row with a NULL state says whether it was a full batch: 1 or 0), and
-    // in the statement's
-    // snapshot, from before those writes, the jobs by state of the
-    // collections not finished, of the finished ones not counted (these
-    // included, and those another replica holds), and the counted. LATERAL
-    // with its own GROUP BY, which PostgreSQL cannot flatten into a join: an
-    // index read per collection, never a pass over every job.
+    // CountByState (migration 0027), in one statement: the newly finished
+    // collections counted (NPUPERF_PG_COUNT_NEWLY_FINISHED; a row with a NULL
+    // state says whether it was a full batch), and, in the statement's
+    // snapshot from before those writes, the jobs by state of the collections
+    // not finished, of the finished ones not counted (those being counted,
+    // and those another replica holds), and the counted ones.
     {"count_jobs", NPUPERF_PG_COUNT_NEWLY_FINISHED
-     "SELECT NULL::integer, " NPUPERF_PG_COUNT_BATCH_FULL " FROM n UNION ALL SELECT state, SUM(n) "
-     "FROM (SELECT j.state, "
-     "j.n FROM collections c CROSS JOIN LATERAL (SELECT state, COUNT(*) AS n FROM jobs WHERE "
-     "collection_id = c.id GROUP BY state) j WHERE c.state NOT IN (3, 4, 5) UNION ALL SELECT "
-     "j.state, j.n FROM collections c CROSS JOIN LATERAL (SELECT state, COUNT(*) AS n FROM jobs "
-     "WHERE collection_id = c.id GROUP BY state) j WHERE c.state IN (3, 4, 5) AND NOT "
-     "c.jobs_counted UNION ALL SELECT state, jobs FROM finished_job_counts) x GROUP BY state"},
+     "SELECT NULL::integer, " NPUPERF_PG_COUNT_BATCH_FULL
+     " FROM n UNION ALL SELECT state, SUM(n) FROM (SELECT j.state, j.n FROM collections "
+     "c" NPUPERF_PG_JOBS_BY_STATE_OF(
+         "c") "WHERE c.state NOT IN (3, 4, 5) UNION ALL SELECT "
+              "j.state, j.n FROM collections c" NPUPERF_PG_JOBS_BY_STATE_OF(
+                  "c") "WHERE c.state IN (3, "
+                       "4, 5) AND NOT c.jobs_counted UNION ALL SELECT state, jobs FROM "
+                       "finished_job_counts) x "
+                       "GROUP BY state"},
     // The same first step alone, after a full batch: whether it was full
     // again (1 or 0).
     {"count_newly_finished",

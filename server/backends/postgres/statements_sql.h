@@ -103,19 +103,29 @@ std::span<const PgStatement> HistoryStatements();
 #define NPUPERF_PG_PROGRESS_LEASE                                                          \
   "jobs.id = $3 AND jobs.fencing_token = $4 AND jobs.attempt = $5 AND jobs.agent_id = $7 " \
   "AND jobs.state IN " NPUPERF_PG_LIVE " AND " NPUPERF_PG_SECRET("$8")
-// CountByState's first step (migration 0027): of the finished collections
-// not counted yet, up to 1,000 (a literal, not a parameter, so the
-// statement is planned once; NPUPERF_PG_COUNT_BATCH_FULL says whether it
-// took that many), skipping those another replica is
-// counting (n), the jobs added to finished_job_counts in state order, the lock order of its rows,
-// and the collections marked counted. A statement that starts with it sees none of these writes:
-// its snapshot is the one before them.
-#define NPUPERF_PG_COUNT_NEWLY_FINISHED                                                           \
-  "WITH n AS (SELECT id FROM collections WHERE state IN (3, 4, 5) AND NOT jobs_counted LIMIT "    \
-  "1000 "                                                                                         \
-  "FOR UPDATE SKIP LOCKED), j AS (SELECT j.state, SUM(j.n) AS jobs FROM n CROSS JOIN LATERAL "    \
-  "(SELECT state, COUNT(*) AS n FROM jobs WHERE collection_id = n.id GROUP BY state) j GROUP BY " \
-  "j.state), a AS (INSERT INTO finished_job_counts AS f (state, jobs) SELECT state, jobs FROM j " \
-  "ORDER BY state ON CONFLICT (state) DO UPDATE SET jobs = f.jobs + EXCLUDED.jobs), m AS "        \
-  "(UPDATE collections c SET jobs_counted = true FROM n WHERE c.id = n.id) "
-#define NPUPERF_PG_COUNT_BATCH_FULL "(COUNT(*) >= 1000)::integer"
+// CountByState (migration 0027). Its batch of finished collections counted
+// at a time: a literal, not a parameter, so the statements are planned once.
+#define NPUPERF_PG_COUNT_BATCH "1000"
+// The jobs of collection `c` by state, as rows j(state, n): a LATERAL with its
+// own GROUP BY, which PostgreSQL cannot flatten into a join, so an index read
+// per collection, never a pass over every job.
+#define NPUPERF_PG_JOBS_BY_STATE_OF(c)                                                  \
+  " CROSS JOIN LATERAL (SELECT state, COUNT(*) AS n FROM jobs WHERE collection_id = " c \
+  ".id GROUP BY state) j "
+// Its first step: of the finished collections not counted yet, a batch,
+// skipping those another replica is counting (n), the jobs added to
+// finished_job_counts in state order (the lock order of its rows) and the
+// collections marked counted. A statement that starts with it sees none of
+// these writes: its snapshot is the one before them.
+#define NPUPERF_PG_COUNT_NEWLY_FINISHED \
+  "WITH n AS (SELECT id FROM collections WHERE state IN (3, 4, 5) AND NOT jobs_counted " \
+  "LIMIT " \
+  NPUPERF_PG_COUNT_BATCH                                                                      \
+  " FOR UPDATE SKIP LOCKED), j AS (SELECT j.state, SUM(j.n) AS jobs FROM n"                   \
+  NPUPERF_PG_JOBS_BY_STATE_OF("n")                                                            \
+  "GROUP BY j.state), a AS (INSERT INTO finished_job_counts AS f (state, jobs) SELECT state, " \
+  "jobs FROM j ORDER BY state ON CONFLICT (state) DO UPDATE SET jobs = f.jobs + "             \
+  "EXCLUDED.jobs), m AS (UPDATE collections c SET jobs_counted = true FROM n WHERE c.id = "   \
+  "n.id) "
+// Whether that step took a full batch (1 or 0): more may wait.
+#define NPUPERF_PG_COUNT_BATCH_FULL "(COUNT(*) >= " NPUPERF_PG_COUNT_BATCH ")::integer"
