@@ -175,6 +175,22 @@ Result AssignmentFrom(const pqxx::row& row, int at, const ClaimRequest& req,
   return a;
 }
 
+// A chooser's pick, kept for the lease's assignment, and its entry in a
+// statement's plan of picks ({"coll", "device", "soc"}: claim_take_first and
+// claim_take_many).
+struct Pick {
+  ClaimCandidate candidate;
+  SpecPtr spec;  // keeps candidate.spec alive
+  OfferedDevice device;
+};
+Pick PickOf(const ClaimView& view, const std::pair<size_t, size_t>& choice) {
+  return {view.candidates[choice.first], view.specs[choice.first], view.offered[choice.second]};
+}
+nlohmann::json PlanEntry(const Pick& p) {
+  return {
+      {"coll", p.candidate.collection_id}, {"device", p.device.device_id}, {"soc", p.device.soc}};
+}
+
 // Asks the chooser again and again, each time as if its picks so far had
 // failed, and leases the first pick that can be leased (npuperf_claim_first:
 // kPicksPerCall picks a statement, so a pick whose collection turns out
@@ -184,11 +200,6 @@ Result AssignmentFrom(const pqxx::row& row, int at, const ClaimRequest& req,
 // tried are dropped from `view`.
 Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
                       const std::string& secret, const ClaimChooser& choose, ClaimView& view) {
-  struct Pick {
-    ClaimCandidate candidate;
-    SpecPtr spec;  // keeps candidate.spec alive
-    OfferedDevice device;
-  };
   for (int tried = 0; tried < kMaxClaimRounds && !view.candidates.empty();) {
     std::vector<Pick> picks;
     nlohmann::json plan = nlohmann::json::array();
@@ -196,11 +207,8 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
            tried + static_cast<int>(picks.size()) < kMaxClaimRounds && !view.candidates.empty()) {
       auto choice = choose(view.candidates, view.offered, req.agent_labels);
       if (!choice) break;
-      const OfferedDevice& device = view.offered[choice->second];
-      plan.push_back({{"coll", view.candidates[choice->first].collection_id},
-                      {"device", device.device_id},
-                      {"soc", device.soc}});
-      picks.push_back({view.candidates[choice->first], view.specs[choice->first], device});
+      picks.push_back(PickOf(view, *choice));
+      plan.push_back(PlanEntry(picks.back()));
       DropCandidate(view, choice->first);
     }
     if (picks.empty()) break;
@@ -228,24 +236,17 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
                                                    const ClaimRequest& req,
                                                    const ClaimChooser& choose, ClaimView view,
                                                    std::set<std::string>& failed) {
-  struct Pick {
-    ClaimCandidate candidate;  // its spec is kept alive by `view.specs`' copy in `specs`
-    OfferedDevice device;
-  };
   std::vector<Pick> picks;
-  std::vector<SpecPtr> specs;
   nlohmann::json plan = nlohmann::json::array();
   while (picks.size() < ClaimMaxLeases(req) && !view.offered.empty() && !view.candidates.empty()) {
     auto choice = choose(view.candidates, view.offered, req.agent_labels);
     if (!choice) break;
-    const OfferedDevice& device = view.offered[choice->second];
-    plan.push_back({{"n", picks.size()},
-                    {"coll", view.candidates[choice->first].collection_id},
-                    {"device", device.device_id},
-                    {"soc", device.soc},
-                    {"secret", Sha256Hex(ClaimLeaseSecret(req, picks.size()))}});
-    picks.push_back({view.candidates[choice->first], device});
-    specs.push_back(view.specs[choice->first]);
+    const size_t n = picks.size();
+    picks.push_back(PickOf(view, *choice));
+    nlohmann::json entry = PlanEntry(picks.back());
+    entry["n"] = n;
+    entry["secret"] = Sha256Hex(ClaimLeaseSecret(req, n));
+    plan.push_back(std::move(entry));
     CountLease(view, choice->first, choice->second);
   }
   std::vector<v1::JobAssignment> out;
