@@ -215,6 +215,10 @@ class Scheduler {
   // lease secret for each job it may take.
   absl::StatusOr<ClaimRequest> ClaimRequestFor(const AgentIdentity& who,
                                                const v1::LeaseJobRequest& req);
+  // One look of a LeaseJob poll: the claim's devices narrowed to the
+  // placeable ones, the store's claim (ABORTED, a claim that lost every
+  // race, is an empty look), each lease counted and announced.
+  absl::StatusOr<std::vector<v1::JobAssignment>> LookForWork(ClaimRequest& claim, int64_t call_ms);
   // Queue-wait and submit-to-lease histograms for a lease granted to a
   // LeaseJob call that started at call_ms.
   void ObserveLease(const v1::JobAssignment& a, int64_t call_ms);
