@@ -199,7 +199,8 @@ nlohmann::json PlanEntry(const Pick& p) {
 // a race does not queue behind every busy collection in turn. The picks
 // tried are dropped from `view`.
 Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
-                      const std::string& secret, const ClaimChooser& choose, ClaimView& view) {
+                      const std::string& secret, const ClaimChooser& choose, ClaimView& view,
+                      ClaimsInFlight& in_flight) {
   for (int tried = 0; tried < kMaxClaimRounds && !view.candidates.empty();) {
     std::vector<Pick> picks;
     nlohmann::json plan = nlohmann::json::array();
@@ -212,6 +213,8 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
       DropCandidate(view, choice->first);
     }
     if (picks.empty()) break;
+    // The first pick is the one the statement most likely leases.
+    const ClaimsInFlight::Pick flying = in_flight.Start(picks.front().candidate);
     const pqxx::row row =
         tx.exec_prepared1("claim_take_first", plan.dump(), /*wait_first=*/tried == 0, req.agent_id,
                           req.host, req.now_ms + req.lease_ttl_ms, req.now_ms,
@@ -235,7 +238,8 @@ Result ChooseAndLease(pqxx::transaction_base& tx, const ClaimRequest& req,
 std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
                                                    const ClaimRequest& req,
                                                    const ClaimChooser& choose, ClaimView view,
-                                                   std::set<std::string>& failed) {
+                                                   std::set<std::string>& failed,
+                                                   ClaimsInFlight& in_flight) {
   std::vector<Pick> picks;
   nlohmann::json plan = nlohmann::json::array();
   while (picks.size() < ClaimMaxLeases(req) && !view.offered.empty() && !view.candidates.empty()) {
@@ -251,6 +255,8 @@ std::vector<v1::JobAssignment> LeaseInOneStatement(pqxx::transaction_base& tx,
   }
   std::vector<v1::JobAssignment> out;
   if (picks.empty()) return out;
+  std::vector<ClaimsInFlight::Pick> flying;
+  for (const Pick& p : picks) flying.push_back(in_flight.Start(p.candidate));
   const pqxx::result rows = tx.exec_prepared("claim_take_many", plan.dump(), req.agent_id, req.host,
                                              req.now_ms + req.lease_ttl_ms, req.now_ms,
                                              static_cast<int>(v1::COLLECTION_STATE_RUNNING));
@@ -298,6 +304,7 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
       }
     }
     AttachSpecs(view);
+    in_flight_.CountInto(view.candidates);
     Leases out;
     if (ClaimMaxLeases(req) > 1) {
       // Another claim holding the chooser's collections (every claim
@@ -307,7 +314,7 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
       for (int round = 0; round < kMaxClaimRounds && out.empty() && !untried.candidates.empty();
            ++round) {
         std::set<std::string> failed;
-        out = LeaseInOneStatement(tx, req, choose, untried, failed);
+        out = LeaseInOneStatement(tx, req, choose, untried, failed, in_flight_);
         if (failed.empty()) break;  // the chooser found nothing more to pick
         for (size_t i = untried.candidates.size(); i-- > 0;) {
           if (failed.contains(untried.candidates[i].collection_id)) DropCandidate(untried, i);
@@ -320,7 +327,7 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
     // the chooser's first pick), only when no statement leased anything;
     // devices left free are offered again by the agent's next call.
     if (out.empty()) {
-      Result lease = ChooseAndLease(tx, req, req.lease_secret, choose, view);
+      Result lease = ChooseAndLease(tx, req, req.lease_secret, choose, view, in_flight_);
       if (lease) out.push_back(*std::move(lease));
     }
     return out;

@@ -9,6 +9,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "server/core/claims_in_flight.h"
 #include "server/store/store.h"
 
 namespace npuperf::server {
@@ -190,6 +191,9 @@ class PostgresStore final : public Store {
   // would exceed kMaxCachedSpecs.
   void CacheSpecs(const std::map<std::string, SpecPtr>& fetched);
 
+  // The picks of this replica's claims being leased now (claims.cc): the
+  // chooser counts them as live jobs, so concurrent claims spread.
+  ClaimsInFlight in_flight_;
   // Random per store: our own notifications come back with this payload.
   const std::string replica_id_;
   static constexpr size_t kMaxCachedSpecs = 10'000;

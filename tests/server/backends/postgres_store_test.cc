@@ -591,6 +591,44 @@ TEST_F(PostgresStoreTest, AClaimOfOneJobTriesTheChoosersPicksInTurnUntilOneLease
   for (int i = 0; i < 7; ++i) EXPECT_EQ(Live(absl::StrCat("c", i)), 1) << i;
 }
 
+// A replica counts its claims in flight as live jobs (ClaimsInFlight, issue
+// 36): a second claim does not queue on the collection a first one is
+// leasing from when that fills its cap, it takes the next one. Here the
+// first claim waits on c0's row lock (held by another transaction) and the
+// second, on the same replica, leases from c1 meanwhile.
+TEST_F(PostgresStoreTest, AConcurrentClaimPassesOverTheCollectionAClaimInFlightFills) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  for (const char* id : {"c0", "c1"}) {
+    ASSERT_TRUE(store->InsertCollection(MakeCollection(id, "alpha", 2, 0, /*cap=*/1)).ok());
+  }
+  HeldRowLock c0(pg_->url(), "SELECT 1 FROM collections WHERE id = 'c0' FOR UPDATE");
+  auto first =
+      std::async(std::launch::async, [&] { return store->ClaimJob(Req("a1", {0}), ChooseClaim); });
+  {
+    pqxx::connection watch(pg_->url());
+    int waiting = 0;
+    for (int i = 0; i < 500 && waiting == 0; ++i) {
+      pqxx::nontransaction tx(watch);
+      waiting = tx.exec(
+                      "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                      "query LIKE '%npuperf_claim_first%'")[0][0]
+                    .as<int>();
+      if (waiting == 0) Wall().SleepFor(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(waiting, 1) << "the first claim waits for c0";
+  }
+  auto second = store->ClaimJob(Req("a2", {1}), ChooseClaim);
+  EXPECT_FALSE(c0.Release()) << "the second claim waited for c0 too";
+  ASSERT_TRUE(second.ok() && second->has_value()) << second.status();
+  EXPECT_EQ((*second)->collection_id(), "c1");
+  auto leased = first.get();
+  ASSERT_TRUE(leased.ok() && leased->has_value()) << leased.status();
+  EXPECT_EQ((*leased)->collection_id(), "c0");
+  EXPECT_EQ(Live("c0"), 1);
+  EXPECT_EQ(Live("c1"), 1);
+}
+
 // npuperf_result applies a common success in one call (issue 36): it must
 // leave every row the general path leaves. The first of two jobs takes the
 // one call, the collection's last the general path; their rows differ only
