@@ -25,15 +25,32 @@ void ClaimsInFlight::Add(const std::string& collection, const std::string& team,
   if ((teams_[team] += n) == 0) teams_.erase(team);
 }
 
-void ClaimsInFlight::CountInto(std::vector<ClaimCandidate>& candidates) const {
+bool ClaimsInFlight::CountInto(std::vector<ClaimCandidate>& candidates) const {
   absl::MutexLock lock(&mu_);
-  if (collections_.empty()) return;
+  bool counted = false;
+  if (collections_.empty()) return counted;
   for (ClaimCandidate& c : candidates) {
     if (auto it = collections_.find(c.collection_id); it != collections_.end()) {
       c.collection_active += it->second;
+      counted = true;
     }
-    if (auto it = teams_.find(c.team); it != teams_.end()) c.team_active += it->second;
+    if (auto it = teams_.find(c.team); it != teams_.end()) {
+      c.team_active += it->second;
+      counted = true;
+    }
   }
+  return counted;
+}
+
+std::vector<ClaimCandidate> ClaimsInFlight::Steer(
+    std::vector<ClaimCandidate> candidates, const std::vector<OfferedDevice>& devices,
+    const std::map<std::string, std::string>& agent_labels, const ClaimChooser& choose) const {
+  std::vector<ClaimCandidate> counted = candidates;
+  if (!CountInto(counted)) return candidates;
+  if (choose(counted, devices, agent_labels) || !choose(candidates, devices, agent_labels)) {
+    return counted;
+  }
+  return candidates;
 }
 
 }  // namespace npuperf::server

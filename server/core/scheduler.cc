@@ -13,12 +13,10 @@
 #include "common/bundle_tar.h"
 #include "common/input_rules.h"
 #include "common/log.h"
-#include "common/secure_random.h"
 #include "common/sha256.h"
 #include "common/status_util.h"
 #include "evidence/cases.h"
 #include "evidence/roofline.h"
-#include "google/protobuf/util/time_util.h"
 #include "server/core/agent_rules.h"
 #include "server/core/constants.h"
 #include "server/core/discovery_validator.h"
@@ -28,7 +26,6 @@
 #include "server/core/placement.h"
 #include "server/core/request_rules.h"
 #include "server/core/submission.h"
-#include "server/store/db_deadline.h"
 
 namespace npuperf::server {
 namespace {

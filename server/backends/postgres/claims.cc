@@ -304,7 +304,8 @@ absl::StatusOr<std::vector<v1::JobAssignment>> PostgresStore::ClaimJobs(
       }
     }
     AttachSpecs(view);
-    in_flight_.CountInto(view.candidates);
+    view.candidates =
+        in_flight_.Steer(std::move(view.candidates), view.offered, req.agent_labels, choose);
     Leases out;
     if (ClaimMaxLeases(req) > 1) {
       // Another claim holding the chooser's collections (every claim

@@ -597,8 +597,10 @@ TEST_F(PostgresStoreTest, AClaimOfOneJobTriesTheChoosersPicksInTurnUntilOneLease
 // first claim waits on c0's row lock (held by another transaction) and the
 // second, on the same replica, leases from c1 meanwhile.
 TEST_F(PostgresStoreTest, AConcurrentClaimPassesOverTheCollectionAClaimInFlightFills) {
-  auto store = Open();
-  ASSERT_NE(store, nullptr);
+  const std::string app = "claims-in-flight";  // its claims alone are watched below
+  auto opened = PostgresStore::Open(pg_->url() + "&application_name=" + app, clock_, 4);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::unique_ptr<Store> store = std::move(*opened);
   for (const char* id : {"c0", "c1"}) {
     ASSERT_TRUE(store->InsertCollection(MakeCollection(id, "alpha", 2, 0, /*cap=*/1)).ok());
   }
@@ -610,9 +612,10 @@ TEST_F(PostgresStoreTest, AConcurrentClaimPassesOverTheCollectionAClaimInFlightF
     int waiting = 0;
     for (int i = 0; i < 500 && waiting == 0; ++i) {
       pqxx::nontransaction tx(watch);
-      waiting = tx.exec(
+      waiting = tx.exec_params(
                       "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
-                      "query LIKE '%npuperf_claim_first%'")[0][0]
+                      "application_name = $1 AND query LIKE '%npuperf_claim_first%'",
+                      app)[0][0]
                     .as<int>();
       if (waiting == 0) Wall().SleepFor(std::chrono::milliseconds(10));
     }

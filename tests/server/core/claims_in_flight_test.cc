@@ -72,5 +72,34 @@ TEST(ClaimsInFlightTest, AConcurrentClaimPassesOverACollectionItsPicksInFlightFi
   EXPECT_EQ(second_view[second->first].collection_id, "new");
 }
 
+// The counts only steer: a counted pick may yet lease nothing (its
+// collection locked or drained), so when they leave the chooser nothing it
+// would find without them, the claim chooses without them.
+TEST(ClaimsInFlightTest, PicksInFlightSteerTheChooserButNeverLeaveItNothingToPick) {
+  ClaimsInFlight in_flight;
+  v1::CollectionSpec spec;
+  spec.set_max_concurrent_jobs(1);
+  const std::vector<OfferedDevice> devices = {{0, "Ascend910B2", "h"}};
+  const std::vector<ClaimCandidate> heads = {Candidate("old", "t", 1, &spec),
+                                             Candidate("new", "t", 2, &spec)};
+  EXPECT_EQ(in_flight.Steer(heads, devices, {}, ChooseClaim)[0].collection_active, 0)
+      << "nothing in flight: as they are";
+  const ClaimsInFlight::Pick on_old = in_flight.Start(heads[0]);
+  std::vector<ClaimCandidate> steered = in_flight.Steer(heads, devices, {}, ChooseClaim);
+  EXPECT_EQ(steered[0].collection_active, 1);
+  auto pick = ChooseClaim(steered, devices, {});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(steered[pick->first].collection_id, "new");
+  // Only "old" left: counted, it is full and nothing could be picked.
+  const std::vector<ClaimCandidate> only_old = {heads[0]};
+  steered = in_flight.Steer(only_old, devices, {}, ChooseClaim);
+  EXPECT_EQ(steered[0].collection_active, 0);
+  EXPECT_TRUE(ChooseClaim(steered, devices, {}));
+  // Nothing fits either way (another SoC): counted, as nothing is lost.
+  const std::vector<OfferedDevice> other = {{0, "Ascend310P3", "h"}};
+  spec.mutable_constraints()->add_socs("Ascend910B2");
+  EXPECT_EQ(in_flight.Steer(only_old, other, {}, ChooseClaim)[0].collection_active, 1);
+}
+
 }  // namespace
 }  // namespace npuperf::server
